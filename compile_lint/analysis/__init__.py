@@ -1,0 +1,1 @@
+"""Facts about a module that rules ask for: resolved names, compiled regions."""

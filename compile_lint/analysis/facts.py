@@ -1,0 +1,129 @@
+"""ModuleFacts: everything rules may ask about one parsed file, computed once.
+
+Rules ask for facts (resolved names, calls to a dotted name, the region around a
+node) instead of walking and resolving by themselves; each fact is computed
+lazily, so a rule that does not need regions does not pay for them.
+"""
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from functools import cached_property
+from typing import Iterator, Optional
+
+from ..source import SourceFile
+from .names import NameTable
+from .regions import RegionInfo, def_qualnames, lambda_qualname
+
+FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+class ModuleFacts:
+    def __init__(
+        self,
+        source: SourceFile,
+        tree: ast.Module,
+        names: NameTable,
+        regions: Optional[dict[str, RegionInfo]] = None,
+        settings=None,
+    ):
+        self.source = source
+        self.path = source.path
+        self.tree = tree
+        self.names = names
+        self._regions = regions or {}
+        self.settings = settings  # compile_lint.config.Settings, for rules with options
+        self._by_type: dict[type, list[ast.AST]] = defaultdict(list)
+        for node in ast.walk(tree):
+            self._by_type[type(node)].append(node)
+            for child in ast.iter_child_nodes(node):
+                child._cl_parent = node  # type: ignore[attr-defined]
+
+    # -- structure -------------------------------------------------------------
+    def nodes(self, *types: type) -> Iterator[ast.AST]:
+        for t in types:
+            yield from self._by_type.get(t, ())
+
+    @staticmethod
+    def parent(node: ast.AST) -> Optional[ast.AST]:
+        return getattr(node, "_cl_parent", None)
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        node = self.parent(node)
+        while node is not None:
+            yield node
+            node = self.parent(node)
+
+    def enclosing_function(self, node: ast.AST):
+        for anc in self.ancestors(node):
+            if isinstance(anc, FUNCTION_NODES):
+                return anc
+        return None
+
+    def statement_of(self, node: ast.AST) -> ast.stmt:
+        while not isinstance(node, ast.stmt):
+            node = self.parent(node)
+        return node
+
+    # -- names -----------------------------------------------------------------
+    def resolve(self, expr: ast.AST) -> Optional[str]:
+        return self.names.resolve(expr)
+
+    def calls_to(self, *dotted: str) -> Iterator[ast.Call]:
+        wanted = set(dotted)
+        for call in self.nodes(ast.Call):
+            if self.resolve(call.func) in wanted:
+                yield call
+
+    def torch_alias(self) -> Optional[str]:
+        """A name bound to the `torch` module here, if any."""
+        return self.names.alias_for("torch")
+
+    # -- regions -----------------------------------------------------------------
+    @cached_property
+    def _qualnames(self) -> dict[int, str]:
+        return def_qualnames(self.tree)
+
+    def qualname_of(self, func: ast.AST) -> Optional[str]:
+        if isinstance(func, ast.Lambda):
+            return lambda_qualname(func)
+        return self._qualnames.get(id(func))
+
+    def _dotted(self, qualname: str) -> str:
+        return f"{self.names.module}.{qualname}" if self.names.module else qualname
+
+    def region_of(self, node: ast.AST) -> Optional[RegionInfo]:
+        """The region the innermost function around `node` belongs to, if any."""
+        for anc in ([node] if isinstance(node, FUNCTION_NODES) else []) + list(self.ancestors(node)):
+            if isinstance(anc, FUNCTION_NODES):
+                qualname = self.qualname_of(anc)
+                if qualname is None:
+                    continue
+                region = self._regions.get(self._dotted(qualname))
+                if region is not None:
+                    return region
+                if not isinstance(anc, ast.Lambda):
+                    return None  # a def that is not a region: do not look further out
+        return None
+
+    def in_region(self, node: ast.AST, kind: str) -> Optional[RegionInfo]:
+        region = self.region_of(node)
+        return region if region is not None and kind in region.kinds else None
+
+    def scope_of(self, node: ast.AST) -> Optional[str]:
+        """Name of the top-level def or class holding `node` (verify's target)."""
+        top = None
+        for anc in self.ancestors(node):
+            if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                top = anc
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and top is None:
+            top = node
+        return top.name if top is not None else None
+
+    # -- text ------------------------------------------------------------------
+    def text(self, node: ast.AST) -> str:
+        return ast.get_source_segment(self._decoded, node) or ""
+
+    @cached_property
+    def _decoded(self) -> str:
+        return "\n".join(self.source.text_line(i) for i in range(1, len(self.source.byte_lines) + 1))

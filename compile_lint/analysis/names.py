@@ -1,0 +1,175 @@
+"""Resolve names to the dotted names they stand for, through imports and aliases.
+
+One pass over the module builds a table of bindings (`import torch as T`,
+`from torch import compile as tc`, `from .utils import f`, `tc = torch.compile`,
+`fast = functools.partial(torch.compile, mode="max-autotune")`). This is the cheap
+alternative to libcst's QualifiedNameProvider (61% of a generic libcst linter's time,
+shared/perf-notes.md). It is flow-insensitive: a name rebound to something else
+anywhere at module level is treated as unknown rather than guessed.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+_BUILTINS = frozenset(dir(builtins))
+PARTIAL = frozenset({"functools.partial"})
+
+
+@dataclass(frozen=True)
+class Partial:
+    """`functools.partial(target, **keywords)` bound to a name."""
+
+    target: str
+    keywords: tuple[tuple[str, ast.expr], ...]
+
+
+def module_name_for(path: str, _cache: dict = {}) -> tuple[str, bool]:
+    """Dotted module name of `path` from its package folders, and whether it is a package."""
+    path = os.path.abspath(path)
+    folder, filename = os.path.split(path)
+    stem = filename.rsplit(".", 1)[0]
+    parts = [] if stem == "__init__" else [stem]
+    while True:
+        has_init = _cache.get(folder)
+        if has_init is None:
+            has_init = os.path.isfile(os.path.join(folder, "__init__.py"))
+            _cache[folder] = has_init
+        if not has_init:
+            break
+        folder, name = os.path.split(folder)
+        if not name:
+            break
+        parts.insert(0, name)
+    return ".".join(parts), stem == "__init__"
+
+
+def _module_level(body):
+    """Statements that run at module level, through if/try/with blocks."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.If, ast.While, ast.For, ast.With)):
+            yield from _module_level(stmt.body)
+            yield from _module_level(getattr(stmt, "orelse", []))
+        elif isinstance(stmt, ast.Try):
+            yield from _module_level(stmt.body)
+            for handler in stmt.handlers:
+                yield from _module_level(handler.body)
+            yield from _module_level(stmt.orelse)
+            yield from _module_level(stmt.finalbody)
+
+
+@dataclass
+class NameTable:
+    module: str = ""
+    is_package: bool = False
+    bindings: dict[str, str] = field(default_factory=dict)
+    partials: dict[str, Partial] = field(default_factory=dict)
+    local_names: set[str] = field(default_factory=set)  # bound by def/class/assign
+
+    # -- building -------------------------------------------------------------
+    @classmethod
+    def build(cls, tree: ast.Module, module: str = "", is_package: bool = False) -> "NameTable":
+        table = cls(module=module, is_package=is_package)
+        conflicted: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        table._bind(alias.asname, alias.name, conflicted)
+                    else:
+                        top = alias.name.split(".", 1)[0]
+                        table._bind(top, top, conflicted)
+            elif isinstance(node, ast.ImportFrom):
+                base = table._absolute_from(node)
+                for alias in node.names:
+                    if alias.name == "*":
+                        continue
+                    name = alias.asname or alias.name
+                    table._bind(name, f"{base}.{alias.name}" if base else alias.name, conflicted)
+        for stmt in _module_level(tree.body):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                table.local_names.add(stmt.name)
+        # Module-level aliases: `tc = torch.compile`, `fast = partial(torch.compile, ...)`.
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                name = stmt.targets[0].id
+                value = stmt.value
+                target = table.resolve(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+                if target and "." in target:
+                    table._bind(name, target, conflicted)
+                    continue
+                if isinstance(value, ast.Call) and table.resolve(value.func) in PARTIAL and value.args:
+                    inner = table.resolve(value.args[0])
+                    if inner:
+                        table.partials[name] = Partial(
+                            inner, tuple((k.arg, k.value) for k in value.keywords if k.arg)
+                        )
+                        continue
+                table.local_names.add(name)
+        for name in conflicted | (table.local_names & set(table.bindings)):
+            table.bindings.pop(name, None)
+        return table
+
+    def _bind(self, name: str, target: str, conflicted: set[str]) -> None:
+        old = self.bindings.get(name)
+        if old is not None and old != target:
+            conflicted.add(name)
+        self.bindings[name] = target
+
+    def _absolute_from(self, node: ast.ImportFrom) -> str:
+        if not node.level:
+            return node.module or ""
+        package = self.module if self.is_package else self.module.rpartition(".")[0]
+        parts = package.split(".") if package else []
+        if node.level > 1:
+            parts = parts[: len(parts) - (node.level - 1)] if len(parts) >= node.level - 1 else []
+        base = ".".join(parts)
+        if node.module:
+            base = f"{base}.{node.module}" if base else node.module
+        return base
+
+    # -- querying -------------------------------------------------------------
+    def resolve(self, expr: ast.AST) -> Optional[str]:
+        """The dotted name an expression stands for, or None when unknown.
+
+        `T.compile` -> "torch.compile" after `import torch as T`; an unbound
+        builtin name -> "builtins.NAME"; a partial alias -> its target.
+        """
+        if isinstance(expr, ast.Name):
+            name = expr.id
+            bound = self.bindings.get(name)
+            if bound is not None:
+                return bound
+            partial = self.partials.get(name)
+            if partial is not None:
+                return partial.target
+            if name in self.local_names:
+                return f"{self.module}.{name}" if self.module else name
+            if name in _BUILTINS:
+                return f"builtins.{name}"
+            return None
+        if isinstance(expr, ast.Attribute):
+            base = self.resolve(expr.value)
+            return f"{base}.{expr.attr}" if base else None
+        return None
+
+    def partial_keywords(self, expr: ast.AST) -> tuple[tuple[str, ast.expr], ...]:
+        if isinstance(expr, ast.Name) and expr.id in self.partials:
+            return self.partials[expr.id].keywords
+        return ()
+
+    def alias_for(self, dotted: str) -> Optional[str]:
+        """A local spelling of `dotted` ("torch" -> "T" after `import torch as T`)."""
+        for name, target in self.bindings.items():
+            if target == dotted:
+                return name
+        parent, _, attr = dotted.rpartition(".")
+        if parent:
+            base = self.alias_for(parent)
+            if base:
+                return f"{base}.{attr}"
+        return None

@@ -1,0 +1,334 @@
+"""The command line: check, fix, rules, rule, verify.
+
+Exit codes: 0 nothing found (or all fixed), 1 findings remain (or `fix --diff` would
+change files), 2 usage, configuration or internal error. Errors are one line on
+stderr, never a traceback (set COMPILE_LINT_DEBUG=1 to see one).
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+from typing import Optional
+
+import click
+
+from . import __version__
+from .config import ConfigError, Settings, check_version, load_config_file, load_config_for
+from .report import FORMATS, display_path, render
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UserError(Exception):
+    pass
+
+
+def _split_codes(values) -> Optional[tuple[str, ...]]:
+    if not values:
+        return None
+    out = []
+    for value in values:
+        out.extend(v.strip() for v in value.split(",") if v.strip())
+    return tuple(out)
+
+
+def _error(message: str) -> None:
+    click.echo(f"compile-lint: error: {message}", err=True)
+
+
+def common_options(func):
+    options = [
+        click.argument("paths", nargs=-1, type=click.Path()),
+        click.option("--select", multiple=True, help="Rules to enable (codes, prefixes like CL5, or ALL); replaces the config's select."),
+        click.option("--extend-select", multiple=True, help="Rules to enable on top of the selection."),
+        click.option("--ignore", multiple=True, help="Rules to disable."),
+        click.option("--output-format", type=click.Choice(FORMATS), default=None, help="How findings are printed (default: text)."),
+        click.option("--output-file", "-o", type=click.Path(dir_okay=False), help="Write the report here instead of stdout."),
+        click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain."),
+        click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file for every path."),
+        click.option("--target-torch", help="Torch version to check config keys against (e.g. 2.13)."),
+        click.option("--force-exclude", is_flag=True, help="Apply exclusions to paths named on the command line too."),
+        click.option("--stdin-filename", help="The name of the file read from stdin (`-`)."),
+        click.option("--no-cache", is_flag=True, help="Do not read or write the results cache."),
+        click.option("--jobs", "-j", type=click.IntRange(min=0), default=None, help="Worker processes (default: all cores; 1 for none)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+class Run:
+    """What check and fix share: settings, selection, files, the linter."""
+
+    def __init__(self, opts: dict):
+        from .engine import Selection
+        from .rules import UnknownSelector, expand_selector
+
+        self.opts = opts
+        self.cwd = os.getcwd()
+        if opts.get("target_torch"):
+            check_version(opts["target_torch"])
+        select = _split_codes(opts.get("select"))
+        extend = _split_codes(opts.get("extend_select")) or ()
+        ignore = _split_codes(opts.get("ignore")) or ()
+        try:
+            for sel in (select or ()) + extend + ignore:
+                expand_selector(sel)
+        except UnknownSelector as exc:
+            raise UserError(str(exc)) from None
+        self.selection = Selection(select, extend, ignore, opts.get("target_torch"))
+        if opts.get("config_file"):
+            fixed = load_config_file(opts["config_file"])
+            self.settings_for = lambda _path: fixed
+        else:
+            self.settings_for = load_config_for
+        self.fmt = opts.get("output_format") or "text"
+
+    def files(self) -> tuple[list[str], Optional[tuple[str, bytes]], list[tuple[str, str]]]:
+        from .discovery import find_files
+
+        paths = list(self.opts.get("paths") or ())
+        stdin = None
+        if "-" in paths:
+            paths.remove("-")
+            name = self.opts.get("stdin_filename") or "-"
+            stdin = (os.path.abspath(name) if name != "-" else "-", sys.stdin.buffer.read())
+        elif not paths:
+            paths = ["."]
+        if not paths and stdin is not None:
+            return [], stdin, []
+        found = find_files(paths, self.settings_for, bool(self.opts.get("force_exclude")))
+        if stdin is not None and stdin[0] != "-" and self.opts.get("force_exclude"):
+            from .discovery import is_excluded
+
+            if is_excluded(stdin[0], self.settings_for(stdin[0]), False):
+                stdin = None
+        return found.files, stdin, found.errors
+
+    def linter(self):
+        from .engine import Linter
+
+        return Linter(self.settings_for, self.selection)
+
+    def emit(self, text: str) -> None:
+        target = self.opts.get("output_file")
+        if target:
+            try:
+                with open(target, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+            except OSError as exc:
+                raise UserError(f"cannot write {target}: {exc.strerror or exc}") from None
+        else:
+            click.echo(text, nl=False)
+
+    def color(self) -> bool:
+        return not self.opts.get("output_file") and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def _guard(func):
+    """Turn user errors into one line and exit 2; never show a traceback."""
+
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except (UserError, ConfigError) as exc:
+            _error(str(exc))
+            sys.exit(EXIT_ERROR)
+        except click.exceptions.Exit:
+            raise
+        except KeyboardInterrupt:
+            _error("interrupted")
+            sys.exit(130)
+        except Exception as exc:  # pragma: no cover - the last line of defence
+            if os.environ.get("COMPILE_LINT_DEBUG"):
+                raise
+            _error(f"internal error: {type(exc).__name__}: {exc} (set COMPILE_LINT_DEBUG=1 for a traceback, and please report it)")
+            sys.exit(EXIT_ERROR)
+
+    wrapper.__name__ = func.__name__
+    wrapper.__doc__ = func.__doc__
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="compile-lint")
+def cli():
+    """Find, fix and prove PyTorch code that changes meaning under torch.compile,
+    torch.jit.trace and torch.export."""
+
+
+def _report_errors(errors) -> bool:
+    for path, message in errors:
+        _error(f"{path}: {message}")
+    return bool(errors)
+
+
+@cli.command()
+@common_options
+@_guard
+def check(**opts):
+    """Lint PATHS (default: the current folder)."""
+    from .fixer import edits_for
+    from .report.text import Summary
+
+    run = Run(opts)
+    files, stdin, errors = run.files()
+    results = run.linter().lint(files, stdin=stdin)
+    findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
+    errors = list(errors) + [(r.path, r.error) for r in results if r.error]
+    if run.fmt in ("json", "json-lines"):
+        data_of = {stdin[0]: stdin[1]} if stdin else {}
+        for f in findings:
+            if f.fix is not None:
+                data = data_of.get(f.path)
+                if data is None:
+                    with open(f.path, "rb") as fh:
+                        data = data_of[f.path] = fh.read()
+                f.fix.edits = edits_for(f.path, data, f)
+    summary = Summary(
+        safe_fixable=sum(1 for f in findings if f.fix and f.fix.applicability == "safe"),
+        unsafe_fixable=sum(1 for f in findings if f.fix and f.fix.applicability == "unsafe"),
+    )
+    run.emit(render(run.fmt, findings, cwd=run.cwd, summary=summary, color=run.color()))
+    if _report_errors(errors):
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if findings and not opts["exit_zero"] else EXIT_OK)
+
+
+@cli.command()
+@common_options
+@click.option("--diff", is_flag=True, help="Write nothing; print the changes as a unified diff (exit 1 if any).")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change eager numerics, checkpoint keys or an API.")
+@_guard
+def fix(**opts):
+    """Apply the safe fixes (and with --unsafe-fixes the unsafe ones) to PATHS."""
+    from .fixer import fix_source, write_atomic
+    from .report.text import Summary
+
+    run = Run(opts)
+    files, stdin, errors = run.files()
+    linter = run.linter()
+    results = linter.lint(files, stdin=stdin)
+    errors = list(errors) + [(r.path, r.error) for r in results if r.error]
+    remaining, fixed_count, diffs = [], 0, []
+    stdin_out = None
+    for result in results:
+        if result.error:
+            continue
+        if stdin is not None and result.path == stdin[0]:
+            data = stdin[1]
+        else:
+            try:
+                with open(result.path, "rb") as fh:
+                    data = fh.read()
+            except OSError as exc:
+                errors.append((result.path, f"cannot read: {exc.strerror or exc}"))
+                continue
+        outcome = fix_source(linter, result.path, data, result.findings, opts["unsafe_fixes"])
+        if outcome.error:
+            errors.append((result.path, outcome.error))
+        remaining.extend(outcome.remaining)
+        if stdin is not None and result.path == stdin[0]:
+            stdin_out = outcome.fixed
+            fixed_count += outcome.applied
+            continue
+        if not outcome.changed:
+            continue
+        if opts["diff"]:
+            diffs.append(_unified_diff(outcome, run.cwd))
+            fixed_count += outcome.applied
+            continue
+        try:
+            write_atomic(result.path, outcome.fixed)
+            fixed_count += outcome.applied
+        except OSError as exc:
+            errors.append((result.path, f"not fixed: {exc.strerror or exc}"))
+            remaining.extend(f for f in result.findings if f not in outcome.remaining)
+    remaining.sort(key=lambda f: f.sort_key())
+    if stdin_out is not None and not opts["diff"]:
+        sys.stdout.buffer.write(stdin_out)
+        sys.stdout.flush()
+        _report_errors(errors)
+        sys.exit(EXIT_ERROR if errors else (EXIT_FINDINGS if remaining and not opts["exit_zero"] else EXIT_OK))
+    if opts["diff"]:
+        run.emit("".join(diffs))
+        click.echo(f"Would fix {fixed_count} finding{'s' * (fixed_count != 1)}.", err=True)
+        if _report_errors(errors):
+            sys.exit(EXIT_ERROR)
+        sys.exit(EXIT_FINDINGS if diffs and not opts["exit_zero"] else EXIT_OK)
+    summary = Summary(
+        safe_fixable=sum(1 for f in remaining if f.fix and f.fix.applicability == "safe"),
+        unsafe_fixable=sum(1 for f in remaining if f.fix and f.fix.applicability == "unsafe"),
+        fixed=fixed_count,
+    )
+    run.emit(render(run.fmt, remaining, cwd=run.cwd, summary=summary, color=run.color()))
+    if _report_errors(errors):
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if remaining and not opts["exit_zero"] else EXIT_OK)
+
+
+def _unified_diff(outcome, cwd: str) -> str:
+    name = display_path(outcome.path, cwd)
+    old = outcome.original.decode("utf-8", errors="replace").splitlines(keepends=True)
+    new = outcome.fixed.decode("utf-8", errors="replace").splitlines(keepends=True)
+    return "".join(difflib.unified_diff(old, new, fromfile=f"a/{name}", tofile=f"b/{name}"))
+
+
+@cli.command("rules")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
+def rules_command(output_format):
+    """List every rule: code, name, family and fix availability."""
+    from .rules import all_rules
+
+    rules = all_rules()
+    if output_format == "json":
+        import json
+
+        click.echo(json.dumps([
+            {"code": r.code, "name": r.name, "family": r.family, "fix": r.fix_safety, "summary": r.summary}
+            for r in rules.values()
+        ], indent=2))
+        return
+    rows = [("CODE", "NAME", "FAMILY", "FIX", "SUMMARY")] + [
+        (r.code, r.name, r.family, r.fix_safety, r.summary) for r in rules.values()
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        click.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4])
+
+
+@cli.command("rule")
+@click.argument("code")
+def rule_command(code):
+    """Show one rule's page: what it does, why, example, fix and references."""
+    from .rules import all_rules
+
+    rules = all_rules()
+    rule = rules.get(code.upper())
+    if rule is None:
+        hint = difflib.get_close_matches(code.upper(), list(rules), n=1)
+        _error(f"unknown rule {code!r}" + (f" (did you mean {hint[0]}?)" if hint else ""))
+        sys.exit(EXIT_ERROR)
+    click.echo(f"# {rule.name} ({rule.code})\n")
+    click.echo(f"Family: {rule.family}. Fix: {rule.fix_safety}.\n")
+    click.echo(rule.page())
+
+
+def _register_verify() -> None:
+    try:
+        from .verify.command import verify_command
+    except ImportError:  # verify not built into this install
+        return
+    cli.add_command(verify_command, "verify")
+
+
+_register_verify()
+
+
+def main() -> None:
+    cli(prog_name="compile-lint")
+
+
+if __name__ == "__main__":
+    main()

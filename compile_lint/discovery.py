@@ -1,0 +1,145 @@
+"""Find the files to lint: walk the given paths, skip excluded and gitignored ones.
+
+Matching follows Ruff: `exclude` patterns are gitignore-style globs relative to the
+config's folder (a bare name matches at any depth); a file named explicitly on the
+command line is linted even when excluded, unless `--force-exclude` is given.
+.gitignore files (and .git/info/exclude) are honoured inside git work trees, with
+pathspec doing the matching.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Callable, Iterator, Optional
+
+import pathspec
+
+from .config import Settings
+
+PY_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass
+class Discovery:
+    files: list[str] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
+
+
+@lru_cache(maxsize=None)
+def _exclude_spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
+
+
+@lru_cache(maxsize=None)
+def _git_root(folder: str) -> Optional[str]:
+    if os.path.exists(os.path.join(folder, ".git")):
+        return folder
+    parent = os.path.dirname(folder)
+    return None if parent == folder else _git_root(parent)
+
+
+@lru_cache(maxsize=None)
+def _gitignore_spec(folder: str) -> Optional[pathspec.PathSpec]:
+    lines: list[str] = []
+    for name in (".gitignore", os.path.join(".git", "info", "exclude")):
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as fh:
+                lines.extend(fh.read().splitlines())
+        except OSError:
+            continue
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+def _gitignored(path: str, is_dir: bool) -> bool:
+    """True when a .gitignore between the work tree's root and `path` ignores it."""
+    folder = os.path.dirname(path)
+    root = _git_root(folder)
+    if root is None:
+        return False
+    probe = folder
+    while True:
+        spec = _gitignore_spec(probe)
+        if spec is not None:
+            rel = os.path.relpath(path, probe).replace(os.sep, "/") + ("/" if is_dir else "")
+            if spec.match_file(rel):
+                return True
+        if probe == root:
+            return False
+        probe = os.path.dirname(probe)
+
+
+def is_excluded(path: str, settings: Settings, is_dir: bool) -> bool:
+    spec = _exclude_spec(settings.all_excludes())
+    rel = os.path.relpath(path, settings.root).replace(os.sep, "/")
+    if rel.startswith("../"):
+        rel = os.path.basename(path)
+    if spec.match_file(rel + ("/" if is_dir else "")) or spec.match_file(os.path.basename(path) + ("/" if is_dir else "")):
+        return True
+    return settings.respect_gitignore and _gitignored(path, is_dir)
+
+
+def find_files(
+    paths: list[str],
+    settings_for: Callable[[str], Settings],
+    force_exclude: bool = False,
+) -> Discovery:
+    found = Discovery()
+    seen: set[str] = set()
+
+    def add(path: str) -> None:
+        real = os.path.realpath(path)
+        if real not in seen:
+            seen.add(real)
+            found.files.append(path)
+
+    for given in paths:
+        path = os.path.abspath(given)
+        if not os.path.lexists(given):
+            found.errors.append((given, "no such file or directory"))
+            continue
+        if os.path.isdir(path):
+            if force_exclude and is_excluded(path, settings_for(path), True):
+                continue
+            for file in _walk(path, settings_for, found):
+                add(file)
+        elif os.path.isfile(path) or not os.path.exists(path):
+            if not os.path.exists(path):
+                found.errors.append((given, "broken symbolic link"))
+                continue
+            if force_exclude and is_excluded(path, settings_for(path), False):
+                continue
+            add(path)  # named explicitly: linted whatever its suffix
+        else:
+            found.errors.append((given, "not a regular file"))
+    return found
+
+
+def _walk(top: str, settings_for, found: Discovery) -> Iterator[str]:
+    stack = [top]
+    visited: set[tuple[int, int]] = set()
+    while stack:
+        folder = stack.pop()
+        try:
+            st = os.stat(folder)
+            key = (st.st_dev, st.st_ino)
+            if key in visited:
+                continue  # a symlink loop
+            visited.add(key)
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            found.errors.append((folder, f"cannot read folder: {exc.strerror or exc}"))
+            continue
+        settings = settings_for(folder)
+        subdirs = []
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not is_excluded(entry.path, settings, True):
+                        subdirs.append(entry.path)
+                elif entry.name.endswith(PY_SUFFIXES) and entry.is_file():
+                    if not is_excluded(entry.path, settings, False):
+                        yield entry.path
+            except OSError:
+                continue
+        stack.extend(reversed(subdirs))

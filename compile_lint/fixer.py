@@ -1,0 +1,155 @@
+"""Apply fixes: the rules' codemods, repeated until nothing more applies.
+
+Every result must parse before it is written; writes are atomic (a temp file in the
+same folder, then os.replace, the file's mode kept). libcst round-trips bytes exactly,
+so BOM, CRLF, tabs and comments outside an edit are untouched.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import stat
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .model import SAFE, Edit, Finding, Position
+
+MAX_PASSES = 12
+
+
+class FixFailure(Exception):
+    pass
+
+
+@dataclass
+class FixOutcome:
+    path: str
+    original: bytes
+    fixed: bytes
+    applied: int = 0  # findings fixed
+    remaining: list[Finding] = field(default_factory=list)
+    error: Optional[str] = None
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.original
+
+
+def _codemod_class(spec: str):
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def is_applicable(finding: Finding, unsafe: bool) -> bool:
+    return finding.fix is not None and (finding.fix.applicability == SAFE or unsafe)
+
+
+def apply_codemod(path: str, data: bytes, spec: str, findings: list[Finding]) -> bytes:
+    """Run one codemod over `data` for the given findings; return the new bytes."""
+    import libcst as cst
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor
+
+    try:
+        module = cst.parse_module(data)
+    except cst.ParserSyntaxError as exc:  # ast accepted it but libcst does not
+        raise FixFailure(f"libcst cannot parse the file: {str(exc).splitlines()[0]}") from None
+    context = CodemodContext(filename=path)
+    targets = [(f.start.row, f.start.column, f.fix.data) for f in findings]
+    module = _codemod_class(spec)(context, targets).transform_module(module)
+    if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
+        module = AddImportsVisitor(context).transform_module(module)
+    return module.bytes
+
+
+def check_parses(path: str, data: bytes) -> None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(data, filename=path)
+    except (SyntaxError, ValueError) as exc:
+        raise FixFailure(f"the fixed code does not parse ({exc}); the file was left as it was") from None
+
+
+def fix_source(linter, path: str, data: bytes, findings: list[Finding], unsafe: bool) -> FixOutcome:
+    """Fix one file's contents in memory; the linter re-lints between passes."""
+    outcome = FixOutcome(path, data, data, remaining=findings)
+    current, current_findings = data, findings
+    try:
+        for _ in range(MAX_PASSES):
+            fixable = [f for f in current_findings if is_applicable(f, unsafe)]
+            if not fixable:
+                break
+            spec = fixable[0].fix.codemod
+            batch = [f for f in fixable if f.fix.codemod == spec]
+            new = apply_codemod(path, current, spec, batch)
+            if new == current:
+                break  # the codemod found nothing to do: do not loop
+            check_parses(path, new)
+            current = new
+            _, current_findings = linter.relint(path, current, linter.regions)
+            outcome.applied += len(batch)
+    except FixFailure as exc:
+        return FixOutcome(path, data, data, 0, findings, error=str(exc))
+    except Exception as exc:  # a codemod bug must never cost the user a file
+        return FixOutcome(path, data, data, 0, findings, error=f"internal error while fixing: {type(exc).__name__}: {exc}")
+    outcome.fixed = current
+    outcome.remaining = current_findings
+    return outcome
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Replace `path` with `data`: readers see the old file or the new one, never half."""
+    st = os.stat(path)
+    if not os.access(path, os.W_OK):
+        raise OSError(f"{path} is read-only")
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".compile-lint.tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, stat.S_IMODE(st.st_mode))
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def edits_for(path: str, data: bytes, finding: Finding) -> list[Edit]:
+    """The text edit one finding's fix makes, as a single replaced span."""
+    try:
+        new = apply_codemod(path, data, finding.fix.codemod, [finding])
+    except Exception:
+        return []
+    if new == data:
+        return []
+    old_text, new_text = _decode(data), _decode(new)
+    start = 0
+    limit = min(len(old_text), len(new_text))
+    while start < limit and old_text[start] == new_text[start]:
+        start += 1
+    end_old, end_new = len(old_text), len(new_text)
+    while end_old > start and end_new > start and old_text[end_old - 1] == new_text[end_new - 1]:
+        end_old -= 1
+        end_new -= 1
+    return [Edit(new_text[start:end_new], _position(old_text, start), _position(old_text, end_old))]
+
+
+def _decode(data: bytes) -> str:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+def _position(text: str, offset: int) -> Position:
+    row = text.count("\n", 0, offset) + 1
+    line_start = text.rfind("\n", 0, offset) + 1
+    return Position(row, offset - line_start + 1)

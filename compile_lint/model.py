@@ -1,0 +1,57 @@
+"""Plain data passed between the pipeline's steps (picklable, no behaviour)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+SAFE = "safe"
+UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True)
+class Position:
+    """1-based row and 1-based column in characters, as editors show them."""
+
+    row: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between two positions (end exclusive) with `content`."""
+
+    content: str
+    location: Position
+    end_location: Position
+
+
+@dataclass
+class Fix:
+    applicability: str  # SAFE or UNSAFE
+    message: str
+    codemod: str  # "module:Class" of the libcst codemod that performs it
+    data: dict[str, Any] = field(default_factory=dict)  # facts the codemod needs
+    edits: Optional[list[Edit]] = None  # filled in only when an output format needs them
+
+
+@dataclass
+class Finding:
+    code: str
+    message: str
+    path: str
+    start: Position
+    end: Position
+    fix: Optional[Fix] = None
+    scope: Optional[str] = None  # top-level def/class holding the finding
+    region_kind: Optional[str] = None  # "compiled" | "traced" | "cudagraph"
+
+    @property
+    def row(self) -> int:
+        return self.start.row
+
+    @property
+    def column(self) -> int:
+        return self.start.column
+
+    def sort_key(self):
+        return (self.path, self.start.row, self.start.column, self.code)

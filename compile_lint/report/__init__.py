@@ -1,0 +1,37 @@
+"""Output formats. Each module renders a list of findings to text."""
+from __future__ import annotations
+
+FORMATS = ("text", "concise", "json", "json-lines", "sarif", "github")
+
+
+def render(fmt: str, findings, *, cwd: str, summary=None, color: bool = False) -> str:
+    if fmt == "text":
+        from .text import render_text
+
+        return render_text(findings, cwd=cwd, summary=summary, color=color)
+    if fmt == "concise":
+        from .text import render_concise
+
+        return render_concise(findings, cwd=cwd, summary=summary)
+    if fmt in ("json", "json-lines"):
+        from .json import render_json
+
+        return render_json(findings, cwd=cwd, lines=fmt == "json-lines")
+    if fmt == "sarif":
+        from .sarif import render_sarif
+
+        return render_sarif(findings, cwd=cwd)
+    if fmt == "github":
+        from .github import render_github
+
+        return render_github(findings, cwd=cwd)
+    raise ValueError(fmt)
+
+
+def display_path(path: str, cwd: str) -> str:
+    import os
+
+    if path == "-" or not os.path.isabs(path):
+        return path
+    rel = os.path.relpath(path, cwd)
+    return path if rel.startswith("..") else rel

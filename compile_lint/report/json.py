@@ -1,0 +1,43 @@
+"""Ruff-compatible JSON: tools that read `ruff check --output-format json` read this."""
+from __future__ import annotations
+
+import json
+import os
+
+from ..rules.base import DOC_URL
+
+
+def finding_dict(f, cwd: str) -> dict:
+    fix = None
+    if f.fix is not None:
+        fix = {
+            "applicability": f.fix.applicability,
+            "message": f.fix.message,
+            "edits": [
+                {
+                    "content": e.content,
+                    "location": {"row": e.location.row, "column": e.location.column},
+                    "end_location": {"row": e.end_location.row, "column": e.end_location.column},
+                }
+                for e in (f.fix.edits or [])
+            ],
+        }
+    filename = f.path if f.path == "-" or os.path.isabs(f.path) else os.path.join(cwd, f.path)
+    return {
+        "cell": None,
+        "code": f.code,
+        "end_location": {"row": f.end.row, "column": f.end.column},
+        "filename": filename,
+        "fix": fix,
+        "location": {"row": f.start.row, "column": f.start.column},
+        "message": f.message,
+        "noqa_row": f.start.row,
+        "url": DOC_URL.format(code=f.code),
+    }
+
+
+def render_json(findings, *, cwd, lines=False) -> str:
+    items = [finding_dict(f, cwd) for f in findings]
+    if lines:
+        return "".join(json.dumps(i) + "\n" for i in items)
+    return json.dumps(items, indent=2) + "\n"

@@ -1,0 +1,81 @@
+"""SARIF 2.1.0, with a `rules` array so GitHub code scanning shows the rule pages."""
+from __future__ import annotations
+
+import json
+import os
+
+from .. import __version__
+from ..rules import all_rules
+from ..rules.base import DOC_URL
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _uri(path: str, cwd: str) -> str:
+    if path == "-":
+        return "stdin"
+    rel = os.path.relpath(path, cwd) if os.path.isabs(path) else path
+    return rel.replace(os.sep, "/") if not rel.startswith("..") else "file://" + os.path.abspath(path)
+
+
+def render_sarif(findings, *, cwd) -> str:
+    rules = all_rules()
+    used = sorted({f.code for f in findings} | set(rules))
+    descriptors = []
+    index = {}
+    for code in used:
+        rule = rules.get(code)
+        index[code] = len(descriptors)
+        page = rule.page() if rule else ""
+        descriptors.append(
+            {
+                "id": code,
+                "name": rule.name if rule else code,
+                "shortDescription": {"text": rule.summary if rule else code},
+                "fullDescription": {"text": page.split("## Why is this bad?")[0].replace("## What it does", "").strip() or code},
+                "help": {"text": page, "markdown": page},
+                "helpUri": DOC_URL.format(code=code),
+                "properties": {"fix": rule.fix_safety if rule else "none"},
+            }
+        )
+    results = []
+    for f in findings:
+        results.append(
+            {
+                "ruleId": f.code,
+                "ruleIndex": index[f.code],
+                "level": "error",
+                "message": {"text": f.message},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": _uri(f.path, cwd)},
+                            "region": {
+                                "startLine": f.start.row,
+                                "startColumn": f.start.column,
+                                "endLine": f.end.row,
+                                "endColumn": max(f.end.column, 1),
+                            },
+                        }
+                    }
+                ],
+            }
+        )
+    doc = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "compile-lint",
+                        "version": __version__,
+                        "informationUri": "https://github.com/compile-lint/compile-lint",
+                        "rules": descriptors,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(doc, indent=2) + "\n"

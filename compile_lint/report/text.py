@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import display_path
+
+
+@dataclass
+class Summary:
+    safe_fixable: int = 0
+    unsafe_fixable: int = 0
+    fixed: int = 0
+    files_with_errors: int = 0
+
+
+def _count_line(findings, summary) -> str:
+    n = len(findings)
+    if n == 0:
+        return "All checks passed!" if not summary or not summary.fixed else f"Fixed {summary.fixed} finding{'s' * (summary.fixed != 1)}; none remain."
+    s = summary or Summary()
+    parts = [f"Found {n} finding{'s' * (n != 1)}"]
+    if s.fixed:
+        parts[0] += f" ({s.fixed} fixed, {n} remaining)"
+    extras = []
+    if s.safe_fixable:
+        extras.append(f"{s.safe_fixable} fixable with `compile-lint fix`")
+    if s.unsafe_fixable:
+        extras.append(f"{s.unsafe_fixable} more with `--unsafe-fixes`")
+    line = parts[0] + (f" ({', '.join(extras)})" if extras else "") + "."
+    return line
+
+
+def render_concise(findings, *, cwd, summary=None) -> str:
+    lines = [
+        f"{display_path(f.path, cwd)}:{f.start.row}:{f.start.column}: {f.code} {f.message}" for f in findings
+    ]
+    lines.append(_count_line(findings, summary))
+    return "\n".join(lines) + "\n"
+
+
+def render_text(findings, *, cwd, summary=None, color=False) -> str:
+    from ..source import SourceFile
+
+    bold = (lambda s: f"\x1b[1m{s}\x1b[0m") if color else (lambda s: s)
+    red = (lambda s: f"\x1b[31m{s}\x1b[0m") if color else (lambda s: s)
+    cyan = (lambda s: f"\x1b[36m{s}\x1b[0m") if color else (lambda s: s)
+    sources: dict[str, SourceFile] = {}
+    out = []
+    for f in findings:
+        out.append(f"{bold(display_path(f.path, cwd))}:{f.start.row}:{f.start.column}: {red(bold(f.code))} {f.message}")
+        src = sources.get(f.path)
+        if src is None and f.path != "-":
+            try:
+                with open(f.path, "rb") as fh:
+                    src = sources[f.path] = SourceFile(f.path, fh.read())
+            except OSError:
+                src = None
+        if src is not None:
+            line = src.text_line(f.start.row).expandtabs(4) if "\t" in src.text_line(f.start.row) else src.text_line(f.start.row)
+            if line:
+                gutter = " " * len(str(f.start.row))
+                width = max(1, (f.end.column - f.start.column) if f.end.row == f.start.row else len(line) - f.start.column + 1)
+                out.append(f"{gutter} |")
+                out.append(f"{f.start.row} | {line}")
+                out.append(f"{gutter} | {' ' * (f.start.column - 1)}{red('^' * width)}")
+        if f.fix is not None:
+            tag = "fix" if f.fix.applicability == "safe" else "unsafe fix"
+            out.append(f"  = {cyan('help')}: {f.fix.message} ({tag})")
+        out.append("")
+    out.append(_count_line(findings, summary))
+    return "\n".join(out) + "\n"

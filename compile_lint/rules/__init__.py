@@ -1,0 +1,61 @@
+"""The rule registry: every `Rule` subclass in this package's modules, by code.
+
+A new rule is a new module here (`clNNN_name.py`); nothing else to register.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import lru_cache
+
+from .base import Case, Rule
+
+__all__ = ["Case", "Rule", "all_rules", "get_rule", "select_codes"]
+
+
+@lru_cache(maxsize=1)
+def all_rules() -> dict[str, Rule]:
+    found: dict[str, Rule] = {}
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("cl"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for obj in vars(module).values():
+            if isinstance(obj, type) and issubclass(obj, Rule) and obj is not Rule and obj.__module__ == module.__name__:
+                if obj.code in found:
+                    raise RuntimeError(f"two rules claim {obj.code}")
+                found[obj.code] = obj()
+    return dict(sorted(found.items()))
+
+
+def get_rule(code: str) -> Rule:
+    return all_rules()[code.upper()]
+
+
+class UnknownSelector(ValueError):
+    pass
+
+
+def expand_selector(selector: str) -> set[str]:
+    """`ALL`, a family prefix (`CL5`, `CL50`) or a full code -> the codes it names."""
+    sel = selector.strip().upper()
+    codes = all_rules().keys()
+    if sel == "ALL":
+        return set(codes)
+    matched = {c for c in codes if c.startswith(sel)}
+    if not matched or not sel.startswith("CL"):
+        import difflib
+
+        hint = difflib.get_close_matches(sel, list(codes), n=1)
+        extra = f" (did you mean {hint[0]}?)" if hint else ""
+        raise UnknownSelector(f"unknown rule selector {selector!r}{extra}")
+    return matched
+
+
+def select_codes(select, extend_select=(), ignore=()) -> set[str]:
+    enabled: set[str] = set()
+    for sel in list(select) + list(extend_select):
+        enabled |= expand_selector(sel)
+    for sel in ignore:
+        enabled -= expand_selector(sel)
+    return enabled

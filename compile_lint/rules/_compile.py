@@ -1,0 +1,32 @@
+"""Shared facts about torch.compile calls used by several CL5xx rules."""
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..analysis.facts import ModuleFacts
+
+COMPILE = "torch.compile"
+DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
+
+
+def is_compile_call(facts: ModuleFacts, node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and facts.resolve(node.func) == COMPILE
+
+
+def is_disable(facts: ModuleFacts, node: ast.AST) -> bool:
+    return facts.resolve(node) in DISABLE
+
+
+def source_text(facts: ModuleFacts, node: ast.AST) -> str:
+    return facts.text(node)
+
+
+def target_text(facts: ModuleFacts, expr: Optional[ast.AST]) -> Optional[str]:
+    """The text of a Name or attribute chain (`model`, `self.unet`), else None."""
+    node = expr
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    if isinstance(node, ast.Name) and expr is not None:
+        return facts.text(expr)
+    return None

@@ -1,0 +1,96 @@
+"""What a rule is. One rule lives in one module: its code, name, message, page
+(the docstring), detection, test cases and the name of its rewrite.
+
+Pages follow Ruff's sections: What it does / Why is this bad? / Example /
+Use instead / Fix safety / References. `compile-lint rule CODE` prints them;
+the test suite turns `valid` and `invalid` cases into tests.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterator, Optional
+
+from ..analysis.facts import ModuleFacts
+from ..model import SAFE, UNSAFE, Finding, Fix
+
+DOC_URL = "https://github.com/compile-lint/compile-lint/blob/main/docs/rules/{code}.md"
+PAGE_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
+
+
+@dataclass
+class Case:
+    """A test case that is also documentation.
+
+    `code` is the module under test. For a cross-file case, `files` maps relative
+    paths to sources and `path` names the file whose findings are checked.
+    `fixed` is the expected result of `compile-lint fix` (with `--unsafe-fixes`
+    when the rule's fix is unsafe); `rows` pins where findings are reported.
+    """
+
+    code: str
+    fixed: Optional[str] = None
+    rows: Optional[list[int]] = None
+    files: dict[str, str] = field(default_factory=dict)
+    path: str = "case.py"
+    settings: dict[str, Any] = field(default_factory=dict)
+    note: str = ""
+
+    def all_files(self) -> dict[str, str]:
+        return {**self.files, self.path: textwrap.dedent(self.code)}
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]  # one line, shown in `rules` and as SARIF shortDescription
+    fix_safety: ClassVar[str] = "none"  # "safe" | "unsafe" | "none": the strongest fix offered
+    codemod: ClassVar[Optional[str]] = None  # "codemods.module:Class"
+    # The rule cannot fire in a file that contains none of these byte strings;
+    # empty means "always run" (a region can come from another file).
+    requires: ClassVar[tuple[bytes, ...]] = ()
+    valid: ClassVar[list[Case]] = []
+    invalid: ClassVar[list[Case]] = []
+
+    @property
+    def family(self) -> str:
+        return self.code[:3] + "xx"
+
+    @classmethod
+    def page(cls) -> str:
+        return textwrap.dedent(inspect.getdoc(cls) or "").strip()
+
+    @property
+    def url(self) -> str:
+        return DOC_URL.format(code=self.code)
+
+    def check(self, facts: ModuleFacts) -> Iterator[Finding]:
+        raise NotImplementedError
+
+    # -- helpers for check() ---------------------------------------------------------
+    def finding(
+        self,
+        facts: ModuleFacts,
+        node: ast.AST,
+        message: str,
+        *,
+        fix: Optional[str] = None,
+        unsafe: bool = False,
+        data: Optional[dict[str, Any]] = None,
+        region=None,
+    ) -> Finding:
+        """A finding at `node`; with `fix` (its message), the rule's codemod applies."""
+        start, end = facts.source.node_range(node)
+        fix_obj = None
+        if fix is not None:
+            assert self.codemod, f"{self.code} offers a fix but names no codemod"
+            fix_obj = Fix(UNSAFE if unsafe else SAFE, fix, self.codemod, dict(data or {}))
+        kind = None
+        if region is not None:
+            kind = "cudagraph" if "cudagraph" in region.kinds else sorted(region.kinds)[0]
+        return Finding(
+            self.code, message, facts.path, start, end, fix_obj,
+            scope=facts.scope_of(node), region_kind=kind,
+        )

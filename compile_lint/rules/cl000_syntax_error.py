@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from .base import Case, Rule
+
+
+class SyntaxError_(Rule):
+    """
+    ## What it does
+    Reports a file that cannot be parsed as Python (a syntax error, undecodable
+    bytes, a binary file named `.py`, Python 2 code).
+
+    ## Why is this bad?
+    No other rule can look at a file that does not parse, so its hazards go unseen.
+    `compile-lint fix` never rewrites such a file.
+
+    ## Example
+    ```python
+    print "hello"
+    ```
+
+    ## Use instead
+    ```python
+    print("hello")
+    ```
+
+    ## Fix safety
+    No fix.
+
+    ## References
+    - Python's `ast.parse`, which compile-lint uses to read files.
+    """
+
+    code = "CL000"
+    name = "syntax-error"
+    summary = "File cannot be parsed, so it was not linted"
+    valid = [Case("x = 1\n")]
+    invalid = [Case("def f(:\n    pass\n", rows=[1])]
+
+    def check(self, facts):
+        return iter(())  # the engine reports parse failures itself

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import ast
+
+from ._compile import is_compile_call, target_text
+from .base import Case, Rule
+
+
+class CompileResultDiscarded(Rule):
+    """
+    ## What it does
+    Finds `torch.compile(x)` used as a statement, its result thrown away.
+
+    ## Why is this bad?
+    `torch.compile` does not change its argument: it returns a new, compiled callable.
+    Called as a statement it compiles nothing (0 graphs), and the model keeps running
+    eagerly while its author believes it is compiled.
+
+    ## Example
+    ```python
+    model = UNet()
+    torch.compile(model, mode="max-autotune")
+    ```
+
+    ## Use instead
+    ```python
+    model = UNet()
+    model = torch.compile(model, mode="max-autotune")
+    ```
+    or, to compile in place and keep `state_dict` keys, `model.compile(...)` on a
+    module of your own.
+
+    ## Fix safety
+    Safe, when the argument is a name or an attribute (`model`, `self.unet`): the fix
+    assigns the result back to it, which is what the call was written for.
+
+    ## References
+    - hazards.md CL503: 0 graphs compiled.
+    - https://pytorch.org/docs/stable/generated/torch.compile.html
+    """
+
+    code = "CL503"
+    name = "compile-result-discarded"
+    summary = "`torch.compile(x)` as a statement compiles nothing"
+    fix_safety = "safe"
+    codemod = "codemods.assign_compile_result:AssignCompileResult"
+    requires = (b"compile",)
+
+    valid = [
+        Case("import torch\nmodel = torch.compile(model)\n"),
+        Case("import torch\ndef build(m):\n    return torch.compile(m)\n"),
+        Case("import re\nre.compile('a+')\n", note="not torch's compile"),
+        Case("compile('x = 1', 'f', 'exec')\n", note="the builtin"),
+        Case("import torch\nnet = Net()\nnet.compile()\n", note="in place, not discarded"),
+    ]
+    invalid = [
+        Case(
+            "import torch\nmodel = Net()\ntorch.compile(model)\n",
+            fixed="import torch\nmodel = Net()\nmodel = torch.compile(model)\n",
+            rows=[3],
+        ),
+        Case(
+            "import torch as T\nclass Runner:\n    def setup(self):\n        T.compile(self.unet, mode='max-autotune')  # speed\n",
+            fixed="import torch as T\nclass Runner:\n    def setup(self):\n        self.unet = T.compile(self.unet, mode='max-autotune')  # speed\n",
+        ),
+        Case("from torch import compile as tc\ntc(model)\n", fixed="from torch import compile as tc\nmodel = tc(model)\n"),
+        Case(
+            "import functools, torch\nfast = functools.partial(torch.compile, mode='reduce-overhead')\nfast(model)\n",
+            fixed="import functools, torch\nfast = functools.partial(torch.compile, mode='reduce-overhead')\nmodel = fast(model)\n",
+        ),
+        Case("import torch\ntorch.compile(make_model())\n", note="no fix: nothing to assign to"),
+    ]
+
+    def check(self, facts):
+        for stmt in facts.nodes(ast.Expr):
+            call = stmt.value
+            if not is_compile_call(facts, call):
+                continue
+            target = target_text(facts, call.args[0]) if call.args else None
+            what = facts.text(call.args[0]) if call.args else "the function"
+            message = (
+                f"`{facts.text(call.func)}(...)` returns the compiled {what}; this statement "
+                "throws it away, so nothing is compiled and the code runs eagerly"
+            )
+            if target:
+                yield self.finding(facts, call, message, fix=f"assign the result: `{target} = {facts.text(call.func)}(...)`", data={"target": target})
+            else:
+                yield self.finding(facts, call, message + "; assign the result and call it")

@@ -1,0 +1,91 @@
+"""Reading a file and parsing it with the standard library's `ast`.
+
+Detection runs on `ast` (about 8x faster to parse than libcst, see
+shared/perf-notes.md); only files that get rewritten are parsed by libcst.
+`ast.parse` is given the raw bytes so it honours a BOM and a coding cookie.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+import warnings
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .model import Position
+
+
+class ParseFailure(Exception):
+    """The file is not Python this interpreter can parse (reported as CL000)."""
+
+    def __init__(self, message: str, row: int = 1, column: int = 1):
+        super().__init__(message)
+        self.message = message
+        self.row = row
+        self.column = column
+
+
+@dataclass
+class SourceFile:
+    path: str
+    data: bytes
+    _lines: Optional[list[bytes]] = field(default=None, repr=False)
+    _text_lines: Optional[list[str]] = field(default=None, repr=False)
+
+    @property
+    def encoding(self) -> str:
+        try:
+            return tokenize.detect_encoding(io.BytesIO(self.data).readline)[0]
+        except SyntaxError:
+            return "utf-8"
+
+    @property
+    def byte_lines(self) -> list[bytes]:
+        if self._lines is None:
+            data = self.data[3:] if self.data.startswith(b"\xef\xbb\xbf") else self.data
+            self._lines = data.splitlines(keepends=True) or [b""]
+        return self._lines
+
+    def text_line(self, row: int) -> str:
+        """The text of 1-based line `row`, without its line ending."""
+        if self._text_lines is None:
+            enc = self.encoding
+            if enc == "utf-8-sig":
+                enc = "utf-8"
+            self._text_lines = [
+                b.decode(enc, errors="replace").rstrip("\r\n") for b in self.byte_lines
+            ]
+        if 1 <= row <= len(self._text_lines):
+            return self._text_lines[row - 1]
+        return ""
+
+    def position(self, lineno: int, byte_col: int) -> Position:
+        """Convert ast's (1-based line, 0-based UTF-8 byte offset) to a Position."""
+        if 1 <= lineno <= len(self.byte_lines):
+            line = self.byte_lines[lineno - 1]
+            if line.isascii():
+                return Position(lineno, byte_col + 1)
+            return Position(lineno, len(line[:byte_col].decode("utf-8", errors="replace")) + 1)
+        return Position(lineno, byte_col + 1)
+
+    def node_range(self, node: ast.AST) -> tuple[Position, Position]:
+        start = self.position(node.lineno, node.col_offset)
+        end_line = getattr(node, "end_lineno", None) or node.lineno
+        end_col = getattr(node, "end_col_offset", None)
+        end = self.position(end_line, end_col if end_col is not None else node.col_offset)
+        return start, end
+
+    def parse(self) -> ast.Module:
+        try:
+            with warnings.catch_warnings():
+                # invalid escape sequences etc. are the user's business, not ours
+                warnings.simplefilter("ignore")
+                return ast.parse(self.data, filename=self.path, type_comments=False)
+        except SyntaxError as exc:
+            row = exc.lineno or 1
+            col = exc.offset or 1
+            msg = exc.msg or "invalid syntax"
+            raise ParseFailure(f"SyntaxError: {msg}", row, max(col, 1)) from None
+        except (ValueError, UnicodeDecodeError, MemoryError, RecursionError) as exc:
+            raise ParseFailure(f"cannot parse: {exc}") from None
