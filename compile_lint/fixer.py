@@ -51,7 +51,7 @@ def apply_codemod(path: str, data: bytes, spec: str, findings: list[Finding]) ->
     """Run one codemod over `data` for the given findings; return the new bytes."""
     import libcst as cst
     from libcst.codemod import CodemodContext
-    from libcst.codemod.visitors import AddImportsVisitor
+    from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
     try:
         module = cst.parse_module(data)
@@ -60,6 +60,8 @@ def apply_codemod(path: str, data: bytes, spec: str, findings: list[Finding]) ->
     context = CodemodContext(filename=path)
     targets = [(f.start.row, f.start.column, f.fix.data) for f in findings]
     module = _codemod_class(spec)(context, targets).transform_module(module)
+    if context.scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
+        module = RemoveImportsVisitor(context).transform_module(module)
     if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
         module = AddImportsVisitor(context).transform_module(module)
     return module.bytes

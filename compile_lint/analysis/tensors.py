@@ -70,6 +70,16 @@ class TensorGuess:
                 if arg.annotation is not None and self._is_tensor_annotation(arg.annotation):
                     self._names[arg.arg] = True
         body = func.body if isinstance(func.body, list) else [func.body]
+        # a name whose tensor-only methods are called is a tensor (`img.mean(1)`)
+        for node in _walk_function(body):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in TENSOR_METHODS
+                and isinstance(node.func.value, ast.Name)
+                and self.facts.resolve(node.func.value) is None
+            ):
+                self._names[node.func.value.id] = True
         # two rounds so `b = a * 2` after `a = torch.rand(...)` is seen either way round
         for _ in range(2):
             for node in _walk_function(body):

@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..analysis.regions import RETURNS_SELF
+from ._compile import target_text
+from .base import Case, Rule
+
+NOT_LAYERS = frozenset({"Module", "Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
+
+
+def builtin_module_class(facts, expr: ast.AST, scope: Optional[ast.AST]) -> Optional[str]:
+    """The `torch.nn` class `expr` is an instance of, as far as this file shows."""
+    if isinstance(expr, ast.Call):
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr in RETURNS_SELF and isinstance(expr.func.value, ast.Call):
+            return builtin_module_class(facts, expr.func.value, scope)
+        dotted = facts.resolve(expr.func)
+        if dotted and dotted.startswith("torch.nn.") and dotted.rsplit(".", 1)[-1][:1].isupper():
+            if dotted.rsplit(".", 1)[-1] not in NOT_LAYERS:
+                return dotted
+        return None
+    if isinstance(expr, ast.Name):
+        found = _assigned_values(facts, scope, lambda t: isinstance(t, ast.Name) and t.id == expr.id)
+    elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        cls = next((a for a in facts.ancestors(expr) if isinstance(a, ast.ClassDef)), None)
+        found = _assigned_values(
+            facts, cls,
+            lambda t: isinstance(t, ast.Attribute) and t.attr == expr.attr and isinstance(t.value, ast.Name) and t.value.id == "self",
+        )
+    else:
+        return None
+    kinds = {builtin_module_class(facts, v, scope) for v in found}
+    # every assignment must agree: one unknown or user-defined value and we stay quiet
+    if len(kinds) == 1:
+        return kinds.pop()
+    return None
+
+
+def _assigned_values(facts, scope, matches):
+    root = scope if scope is not None else facts.tree
+    out = []
+    for node in ast.walk(root):
+        if isinstance(node, ast.Assign) and any(matches(t) for t in node.targets):
+            out.append(node.value)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None and matches(node.target):
+            out.append(node.value)
+    return out
+
+
+class BuiltinModuleCompileNoop(Rule):
+    """
+    ## What it does
+    Finds `.compile()` called on an instance of a built-in `torch.nn` module:
+    a container (`nn.Sequential`, `nn.ModuleList`) or a layer (`nn.Linear`,
+    `nn.Conv2d`, ...), built in the same file.
+
+    ## Why is this bad?
+    On torch 2.13, `nn.Module.compile()` on a built-in module compiles nothing (0
+    graphs: "frame is in the Dynamo skipfiles list"), so a `nn.Sequential` head
+    stays eager while its author believes it is compiled. `.compile()` on your own
+    module classes does work and is not flagged.
+
+    ## Example
+    ```python
+    head = nn.Sequential(nn.Conv2d(64, 3, 3, padding=1), nn.Sigmoid())
+    head.compile()
+    ```
+
+    ## Use instead
+    ```python
+    head = nn.Sequential(nn.Conv2d(64, 3, 3, padding=1), nn.Sigmoid())
+    head = torch.compile(head)
+    ```
+
+    ## Fix safety
+    Safe: `m.compile(**kw)` becomes `m = torch.compile(m, **kw)` (adding `import torch`
+    when the file has none). Note that the compiled wrapper's `state_dict()` keys gain
+    an `_orig_mod.` prefix; load checkpoints into the original module.
+
+    ## References
+    - hazards.md CL504; pytorch#150915
+    """
+
+    code = "CL504"
+    name = "builtin-module-compile-noop"
+    summary = "`.compile()` on a built-in nn module compiles nothing"
+    fix_safety = "safe"
+    codemod = "codemods.module_compile_to_torch_compile:ModuleCompileToTorchCompile"
+    requires = (b".compile(",)
+
+    valid = [
+        Case("import torch\nfrom torch import nn\nclass Net(nn.Module):\n    pass\nnet = Net()\nnet.compile()\n"),
+        Case("import re\npattern = re.compile('x')\n"),
+        Case("import torch\nfrom torch import nn\nm = nn.Sequential()\nm = torch.compile(m)\n"),
+        Case("from torch import nn\nm = nn.Linear(2, 2) if cond else MyNet()\nm.compile()\n", note="not known to be built-in"),
+    ]
+    invalid = [
+        Case(
+            "import torch\nfrom torch import nn\nhead = nn.Sequential(nn.Conv2d(64, 3, 3), nn.Sigmoid())\nhead.compile(mode='max-autotune')\n",
+            fixed="import torch\nfrom torch import nn\nhead = nn.Sequential(nn.Conv2d(64, 3, 3), nn.Sigmoid())\nhead = torch.compile(head, mode='max-autotune')\n",
+            rows=[4],
+        ),
+        Case(
+            "import torch.nn as nn\nclass SR(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.up = nn.PixelShuffle(2).to('cuda')\n        self.up.compile()\n",
+            fixed="import torch.nn as nn\nimport torch\n\nclass SR(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.up = nn.PixelShuffle(2).to('cuda')\n        self.up = torch.compile(self.up)\n",
+        ),
+        Case(
+            "import torch as T\nT.nn.Linear(4, 4).compile()\n",
+        ),
+    ]
+
+    def check(self, facts):
+        for call in facts.nodes(ast.Call):
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and func.attr == "compile"):
+                continue
+            scope = facts.enclosing_function(call)
+            cls = builtin_module_class(facts, func.value, scope)
+            if cls is None:
+                continue
+            short = cls.rsplit(".", 1)[-1]
+            message = (
+                f"`.compile()` on a built-in `nn.{short}` compiles nothing on torch 2.13 (0 graphs: torch's own "
+                "modules are in Dynamo's skipfiles); it keeps running eagerly"
+            )
+            stmt = facts.parent(call)
+            target = target_text(facts, func.value)
+            if isinstance(stmt, ast.Expr) and target:
+                torch_name = facts.torch_alias()
+                data = {"target": target, "torch": torch_name or "torch", "add_import": torch_name is None}
+                yield self.finding(facts, call, message, fix=f"use `{target} = torch.compile({target})`", data=data)
+            else:
+                yield self.finding(facts, call, message + "; use `torch.compile(module)` and keep its result")

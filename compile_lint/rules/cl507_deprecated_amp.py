@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+import ast
+
+from .base import Case, Rule
+
+# old name -> (new name under torch., device, how old positional arguments map)
+REPLACEMENTS = {
+    "torch.cuda.amp.autocast": ("amp.autocast", "cuda", ("enabled", "dtype", "cache_enabled")),
+    "torch.cpu.amp.autocast": ("amp.autocast", "cpu", ("enabled", "dtype", "cache_enabled")),
+    "torch.cuda.amp.GradScaler": ("amp.GradScaler", "cuda", None),  # positionals shift by one
+    "torch.cpu.amp.GradScaler": ("amp.GradScaler", "cpu", None),
+    "torch.cuda.amp.custom_fwd": ("amp.custom_fwd", "cuda", "decorator"),
+    "torch.cuda.amp.custom_bwd": ("amp.custom_bwd", "cuda", "decorator"),
+}
+
+
+class DeprecatedAmp(Rule):
+    """
+    ## What it does
+    Finds the deprecated device-specific AMP API: `torch.cuda.amp.autocast`,
+    `torch.cpu.amp.autocast`, `torch.cuda.amp.GradScaler`, `torch.cpu.amp.GradScaler`,
+    `torch.cuda.amp.custom_fwd` / `custom_bwd`, however imported.
+
+    ## Why is this bad?
+    Each use emits a FutureWarning, and the old CUDA spellings tie code to one device:
+    on a CPU-only build `torch.cuda.amp.autocast()` silently stays fp32, so the
+    "mixed precision" run is not mixed at all.
+
+    ## Example
+    ```python
+    scaler = torch.cuda.amp.GradScaler()
+    with torch.cuda.amp.autocast(dtype=torch.float16):
+        loss = model(x)
+    ```
+
+    ## Use instead
+    ```python
+    scaler = torch.amp.GradScaler("cuda")
+    with torch.amp.autocast("cuda", dtype=torch.float16):
+        loss = model(x)
+    ```
+
+    ## Fix safety
+    Safe: the new calls take the device explicitly and are otherwise the same
+    (positional arguments of `autocast` become keywords, since the new signature puts
+    `device_type` first). `import torch` is added when the file has no `torch` name.
+    References that are not calls (`amp_cls = torch.cuda.amp.autocast`) are reported
+    without a fix.
+
+    ## References
+    - hazards.md CL507
+    - https://pytorch.org/docs/stable/amp.html
+    """
+
+    code = "CL507"
+    name = "deprecated-amp"
+    summary = "Deprecated `torch.cuda.amp` / `torch.cpu.amp` API"
+    fix_safety = "safe"
+    codemod = "codemods.modern_amp:ModernAmp"
+    requires = (b"amp",)
+
+    valid = [
+        Case("import torch\nwith torch.amp.autocast('cuda', dtype=torch.float16):\n    pass\n"),
+        Case("import torch\nscaler = torch.amp.GradScaler('cuda')\n"),
+        Case("import torch\nwith torch.autocast('cuda'):\n    pass\n"),
+    ]
+    invalid = [
+        Case(
+            "import torch\nwith torch.cuda.amp.autocast():\n    y = model(x)\n",
+            fixed="import torch\nwith torch.amp.autocast(\"cuda\"):\n    y = model(x)\n",
+            rows=[2],
+        ),
+        Case(
+            "import torch as T\nwith T.cuda.amp.autocast(True, T.bfloat16):\n    pass\n",
+            fixed="import torch as T\nwith T.amp.autocast(\"cuda\", enabled=True, dtype=T.bfloat16):\n    pass\n",
+        ),
+        Case(
+            "from torch.cuda.amp import GradScaler, autocast\nscaler = GradScaler(init_scale=1024)\nwith autocast(dtype=dt):\n    pass\n",
+            fixed="import torch\n\nscaler = torch.amp.GradScaler(\"cuda\", init_scale=1024)\nwith torch.amp.autocast(\"cuda\", dtype=dt):\n    pass\n",
+        ),
+        Case(
+            "import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n    @torch.cuda.amp.custom_fwd\n    def forward(ctx, x):\n        return x\n",
+            fixed="import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n    @torch.amp.custom_fwd(device_type=\"cuda\")\n    def forward(ctx, x):\n        return x\n",
+        ),
+        Case("import torch\nwith torch.cpu.amp.autocast():\n    pass\n", fixed="import torch\nwith torch.amp.autocast(\"cpu\"):\n    pass\n"),
+        Case("import torch\nctx = torch.cuda.amp.autocast\n", note="not a call: no fix"),
+    ]
+
+    def check(self, facts):
+        for node in facts.nodes(ast.Attribute, ast.Name):
+            parent = facts.parent(node)
+            if isinstance(parent, ast.Attribute) and parent.value is node:
+                continue
+            if isinstance(parent, (ast.ImportFrom, ast.alias)):
+                continue
+            dotted = facts.resolve(node)
+            if dotted not in REPLACEMENTS:
+                continue
+            new, device, shape = REPLACEMENTS[dotted]
+            old_text = facts.text(node)
+            torch_name = facts.torch_alias()
+            message = (
+                f"`{old_text}` is deprecated (FutureWarning) and device-bound: on a CPU-only build the CUDA "
+                f"spelling silently stays fp32; use `torch.{new}(\"{device}\", ...)`"
+            )
+            base = {"torch": torch_name or "torch", "add_import": torch_name is None, "new": new, "device": device}
+            if isinstance(node, ast.Name):  # `from torch.cuda.amp import autocast`: drop it once unused
+                module, _, name = facts.names.bindings.get(node.id, "").rpartition(".")
+                base["unimport"] = [module, name] if module else None
+            is_call = isinstance(parent, ast.Call) and parent.func is node
+            is_decorator = isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and node in parent.decorator_list
+            if shape == "decorator" and (is_call or is_decorator):
+                yield self.finding(facts, node, message, fix=f"use `torch.{new}(device_type=\"{device}\")`", data={**base, "form": "decorator"})
+            elif is_call and shape != "decorator":
+                if any(isinstance(a, ast.Starred) for a in parent.args) and shape is not None:
+                    yield self.finding(facts, node, message)
+                    continue
+                if shape is not None and len(parent.args) > len(shape):
+                    yield self.finding(facts, node, message)
+                    continue
+                yield self.finding(facts, node, message, fix=f"use `torch.{new}(\"{device}\", ...)`", data={**base, "form": "call", "positional": list(shape) if shape else None})
+            else:
+                yield self.finding(facts, node, message)
