@@ -15,6 +15,7 @@ Linting one file alone is an index of one summary: what is not visible is not as
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional
 
@@ -72,6 +73,7 @@ class Site:
     module: str = ""
 
     def describe(self) -> str:
+        """e.g. "compiled by torch.compile with mode='reduce-overhead' at train.py:41"."""
         opts = []
         if self.mode:
             opts.append(f"mode={self.mode!r}")
@@ -79,8 +81,13 @@ class Site:
             opts.append(f"dynamic={self.dynamic}")
         verb = "compiled" if self.kind == COMPILE else "traced"
         how = f" with {', '.join(opts)}" if opts else ""
-        short = self.api.rsplit(".", 1)[-1] if self.api.startswith("torch.") else self.api
-        return f"{verb} by {short}{how} at {self.path}:{self.row}"
+        api = "Module.compile()" if self.api == "Module.compile" else f"{self.api}()"
+        return f"{verb} by {api}{how} at {_display(self.path)}:{self.row}"
+
+
+def _display(path: str) -> str:
+    rel = os.path.relpath(path) if os.path.isabs(path) else path
+    return path if rel.startswith("..") else rel
 
 
 @dataclass
