@@ -46,6 +46,10 @@ RETURNS_SELF = frozenset(
 )
 
 
+def _rewraps(value: ast.expr, name: str) -> bool:
+    return isinstance(value, ast.Call) and any(isinstance(a, ast.Name) and a.id == name for a in value.args)
+
+
 def _is_project(ref: "Ref") -> bool:
     return not ref.dotted.startswith(("torch.", "builtins.", "numpy.", "functools."))
 
@@ -224,6 +228,8 @@ class _Summarizer:
                 continue
             for target in targets:
                 if isinstance(target, ast.Name):
+                    if _rewraps(value, target.id):
+                        continue  # `m = wrap(m)` keeps what `m` was
                     old = types.get(target.id)
                     # a project class beats a later torch/stdlib re-wrap of the same name
                     if old is None or _is_project(ref) or not _is_project(old):

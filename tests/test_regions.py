@@ -1,0 +1,196 @@
+"""Name resolution and compiled/traced/cudagraph regions, within and across files."""
+import ast
+import os
+import textwrap
+
+from compile_lint.analysis.names import NameTable
+from compile_lint.config import Settings
+from compile_lint.engine import Linter, Selection
+
+
+def names_of(src, module="pkg.mod", is_package=False):
+    return NameTable.build(ast.parse(textwrap.dedent(src)), module, is_package)
+
+
+def resolve(table, expr):
+    return table.resolve(ast.parse(expr, mode="eval").body)
+
+
+def test_aliases_resolve_to_torch():
+    table = names_of(
+        """
+        import torch as T
+        from torch import compile as tc
+        import torch._dynamo.config as dc
+        from torch._inductor import config
+        import functools
+        fast = functools.partial(T.compile, mode="max-autotune")
+        comp = T.compile
+        """
+    )
+    assert resolve(table, "T.compile") == "torch.compile"
+    assert resolve(table, "tc") == "torch.compile"
+    assert resolve(table, "dc.suppress_errors") == "torch._dynamo.config.suppress_errors"
+    assert resolve(table, "config.triton.cudagraphs") == "torch._inductor.config.triton.cudagraphs"
+    assert resolve(table, "fast") == "torch.compile"
+    assert resolve(table, "comp") == "torch.compile"
+    assert dict(table.partial_keywords(ast.parse("fast", mode="eval").body)).keys() == {"mode"}
+
+
+def test_other_compiles_never_match():
+    table = names_of("import re\nfrom re import compile as rc\n")
+    assert resolve(table, "re.compile") == "re.compile"
+    assert resolve(table, "rc") == "re.compile"
+    assert resolve(table, "compile") == "builtins.compile"
+    shadowed = names_of("from torch import compile\ndef compile(x):\n    return x\n")
+    assert resolve(shadowed, "compile") != "torch.compile"
+
+
+def test_relative_imports():
+    table = names_of("from .blocks import Block\nfrom ..utils import helper\n", module="pkg.sub.train")
+    assert resolve(table, "Block") == "pkg.sub.blocks.Block"
+    assert resolve(table, "helper") == "pkg.utils.helper"
+    init = names_of("from .blocks import Block\n", module="pkg", is_package=True)
+    assert resolve(init, "Block") == "pkg.blocks.Block"
+
+
+def regions_for(tmp_path, files):
+    paths = []
+    for rel, src in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(src))
+        paths.append(str(path))
+    linter = Linter(lambda _p: Settings(root=str(tmp_path)), Selection(select=("CL000",)))
+    linter.lint(paths)
+    return linter.regions
+
+
+def test_single_file_regions(tmp_path):
+    regions = regions_for(
+        tmp_path,
+        {
+            "app.py": """
+            import torch
+            from torch import nn
+
+            def helper(x):
+                return x * 2
+
+            @torch.compile
+            def decorated(x):
+                return helper(x)
+
+            @torch.compile(mode="reduce-overhead")
+            def graphs(x):
+                return x
+
+            def plain(x):
+                return x
+
+            plain_c = torch.compile(plain, dynamic=True)
+
+            class Block(nn.Module):
+                def forward(self, x):
+                    return x
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = nn.ModuleList([Block() for _ in range(3)])
+
+                def forward(self, x):
+                    return self.tail(x)
+
+                def tail(self, x):
+                    return x
+
+            class Other(nn.Module):
+                def forward(self, x):
+                    return x
+
+            net = Net().to("cuda").eval()
+            net = torch.compile(net)
+            other = Other()
+            other.compile()
+
+            @torch.compiler.disable
+            def eager_only(x):
+                return x
+
+            class Traced(nn.Module):
+                def forward(self, x):
+                    return eager_only(x)
+
+            t = torch.jit.trace(Traced(), example)
+            """
+        },
+    )
+    assert {"compiled"} == regions["app.decorated"].kinds
+    assert regions["app.helper"].via == "decorated"
+    assert "cudagraph" in regions["app.graphs"].kinds
+    assert regions["app.plain"].sites[0].dynamic is True
+    for name in ("app.Net.forward", "app.Net.tail", "app.Block.forward", "app.Other.forward"):
+        assert "compiled" in regions[name].kinds, name
+    assert regions["app.Traced.forward"].kinds == {"traced"}
+    assert "app.eager_only" not in regions
+    assert "app.Block.__init__" not in regions
+
+
+def test_cross_file_regions(tmp_path):
+    regions = regions_for(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from .blocks import UpBlock\n",
+            "pkg/blocks.py": """
+            from torch import nn
+            from .ops import blend
+
+            class UpBlock(nn.Module):
+                def forward(self, x, y):
+                    return blend(x, y)
+            """,
+            "pkg/ops.py": """
+            def blend(a, b):
+                return a * 0.5 + b * 0.5
+            """,
+            "pkg/wrappers.py": """
+            import torch
+
+            def fast(model, mode="max-autotune"):
+                return torch.compile(model, mode=mode)
+            """,
+            "pkg/train.py": """
+            import torch
+            from pkg import UpBlock
+            from pkg.wrappers import fast
+
+            up = UpBlock()
+            up = fast(up, mode="reduce-overhead")
+            """,
+        },
+    )
+    fwd = regions["pkg.blocks.UpBlock.forward"]
+    assert "compiled" in fwd.kinds and "cudagraph" in fwd.kinds
+    assert fwd.sites[0].path.endswith("train.py")
+    assert "train.py:7" in fwd.describe() and "compiled by fast()" in fwd.describe()
+    assert regions["pkg.ops.blend"].via == "UpBlock.forward"
+
+
+def test_configured_wrappers(tmp_path):
+    (tmp_path / "lib.py").write_text("def trace_it(m):\n    return magic(m)\n")
+    (tmp_path / "use.py").write_text(
+        "from torch import nn\nfrom lib import trace_it\nclass M(nn.Module):\n    def forward(self, x):\n        return x\nm = trace_it(M())\n"
+    )
+    settings = Settings(root=str(tmp_path), trace_wrappers=("lib.trace_it",))
+    linter = Linter(lambda _p: settings, Selection(select=("CL000",)))
+    linter.lint([str(tmp_path / "lib.py"), str(tmp_path / "use.py")])
+    assert linter.regions["use.M.forward"].kinds == {"traced"}
+
+
+def test_one_file_alone_assumes_nothing(tmp_path):
+    regions = regions_for(
+        tmp_path,
+        {"blocks.py": "from torch import nn\nclass UpBlock(nn.Module):\n    def forward(self, x):\n        return x\n"},
+    )
+    assert regions == {}
