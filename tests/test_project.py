@@ -1,0 +1,89 @@
+"""The project's promises about itself: docs in sync, CI runs the README's command,
+pre-commit hooks work, codemods run under libcst's own runner."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+
+def test_rule_docs_and_readme_table_are_generated_from_the_registry():
+    from compile_lint import docs
+
+    assert docs.main(["--check"]) == 0, "run `python -m compile_lint.docs`"
+
+
+def _readme_commands():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    quick = text.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```sh\n(.+?)\n```", quick)
+
+
+def test_readme_has_two_quickstart_commands_and_ci_runs_the_test_one():
+    setup_and_check, setup_and_test = _readme_commands()
+    assert "compile-lint check fixtures/" in setup_and_check
+    assert "pytest" in setup_and_test and "-c constraints.txt" in setup_and_test
+    with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as fh:
+        ci_lines = [line.strip() for line in fh]
+    assert setup_and_test in ci_lines
+
+
+def test_constraints_pin_torch_and_package_declares_a_range():
+    with open(os.path.join(ROOT, "constraints.txt")) as fh:
+        assert "torch==2.13.0" in fh.read()
+    with open(os.path.join(ROOT, "pyproject.toml")) as fh:
+        text = fh.read()
+    assert re.search(r'"torch>=[\d.]+,<\d+"', text)
+    assert "torch==" not in text
+
+
+def test_codemod_runs_under_libcsts_runner(tmp_path):
+    target = tmp_path / "m.py"
+    target.write_text("import torch\nmodel = Net()\ntorch.compile(model)\n")
+    shutil.copy(os.path.join(ROOT, ".libcst.codemod.yaml"), tmp_path / ".libcst.codemod.yaml")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "libcst.tool", "codemod", "-j", "1", "--no-format",
+         "assign_compile_result.AssignCompileResult", str(target)],
+        capture_output=True, text=True, cwd=tmp_path, env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert target.read_text() == "import torch\nmodel = Net()\nmodel = torch.compile(model)\n"
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_pre_commit_try_repo(tmp_path):
+    pre_commit = os.path.join(os.path.dirname(sys.executable), "pre-commit")
+    if not os.path.exists(pre_commit):
+        pytest.skip("pre-commit is not installed (pip install -e '.[test]')")
+    repo = tmp_path / "user"
+    repo.mkdir()
+    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "cache"), GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    git = lambda *a: subprocess.run(["git", *a], cwd=repo, check=True, capture_output=True, env=env)  # noqa: E731
+    git("init", "-q")
+    (repo / "clean.py").write_text("import torch\nmodel = torch.compile(Net())\n")
+    git("add", "clean.py")
+
+    def try_repo(*files):
+        return subprocess.run(
+            [pre_commit, "try-repo", ROOT, "compile-lint", "--files", *files],
+            cwd=repo, capture_output=True, text=True, env=env,
+        )
+
+    ok = try_repo("clean.py")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    (repo / "hazard.py").write_text("import torch\nmodel = Net()\ntorch.compile(model)\n")
+    git("add", "hazard.py")
+    bad = try_repo("hazard.py")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "CL503" in bad.stdout
+    (repo / "notes.txt").write_text("no python here\n")
+    git("add", "notes.txt")
+    none = try_repo("notes.txt")
+    assert none.returncode == 0, none.stdout + none.stderr
