@@ -48,7 +48,7 @@ def test_codemod_runs_under_libcsts_runner(tmp_path):
     shutil.copy(os.path.join(ROOT, ".libcst.codemod.yaml"), tmp_path / ".libcst.codemod.yaml")
     env = dict(os.environ, PYTHONPATH=ROOT)
     proc = subprocess.run(
-        [sys.executable, "-m", "libcst.tool", "codemod", "-j", "1", "--no-format",
+        [sys.executable, "-m", "libcst.tool", "codemod", "--no-format",
          "assign_compile_result.AssignCompileResult", str(target)],
         capture_output=True, text=True, cwd=tmp_path, env=env,
     )
