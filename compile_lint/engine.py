@@ -15,6 +15,7 @@ from typing import Callable, Iterable, Optional
 
 from .analysis.facts import ModuleFacts
 from .analysis.names import NameTable, module_name_for
+from .analysis.walk import walk
 from .analysis.regions import ModuleSummary, ProjectIndex, RegionInfo, summarize
 from .config import Settings
 from .model import Finding, Position
@@ -42,6 +43,7 @@ class ParsedFile:
     names: Optional[NameTable]
     summary: Optional[ModuleSummary]
     failure: Optional[ParseFailure] = None
+    nodes: Optional[list] = None  # every node of `tree`, parents linked
 
 
 def enabled_codes(settings: Settings, cli: "Selection", path: str) -> frozenset[str]:
@@ -73,9 +75,10 @@ def parse_file(source: SourceFile, settings: Settings) -> ParsedFile:
     except ParseFailure as failure:
         return ParsedFile(source, None, None, None, failure)
     module, is_package = module_name_for(source.path)
-    names = NameTable.build(tree, module, is_package)
+    nodes = walk(tree)
+    names = NameTable.build(tree, module, is_package, nodes)
     summary = summarize(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers)
-    return ParsedFile(source, tree, names, summary)
+    return ParsedFile(source, tree, names, summary, nodes=nodes)
 
 
 def syntax_finding(parsed: ParsedFile) -> Finding:
@@ -93,7 +96,7 @@ def run_rules(
 ) -> list[Finding]:
     if parsed.failure is not None:
         return [syntax_finding(parsed)] if SYNTAX_ERROR in codes else []
-    facts = ModuleFacts(parsed.source, parsed.tree, parsed.names, regions, settings)
+    facts = ModuleFacts(parsed.source, parsed.tree, parsed.names, regions, settings, parsed.nodes)
     facts.target_torch = target_torch or settings.target_torch_version
     data = parsed.source.data
     findings: list[Finding] = []

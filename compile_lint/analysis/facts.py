@@ -14,6 +14,7 @@ from typing import Iterator, Optional
 from ..source import SourceFile
 from .names import NameTable
 from .regions import RegionInfo, def_qualnames, lambda_qualname
+from .walk import walk
 
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -26,6 +27,7 @@ class ModuleFacts:
         names: NameTable,
         regions: Optional[dict[str, RegionInfo]] = None,
         settings=None,
+        nodes=None,
     ):
         self.source = source
         self.path = source.path
@@ -34,10 +36,14 @@ class ModuleFacts:
         self._regions = regions or {}
         self.settings = settings  # compile_lint.config.Settings, for rules with options
         self._by_type: dict[type, list[ast.AST]] = defaultdict(list)
-        for node in ast.walk(tree):
-            self._by_type[type(node)].append(node)
-            for child in ast.iter_child_nodes(node):
-                child._cl_parent = node  # type: ignore[attr-defined]
+        by_type = self._by_type
+        for node in nodes if nodes is not None else walk(tree):  # walk() links parents
+            by_type[node.__class__].append(node)
+        prefix = f"{names.module}." if names.module else ""
+        self._local_kinds: set[str] = set()
+        for dotted, region in self._regions.items():
+            if dotted.startswith(prefix):
+                self._local_kinds |= region.kinds
 
     # -- structure -------------------------------------------------------------
     def nodes(self, *types: type) -> Iterator[ast.AST]:
@@ -105,6 +111,11 @@ class ModuleFacts:
                 if not isinstance(anc, ast.Lambda):
                     return None  # a def that is not a region: do not look further out
         return None
+
+    def has_region(self, kind: Optional[str] = None) -> bool:
+        """Cheap: could any code in this file be in a region (of `kind`)? Rules that
+        only look inside regions return early when not."""
+        return bool(self._local_kinds) if kind is None else kind in self._local_kinds
 
     def in_region(self, node: ast.AST, kind: str) -> Optional[RegionInfo]:
         region = self.region_of(node)

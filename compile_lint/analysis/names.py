@@ -72,10 +72,11 @@ class NameTable:
 
     # -- building -------------------------------------------------------------
     @classmethod
-    def build(cls, tree: ast.Module, module: str = "", is_package: bool = False) -> "NameTable":
+    def build(cls, tree: ast.Module, module: str = "", is_package: bool = False, nodes=None) -> "NameTable":
+        """`nodes`: every node of `tree` when the caller has already walked it."""
         table = cls(module=module, is_package=is_package)
         conflicted: set[str] = set()
-        for node in ast.walk(tree):
+        for node in nodes if nodes is not None else ast.walk(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional
 
 from .names import NameTable
+from .walk import walk_scope
 
 COMPILE = "compiled"
 TRACED = "traced"
@@ -197,6 +198,14 @@ class _Summarizer:
         self.trace_funcs = TRACE_FUNCS | frozenset(extra_trace)
         self.summary = ModuleSummary(path=path, module=names.module, bindings=dict(names.bindings))
         self.qualnames = def_qualnames(tree)
+        self._scopes: dict[int, list[ast.AST]] = {}
+
+    def _scope(self, owner, body) -> list[ast.AST]:
+        """The nodes of one scope, walked once and reused by every pass over it."""
+        nodes = self._scopes.get(id(owner))
+        if nodes is None:
+            nodes = self._scopes[id(owner)] = walk_scope(body)
+        return nodes
 
     # -- local typing: which class a name or self attribute holds -------------
     def _instance_ref(self, value: ast.expr) -> Optional[Ref]:
@@ -214,9 +223,9 @@ class _Summarizer:
                 return Ref(dotted, instance=True)
         return None
 
-    def _scope_types(self, body: list[ast.stmt]) -> dict[str, Ref]:
+    def _scope_types(self, nodes: list[ast.AST]) -> dict[str, Ref]:
         types: dict[str, Ref] = {}
-        for node in _walk_scope(body):
+        for node in nodes:
             if isinstance(node, ast.Assign):
                 targets, value = node.targets, node.value
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
@@ -301,13 +310,13 @@ class _Summarizer:
         return func in DISABLE_FUNCS
 
     def run(self) -> ModuleSummary:
-        module_types = self._scope_types(self.tree.body)
-        self._visit_body(self.tree.body, module_types, None, None, None)
+        nodes = self._scope(self.tree, self.tree.body)
+        self._visit_body(nodes, self._scope_types(nodes), None, None, None)
         return self.summary
 
-    def _visit_body(self, body, local, cls, cls_dotted, owner: Optional[DefInfo]) -> None:
+    def _visit_body(self, nodes, local, cls, cls_dotted, owner: Optional[DefInfo]) -> None:
         """Record sites, calls and defs in one scope (not descending into nested defs)."""
-        for node in _walk_scope(body):
+        for node in nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._visit_function(node, local, cls, cls_dotted)
             elif isinstance(node, ast.ClassDef):
@@ -332,7 +341,7 @@ class _Summarizer:
     def _visit_lambda(self, node: ast.Lambda, local, cls, cls_dotted) -> None:
         info = DefInfo(lambda_qualname(node), "lambda", node.lineno)
         self.summary.defs[info.qualname] = info
-        self._visit_body([ast.Expr(node.body)], local, cls, cls_dotted, info)
+        self._visit_body(walk_scope([ast.Expr(node.body)]), local, cls, cls_dotted, info)
 
     def _visit_function(self, node, outer_local, cls, cls_dotted) -> None:
         qualname = self.qualnames[id(node)]
@@ -344,20 +353,21 @@ class _Summarizer:
             site = self._decorator_site(deco, target)
             if site is not None:
                 self.summary.sites.append(site)
+        nodes = self._scope(node, node.body)
         local = dict(outer_local)
-        local.update(self._scope_types(node.body))
-        for inner in _walk_scope(node.body):  # nested defs shadow module names
+        local.update(self._scope_types(nodes))
+        for inner in nodes:  # nested defs shadow module names
             if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and id(inner) in self.qualnames:
                 local[inner.name] = Ref(self.summary.dotted(self.qualnames[id(inner)]))
         params = [a.arg for a in node.args.posonlyargs + node.args.args]
         if cls is not None and params and params[0] in ("self", "cls"):
             params = params[1:]
-        self._visit_body(node.body, local, cls, cls_dotted, info)
-        info.wraps = self._wrapper_shape(node, params, local, cls, cls_dotted)
+        self._visit_body(nodes, local, cls, cls_dotted, info)
+        info.wraps = self._wrapper_shape(nodes, params)
 
-    def _wrapper_shape(self, node, params, local, cls, cls_dotted):
+    def _wrapper_shape(self, nodes, params):
         """A project function whose `return` compiles or traces one of its parameters."""
-        for ret in _walk_scope(node.body):
+        for ret in nodes:
             if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Call):
                 call = ret.value
                 func = self.names.resolve(call.func)
@@ -373,8 +383,12 @@ class _Summarizer:
         info.bases = [b for b in (self.names.resolve(base) for base in node.bases) if b]
         self.summary.defs[qualname] = info
         cls_dotted = self.summary.dotted(qualname)
-        # self.x = Cls(...) anywhere in the class: attribute types and submodules
-        for sub in ast.walk(node):
+        # self.x = Cls(...) in any method: attribute types and submodules
+        class_nodes = self._scope(node, node.body)
+        method_nodes = [
+            self._scope(m, m.body) for m in class_nodes if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ]
+        for sub in [n for nodes in [class_nodes, *method_nodes] for n in nodes]:
             if isinstance(sub, ast.Assign):
                 for target in sub.targets:
                     if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
@@ -389,22 +403,10 @@ class _Summarizer:
             site = self._decorator_site(deco, Ref(cls_dotted, instance=True))
             if site is not None:
                 self.summary.sites.append(site)
-        self._visit_body(node.body, {}, info, cls_dotted, None)
+        self._visit_body(class_nodes, {}, info, cls_dotted, None)
 
 
-def _walk_scope(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Every node in `body`, not descending into nested defs, classes or lambdas
-    (but yielding the def/class nodes themselves)."""
-    stack = list(reversed(body))
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            if not isinstance(node, ast.Lambda):
-                # decorators and defaults run in the enclosing scope
-                stack.extend(reversed(node.decorator_list))
-            continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+_walk_scope = walk_scope  # older name, still imported by some rules
 
 
 def summarize(tree: ast.Module, names: NameTable, path: str, compile_wrappers=(), trace_wrappers=()) -> ModuleSummary:

@@ -82,6 +82,8 @@ class GraphBreak(Rule):
     ]
 
     def check(self, facts):
+        if not facts.has_region("compiled"):
+            return
         capture_scalars = self._captures_scalars(facts)
         guesses: dict[int, TensorGuess] = {}
 
@@ -119,21 +121,21 @@ class GraphBreak(Rule):
                 if dotted == "builtins.print":
                     found = report(call, "`print(...)`")
                 elif dotted in ("builtins.float", "builtins.int", "builtins.bool") and len(call.args) == 1:
-                    guess = guess_for(call)
+                    guess = guess_for(call) if facts.in_region(call, "compiled") else None
                     if guess is not None and guess.is_tensor(call.args[0]):
                         found = report(call, f"`{dotted[9:]}(tensor)`")
             if found is not None:
                 yield found
         for node in facts.nodes(ast.If, ast.While, ast.Assert, ast.IfExp):
-            guess = guess_for(node)
+            guess = guess_for(node) if facts.in_region(node, "compiled") else None
             if guess is not None and guess.is_tensor(node.test):
                 found = report(node.test, f"`{type(node).__name__.lower().replace('ifexp', 'if')}` on a tensor value")
                 if found is not None:
                     yield found
         for sub in facts.nodes(ast.Subscript):
-            if not isinstance(sub.ctx, ast.Load):
+            if not isinstance(sub.ctx, ast.Load) or not isinstance(sub.slice, ast.Compare):
                 continue
-            guess = guess_for(sub)
+            guess = guess_for(sub) if facts.in_region(sub, "compiled") else None
             if guess is None:
                 continue
             index = sub.slice
