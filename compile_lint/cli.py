@@ -151,7 +151,28 @@ def _guard(func):
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """Imports `verify` only when it runs: check/fix stay free of its imports."""
+
+    lazy = {"verify": ("compile_lint.verify.command", "verify_command")}
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def get_command(self, ctx, name):
+        if name in self.lazy and name not in self.commands:
+            module, attr = self.lazy[name]
+            try:
+                import importlib
+
+                return getattr(importlib.import_module(module), attr)
+            except ImportError as exc:
+                _error(f"`{name}` is not available in this install: {exc}")
+                sys.exit(EXIT_ERROR)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="compile-lint")
 def cli():
     """Find, fix and prove PyTorch code that changes meaning under torch.compile,
@@ -313,17 +334,6 @@ def rule_command(code):
     click.echo(f"# {rule.name} ({rule.code})\n")
     click.echo(f"Family: {rule.family}. Fix: {rule.fix_safety}.\n")
     click.echo(rule.page())
-
-
-def _register_verify() -> None:
-    try:
-        from .verify.command import verify_command
-    except ImportError:  # verify not built into this install
-        return
-    cli.add_command(verify_command, "verify")
-
-
-_register_verify()
 
 
 def main() -> None:
