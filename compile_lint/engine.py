@@ -87,15 +87,28 @@ def syntax_finding(parsed: ParsedFile) -> Finding:
     return Finding(SYNTAX_ERROR, failure.message, parsed.source.path, pos, pos)
 
 
+# Which rules run in which pass. Pass 1 runs on every file before the region index
+# exists; pass 2 runs after it, and re-parses only the files that need it.
+LOCAL = "local"  # rules that never ask about regions: pass 1
+REGION = "region"  # rules that only look inside regions: pass 2, files holding a region
+ANY = "any"  # rules that need the index but may fire anywhere: pass 2, every file
+
+
+def rule_pass(rule) -> str:
+    uses = getattr(rule, "uses_regions", None)
+    return LOCAL if uses is False else REGION if uses is True else ANY
+
+
 def run_rules(
     parsed: ParsedFile,
     regions: dict[str, RegionInfo],
     codes: Iterable[str],
     settings: Settings,
     target_torch: Optional[str] = None,
+    passes: Iterable[str] = (LOCAL, REGION, ANY),
 ) -> list[Finding]:
     if parsed.failure is not None:
-        return [syntax_finding(parsed)] if SYNTAX_ERROR in codes else []
+        return [syntax_finding(parsed)] if SYNTAX_ERROR in codes and LOCAL in passes else []
     facts = ModuleFacts(parsed.source, parsed.tree, parsed.names, regions, settings, parsed.nodes)
     facts.target_torch = target_torch or settings.target_torch_version
     data = parsed.source.data
@@ -103,12 +116,24 @@ def run_rules(
     rules = all_rules()
     for code in sorted(codes):
         rule = rules[code]
+        if rule_pass(rule) not in passes:
+            continue
         if rule.requires and not any(token in data for token in rule.requires):
             continue
         findings.extend(rule.check(facts))
     findings = filter_suppressed(findings, parsed.source)
     findings.sort(key=Finding.sort_key)
     return findings
+
+
+def modules_with_regions(regions: dict[str, RegionInfo]) -> set[str]:
+    """Every dotted prefix of a region's name: a module holds a region iff it is here."""
+    out: set[str] = set()
+    for dotted in regions:
+        parts = dotted.split(".")
+        for cut in range(1, len(parts)):
+            out.add(".".join(parts[:cut]))
+    return out
 
 
 def _total_size(paths: list[str]) -> int:
@@ -134,6 +159,7 @@ class Linter:
         parsed: dict[str, ParsedFile] = {}
         inputs = [(p, None) for p in paths] + ([stdin] if stdin else [])
         keep = _total_size(paths) <= KEEP_TREES_BYTES
+        # pass 1: parse, summarize, and run the rules that need no regions
         for path, data in inputs:
             try:
                 source = read_source(path, data)
@@ -141,21 +167,49 @@ class Linter:
                 results[path] = FileResult(path, error=f"cannot read: {exc.strerror or exc}")
                 continue
             item = parse_file(source, self.settings_for(path))
+            results[path] = FileResult(path, self._run(item, {}, (LOCAL,)))
             if not keep:  # hold only the summary until the second pass
-                item = ParsedFile(source, None, None, item.summary, item.failure)
+                item = ParsedFile(source, None, item.names, item.summary, item.failure)
             parsed[path] = item
+        # the region index, across every file of the run
         index = ProjectIndex(p.summary for p in parsed.values() if p.summary is not None)
         self.regions = index.regions()
+        holders = modules_with_regions(self.regions)
+        # pass 2: region rules, re-parsing only the files that need it
         for path, item in parsed.items():
-            if item.tree is None and item.failure is None:
+            if item.failure is not None:
+                continue
+            passes = (REGION, ANY) if item.names.module in holders else (ANY,)
+            if not self._enabled_in(path, passes, item.source.data):
+                continue
+            if item.tree is None:
                 item = parse_file(item.source, self.settings_for(path))
-            results[path] = FileResult(path, self.lint_parsed(item, self.regions))
+            found = self._run(item, self.regions, passes)
+            if found:
+                merged = results[path].findings + found
+                merged.sort(key=Finding.sort_key)
+                results[path].findings = merged
         return [results[p] for p, _ in inputs if p in results]
 
-    def lint_parsed(self, item: ParsedFile, regions: dict[str, RegionInfo]) -> list[Finding]:
+    def _codes(self, path: str) -> frozenset[str]:
+        return enabled_codes(self.settings_for(path), self.selection, path)
+
+    def _enabled_in(self, path: str, passes, data: bytes) -> bool:
+        """Could any enabled rule of these passes fire here (its text pre-filter passes)?"""
+        rules = all_rules()
+        for code in self._codes(path):
+            rule = rules[code]
+            if rule_pass(rule) in passes and (not rule.requires or any(t in data for t in rule.requires)):
+                return True
+        return False
+
+    def _run(self, item: ParsedFile, regions, passes) -> list[Finding]:
         settings = self.settings_for(item.source.path)
-        codes = enabled_codes(settings, self.selection, item.source.path)
-        return run_rules(item, regions, codes, settings, self.selection.target_torch)
+        return run_rules(item, regions, self._codes(item.source.path), settings, self.selection.target_torch, passes)
+
+    def lint_parsed(self, item: ParsedFile, regions: dict[str, RegionInfo]) -> list[Finding]:
+        """Every enabled rule on one parsed file (both passes at once)."""
+        return self._run(item, regions, (LOCAL, REGION, ANY))
 
     def relint(self, path: str, data: bytes, regions: dict[str, RegionInfo]) -> tuple[ParsedFile, list[Finding]]:
         """Lint new contents of one file against an existing region index (fix loop)."""

@@ -51,6 +51,10 @@ class Rule:
     # The rule cannot fire in a file that contains none of these byte strings;
     # empty means "always run" (a region can come from another file).
     requires: ClassVar[tuple[bytes, ...]] = ()
+    # Does check() ask about regions? False: runs before the region index is built, on
+    # every file. True: only looks inside regions, runs only on files holding one.
+    # None (unknown): runs after the index, on every file (correct, but slower).
+    uses_regions: ClassVar[Optional[bool]] = None
     valid: ClassVar[list[Case]] = []
     invalid: ClassVar[list[Case]] = []
 

@@ -53,6 +53,7 @@ class UnknownCompileConfig(Rule):
     - torch/utils/_config_module.py (`Config(alias=...)`)
     """
 
+    uses_regions = False
     code = "CL501"
     name = "unknown-compile-config"
     summary = "Config key that the target torch release does not have"

@@ -58,6 +58,7 @@ class DisableMisuse(Rule):
     - https://pytorch.org/docs/stable/generated/torch.compiler.disable.html
     """
 
+    uses_regions = None
     code = "CL505"
     name = "disable-misuse"
     summary = "`torch.compiler.disable` built inline in a compiled region, or its result discarded"

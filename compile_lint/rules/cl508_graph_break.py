@@ -56,6 +56,7 @@ class GraphBreak(Rule):
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html#graph-breaks
     """
 
+    uses_regions = True
     code = "CL508"
     name = "graph-break"
     summary = "Construct that forces a graph break in compiled code"
