@@ -75,7 +75,7 @@ def parse_file(source: SourceFile, settings: Settings) -> ParsedFile:
     except ParseFailure as failure:
         return ParsedFile(source, None, None, None, failure)
     module, is_package = module_name_for(source.path)
-    nodes = walk(tree)
+    nodes = walk(tree, link_parents=True)
     names = NameTable.build(tree, module, is_package, nodes)
     summary = summarize(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers)
     return ParsedFile(source, tree, names, summary, nodes=nodes)

@@ -37,7 +37,7 @@ class ModuleFacts:
         self.settings = settings  # compile_lint.config.Settings, for rules with options
         self._by_type: dict[type, list[ast.AST]] = defaultdict(list)
         by_type = self._by_type
-        for node in nodes if nodes is not None else walk(tree):  # walk() links parents
+        for node in nodes if nodes is not None else walk(tree, link_parents=True):
             by_type[node.__class__].append(node)
         prefix = f"{names.module}." if names.module else ""
         self._local_kinds: set[str] = set()
@@ -111,6 +111,10 @@ class ModuleFacts:
                 if not isinstance(anc, ast.Lambda):
                     return None  # a def that is not a region: do not look further out
         return None
+
+    def region_of_def(self, dotted: str) -> Optional[RegionInfo]:
+        """The region of a def by its dotted name (`pkg.mod.Class.forward`), any file."""
+        return self._regions.get(dotted)
 
     def has_region(self, kind: Optional[str] = None) -> bool:
         """Cheap: could any code in this file be in a region (of `kind`)? Rules that

@@ -29,9 +29,12 @@ def children(node: ast.AST) -> Iterator[ast.AST]:
             yield value
 
 
-def walk(node: ast.AST) -> list[ast.AST]:
+def walk(node: ast.AST, link_parents: bool = False) -> list[ast.AST]:
     """Every node under `node` (itself included), as a list, in breadth-first order.
-    Each child gets a `_cl_parent` link on the way (ModuleFacts.parent reads it)."""
+    With `link_parents`, each child gets the `_cl_parent` link ModuleFacts.parent reads:
+    only the engine does that, on a whole module."""
+    if not link_parents:
+        return _walk_plain(node)
     out = [node]
     append = out.append
     fields_of = _fields
@@ -48,6 +51,25 @@ def walk(node: ast.AST) -> list[ast.AST]:
                         append(item)
             elif isinstance(value, ast.AST):
                 value._cl_parent = current
+                append(value)
+    return out
+
+
+def _walk_plain(node: ast.AST) -> list[ast.AST]:
+    out = [node]
+    append = out.append
+    fields_of = _fields
+    i = 0
+    while i < len(out):
+        current = out[i]
+        i += 1
+        for name in fields_of(current.__class__):
+            value = getattr(current, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        append(item)
+            elif isinstance(value, ast.AST):
                 append(value)
     return out
 
