@@ -1,0 +1,354 @@
+from __future__ import annotations
+
+import ast
+
+from ..analysis.classes import describe, labelled, site_of_kind
+from ._shapes import cast_kind, direct_shape_element, flows_to_sink, shape_names
+from .base import Case, Rule
+
+_EFFECT = {
+    "torch.jit.trace": "torch.jit.trace records it as the constant it was while tracing (TracerWarning): "
+    "at another input size the trace raises a RuntimeError or silently computes with the traced size",
+    "torch.jit.trace_module": "torch.jit.trace_module records it as the constant it was while tracing: "
+    "at another input size the trace raises a RuntimeError or silently computes with the traced size",
+    "torch.onnx.export": "the exported graph keeps it as the constant it was while exporting, so the model "
+    "is wrong or fails at any other input size",
+    "torch.fx.symbolic_trace": "torch.fx.symbolic_trace fails on it (`int(Proxy)` raises TypeError)",
+    "torch.export.export": "torch.export specializes the size: the program gets a guard such as "
+    "`x.size()[2] == 32` that rejects every other size, even with `Dim.AUTO`",
+    "torch.export.export_for_training": "torch.export specializes the size: the program gets a guard that "
+    "rejects every other size, even with `Dim.AUTO`",
+}
+_GENERIC = "the tracer turns it into the constant it was while tracing, so other input sizes fail or give wrong results"
+
+
+def _float_fix_is_exact(facts, call: ast.Call) -> bool:
+    """Dropping `float()` keeps the value and the type only where the result is
+    divided, or combined with a float literal."""
+    parent = facts.parent(call)
+    if not isinstance(parent, ast.BinOp):
+        return False
+    if isinstance(parent.op, ast.Div):
+        return True
+    other = parent.right if parent.left is call else parent.left
+    return (
+        isinstance(parent.op, (ast.Mult, ast.Add, ast.Sub))
+        and isinstance(other, ast.Constant)
+        and isinstance(other.value, float)
+    )
+
+
+class TracedShapeToPython(Rule):
+    """
+    ## What it does
+    Finds `int()`, `float()`, `math.floor()`/`ceil()`, `.item()` and `.tolist()` of a
+    tensor's shape or size (`x.shape[2]`, `x.size(-1)`, `x.size()[2]`, a name bound to
+    one, `[int(s) for s in x.shape[-2:]]`, `map(int, x.shape)`) inside a traced region
+    (`torch.jit.trace`, `torch.fx.symbolic_trace`, `torch.export.export`,
+    `torch.onnx.export`, followed into the code those call, across files), when the
+    cast value is used as a size: `size=`, `view`, `reshape`, `expand`, `new_zeros`,
+    `torch.zeros`, `F.pad`, `range`, a slice, directly or through local names.
+
+    ## Why is this bad?
+    While tracing, a size is a traced value. A Python cast turns it into the number
+    it had for the example input, and that number is written into the trace:
+    - `torch.jit.trace` at 32x32, then run at 48x80: a TracerWarning while tracing,
+      then a RuntimeError, or silently the 32x32 result with no error at all;
+    - `torch.fx.symbolic_trace`: `int(Proxy)` raises TypeError;
+    - `torch.export.export`: `Guard failed: ref.size()[2] == 32`, even with `Dim.AUTO`.
+
+    A size passed on without a cast (`size=ref.shape[-2:]`, `tuple(ref.shape[-2:])`,
+    `x.view(b, c, h * w)` with `b, c, h, w = x.shape`) stays symbolic and follows the input.
+
+    ## Example
+    ```python
+    class Decoder(nn.Module):
+        def forward(self, x, skip):
+            x = F.interpolate(x, size=(int(skip.shape[2]), int(skip.shape[3])), mode="bilinear")
+            return torch.cat([x, skip], 1)
+
+    traced = torch.jit.trace(Decoder(), (low, skip))
+    ```
+
+    ## Use instead
+    ```python
+    class Decoder(nn.Module):
+        def forward(self, x, skip):
+            x = F.interpolate(x, size=(skip.shape[2], skip.shape[3]), mode="bilinear")
+            return torch.cat([x, skip], 1)
+    ```
+
+    ## Fix safety
+    Safe: the fix drops `int()` when it wraps one size directly (`int(x.shape[2])`,
+    `int(x.size(2))`): in eager mode a size already is an `int`, so results, types and
+    `state_dict` are unchanged. `float()` is dropped only where the result is divided
+    or combined with a float literal, which gives the same float. Casts of arithmetic,
+    of names, `.item()` and `.tolist()` are reported without a fix.
+
+    Only casts that reach a size are reported: `float(q.shape[-1]) ** -0.5` used as an
+    attention scale is a channel count, constant for a given model.
+
+    ## References
+    - hazards.md CL101 (jit.trace 32x32 run at 48x80; fx `int(Proxy)` TypeError;
+      export guard `ref.size()[2] == 32` with `Dim.AUTO`)
+    - pytorch#36596, pytorch#10654
+    - https://pytorch.org/docs/stable/generated/torch.jit.trace.html (TracerWarning)
+    """
+
+    uses_regions = True
+    code = "CL101"
+    name = "traced-shape-to-python"
+    summary = "Python cast of a tensor size in a traced region bakes the size into the trace"
+    fix_safety = "safe"
+    codemod = "codemods.drop_shape_cast:DropShapeCast"
+    requires = (b"shape", b"size")
+
+    valid = [
+        Case(
+            """\
+            import torch.nn.functional as F
+            def up(x, ref):
+                return F.interpolate(x, size=(int(ref.shape[2]), int(ref.shape[3])))
+            """,
+            note="not traced: eager code may cast",
+        ),
+        Case(
+            """\
+            import torch
+            import torch.nn.functional as F
+            def up(x, ref):
+                return F.interpolate(x, size=ref.shape[-2:], mode="bilinear")
+            traced = torch.jit.trace(up, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 16, 16)))
+            """,
+            note="the size stays traced",
+        ),
+        Case(
+            """\
+            import torch
+            import torch.nn.functional as F
+            def up(x, ref):
+                h, w = ref.shape[-2:]
+                y = F.interpolate(x, size=tuple(ref.shape[-2:]))
+                return y.view(y.shape[0], -1, h * w)
+            traced = torch.jit.trace(up, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 16, 16)))
+            """,
+            note="tuple() and arithmetic on sizes stay traced",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Attention(nn.Module):
+                def forward(self, q, k):
+                    scale = float(q.shape[-1]) ** -0.5
+                    return (q @ k.transpose(-2, -1)) * scale
+            exported = torch.jit.trace(Attention(), (torch.rand(1, 4, 8), torch.rand(1, 4, 8)))
+            """,
+            note="a cast that never reaches a size: a channel count used as a scale",
+        ),
+        Case(
+            """\
+            import torch
+            import torch.nn.functional as F
+            @torch.compile
+            def up(x, ref):
+                return F.interpolate(x, size=(int(ref.shape[2]), int(ref.shape[3])))
+            """,
+            note="compiled, not traced: Dynamo handles int() of a size (CL508's business)",
+        ),
+        Case(
+            """\
+            import torch
+            import torch.nn.functional as F
+            def up(x, ref):
+                return F.interpolate(x, size=(int(ref.shape[2]), int(ref.shape[3])))
+            scripted = torch.jit.script(up)
+            """,
+            note="torch.jit.script compiles the int() call, it does not bake it",
+        ),
+        Case(
+            """\
+            import torch
+            def head(x, n: int):
+                return x.view(int(n), -1)
+            traced = torch.jit.trace(head, (torch.rand(4, 4), 2))
+            """,
+            note="int() of something that is not a size",
+        ),
+    ]
+    invalid = [
+        Case(
+            """\
+            import torch
+            import torch.nn.functional as F
+            def up(x, ref):
+                return F.interpolate(x, size=(int(ref.shape[2]), int(ref.shape[3])), mode="bilinear")
+            traced = torch.jit.trace(up, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 16, 16)))
+            """,
+            fixed="""\
+            import torch
+            import torch.nn.functional as F
+            def up(x, ref):
+                return F.interpolate(x, size=(ref.shape[2], ref.shape[3]), mode="bilinear")
+            traced = torch.jit.trace(up, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 16, 16)))
+            """,
+            rows=[4],
+        ),
+        Case(
+            """\
+            import torch as T
+            from torch import nn
+            from torch.nn import functional
+            class Decoder(nn.Module):
+                def forward(self, x, skip):
+                    b, c = x.size()[0], x.size()[1]
+                    h = int(skip.size()[2])
+                    w = int(skip.size(3))
+                    x = functional.interpolate(x, size=(h, w))
+                    return x.reshape(b, c, h, w)
+            model = Decoder().eval()
+            ex = T.export.export(model, (T.rand(1, 8, 16, 16), T.rand(1, 8, 32, 32)))
+            """,
+            fixed="""\
+            import torch as T
+            from torch import nn
+            from torch.nn import functional
+            class Decoder(nn.Module):
+                def forward(self, x, skip):
+                    b, c = x.size()[0], x.size()[1]
+                    h = skip.size()[2]
+                    w = skip.size(3)
+                    x = functional.interpolate(x, size=(h, w))
+                    return x.reshape(b, c, h, w)
+            model = Decoder().eval()
+            ex = T.export.export(model, (T.rand(1, 8, 16, 16), T.rand(1, 8, 32, 32)))
+            """,
+            rows=[7, 8],
+            note="aliases, x.size()[i], flow through names, export",
+        ),
+        Case(
+            """\
+            import math
+            import torch
+            import torch.fx
+            from torch import nn
+            class Upscale(nn.Module):
+                def forward(self, x):
+                    size = [int(s * 1.5) for s in x.shape[-2:]]
+                    pad = math.floor(x.shape[-1] / 8)
+                    y = nn.functional.interpolate(x, size=size)
+                    return nn.functional.pad(y, (0, pad))
+            gm = torch.fx.symbolic_trace(Upscale())
+            """,
+            rows=[7, 8],
+            note="comprehension over x.shape, math.floor; no fix for casts of arithmetic",
+        ),
+        Case(
+            """\
+            import torch
+            def flatten_hw(x):
+                hw = torch.tensor(x.shape[-2:]).prod().item()
+                return x.new_zeros(x.shape[0], hw)
+            torch.onnx.export(flatten_hw, (torch.rand(1, 3, 8, 8),), "m.onnx")
+            """,
+            rows=[3],
+            note=".item() of a tensor built from sizes, onnx.export",
+        ),
+        Case(
+            """\
+            import torch
+            def crop(x, ref):
+                top = float(x.size(2)) / 2 - ref.shape[2] / 2
+                return x[:, :, int(top):, :]
+            t = torch.jit.trace(crop, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 4, 4)))
+            """,
+            fixed="""\
+            import torch
+            def crop(x, ref):
+                top = x.size(2) / 2 - ref.shape[2] / 2
+                return x[:, :, int(top):, :]
+            t = torch.jit.trace(crop, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 4, 4)))
+            """,
+            rows=[3, 4],
+            note="float() dropped where the value is divided; int(top) stays, without a fix",
+        ),
+        Case(
+            """\
+            import torch.nn as nn
+            import torch.nn.functional as F
+            class Fuse(nn.Module):
+                def forward(self, low, high):
+                    low = F.interpolate(low, size=[int(v) for v in high.shape[2:]])
+                    return low + high
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fuse = Fuse()
+                def forward(self, a, b):
+                    return self.fuse(a, b)
+            """,
+            files={
+                "pkg/__init__.py": "",
+                "pkg/export.py": (
+                    "import torch\n"
+                    "from pkg.blocks import Net\n"
+                    "net = Net().eval()\n"
+                    "traced = torch.jit.trace(net, (torch.rand(1, 8, 8, 8), torch.rand(1, 8, 16, 16)))\n"
+                ),
+            },
+            path="pkg/blocks.py",
+            rows=[5],
+            note="cross-file: a submodule's forward, traced from another file",
+        ),
+    ]
+
+    def check(self, facts):
+        if not facts.has_region("traced"):
+            return
+        reported: set[int] = set()
+        names_cache: dict[int, set[str]] = {}
+        for call in facts.nodes(ast.Call):
+            func = facts.enclosing_function(call)
+            if func is None:
+                continue
+            region = facts.in_region(call, "traced")
+            if region is None:
+                continue
+            key = id(func)
+            if key not in names_cache:
+                names_cache[key] = shape_names(facts, func)
+            kind = cast_kind(facts, call, names_cache[key])
+            if kind is None:
+                continue
+            # report the outermost cast only: int(float(h) * 1.5) is one finding
+            if any(id(anc) in reported for anc in facts.ancestors(call)):
+                continue
+            outer = [a for a in facts.ancestors(call) if isinstance(a, ast.Call) and cast_kind(facts, a, names_cache[key])]
+            if outer:
+                continue
+            sink = flows_to_sink(facts, call, func)
+            if sink is None:
+                continue
+            reported.add(id(call))
+            yield self._finding(facts, call, kind, sink, region)
+
+    def _finding(self, facts, call, kind, sink, region):
+        site = site_of_kind(region, "traced")
+        effect = _EFFECT.get(site.api if site else "", _GENERIC)
+        what = facts.text(call)
+        sink_text = f"`{facts.text(sink.func)}`" if isinstance(sink, ast.Call) else "an index"
+        arg = call.args[0] if call.args else None
+        direct = kind in ("int", "float") and arg is not None and direct_shape_element(arg)
+        keep = facts.text(arg) if direct else "the size itself (`x.shape[2]`, `x.shape[-2:]`)"
+        message = (
+            f"`{what}` makes a Python number of a traced size that feeds {sink_text}; {effect}. "
+            f"Pass {'`' + keep + '`' if direct else keep} without the cast "
+            f"({describe(region, 'traced')})"
+        )
+        fixable = direct and (kind == "int" or _float_fix_is_exact(facts, call))
+        if fixable:
+            return self.finding(
+                facts, call, message, fix=f"drop `{kind}()` around `{keep}`",
+                data={"cast": facts.text(call.func)}, region=labelled(region, "traced"),
+            )
+        return self.finding(facts, call, message, region=labelled(region, "traced"))

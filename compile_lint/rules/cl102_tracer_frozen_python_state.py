@@ -1,0 +1,448 @@
+from __future__ import annotations
+
+import ast
+
+from ..analysis.classes import (
+    calls_of_name,
+    class_region,
+    describe,
+    enclosing_loops,
+    init_attr_kinds,
+    instance_writes,
+    is_module_class,
+    is_write_target,
+    labelled,
+    local_class,
+    loop_value_kind,
+    method_attr_writes,
+    methods,
+    python_kind,
+    scopes,
+    self_reads,
+    site_of_kind,
+    wraps_in,
+)
+from ..analysis.walk import walk as _walk
+from .base import Case, Rule
+
+KINDS = frozenset({"int", "float", "bool", "list", "tuple"})
+_CONSEQUENCE = (
+    "the trace keeps the value it had while tracing (measured: a float changed after tracing left the "
+    "output off by 0.643, a reordered layer list by 3.0, with no error)"
+)
+
+
+def _article(kind: str) -> str:
+    return "an" if kind == "int" else "a"
+
+
+def _what(kind: str) -> str:
+    return "a Python value" if kind == "Python value" else f"{_article(kind)} {kind}"
+
+
+class TracerFrozenPythonState(Rule):
+    """
+    ## What it does
+    Finds Python values (`int`, `float`, `bool`, `list`, `tuple` attributes set in
+    `__init__`) that the `forward` of a traced module reads, when they are changed
+    after `__init__`:
+    - in a method of the class (`def set_alpha(self, a): self.alpha = a`,
+      `self.order.reverse()`, `self.step += 1` in `forward` itself), reported at the
+      read in the traced code;
+    - on the instance after tracing it, when the traced module is then called
+      (`traced = torch.jit.trace(model, x); model.alpha = 0.3; traced(y)`), reported
+      at the change. This works when the class is defined in another file too.
+
+    Traced means passed to `torch.jit.trace`, `torch.fx.symbolic_trace`,
+    `torch.export.export` or `torch.onnx.export`, or reached from such code.
+
+    ## Why is this bad?
+    Tracers run `forward` once and record tensor operations; a Python value read on
+    the way is folded into the graph as a constant. Changing the attribute later
+    changes the eager module but not the trace, with no error: a float attribute
+    changed after tracing left the output off by 0.643, and reordering a list of
+    layers after tracing left it off by 3.0.
+
+    ## Example
+    ```python
+    class Blend(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.alpha = 0.5
+
+        def set_alpha(self, alpha):
+            self.alpha = alpha
+
+        def forward(self, fg, bg):
+            return fg * self.alpha + bg * (1 - self.alpha)
+
+    traced = torch.jit.trace(Blend(), (fg, bg))
+    ```
+
+    ## Use instead
+    Make the value an input of `forward` (a tensor, so it is traced), or a buffer
+    updated in place, or trace again after every change:
+    ```python
+    class Blend(nn.Module):
+        def forward(self, fg, bg, alpha):
+            return fg * alpha + bg * (1 - alpha)
+
+    traced = torch.jit.trace(Blend(), (fg, bg, torch.tensor(0.5)))
+    ```
+
+    ## Fix safety
+    No fix: whether the value should become an input, a buffer, or a reason to trace
+    again is a design decision.
+
+    Not reported: attributes only `__init__` (and helpers only it calls) sets; a change
+    made before tracing; a change after tracing when the traced module is not called
+    afterwards (tracing for export, then going on with the eager module); tensors,
+    parameters and buffers; `torch.jit.script` (it compiles attribute reads).
+
+    ## References
+    - hazards.md CL102 (jit.trace / export / fx bake the value: diff 3.0 and 0.643)
+    - https://pytorch.org/docs/stable/generated/torch.jit.trace.html (traced functions
+      record only tensor operations; Python values become constants)
+    """
+
+    uses_regions = None
+    code = "CL102"
+    name = "tracer-frozen-python-state"
+    summary = "Traced module reads a Python attribute that is changed after tracing"
+    fix_safety = "none"
+    requires = ()
+
+    valid = [
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Blend(nn.Module):
+                def __init__(self, alpha: float = 0.5):
+                    super().__init__()
+                    self.alpha = alpha
+                def forward(self, fg, bg):
+                    return fg * self.alpha + bg * (1 - self.alpha)
+            traced = torch.jit.trace(Blend(), (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 8, 8)))
+            """,
+            note="set only in __init__",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Blend(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.alpha = 0.5
+                def set_alpha(self, a):
+                    self.alpha = a
+                def forward(self, fg, bg):
+                    return fg * self.alpha + bg * (1 - self.alpha)
+            """,
+            note="never traced",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Blend(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.register_buffer("alpha", torch.tensor(0.5))
+                def set_alpha(self, a):
+                    self.alpha.fill_(a)
+                def forward(self, fg, bg):
+                    return fg * self.alpha + bg * (1 - self.alpha)
+            traced = torch.jit.trace(Blend(), (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 8, 8)))
+            """,
+            note="a buffer is traced as a tensor, not baked",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Blend(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.alpha = 0.5
+                def forward(self, fg, bg):
+                    return fg * self.alpha + bg * (1 - self.alpha)
+            model = Blend()
+            model.alpha = 0.3
+            traced = torch.jit.trace(model, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 8, 8)))
+            out = traced(torch.rand(1, 3, 8, 8), torch.rand(1, 3, 8, 8))
+            """,
+            note="changed before tracing: the trace has the new value",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Blend(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.alpha = 0.5
+                def forward(self, fg, bg):
+                    return fg * self.alpha + bg * (1 - self.alpha)
+            model = Blend()
+            traced = torch.jit.trace(model, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 8, 8)))
+            traced.save("blend.pt")
+            model.alpha = 0.3
+            preview = model(torch.rand(1, 3, 8, 8), torch.rand(1, 3, 8, 8))
+            """,
+            note="traced for export, then the eager module is used with the new value",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Stack(nn.Module):
+                def __init__(self, n: int):
+                    super().__init__()
+                    self._build(n)
+                def _build(self, n):
+                    self.n = n
+                    self.blocks = nn.ModuleList(nn.Conv2d(3, 3, 3, padding=1) for _ in range(n))
+                def forward(self, x):
+                    for i in range(self.n):
+                        x = self.blocks[i](x)
+                    return x
+            traced = torch.jit.trace(Stack(3), torch.rand(1, 3, 8, 8))
+            """,
+            note="a helper only __init__ calls is part of construction",
+        ),
+    ]
+    invalid = [
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Blend(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.alpha = 0.5
+                def set_alpha(self, a):
+                    self.alpha = a
+                def forward(self, fg, bg):
+                    return fg * self.alpha + bg * (1 - self.alpha)
+            traced = torch.jit.trace(Blend(), (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 8, 8)))
+            """,
+            rows=[10],
+        ),
+        Case(
+            """\
+            import torch.fx as fx
+            import torch.nn as nn
+            class Pipeline(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.stages = nn.ModuleList([nn.Conv2d(3, 3, 1), nn.ReLU(), nn.Conv2d(3, 3, 1)])
+                    self.order = [0, 1, 2]
+                def reverse(self):
+                    self.order.reverse()
+                def forward(self, x):
+                    for i in self.order:
+                        x = self.stages[i](x)
+                    return x
+            gm = fx.symbolic_trace(Pipeline())
+            """,
+            rows=[11],
+            note="a list mutated in place, fx",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Blend(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.alpha = 0.5
+                def forward(self, fg, bg):
+                    return fg * self.alpha + bg * (1 - self.alpha)
+            model = Blend().eval()
+            fg, bg = torch.rand(1, 3, 8, 8), torch.rand(1, 3, 8, 8)
+            traced = torch.jit.trace(model, (fg, bg))
+            for a in (0.2, 0.4, 0.8):
+                model.alpha = a
+                out = traced(fg, bg)
+            """,
+            rows=[13],
+            note="changed after tracing, traced module called after",
+        ),
+        Case(
+            """\
+            import torch
+            from pkg.blocks import Grade
+            def run(images):
+                grade = Grade()
+                exported = torch.jit.trace(grade, images[0])
+                grade.gamma = 2.4
+                return [exported(img) for img in images]
+            """,
+            files={
+                "pkg/__init__.py": "",
+                "pkg/blocks.py": (
+                    "import torch.nn as nn\n"
+                    "class Grade(nn.Module):\n"
+                    "    def __init__(self):\n"
+                    "        super().__init__()\n"
+                    "        self.gamma = 2.2\n"
+                    "    def forward(self, x):\n"
+                    "        return x.clamp(0, 1) ** (1 / self.gamma)\n"
+                ),
+            },
+            path="pkg/run.py",
+            rows=[6],
+            note="cross-file: the class in blocks.py, traced and changed in run.py",
+        ),
+        Case(
+            """\
+            import torch.nn as nn
+            class Denoise(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.calls = 0
+                    self.conv = nn.Conv2d(3, 3, 3, padding=1)
+                def forward(self, x):
+                    self.calls = self.calls + 1
+                    return self.conv(x) if self.calls > 1 else x
+            """,
+            files={
+                "pkg/__init__.py": "",
+                "pkg/export.py": (
+                    "import torch\n"
+                    "from .blocks import Denoise\n"
+                    "ep = torch.export.export(Denoise(), (torch.rand(1, 3, 8, 8),))\n"
+                ),
+            },
+            path="pkg/blocks.py",
+            rows=[8],
+            note="cross-file: forward changes its own counter; exported from export.py",
+        ),
+    ]
+
+    def check(self, facts):
+        if facts.has_region("traced"):
+            yield from self._class_side(facts)
+        data = facts.source.data
+        if b"trace" in data or b"export" in data:
+            yield from self._instance_side(facts)
+
+    # `self.x` read in traced code, changed in a method
+    def _class_side(self, facts):
+        for cls in facts.nodes(ast.ClassDef):
+            kinds = {a: k for a, k in init_attr_kinds(facts, cls).items() if k[0] in KINDS}
+            if not kinds or not is_module_class(facts, cls):
+                continue
+            writes = method_attr_writes(facts, cls)
+            done: set[str] = set()
+            for name, method in methods(cls).items():
+                region = facts.in_region(method, "traced")
+                if region is None:
+                    continue
+                reads = sorted(self_reads(method), key=lambda r: (r[1].lineno, r[1].col_offset))
+                for attr, node in reads:
+                    if attr in done or attr not in kinds or attr not in writes or is_write_target(facts, node):
+                        continue
+                    done.add(attr)
+                    kind = kinds[attr][0]
+                    write = writes[attr][0]
+                    yield self.finding(
+                        facts, node,
+                        f"`{facts.text(node)}` ({_article(kind)} {kind} set in `__init__`) is read by "
+                        f"`{cls.name}.{name}`, which is traced ({describe(region, 'traced')}), and it is "
+                        f"{write.how} in `{write.where}` (line {write.node.lineno}): {_CONSEQUENCE}. Make it "
+                        f"an input of forward (a tensor) or a buffer, or trace again after each change",
+                        region=labelled(region, "traced"),
+                    )
+
+    # `model.x = ...` after `traced = torch.jit.trace(model, ...)`, then `traced(...)`
+    def _instance_side(self, facts):
+        for owner, body in scopes(facts, "traced"):
+            wraps, _known = wraps_in(facts, body)
+            for wrap in wraps:
+                if wrap.kind != "traced":
+                    continue
+                later_calls = [c for c in calls_of_name(body, wrap.result) if c.lineno > wrap.call.lineno]
+                if not later_calls:
+                    continue
+                local = local_class(facts, wrap.cls)
+                if local is not None:
+                    kinds = init_attr_kinds(facts, local)
+                    read = self._read_in_traced_code(facts, local)
+                    region = next(
+                        (facts.in_region(m, "traced") for m in methods(local).values() if facts.in_region(m, "traced")),
+                        None,
+                    )
+                else:
+                    kinds, read = {}, None
+                    region = class_region(facts, wrap.cls, "traced")
+                if region is None:
+                    continue
+                for _name, attr, node, how in instance_writes(body, [wrap.instance]):
+                    if node.lineno <= wrap.call.lineno:
+                        continue
+                    loops = enclosing_loops(facts, node)
+                    used_after = any(
+                        c.lineno > node.lineno or any(c in _walk(loop) for loop in loops) for c in later_calls
+                    )
+                    if not used_after:
+                        continue
+                    if local is not None:
+                        if attr not in kinds or kinds[attr][0] not in KINDS or attr not in read:
+                            continue
+                        kind = kinds[attr][0]
+                    else:
+                        kind = self._value_kind(facts, node, how)
+                        if kind is None and self._maybe_python(facts, node):
+                            kind = "Python value"
+                        if kind not in KINDS and kind != "Python value":
+                            continue
+                    site = site_of_kind(region, "traced")
+                    api = site.api if site is not None and site.api.startswith("torch.") else "the tracer"
+                    call = next(c for c in later_calls if c.lineno > node.lineno or any(c in _walk(l) for l in loops))
+                    yield self.finding(
+                        facts, node,
+                        f"`{wrap.instance}.{attr}` ({_what(kind)}) is {how} after `{api}` traced "
+                        f"`{wrap.instance}` at line {wrap.call.lineno}, and `{wrap.result}` is called at line "
+                        f"{call.lineno}: {_CONSEQUENCE}. Trace again after the change, or make `{attr}` an input "
+                        f"of forward",
+                        region=labelled(region, "traced"),
+                    )
+
+    @staticmethod
+    def _read_in_traced_code(facts, cls) -> set[str]:
+        out: set[str] = set()
+        for method in methods(cls).values():
+            if facts.in_region(method, "traced"):
+                out |= {attr for attr, _ in self_reads(method)}
+        return out
+
+    @staticmethod
+    def _maybe_python(facts, node) -> bool:
+        """A value of unknown type that is not plainly a tensor or a module
+        (`shot["exposure"]`, `cfg.gamma`): the class is elsewhere, so this is as far
+        as the file can tell."""
+        if not isinstance(node, ast.Assign):
+            return False
+        for sub in _walk(node.value):
+            if isinstance(sub, ast.Call):
+                dotted = facts.resolve(sub.func) or ""
+                last = dotted.rsplit(".", 1)[-1] if dotted else getattr(sub.func, "attr", "")
+                if dotted.startswith("torch.") or last[:1].isupper():
+                    return False
+        return True
+
+    @staticmethod
+    def _value_kind(facts, node, how):
+        if isinstance(node, ast.Assign):
+            kind = python_kind(facts, node.value, {})
+            if kind is None and isinstance(node.value, ast.Name):
+                kind = loop_value_kind(facts, node.value.id, node)
+            return kind
+        if isinstance(node, ast.AugAssign):
+            return python_kind(facts, node.value, {})
+        if isinstance(node, ast.Call) and node.func.attr in ("reverse", "sort"):
+            return "list"
+        return None

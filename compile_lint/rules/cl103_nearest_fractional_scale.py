@@ -1,0 +1,433 @@
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..analysis.classes import describe, labelled
+from ..analysis.walk import walk as _walk
+from .base import Case, Rule
+
+# callee -> (positions of scale_factor, mode, recompute_scale_factor; fixed mode or None)
+_SIGNATURES = {
+    "torch.nn.functional.interpolate": (2, 3, 5, None),
+    "torch.nn.functional.upsample": (2, 3, None, None),
+    "torch.nn.functional.upsample_nearest": (2, None, None, "nearest"),
+    "torch.nn.Upsample": (1, 2, 4, None),
+    "torch.nn.modules.upsampling.Upsample": (1, 2, 4, None),
+    "torch.nn.UpsamplingNearest2d": (1, None, None, "nearest"),
+    "torch.nn.modules.upsampling.UpsamplingNearest2d": (1, None, None, "nearest"),
+}
+_MODULES = frozenset(k for k in _SIGNATURES if k.rsplit(".", 1)[-1][:1].isupper())
+_MISSING = object()
+
+
+def _arg(call: ast.Call, index: Optional[int], name: str):
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    if index is not None and index < len(call.args):
+        return call.args[index]
+    return _MISSING
+
+
+def const_value(facts, expr):
+    """A literal, or a name bound once, in this function or at module level, to one."""
+    try:
+        return ast.literal_eval(expr)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    if not isinstance(expr, ast.Name):
+        return _MISSING
+    scopes = []
+    func = facts.enclosing_function(expr)
+    if func is not None and not isinstance(func, ast.Lambda):
+        scopes.append(func.body)
+    scopes.append(facts.tree.body)
+    for body in scopes:
+        values = []
+        nodes = body if body is facts.tree.body else [n for stmt in body for n in _walk(stmt)]
+        for node in nodes:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == expr.id for t in node.targets):
+                values.append(node.value)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name) and node.target.id == expr.id:
+                values.append(node.value)
+        if len(values) == 1 and values[0] is not None:
+            try:
+                return ast.literal_eval(values[0])
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return _MISSING
+        if values:
+            return _MISSING
+    return _MISSING
+
+
+# Eager's nearest kernels copy a dimension whose size does not change, and (CPU)
+# take `i >> 1` for an output exactly twice the input; the compiled decomposition
+# always computes floor(i / scale). The two disagree only when a dimension of n >= 2
+# keeps its size (floor(n * s) == n: 1 < s < 1.5) or exactly doubles
+# (floor(n * s) == 2n: 2 < s < 2.5). Measured on torch 2.13 (sizes 1-64, contiguous
+# and channels-last): 1.1, 1.25, 1.3, 2.2 differ; 1.5, 1.7, 2.5, 0.6, 0.75 never do.
+HAZARD_RANGES = ((1.0, 1.5), (2.0, 2.5))
+
+
+def _hazardous(value) -> bool:
+    values = value if isinstance(value, (tuple, list)) else [value]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return False
+    return any(lo < v < hi for v in values for lo, hi in HAZARD_RANGES)
+
+
+class NearestFractionalScale(Rule):
+    """
+    ## What it does
+    Finds nearest-neighbour resizing in a compiled region whose literal scale factor
+    makes eager and compiled code pick different pixels: a scale between 1 and 1.5
+    or between 2 and 2.5 (`1.25`, `1.3`, `(1.3, 1.5)`, `2.2`), with mode `"nearest"`
+    (the default when `mode` is absent). Covers `F.interpolate`, `F.upsample`,
+    `F.upsample_nearest`, and `nn.Upsample` / `nn.UpsamplingNearest2d` built by a
+    module whose `forward` is compiled (also when it is compiled from another file)
+    or by a container passed to `torch.compile`. `recompute_scale_factor=True` is the
+    way out. A name bound once to a literal (`SCALE = 1.25`) counts as the literal.
+
+    ## Why is this bad?
+    `torch.compile` (with `aot_eager` and `inductor` alike) lowers nearest resizing
+    through a decomposition that always takes source pixel `floor(i / scale)`. Eager's
+    kernels take shortcuts instead: a dimension whose size does not change is
+    copied, and (CPU) an output exactly twice the input takes `i >> 1`. With a scale
+    in (1, 1.5) a small dimension keeps its size (3 * 1.3 -> 3), with one in (2, 2.5)
+    it doubles exactly (2 * 2.2 -> 4), and then the compiled output is silently
+    different: 1.0 off on 50% of elements (scale 1.3, a 1x2 input) and 4.0 off on
+    67% (scale (1.3, 1.5), 3x4), no error. Feature maps of a few pixels (bottlenecks,
+    strips, 1-pixel-high rows) are where it bites, so full-size tests pass.
+
+    ## Example
+    ```python
+    class Upscaler(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.up = nn.Upsample(scale_factor=1.25)
+            self.conv = nn.Conv2d(3, 3, 3, padding=1)
+
+        def forward(self, x):
+            return self.conv(self.up(x))
+
+    model = torch.compile(Upscaler())
+    ```
+
+    ## Use instead
+    ```python
+    self.up = nn.Upsample(scale_factor=1.25, recompute_scale_factor=True)
+    ```
+    or pass an explicit `size=`, or use `mode="bilinear"`.
+
+    ## Fix safety
+    Unsafe: the fix adds `recompute_scale_factor=True` (or turns `False`/`None` into
+    `True`), which makes eager and compiled agree, but it changes the eager output
+    too: the scale is recomputed from the rounded output size, and on 64x64 images
+    7-40% of pixels change for scales 1.3, 1.7 and 0.6. Checkpoints are unaffected.
+    `F.upsample`, `F.upsample_nearest` and `nn.UpsamplingNearest2d` take no such
+    argument and get no fix.
+
+    Not reported: integer scales; scales outside those ranges (`1.5`, `1.7`, `2.5`,
+    `0.6`, `0.75`: measured identical to eager on torch 2.13 at sizes 1-64, contiguous
+    and channels-last, because no dimension keeps its size or doubles exactly);
+    `size=`; other modes (`"bilinear"`, `"bicubic"`; `"nearest-exact"` measured
+    identical on CPU, although pytorch#184848 notes that CUDA also copies same-size
+    dimensions for it); scales that are not literals; eager and traced code.
+
+    ## References
+    - hazards.md CL103 (diff 1.0 on 50% of elements, 4.0 on 67%, aot_eager and inductor)
+    - pytorch#175154 (open), pytorch#198201 (open); the shortcut paths are described
+      in pytorch#184848
+    - https://pytorch.org/docs/stable/generated/torch.nn.functional.interpolate.html
+    """
+
+    uses_regions = None
+    code = "CL103"
+    name = "nearest-fractional-scale"
+    summary = "Nearest resize by a scale in (1, 1.5) or (2, 2.5) gives other pixels when compiled"
+    fix_safety = "unsafe"
+    codemod = "codemods.recompute_scale_factor:RecomputeScaleFactor"
+    requires = (b"scale_factor", b"Upsampl", b"upsample")
+
+    valid = [
+        Case(
+            """\
+            import torch
+            import torch.nn.functional as F
+            @torch.compile
+            def up(x):
+                a = F.interpolate(x, scale_factor=2)
+                b = F.interpolate(x, scale_factor=2.0, mode="nearest")
+                c = F.interpolate(x, scale_factor=(2, 3))
+                return a, b, c
+            """,
+            note="integer scales",
+        ),
+        Case(
+            """\
+            import torch
+            import torch.nn.functional as F
+            @torch.compile
+            def up(x):
+                a = F.interpolate(x, scale_factor=1.5)
+                b = F.interpolate(x, scale_factor=0.6)
+                c = F.interpolate(x, scale_factor=(1.7, 2.5), mode="nearest")
+                return a, b, c
+            """,
+            note="scales at which no dimension keeps its size or doubles: measured identical",
+        ),
+        Case(
+            """\
+            import torch
+            import torch.nn.functional as F
+            @torch.compile
+            def up(x):
+                a = F.interpolate(x, scale_factor=1.25, mode="bilinear", align_corners=False)
+                b = F.interpolate(x, scale_factor=1.25, mode="nearest-exact")
+                c = F.interpolate(x, scale_factor=1.25, recompute_scale_factor=True)
+                d = F.interpolate(x, size=(48, 48))
+                return a, b, c, d
+            """,
+            note="another mode, recompute_scale_factor=True, size=",
+        ),
+        Case(
+            """\
+            import torch.nn.functional as F
+            def up(x):
+                return F.interpolate(x, scale_factor=1.25)
+            """,
+            note="eager code",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Up(nn.Module):
+                def __init__(self, scale):
+                    super().__init__()
+                    self.up = nn.Upsample(scale_factor=scale)
+                def forward(self, x):
+                    return self.up(x)
+            m = torch.compile(Up(1.25))
+            """,
+            note="the scale is not a literal here",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Up(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.up = nn.Upsample(scale_factor=1.25)
+                def forward(self, x):
+                    return self.up(x)
+            m = torch.jit.trace(Up(), torch.rand(1, 3, 8, 8))
+            """,
+            note="traced, not compiled",
+        ),
+    ]
+    invalid = [
+        Case(
+            """\
+            import torch
+            import torch.nn.functional as F
+            @torch.compile(mode="max-autotune")
+            def enlarge(x):
+                return F.interpolate(x, scale_factor=1.3)
+            """,
+            fixed="""\
+            import torch
+            import torch.nn.functional as F
+            @torch.compile(mode="max-autotune")
+            def enlarge(x):
+                return F.interpolate(x, scale_factor=1.3, recompute_scale_factor=True)
+            """,
+            rows=[5],
+        ),
+        Case(
+            """\
+            import torch
+            from torch.nn import functional
+            SCALE = (1.3, 1.5)
+            def resize(x):
+                return functional.interpolate(
+                    x,
+                    None,
+                    SCALE,
+                    "nearest",
+                    recompute_scale_factor=False,
+                )
+            fast = torch.compile(resize)
+            """,
+            fixed="""\
+            import torch
+            from torch.nn import functional
+            SCALE = (1.3, 1.5)
+            def resize(x):
+                return functional.interpolate(
+                    x,
+                    None,
+                    SCALE,
+                    "nearest",
+                    recompute_scale_factor=True,
+                )
+            fast = torch.compile(resize)
+            """,
+            note="positional mode, a constant name, recompute_scale_factor=False",
+        ),
+        Case(
+            """\
+            from torch import nn
+            class Upscaler(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.body = nn.Sequential(
+                        nn.Conv2d(3, 12, 3, padding=1),
+                        nn.Upsample(scale_factor=1.25),
+                        nn.Conv2d(12, 3, 3, padding=1),
+                    )
+                def forward(self, x):
+                    return self.body(x)
+            """,
+            fixed="""\
+            from torch import nn
+            class Upscaler(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.body = nn.Sequential(
+                        nn.Conv2d(3, 12, 3, padding=1),
+                        nn.Upsample(scale_factor=1.25, recompute_scale_factor=True),
+                        nn.Conv2d(12, 3, 3, padding=1),
+                    )
+                def forward(self, x):
+                    return self.body(x)
+            """,
+            files={
+                "sr/__init__.py": "",
+                "sr/train.py": "import torch\nfrom sr.blocks import Upscaler\nmodel = Upscaler().cuda()\nmodel.compile(mode='reduce-overhead')\n",
+            },
+            path="sr/blocks.py",
+            rows=[7],
+            note="cross-file: nn.Upsample built in __init__, the module compiled in train.py",
+        ),
+        Case(
+            """\
+            import torch
+            import torch.nn as nn
+            head = nn.Sequential(nn.Conv2d(3, 3, 1), nn.UpsamplingNearest2d(scale_factor=2.2))
+            head = torch.compile(head)
+            """,
+            rows=[3],
+            note="a built-in container compiled directly; no recompute argument, so no fix",
+        ),
+        Case(
+            """\
+            import torch
+            import torch.nn.functional as F
+            @torch.compile
+            def widen(x):
+                return F.interpolate(
+                    x,
+                    scale_factor=(1, 1.25),
+                )
+            """,
+            fixed="""\
+            import torch
+            import torch.nn.functional as F
+            @torch.compile
+            def widen(x):
+                return F.interpolate(
+                    x,
+                    scale_factor=(1, 1.25),
+                    recompute_scale_factor=True,
+                )
+            """,
+            note="one argument per line, trailing comma kept",
+        ),
+    ]
+
+    def check(self, facts):
+        if not facts.has_region("compiled") and b"compile" not in facts.source.data:
+            return
+        for call in facts.nodes(ast.Call):
+            dotted = facts.resolve(call.func)
+            sig = _SIGNATURES.get(dotted or "")
+            if sig is None or any(kw.arg is None for kw in call.keywords):
+                continue
+            scale_pos, mode_pos, recompute_pos, fixed_mode = sig
+            scale = _arg(call, scale_pos, "scale_factor")
+            if scale is _MISSING:
+                continue
+            value = const_value(facts, scale)
+            if value is _MISSING or not _hazardous(value):
+                continue
+            if fixed_mode is None:
+                mode_expr = _arg(call, mode_pos, "mode")
+                mode = "nearest" if mode_expr is _MISSING else const_value(facts, mode_expr)
+                if mode != "nearest":
+                    continue
+            recompute = _arg(call, recompute_pos, "recompute_scale_factor") if recompute_pos is not None else _MISSING
+            if recompute is not _MISSING:
+                flag = const_value(facts, recompute)
+                if flag is _MISSING or flag:
+                    continue  # True, or unknown
+            how = self._compiled(facts, call, dotted)
+            if how is None:
+                continue
+            region, reached = how
+            callee = facts.text(call.func)
+            message = (
+                f"`{callee}(..., scale_factor={facts.text(scale)})` resizes with mode 'nearest' in compiled code "
+                f"({reached}): at this scale a dimension of a few pixels keeps its size or exactly doubles, and "
+                f"there torch.compile picks other source pixels than eager (up to 67% of elements differ, "
+                f"silently; pytorch#175154, #198201). "
+                + (
+                    "Pass `recompute_scale_factor=True`, an explicit `size=`, or an integer scale"
+                    if recompute_pos is not None
+                    else "It takes no `recompute_scale_factor`: use `nn.Upsample`/`F.interpolate` with "
+                    "`recompute_scale_factor=True`, an explicit `size=`, or an integer scale"
+                )
+            )
+            fixable = recompute_pos is not None and recompute_pos >= len(call.args)
+            kw = {"region": labelled(region, "compiled")} if region is not None else {}
+            if fixable:
+                yield self.finding(
+                    facts, call, message, fix="pass `recompute_scale_factor=True` (changes eager output slightly)",
+                    unsafe=True, data={"callee": callee.rsplit(".", 1)[-1]}, **kw,
+                )
+            else:
+                yield self.finding(facts, call, message, **kw)
+
+    def _compiled(self, facts, call, dotted):
+        """(region or None, how it was reached) when the resize runs compiled."""
+        region = facts.in_region(call, "compiled")
+        if region is not None:
+            return region, describe(region, "compiled")
+        if dotted not in _MODULES:
+            return None
+        # built in a method of a module class whose forward is compiled
+        for anc in facts.ancestors(call):
+            if isinstance(anc, ast.ClassDef):
+                for node in anc.body:
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ("forward", "__call__"):
+                        region = facts.in_region(node, "compiled")
+                        if region is not None:
+                            return region, f"built for `{anc.name}`, {describe(region, 'compiled')}"
+                break
+        # `head = nn.Sequential(..., nn.Upsample(...))`, then `torch.compile(head)` in the same scope
+        stmt = facts.statement_of(call)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            name = stmt.targets[0].id
+            scope = facts.enclosing_function(stmt)
+            for other in facts.calls_to("torch.compile"):
+                if (
+                    other.args
+                    and isinstance(other.args[0], ast.Name)
+                    and other.args[0].id == name
+                    and other.lineno > stmt.lineno
+                    and facts.enclosing_function(other) is scope
+                ):
+                    return None, f"compiled by `{facts.text(other.func)}` at line {other.lineno}"
+        return None

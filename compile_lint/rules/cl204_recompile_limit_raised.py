@@ -1,0 +1,182 @@
+from __future__ import annotations
+
+import ast
+import operator
+from typing import Optional
+
+from .base import Case, Rule
+
+KEYS = {
+    "torch._dynamo.config.recompile_limit": "recompile_limit",
+    "torch._dynamo.config.cache_size_limit": "cache_size_limit",
+    "torch._dynamo.config.accumulated_recompile_limit": "accumulated_recompile_limit",
+    "torch._dynamo.config.accumulated_cache_size_limit": "accumulated_cache_size_limit",
+}
+# defaults on torch 2.x: per code object, and across all frames of the process
+DEFAULTS = {"recompile_limit": 8, "cache_size_limit": 8, "accumulated_recompile_limit": 256, "accumulated_cache_size_limit": 256}
+REAL_NAME = {"cache_size_limit": "recompile_limit", "accumulated_cache_size_limit": "accumulated_recompile_limit"}
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Pow: operator.pow, ast.FloorDiv: operator.floordiv}
+
+
+def const_int(expr: ast.AST) -> Optional[int]:
+    """An int from a literal or constant arithmetic (`1_000_000`, `2 ** 16`, `max(64, ...)`)."""
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, int) and not isinstance(expr.value, bool):
+        return expr.value
+    if isinstance(expr, ast.BinOp) and type(expr.op) in _OPS:
+        left, right = const_int(expr.left), const_int(expr.right)
+        if left is not None and right is not None and not (isinstance(expr.op, ast.Pow) and right > 64):
+            try:
+                return _OPS[type(expr.op)](left, right)
+            except ZeroDivisionError:
+                return None
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "max":
+        values = [const_int(a) for a in expr.args]
+        known = [v for v in values if v is not None]
+        return max(known) if known else None
+    return None
+
+
+class RecompileLimitRaised(Rule):
+    """
+    ## What it does
+    Finds assignments that raise Dynamo's recompile limit above its default of 8:
+    `torch._dynamo.config.recompile_limit = 64`, the old name `cache_size_limit`,
+    the process-wide `accumulated_recompile_limit` / `accumulated_cache_size_limit`
+    above their default of 256, `+=`/`*=` on them, and `setattr(torch._dynamo.config, "cache_size_limit", ...)`,
+    through any import spelling (`import torch._dynamo.config as dc`,
+    `from torch._dynamo import config`). Assignments at module level, which run on
+    import, are called out as such.
+
+    ## Why is this bad?
+    The limit is what stops a recompile storm: a function that recompiles for every
+    new input shape or Python value gets a new graph per call until the limit, then
+    runs eagerly with a warning. Raising the limit hides the storm (every call pays a
+    compile) instead of fixing its cause, and the setting is process-wide: set on
+    import in library code, it silences the warning for every program that imports
+    the library. Real case: timm `optim/kron.py` sets `cache_size_limit = 1_000_000`
+    on import.
+
+    ## Example
+    ```python
+    import torch._dynamo
+    torch._dynamo.config.cache_size_limit = 1_000_000
+    ```
+
+    ## Use instead
+    Find what recompiles (`TORCH_LOGS=recompiles`) and remove the cause: mark sizes
+    dynamic (`torch._dynamo.mark_dynamic`, `dynamic=True`), pass Python values as
+    tensors. If a higher limit is really needed, scope it to the call that needs it:
+    ```python
+    with torch._dynamo.config.patch(recompile_limit=32):
+        run_sweep()
+    ```
+
+    ## Fix safety
+    No fix: removing the line brings the storm's warnings back (and eager fallbacks),
+    which is the point, but the cause still has to be fixed by hand.
+
+    Not reported: values at or below the default (8; 256 for the accumulated
+    limits), including lowering it to
+    catch recompiles in tests; `config.patch(...)`, which is scoped; values that are
+    not constants.
+
+    ## References
+    - hazards.md CL204 (hides recompile storms process-wide; timm `optim/kron.py`)
+    - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html (recompilations)
+    """
+
+    uses_regions = False
+    code = "CL204"
+    name = "recompile-limit-raised"
+    summary = "Raising Dynamo's recompile limit hides recompile storms process-wide"
+    fix_safety = "none"
+    requires = (b"_limit",)
+
+    valid = [
+        Case("import torch._dynamo\ntorch._dynamo.config.recompile_limit = 8\n", note="the default"),
+        Case("import torch._dynamo.config as dc\ndc.recompile_limit = 1\n", note="lowered, to catch recompiles"),
+        Case(
+            "import torch._dynamo\n@torch._dynamo.config.patch(recompile_limit=64)\ndef test_sweep():\n    pass\n",
+            note="scoped by patch",
+        ),
+        Case("import myproj.config as config\nconfig.cache_size_limit = 1024\n", note="not torch's config"),
+        Case("import torch._dynamo\ntorch._dynamo.config.recompile_limit = args.limit\n", note="not a constant"),
+    ]
+    invalid = [
+        Case(
+            "import torch\nimport torch._dynamo\ntorch._dynamo.config.cache_size_limit = 1_000_000\n",
+            rows=[3],
+            note="timm optim/kron.py, on import",
+        ),
+        Case(
+            "from torch._dynamo import config\ndef setup():\n    config.recompile_limit = 2 ** 10\n",
+            rows=[3],
+        ),
+        Case(
+            "import torch._dynamo.config as dc\ndc.cache_size_limit += 56\n"
+            "setattr(dc, 'recompile_limit', max(dc.recompile_limit, 64))\n",
+            rows=[2, 3],
+        ),
+        Case(
+            "import torch\ntorch._dynamo.config.accumulated_recompile_limit = 4096\n",
+            rows=[2],
+            note="the process-wide total",
+        ),
+    ]
+
+    def check(self, facts):
+        for node in facts.nodes(ast.Assign, ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                key = KEYS.get(facts.resolve(target) or "")
+                if key is None:
+                    continue
+                value = const_int(node.value)
+                if value is None:
+                    continue
+                if isinstance(node, ast.AugAssign):
+                    if isinstance(node.op, ast.Add) and value > 0:
+                        shown = f"+= {value}"
+                    elif isinstance(node.op, ast.Mult) and value > 1:
+                        shown = f"*= {value}"
+                    else:
+                        continue
+                elif value > DEFAULTS[key]:
+                    shown = f"= {value:_}" if value >= 10_000 else f"= {value}"
+                else:
+                    continue
+                yield self._finding(facts, node, facts.text(target), key, shown)
+        for call in facts.calls_to("builtins.setattr"):
+            if len(call.args) == 3 and isinstance(call.args[1], ast.Constant):
+                base = facts.resolve(call.args[0])
+                key = KEYS.get(f"{base}.{call.args[1].value}") if base else None
+                value = const_int(call.args[2])
+                if key and value is not None and value > DEFAULTS[key]:
+                    yield self._finding(facts, call, f"{facts.text(call.args[0])}.{key}", key, f"= {value}")
+
+    def _finding(self, facts, node, target, key, shown):
+        stmt = facts.statement_of(node)
+        module_level = facts.enclosing_function(node) is None and not self._in_main_guard(facts, stmt)
+        if module_level:
+            when = (
+                "at import time: every program that imports this module gets it, process-wide, and never sees "
+                "the recompile warnings"
+            )
+        else:
+            when = "process-wide from the moment this runs, for every compiled function"
+        what = "total recompile limit" if key.startswith("accumulated") else "recompile limit"
+        return self.finding(
+            facts, node,
+            f"`{target} {shown}` raises Dynamo's {what} (default {DEFAULTS[key]}) {when}: a recompile storm then "
+            f"compiles on every call instead of stopping at the limit with a warning. Find what recompiles "
+            f"(TORCH_LOGS=recompiles) and fix the cause, or scope it with `config.patch({REAL_NAME.get(key, key)}=...)`",
+        )
+
+    @staticmethod
+    def _in_main_guard(facts, stmt) -> bool:
+        for anc in facts.ancestors(stmt):
+            if isinstance(anc, ast.If) and isinstance(anc.test, ast.Compare):
+                left = anc.test.left
+                if isinstance(left, ast.Name) and left.id == "__name__":
+                    return True
+        return False
