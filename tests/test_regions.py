@@ -194,3 +194,23 @@ def test_one_file_alone_assumes_nothing(tmp_path):
         {"blocks.py": "from torch import nn\nclass UpBlock(nn.Module):\n    def forward(self, x):\n        return x\n"},
     )
     assert regions == {}
+
+
+def test_self_passed_to_a_tracer_marks_the_class(tmp_path):
+    regions = regions_for(
+        tmp_path,
+        {
+            "sr.py": """
+            import torch
+            from torch import nn
+
+            class SuperRes(nn.Module):
+                def forward(self, x):
+                    return x
+
+                def to_onnx(self, path):
+                    torch.onnx.export(self, torch.rand(1, 3, 64, 64), path)
+            """
+        },
+    )
+    assert regions["sr.SuperRes.forward"].kinds == {"traced"}

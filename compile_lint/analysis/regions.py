@@ -250,6 +250,8 @@ class _Summarizer:
         if isinstance(expr, ast.Name):
             if expr.id in local:
                 return local[expr.id]
+            if expr.id == "self" and cls_dotted:
+                return Ref(cls_dotted, instance=True)  # `torch.onnx.export(self, ...)` in a method
             dotted = self.names.resolve(expr)
             return Ref(dotted) if dotted else None
         if isinstance(expr, ast.Lambda):
