@@ -1,0 +1,117 @@
+"""Import a target inside the worker and turn it into something to call.
+
+Runs only in the worker process: importing the user's module runs its code.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+
+class TargetProblem(Exception):
+    """The target cannot be loaded or called as asked; the message says what to change.
+
+    `skipped`: nothing is wrong with the code, verify just cannot call it unaided (no
+    inputs to guess, not a function or module); else the user's code failed (import,
+    constructor): an error."""
+
+    def __init__(self, message: str, skipped: bool = False) -> None:
+        super().__init__(message)
+        self.skipped = skipped
+
+
+@dataclass
+class LoadedTarget:
+    obj: Any  # the function or nn.Module class as defined (compile wrappers removed)
+    is_module_class: bool
+
+
+def _package_root(path: str) -> tuple[str, str]:
+    """The folder to put on sys.path and the dotted name to import `path` by, so that the
+    file's own package-relative imports keep working."""
+    folder, filename = os.path.split(os.path.abspath(path))
+    parts = [os.path.splitext(filename)[0]]
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder, package = os.path.split(folder)
+        parts.insert(0, package)
+    return folder, ".".join(parts)
+
+
+def import_target(spec: dict) -> LoadedTarget:
+    if spec.get("file"):
+        root, dotted = _package_root(spec["file"])
+    else:
+        root, dotted = spec.get("import_root") or os.getcwd(), spec["module"]
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    try:
+        module = importlib.import_module(dotted)
+    except Exception as exc:  # the user's module failed to import: report it as such
+        raise TargetProblem(f"importing {dotted} failed: {type(exc).__name__}: {exc}") from exc
+    obj: Any = module
+    for part in spec["qualname"].split("."):
+        if not hasattr(obj, part):
+            raise TargetProblem(f"{dotted} has no {spec['qualname']!r}")
+        obj = getattr(obj, part)
+    return LoadedTarget(unwrap_compiled(obj), inspect.isclass(obj))
+
+
+def unwrap_compiled(obj: Any) -> Any:
+    """A `@torch.compile`d function or `torch.compile(Module())` is verified as the
+    code it wraps: verify compiles it itself, in each mode."""
+    for attr in ("_torchdynamo_orig_callable", "_orig_mod"):
+        inner = getattr(obj, attr, None)
+        if inner is not None:
+            return unwrap_compiled(inner)
+    return obj
+
+
+def construct(loaded: LoadedTarget, args: list, kwargs: dict, module_name: str) -> Any:
+    """An instance of the target's class (or the function itself)."""
+    import torch
+
+    if not loaded.is_module_class:
+        if not callable(loaded.obj):
+            raise TargetProblem(f"{module_name} is neither a function nor an nn.Module class", skipped=True)
+        return loaded.obj
+    if not issubclass(loaded.obj, torch.nn.Module):
+        raise TargetProblem(f"{module_name} is a class but not an nn.Module: verify runs functions and modules; "
+                            f"name the compiled module or function it uses in a [[verify.targets]] entry, "
+                            f"with codes = [...] for the findings", skipped=True)
+    if not args and not kwargs:
+        missing = required_parameters(loaded.obj.__init__, skip_self=True)
+        if missing:
+            raise TargetProblem(
+                f"cannot construct {module_name}: its constructor needs {', '.join(missing)}; add "
+                f"args = [...] or kwargs = {{ {missing[0]} = ... }} to its [[verify.targets]] entry", skipped=True)
+    try:
+        return loaded.obj(*args, **kwargs)
+    except Exception as exc:
+        raise TargetProblem(f"constructing {module_name} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def required_parameters(fn: Callable, skip_self: bool = False) -> list[str]:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    if skip_self and params and params[0].name == "self":
+        params = params[1:]
+    return [p.name for p in params
+            if p.default is inspect.Parameter.empty
+            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def call_signature(target: Any) -> Optional[inspect.Signature]:
+    import torch
+
+    fn = target.forward if isinstance(target, torch.nn.Module) else target
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None

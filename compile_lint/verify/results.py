@@ -1,0 +1,104 @@
+"""What verify measures, as plain data that crosses the worker's process boundary as JSON.
+
+No torch here: the parent process (the CLI) reads these without importing it.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Optional
+
+PASS = "pass"
+DIVERGED = "diverged"
+ERROR = "error"
+SKIPPED = "skipped"
+NOT_CHECKABLE = "not-checkable"
+STATUSES = (PASS, DIVERGED, ERROR, SKIPPED, NOT_CHECKABLE)
+
+# Severity of statuses of checks that ran; the target takes the worst one.
+_RAN_SEVERITY = {PASS: 0, DIVERGED: 1, ERROR: 2}
+
+
+@dataclass
+class CheckResult:
+    """One named measurement, e.g. "forward" in mode default, dynamic, float32, 1x3x17x23."""
+
+    name: str
+    status: str
+    verdict: str  # what was seen, e.g. "bit-identical", "rounding", "divergence", "fell-back-to-eager"
+    message: str = ""
+    mode: Optional[str] = None
+    dynamic: Optional[bool] = None
+    dtype: Optional[str] = None
+    shape: Optional[list] = None  # shapes of the tensor inputs, one list per input
+    max_abs_diff: Optional[float] = None  # max |compiled - eager|
+    mismatch_fraction: Optional[float] = None  # share of output elements that differ at all
+    max_diff_vs_fp64: Optional[float] = None  # max |compiled - fp64 reference|
+    eager_max_diff_vs_fp64: Optional[float] = None  # max |eager - fp64 reference|
+    compiled_rmse_vs_fp64: Optional[float] = None
+    eager_rmse_vs_fp64: Optional[float] = None
+    emulated_max_abs_diff: Optional[float] = None  # after emulate_precision_casts = True
+    fallback_random_max_abs_diff: Optional[float] = None  # after fallback_random = True
+    graphs: Optional[int] = None
+    breaks: Optional[int] = None
+    recompiles: Optional[int] = None
+    fell_back: bool = False  # some frame ran eagerly (recompile limit, swallowed error)
+    times: dict = field(default_factory=dict)  # seconds / milliseconds, keys say which
+    confirms: list = field(default_factory=list)  # lint codes this check shows are real
+    clears: list = field(default_factory=list)  # lint codes this check looked for and did not see
+    artifact: Optional[str] = None  # PNG: eager | compiled | amplified difference
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "CheckResult":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class TargetResult:
+    target: str  # "path/to/file.py:Name" or "pkg.mod:Name"
+    status: str
+    codes: list = field(default_factory=list)  # the lint findings' codes that made it a target
+    confirmed: list = field(default_factory=list)
+    cleared: list = field(default_factory=list)
+    message: str = ""
+    inputs: list = field(default_factory=list)  # how each input was made, for the report
+    checks: list = field(default_factory=list)  # CheckResult
+    wall_s: Optional[float] = None
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["checks"] = [c.to_json() if isinstance(c, CheckResult) else c for c in self.checks]
+        return data
+
+
+def target_status(checks: list[CheckResult]) -> str:
+    """The worst of the checks that could run; not-checkable only when none could."""
+    ran = [c.status for c in checks if c.status in _RAN_SEVERITY]
+    if ran:
+        return max(ran, key=_RAN_SEVERITY.__getitem__)
+    if any(c.status == NOT_CHECKABLE for c in checks):
+        return NOT_CHECKABLE
+    return SKIPPED
+
+
+def summarise_codes(checks: list[CheckResult]) -> tuple[list[str], list[str]]:
+    """Codes confirmed by any check; codes cleared by some check and confirmed by none."""
+    confirmed = sorted({code for c in checks for code in c.confirms})
+    cleared = sorted({code for c in checks for code in c.clears} - set(confirmed))
+    return confirmed, cleared
+
+
+def finish(result: TargetResult) -> TargetResult:
+    """Fill a target's status and code summary from its checks. Everything that happens
+    to a target, a crash or unsynthesisable inputs too, is recorded as a check."""
+    result.status = target_status(result.checks)
+    result.confirmed, result.cleared = summarise_codes(result.checks)
+    return result
+
+
+def exit_code(results: list[TargetResult]) -> int:
+    """1 when anything diverged beyond tolerance or errored, 0 otherwise."""
+    return 1 if any(r.status in (DIVERGED, ERROR) for r in results) else 0

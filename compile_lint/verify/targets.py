@@ -1,0 +1,141 @@
+"""Which functions and nn.Module classes to run: from lint findings, config and --target.
+
+No torch here: targets are found by linting (libcst) and by path arithmetic; the
+worker process imports them.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from .config import TargetSpec, VerifyConfigError, parse_target_ref
+
+
+@dataclass
+class TargetPlan:
+    targets: list  # TargetSpec, sorted by ref
+    notes: list = field(default_factory=list)  # findings verify has nothing to run for
+
+
+def _display_path(path: str) -> str:
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def targets_from_findings(findings: Iterable) -> TargetPlan:
+    """One target per top-level function or class holding a finding, with the codes
+    found in it; module-level findings become notes (there is nothing to call)."""
+    grouped: dict[tuple, TargetSpec] = {}
+    module_level: dict[str, set] = {}
+    for finding in findings:
+        path = os.path.abspath(finding.path)
+        if not finding.scope:
+            module_level.setdefault(path, set()).add(finding.code)
+            continue
+        key = (path, finding.scope)
+        spec = grouped.get(key)
+        if spec is None:
+            spec = grouped[key] = TargetSpec(ref=f"{_display_path(path)}:{finding.scope}", qualname=finding.scope,
+                                             file=path)
+        if finding.code not in spec.codes:
+            spec.codes.append(finding.code)
+        kind = getattr(finding, "region_kind", None)
+        if kind and kind not in spec.region_kinds:
+            spec.region_kinds.append(kind)
+    notes = [f"{_display_path(path)}: {', '.join(sorted(codes))} at module level: no function or class to run"
+             for path, codes in sorted(module_level.items())]
+    for spec in grouped.values():
+        spec.codes.sort()
+    return TargetPlan(sorted(grouped.values(), key=lambda s: s.ref), notes)
+
+
+def lint(paths: list[str]) -> list:
+    """The linter's findings for `paths` (imported here so that `verify --target` alone
+    does not need the rules)."""
+    from compile_lint.api import lint_paths
+
+    return lint_paths(paths)
+
+
+def spec_from_cli(ref: str) -> TargetSpec:
+    module, path, qualname = parse_target_ref(ref, f"--target {ref}")
+    spec = TargetSpec(ref=ref, qualname=qualname, module=module, import_root=os.getcwd())
+    if path is not None:
+        spec.file = os.path.abspath(path)
+        if not os.path.isfile(spec.file):
+            raise VerifyConfigError(f"--target {ref}: no such file {path!r}")
+    return spec
+
+
+def module_file(module: str, roots: list[str]) -> Optional[str]:
+    """The file a dotted module name would import from, found by path arithmetic alone
+    (importing it could run a package's __init__, and with it torch)."""
+    parts = module.split(".")
+    for root in roots:
+        base = os.path.join(root, *parts)
+        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+            if os.path.isfile(candidate):
+                return os.path.abspath(candidate)
+    return None
+
+
+def resolve_file(spec: TargetSpec) -> Optional[str]:
+    if spec.file:
+        return spec.file
+    roots = [spec.import_root] if spec.import_root else []
+    return module_file(spec.module, roots + [p or os.getcwd() for p in sys.path])
+
+
+def merge(discovered: list[TargetSpec], configured: list[TargetSpec]) -> list[TargetSpec]:
+    """Config entries describe how to call a target; the linter says what was found in
+    it. A configured target the linter also found keeps both."""
+    by_key = {(resolve_file(s), s.qualname): s for s in discovered}
+    for spec in configured:
+        key = (resolve_file(spec), spec.qualname)
+        found = by_key.get(key)
+        if found is not None:
+            spec.codes = sorted(set(spec.codes) | set(found.codes))
+            spec.region_kinds = sorted(set(spec.region_kinds) | set(found.region_kinds))
+        by_key[key] = spec
+    return sorted(by_key.values(), key=lambda s: s.ref)
+
+
+def add_codes_from_lint(specs: list[TargetSpec]) -> list[str]:
+    """Fill in each explicit target's lint codes by linting its file. Returns notes."""
+    files = sorted({f for f in (resolve_file(s) for s in specs) if f})
+    if not files:
+        return []
+    try:
+        plan = targets_from_findings(lint(files))
+    except ImportError as exc:  # the linter core is not installed alongside
+        return [f"could not lint the targets' files ({exc}); checks run without lint codes"]
+    found = {(t.file, t.qualname): t for t in plan.targets}
+    for spec in specs:
+        hit = found.get((resolve_file(spec), spec.qualname))
+        if hit is not None:
+            spec.codes = sorted(set(spec.codes) | set(hit.codes))
+            spec.region_kinds = sorted(set(spec.region_kinds) | set(hit.region_kinds))
+    return []
+
+
+def shard(specs: list[TargetSpec], shard_spec: Optional[tuple[int, int]]) -> list[TargetSpec]:
+    """--shard K/N: the K-th of N interleaved slices of the sorted targets (stable across
+    CI jobs because the order is)."""
+    if shard_spec is None:
+        return specs
+    k, n = shard_spec
+    return [s for i, s in enumerate(specs) if i % n == k - 1]
+
+
+def parse_shard(value: Optional[str]) -> Optional[tuple[int, int]]:
+    if value is None:
+        return None
+    try:
+        k, n = (int(part) for part in value.split("/"))
+    except ValueError:
+        raise VerifyConfigError(f"--shard {value!r}: expected K/N like 1/4") from None
+    if not 1 <= k <= n:
+        raise VerifyConfigError(f"--shard {value!r}: K must be between 1 and N")
+    return k, n

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Run `compile-lint verify --device cuda` on the fixtures that need a GPU (CUDA graphs:
+# CL401 held outputs, CL402 one graph per input size, CL403 mutated inputs) and check
+# what it measured. Needs a CUDA build of torch and a GPU.
+#
+#   scripts/gpu_verify.sh [OUT_DIR]      # default OUT_DIR: verify-gpu
+#
+# Writes OUT_DIR/report.json, OUT_DIR/junit.xml, OUT_DIR/report.txt and PNGs under
+# OUT_DIR/png; exits 0 when every expected hazard was confirmed, 1 otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python=${PYTHON:-python}
+out=${1:-verify-gpu}
+mkdir -p "$out"
+
+if ! "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)'; then
+    echo "gpu_verify: this torch sees no CUDA device" >&2
+    exit 2
+fi
+
+targets=()
+while IFS= read -r line; do
+    targets+=(--target "scripts/${line}")
+done < <(sed -n 's/^target = "\(.*\)"$/\1/p' scripts/gpu_verify.toml)
+
+# verify exits 1 because the fixtures' hazards diverge: that is what is being checked.
+set +e
+"$python" -m compile_lint.verify --device cuda --config scripts/gpu_verify.toml "${targets[@]}" \
+    --report json --output-file "$out/report.json" --junit-xml "$out/junit.xml" --artifacts "$out/png"
+status=$?
+set -e
+if [ "$status" -ge 2 ]; then
+    echo "gpu_verify: verify failed to run (exit $status)" >&2
+    exit "$status"
+fi
+"$python" scripts/gpu_verify_check.py "$out/report.json" | tee "$out/report.txt"

@@ -1,0 +1,235 @@
+"""verify's parts that need no compile: config, targets, judgement, reports, CLI errors.
+
+Fast (no inductor): the hazard reproductions are in test_verify_hazards.py.
+"""
+import os
+import struct
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+import zlib
+from types import SimpleNamespace
+
+import pytest
+from click.testing import CliRunner
+
+from compile_lint.verify import config as vconfig
+from compile_lint.verify.artifacts import encode_png
+from compile_lint.verify.command import verify_command
+from compile_lint.verify.report import junit_report
+from compile_lint.verify.results import (
+    DIVERGED, ERROR, NOT_CHECKABLE, PASS, SKIPPED, CheckResult, TargetResult, exit_code, finish, target_status,
+)
+from compile_lint.verify.targets import parse_shard, shard, targets_from_findings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(ROOT, "fixtures", "verify")
+
+
+# ---- the CLI never imports torch, and says so when torch is missing ----
+
+def test_importing_the_command_does_not_import_torch():
+    code = "import sys, compile_lint.verify.command, compile_lint.verify.runner; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert done.stdout.strip() == "False"
+
+
+def test_without_torch_a_clear_message_and_exit_2(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    result = CliRunner().invoke(verify_command, [FIXTURES])
+    assert result.exit_code == 2
+    assert "pip install 'compile-lint[verify]'" in result.output
+    assert "Traceback" not in result.output
+
+
+# ---- config ----
+
+def test_unknown_key_is_an_error_with_did_you_mean():
+    with pytest.raises(vconfig.VerifyConfigError, match=r"unknown key 'resolution' \(did you mean 'resolutions'\?\)"):
+        vconfig.parse_verify_table({"resolution": ["16x16"]})
+    with pytest.raises(vconfig.VerifyConfigError, match=r"did you mean 'kwargs'"):
+        vconfig.parse_verify_table({"targets": [{"target": "a.b:C", "kwarg": {}}]})
+    with pytest.raises(vconfig.VerifyConfigError, match=r"did you mean 'max-autotune'"):
+        vconfig.parse_verify_table({"modes": ["max-autotun"]})
+
+
+def test_target_entry_parses_inputs_tolerances_and_paths(tmp_path):
+    (tmp_path / "grade.py").write_text("def f(x):\n    return x\n")
+    options = vconfig.parse_verify_table({
+        "resolutions": ["8x8", [9, 13]],
+        "targets": [{
+            "target": "grade.py:f",
+            "kwargs": {"size": 17},
+            "inputs": [{"shape": [1, 3, "H", "W"]}, {"shape": [1, 3, 17, 17, 17], "fill": "ramp"}, 0.5],
+            "atol": 1e-3,
+            "codes": ["CL103"],
+        }],
+    }, root=str(tmp_path))
+    assert options.resolutions == [[8, 8], [9, 13]]
+    spec = options.targets[0]
+    assert spec.file == str(tmp_path / "grade.py") and spec.qualname == "f"
+    assert [i.shape for i in spec.inputs] == [[1, 3, "H", "W"], [1, 3, 17, 17, 17], None]
+    assert spec.inputs[2].value == 0.5 and spec.atol == 1e-3 and spec.kwargs == {"size": 17}
+
+
+@pytest.mark.parametrize("table, message", [
+    ({"targets": [{"target": "no_colon"}]}, "must look like"),
+    ({"targets": [{"target": "missing.py:f"}]}, "no such file"),
+    ({"targets": [{"target": "a.b:C", "inputs": [{"shape": [1, "X"]}]}]}, "neither a size"),
+    ({"targets": [{"target": "a.b:C", "inputs": [{"shape": [1], "fill": "noise"}]}]}, "unknown 'noise'"),
+    ({"resolutions": ["16by16"]}, "HEIGHTxWIDTH"),
+    ({"dtypes": ["float8"]}, "unknown dtype"),
+    ({"timeout": -1}, "positive number"),
+])
+def test_bad_values_are_one_line_errors(tmp_path, table, message):
+    with pytest.raises(vconfig.VerifyConfigError, match=message):
+        vconfig.parse_verify_table(table, root=str(tmp_path))
+
+
+def test_cli_usage_errors_exit_2_without_traceback(tmp_path):
+    (tmp_path / "compile-lint.toml").write_text('[verify]\nmodez = ["default"]\n')
+    runner = CliRunner()
+    for args in ([str(tmp_path)], ["--modes", "turbo", "--target", "x.y:Z"], ["--shard", "3/2", "--target", "x.y:Z"],
+                 ["--target", "nope.py:Model"], ["--resolutions", "big", "--target", "x.y:Z"]):
+        result = runner.invoke(verify_command, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "Traceback" not in result.output and result.output.startswith("compile-lint verify:")
+    assert "did you mean 'modes'" in runner.invoke(verify_command, [str(tmp_path)]).output
+
+
+# ---- targets ----
+
+def _finding(code, path, scope, kind="compiled"):
+    return SimpleNamespace(code=code, path=path, scope=scope, region_kind=kind, row=1, column=1, message="")
+
+
+def test_targets_are_the_scopes_that_hold_findings():
+    plan = targets_from_findings([
+        _finding("CL103", "a.py", "Zoom"),
+        _finding("CL508", "a.py", "Zoom"),
+        _finding("CL101", "b.py", "export_model", "traced"),
+        _finding("CL204", "b.py", None, None),
+    ])
+    assert [(t.qualname, t.codes, t.region_kinds) for t in plan.targets] == [
+        ("Zoom", ["CL103", "CL508"], ["compiled"]), ("export_model", ["CL101"], ["traced"])]
+    assert plan.notes == ["b.py: CL204 at module level: no function or class to run"]
+
+
+def test_shards_split_targets_without_overlap():
+    specs = [vconfig.TargetSpec(ref=f"m:T{i}", qualname=f"T{i}", module="m") for i in range(7)]
+    parts = [shard(specs, parse_shard(f"{k}/3")) for k in (1, 2, 3)]
+    assert sorted(s.ref for part in parts for s in part) == sorted(s.ref for s in specs)
+    assert [len(p) for p in parts] == [3, 2, 2]
+    with pytest.raises(vconfig.VerifyConfigError):
+        parse_shard("0/3")
+
+
+def test_targets_found_by_the_linter_when_it_has_the_rule():
+    from compile_lint.api import lint_paths
+
+    findings = lint_paths([os.path.join(FIXTURES, "pixel_zoom.py")])
+    if not any(f.code == "CL103" for f in findings):
+        pytest.skip("the linter has no CL103 rule yet")
+    plan = targets_from_findings(findings)
+    assert any(t.qualname == "PixelArtZoom" and "CL103" in t.codes for t in plan.targets)
+
+
+# ---- statuses ----
+
+def _check(status, **kw):
+    return CheckResult(name="forward", status=status, verdict="", **kw)
+
+
+def test_target_status_is_the_worst_check_that_ran():
+    assert target_status([_check(PASS), _check(DIVERGED), _check(NOT_CHECKABLE)]) == DIVERGED
+    assert target_status([_check(PASS), _check(ERROR), _check(DIVERGED)]) == ERROR
+    assert target_status([_check(PASS), _check(NOT_CHECKABLE)]) == PASS
+    assert target_status([_check(NOT_CHECKABLE), _check(SKIPPED)]) == NOT_CHECKABLE
+    assert target_status([_check(SKIPPED)]) == SKIPPED
+    result = finish(TargetResult(target="t", status="", checks=[
+        _check(PASS, confirms=["CL301"], clears=["CL302"]), _check(DIVERGED, confirms=["CL302"])]))
+    assert (result.status, result.confirmed, result.cleared) == (DIVERGED, ["CL301", "CL302"], [])
+    assert exit_code([result]) == 1 and exit_code([finish(TargetResult("u", "", checks=[_check(SKIPPED)]))]) == 0
+
+
+# ---- judgement (torch, no compile) ----
+
+def test_judgement_tells_rounding_from_divergence():
+    torch = pytest.importorskip("torch")
+    from compile_lint.verify.compare import DIVERGENCE, ROUNDING, WITHIN_TOLERANCE, Tolerance, judge
+
+    truth = torch.rand(4096, dtype=torch.float64)
+    eager = truth.half()  # what eager fp16 computes
+    closer = truth.float()  # Inductor kept the intermediate in fp32
+    j = judge(eager.float(), closer, truth, Tolerance(), torch.float16)
+    assert j.verdict == ROUNDING and j.compiled_rmse_vs_fp64 < j.eager_rmse_vs_fp64
+
+    flipped = eager.float().clone()
+    flipped[:8] = 1 - flipped[:8]  # a threshold flip: few elements, large error
+    assert judge(eager.float(), flipped, truth, Tolerance(), torch.float16).verdict == DIVERGENCE
+
+    worse = truth.float() + 0.002  # small per element but farther from the truth than eager
+    assert judge(eager.float(), worse, truth, Tolerance(), torch.float16).verdict == DIVERGENCE
+    assert judge(truth.float(), truth.float() + 1e-7, truth, Tolerance(), torch.float32).verdict == WITHIN_TOLERANCE
+
+
+def test_float64_reference_follows_casts_inside_the_target():
+    torch = pytest.importorskip("torch")
+    from compile_lint.verify.reference import Float64Everywhere
+
+    mode = Float64Everywhere()
+    with mode:
+        x = torch.rand(3, dtype=torch.float64)
+        y = x.half() * 3
+        z = torch.zeros(2, dtype=torch.bfloat16)
+        w = x.to(torch.float16)
+    assert (y.dtype, z.dtype, w.dtype) == (torch.float64,) * 3
+    assert mode.requested == {torch.float16, torch.bfloat16}
+
+
+def test_unsynthesisable_arguments_are_named_with_the_entry_to_add():
+    pytest.importorskip("torch")
+    sys.path.insert(0, FIXTURES)
+    try:
+        import lut_grade
+        import pixel_zoom
+    finally:
+        sys.path.remove(FIXTURES)
+    from compile_lint.verify.inputs import synthesise
+    from compile_lint.verify.loader import TargetProblem
+
+    with pytest.raises(TargetProblem) as problem:
+        synthesise(lut_grade.LutGrade(), "lut_grade.py:LutGrade", "LutGrade")
+    assert problem.value.skipped
+    assert "cannot synthesise 'lut'" in str(problem.value) and 'shape = [1, 3, "H", "W"]' in str(problem.value)
+    specs = synthesise(pixel_zoom.PixelArtZoom(), "pixel_zoom.py:PixelArtZoom", "PixelArtZoom")
+    assert [s.shape for s in specs] == [[1, 3, "H", "W"]]  # 3 channels from the first conv
+
+
+# ---- reports ----
+
+def _png_size(data: bytes) -> tuple:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def test_png_encoder_round_trips():
+    rgb = bytes(range(256)) * 3  # 16 x 16 x 3 bytes
+    png = encode_png(16, 16, rgb)
+    assert _png_size(png) == (16, 16)
+    idat = png[png.index(b"IDAT") + 4:png.index(b"IEND") - 8]
+    rows = zlib.decompress(idat)
+    assert b"".join(rows[y * 49 + 1:(y + 1) * 49] for y in range(16)) == rgb
+
+
+def test_junit_has_a_case_per_check():
+    result = finish(TargetResult("m.py:Zoom", "", checks=[
+        _check(PASS, mode="default"), _check(DIVERGED, mode="default", message="differs by 1"),
+        _check(NOT_CHECKABLE, mode="reduce-overhead", message="not checkable on cpu")]))
+    suite = ET.fromstring(junit_report([result]).split("\n", 1)[1]).find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "1", "1")
+    assert suite.findall("testcase")[1].find("failure").get("message") == "differs by 1"
