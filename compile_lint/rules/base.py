@@ -39,7 +39,7 @@ class Case:
     note: str = ""
 
     def all_files(self) -> dict[str, str]:
-        return {**self.files, self.path: textwrap.dedent(self.code)}
+        return {**{rel: textwrap.dedent(text) for rel, text in self.files.items()}, self.path: textwrap.dedent(self.code)}
 
 
 class Rule:

@@ -1,0 +1,554 @@
+"""Names bound to compiled callables, and what a compile site says about its target.
+
+`regions.py` answers "is this def compiled?"; the CL4xx rules also need the other
+direction, at a call site: "is the thing called here a CUDA-graph-compiled callable,
+and where was it compiled?" (`model = torch.compile(model, mode="reduce-overhead")`
+then `model(x)`; `self.unet = torch.compile(...)` then `self.unet(x)` in another
+method; `@torch.compile(mode=...)` on a def; `model.compile(mode=...)`; a project
+wrapper that returns `torch.compile(fn, ...)`; a compiled value imported from another
+file of the project). The CL3xx rules ask the reverse question about a region: what
+did its compile site do to the target (`torch.compile(model.half())`, `.eval()`,
+`options={"fallback_random": True}`, `backend="aot_eager"`) and where is it called.
+
+Facts about other files are read from disk, parsed with `ast` (cached by path, size
+and mtime): only files that a region's Site or an import names are read.
+"""
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Iterator, Optional
+
+from ..source import ParseFailure, SourceFile
+from .facts import FUNCTION_NODES, ModuleFacts
+from .names import NameTable, module_name_for
+from .regions import COMPILE, CUDAGRAPH_MODES, RegionInfo, Site
+
+COMPILE_FUNCS = frozenset({"torch.compile"})
+NOT_MODULE_COMPILE = ("re.", "builtins.", "torch.", "regex.")
+
+
+def literal(expr: Optional[ast.AST]):
+    """The value of a literal expression, or `NOT_LITERAL`."""
+    if expr is None:
+        return NOT_LITERAL
+    try:
+        return ast.literal_eval(expr)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return NOT_LITERAL
+
+
+NOT_LITERAL = object()
+
+
+def chain_text(expr: ast.AST) -> Optional[str]:
+    """`model`, `self.unet`, `pipe.vae.decode` for a Name/attribute chain, else None."""
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    return ".".join(reversed(parts))
+
+
+def chain_root(expr: ast.AST) -> Optional[ast.Name]:
+    """The Name at the bottom of an attribute/call/subscript chain (`pipe` in `pipe.vae.decode(z).sample`)."""
+    while True:
+        if isinstance(expr, ast.Attribute):
+            expr = expr.value
+        elif isinstance(expr, ast.Call):
+            expr = expr.func
+        elif isinstance(expr, ast.Subscript):
+            expr = expr.value
+        else:
+            break
+    return expr if isinstance(expr, ast.Name) else None
+
+
+@dataclass
+class CompileCall:
+    """One `torch.compile`-like call (or decorator, or `m.compile(...)`) and its options."""
+
+    node: ast.AST
+    api: str
+    path: str
+    row: int
+    module: str = ""
+    target: Optional[ast.expr] = None
+    mode: Optional[str] = None
+    mode_node: Optional[ast.expr] = None  # the literal, when written on this call
+    dynamic: Optional[bool] = None
+    dynamic_node: Optional[ast.expr] = None
+    options: dict = field(default_factory=dict)
+    backend: Optional[str] = None
+
+    @property
+    def cudagraphs(self) -> bool:
+        if self.options.get("triton.cudagraphs") is False:
+            return False
+        return self.mode in CUDAGRAPH_MODES or self.options.get("triton.cudagraphs") is True
+
+    def site(self) -> Site:
+        return Site(COMPILE, None, self.path, self.row, self.api, self.mode, self.dynamic, self.cudagraphs, self.module)
+
+    def describe(self) -> str:
+        text = self.site().describe()
+        if self.options.get("triton.cudagraphs") is True and self.mode not in CUDAGRAPH_MODES:
+            text = text.replace(" at ", " with options={'triton.cudagraphs': True} at ", 1)
+        return text
+
+    def region(self) -> RegionInfo:
+        kinds = {COMPILE} | ({"cudagraph"} if self.cudagraphs else set())
+        return RegionInfo(kinds=kinds, sites=[self.site()])
+
+
+def _keywords(facts: ModuleFacts, call: ast.Call) -> list[tuple[str, ast.expr, bool]]:
+    """(name, value, written-on-this-call) for a call's keywords, partial keywords first."""
+    out = [(k, v, False) for k, v in facts.names.partial_keywords(call.func)]
+    out += [(k.arg, k.value, True) for k in call.keywords if k.arg]
+    return out
+
+
+def _fill_options(cc: CompileCall, keywords) -> CompileCall:
+    for name, value, here in keywords:
+        lit = literal(value)
+        if name == "mode" and isinstance(lit, str):
+            cc.mode = lit
+            cc.mode_node = value if here else None
+        elif name == "dynamic" and lit in (True, False, None):
+            cc.dynamic = lit
+            cc.dynamic_node = value if here else None
+        elif name == "options" and isinstance(lit, dict):
+            cc.options = dict(lit)
+        elif name == "backend" and isinstance(lit, str):
+            cc.backend = lit
+    return cc
+
+
+def _wrapper_compile(facts: ModuleFacts, func: ast.AST) -> Optional[tuple[int, ast.Call]]:
+    """A def of this file whose `return` compiles one of its parameters: (index, call)."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    params = [a.arg for a in func.args.posonlyargs + func.args.args]
+    for node in ast.walk(func):
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Call):
+            call = node.value
+            if facts.resolve(call.func) in COMPILE_FUNCS and call.args and isinstance(call.args[0], ast.Name):
+                if call.args[0].id in params:
+                    return params.index(call.args[0].id), call
+    return None
+
+
+class CompiledValues:
+    """Everything in one file that binds or calls a compiled callable."""
+
+    def __init__(self, facts: ModuleFacts):
+        self.facts = facts
+        self.defs: dict[str, ast.AST] = {}  # module-level def name -> node
+        for stmt in facts.tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.defs[stmt.name] = stmt
+        self.bindings: list[tuple[str, Optional[ast.AST], Optional[ast.ClassDef], int, CompileCall]] = []
+        self._collect()
+
+    # -- compile calls --------------------------------------------------------
+    def compile_call(self, call: ast.AST) -> Optional[CompileCall]:
+        """Options of `call` when it compiles something: torch.compile (through aliases
+        and partials), a configured compile wrapper, or a wrapper def of this file."""
+        if not isinstance(call, ast.Call):
+            return None
+        facts = self.facts
+        dotted = facts.resolve(call.func)
+        wrappers = tuple(getattr(facts.settings, "compile_wrappers", ()) or ())
+        if dotted in COMPILE_FUNCS or (dotted and dotted in wrappers):
+            cc = CompileCall(call, dotted, facts.path, call.lineno, facts.names.module,
+                             call.args[0] if call.args else None)
+            return _fill_options(cc, _keywords(facts, call))
+        if isinstance(call.func, ast.Name) and call.func.id in self.defs:
+            wrappers_cache = self.__dict__.setdefault("_wrapper_cache", {})
+            if call.func.id not in wrappers_cache:
+                wrappers_cache[call.func.id] = _wrapper_compile(facts, self.defs[call.func.id])
+            shape = wrappers_cache[call.func.id]
+            if shape is not None:
+                index, inner = shape
+                target = call.args[index] if len(call.args) > index else None
+                cc = CompileCall(call, call.func.id, facts.path, call.lineno, facts.names.module, target)
+                _fill_options(cc, [(k, v, False) for k, v, _ in _keywords(facts, inner)])
+                return _fill_options(cc, [(k.arg, k.value, False) for k in call.keywords if k.arg in ("mode", "dynamic")])
+        return None
+
+    def _decorator_compile(self, deco: ast.expr, func: ast.AST) -> Optional[CompileCall]:
+        facts = self.facts
+        call = deco if isinstance(deco, ast.Call) else None
+        dotted = facts.resolve(call.func if call else deco)
+        if dotted not in COMPILE_FUNCS:
+            return None
+        cc = CompileCall(deco, dotted, facts.path, deco.lineno, facts.names.module, None)
+        kws = [(k, v, False) for k, v in facts.names.partial_keywords(call.func if call else deco)]
+        if call:
+            kws += [(k.arg, k.value, True) for k in call.keywords if k.arg]
+        return _fill_options(cc, kws)
+
+    def _module_compile(self, call: ast.Call) -> Optional[CompileCall]:
+        """`m.compile(mode=...)` on something that is not `torch`/`re`: compiles `m` in place."""
+        if not (isinstance(call.func, ast.Attribute) and call.func.attr == "compile"):
+            return None
+        dotted = self.facts.resolve(call.func)
+        if dotted is not None and dotted.startswith(NOT_MODULE_COMPILE):
+            return None
+        if chain_text(call.func.value) is None:
+            return None
+        cc = CompileCall(call, "Module.compile", self.facts.path, call.lineno, self.facts.names.module, call.func.value)
+        return _fill_options(cc, [(k.arg, k.value, True) for k in call.keywords if k.arg])
+
+    # -- bindings ---------------------------------------------------------------
+    def _scope(self, node: ast.AST) -> tuple[Optional[ast.AST], Optional[ast.ClassDef]]:
+        func = cls = None
+        for anc in self.facts.ancestors(node):
+            if func is None and isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                func = anc
+            if isinstance(anc, ast.ClassDef):
+                cls = anc
+                break
+        return func, cls
+
+    def _bind(self, target: ast.AST, at: ast.AST, cc: CompileCall) -> None:
+        text = chain_text(target)
+        if text is None:
+            return
+        func, cls = self._scope(at)
+        if text.startswith("self."):
+            func = None  # visible in every method of the class
+        self.bindings.append((text, func, cls, at.lineno, cc))
+
+    def _collect(self) -> None:
+        facts = self.facts
+        for node in facts.nodes(ast.Assign, ast.AnnAssign):
+            value = node.value
+            if value is None:
+                continue
+            cc = self.compile_call(value)
+            if cc is None:
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                self._bind(target, node, cc)
+        for node in facts.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+            for deco in node.decorator_list:
+                cc = self._decorator_compile(deco, node)
+                if cc is not None:
+                    func, cls = self._scope(node)
+                    parent = facts.parent(node)
+                    text = f"self.{node.name}" if isinstance(parent, ast.ClassDef) else node.name
+                    self.bindings.append((text, None if isinstance(parent, ast.ClassDef) else func, cls, node.lineno, cc))
+        for node in facts.nodes(ast.Expr):
+            if isinstance(node.value, ast.Call):
+                cc = self._module_compile(node.value)
+                if cc is not None:
+                    self._bind(node.value.func.value, node, cc)
+
+    def binding_for_site(self, row: int) -> Optional[tuple[str, Optional[ast.AST], Optional[ast.ClassDef], int, CompileCall]]:
+        for binding in self.bindings:
+            if binding[4].row == row:
+                return binding
+        return None
+
+    def compile_call_at(self, row: int) -> Optional[CompileCall]:
+        """The compile call (or decorator) written on line `row`."""
+        for binding in self.bindings:
+            if binding[4].row == row:
+                return binding[4]
+        for call in self.facts.nodes(ast.Call):
+            if call.lineno == row:
+                cc = self.compile_call(call) or self._module_compile(call)
+                if cc is not None:
+                    return cc
+        return None
+
+    # -- lookup at a call site -------------------------------------------------------
+    def callee(self, func: ast.AST, at: Optional[ast.AST] = None) -> Optional[CompileCall]:
+        """The compile call behind the callable `func` called at `at` (default: func)."""
+        at = at if at is not None else func
+        cc = self.compile_call(func)
+        if cc is not None:
+            return cc
+        text = chain_text(func)
+        if text is None:
+            return None
+        use_func, use_cls = self._scope(at)
+        enclosing = [a for a in self.facts.ancestors(at) if isinstance(a, FUNCTION_NODES)]
+        best = None
+        for b_text, b_func, b_cls, row, cc in self.bindings:
+            if b_text != text:
+                continue
+            if b_text.startswith("self."):
+                if b_cls is not None and b_cls is use_cls:
+                    best = cc
+                continue
+            if b_func is None and b_cls is None:
+                # module level: visible in defs, and below the binding at module level
+                if enclosing or row <= at.lineno:
+                    best = best or cc
+            elif b_func is not None and b_func in enclosing:
+                if row <= at.lineno or _in_loop_with(self.facts, at, b_func):
+                    best = cc
+        if best is not None:
+            return best
+        return self._imported(func)
+
+    def _imported(self, func: ast.AST) -> Optional[CompileCall]:
+        dotted = self.facts.resolve(func)
+        if not dotted or dotted.startswith(("torch.", "builtins.")) or "." not in dotted:
+            return None
+        cache = self.__dict__.setdefault("_imported_cache", {})
+        if dotted not in cache:
+            cache[dotted] = self._lookup_imported(dotted)
+        return cache[dotted]
+
+    def _lookup_imported(self, dotted: str) -> Optional[CompileCall]:
+        module, _, name = dotted.rpartition(".")
+        if module == self.facts.names.module:
+            return None
+        path = path_for_module(self.facts, module)
+        if path is None:
+            return None
+        if not _mentions(path, b"compile"):
+            self.facts.__dict__.setdefault("_cl_other_facts", {}).setdefault(path, None)
+            return None
+        other = facts_for_path(self.facts, path)
+        if other is None:
+            return None
+        values = compiled_values(other)
+        for b_text, b_func, b_cls, row, cc in values.bindings:
+            if b_text == name and b_func is None and b_cls is None:
+                return cc
+        return None
+
+    def may_call_compiled(self, cudagraphs: bool = False) -> bool:
+        """Whether any call in this file can reach a compiled callable (cheap pre-check)."""
+        if any((cc.cudagraphs or not cudagraphs) for *_, cc in self.bindings):
+            return True
+        if any(self.compile_call(c) is not None for c in self.facts.nodes(ast.Call)):
+            return True
+        for node in self.facts.nodes(ast.ImportFrom):
+            for alias in node.names:
+                name = alias.asname or alias.name
+                cc = self._imported(ast.Name(id=name, ctx=ast.Load()))
+                if cc is not None and (cc.cudagraphs or not cudagraphs):
+                    return True
+        return False
+
+
+def _in_loop_with(facts: ModuleFacts, node: ast.AST, func: ast.AST) -> bool:
+    for anc in facts.ancestors(node):
+        if anc is func:
+            return False
+        if isinstance(anc, (ast.For, ast.While, ast.AsyncFor)):
+            return True
+    return False
+
+
+def compiled_values(facts: ModuleFacts) -> CompiledValues:
+    cached = getattr(facts, "_cl_compiled_values", None)
+    if cached is None:
+        cached = CompiledValues(facts)
+        facts._cl_compiled_values = cached  # type: ignore[attr-defined]
+    return cached
+
+
+# -- other files ---------------------------------------------------------------------
+@lru_cache(maxsize=256)
+def _parse(path: str, size: int, mtime: int):
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        source = SourceFile(path, data)
+        tree = source.parse()
+    except (OSError, ParseFailure):
+        return None
+    module, is_package = module_name_for(path)
+    return source, tree, NameTable.build(tree, module, is_package)
+
+
+def regions_of(facts: ModuleFacts) -> dict[str, RegionInfo]:
+    # ModuleFacts keeps the run's region index privately; rules only read it.
+    return getattr(facts, "_regions", {}) or {}
+
+
+_OTHER: dict[tuple[str, int, int], tuple[object, ModuleFacts]] = {}
+_OTHER_MAX = 512
+
+
+def facts_for_path(facts: ModuleFacts, path: str) -> Optional[ModuleFacts]:
+    """ModuleFacts for another file of the run (the same object for `facts.path`).
+
+    Shared by every file linted against the same region index, so a module imported
+    by many files is parsed and scanned once per run.
+    """
+    if os.path.abspath(path) == os.path.abspath(facts.path):
+        return facts
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    read = facts.__dict__.setdefault("_cl_other_facts", {})  # the engine's cache tracks these files
+    regions = regions_of(facts)
+    # Shared only between files that see the same index object: a per-file tracking
+    # index (the engine's cache) must see the lookups made through these facts.
+    token = regions if (regions or type(regions) is not dict) else None
+    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+    hit = _OTHER.get(key)
+    if hit is not None and hit[0] is token:
+        read[path] = hit[1]
+        return hit[1]
+    parsed = _parse(path, st.st_size, st.st_mtime_ns)
+    if parsed is None:
+        read[path] = None
+        return None
+    source, tree, names = parsed
+    other = ModuleFacts(source, tree, names, regions, facts.settings)
+    if len(_OTHER) >= _OTHER_MAX:
+        _OTHER.clear()
+    _OTHER[key] = (token, other)
+    read[path] = other
+    return other
+
+
+def path_for_module(facts: ModuleFacts, module: str) -> Optional[str]:
+    """The file of a project module named by dotted `module`, found next to this file."""
+    own = facts.names.module
+    if not own:
+        return None
+    parts = own.split(".")
+    folder = os.path.dirname(os.path.abspath(facts.path))
+    if facts.names.is_package:
+        parts = parts + ["__init__"]
+    for _ in parts[:-1]:
+        folder = os.path.dirname(folder)
+    base = os.path.join(folder, *module.split("."))
+    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def facts_for_module(facts: ModuleFacts, module: str) -> Optional[ModuleFacts]:
+    path = path_for_module(facts, module)
+    return facts_for_path(facts, path) if path else None
+
+
+_MENTIONS: dict[tuple[str, int, int, bytes], bool] = {}
+
+
+def _mentions(path: str, token: bytes) -> bool:
+    """Whether the file's bytes contain `token` (a cheap filter before parsing it)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    key = (path, st.st_size, st.st_mtime_ns, token)
+    found = _MENTIONS.get(key)
+    if found is None:
+        try:
+            with open(path, "rb") as fh:
+                found = token in fh.read()
+        except OSError:
+            found = False
+        if len(_MENTIONS) > 8192:
+            _MENTIONS.clear()
+        _MENTIONS[key] = found
+    return found
+
+
+def site_call(facts: ModuleFacts, site: Site) -> Optional[tuple[ModuleFacts, CompileCall]]:
+    """The compile call behind a region's Site, with the facts of its file."""
+    other = facts_for_path(facts, site.path)
+    if other is None:
+        return None
+    cc = compiled_values(other).compile_call_at(site.row)
+    return (other, cc) if cc is not None else None
+
+
+def calls_of_site(facts: ModuleFacts, site: Site) -> Iterator[tuple[ModuleFacts, ast.Call]]:
+    """Calls, in the site's file, of the callable the site compiled."""
+    found = site_call(facts, site)
+    if found is None:
+        return
+    other, cc = found
+    values = compiled_values(other)
+    for call in other.nodes(ast.Call):
+        if call.func is cc.node:
+            yield other, call  # torch.compile(m)(x)
+            continue
+        callee = values.callee(call.func, call)
+        if callee is cc:
+            yield other, call
+
+
+# -- what a compile site did to its target ----------------------------------------------
+CONVERSIONS = {"half": "float16", "bfloat16": "bfloat16", "float": "float32", "double": "float64"}
+
+
+def _assignments_of(facts: ModuleFacts, text: str, before: ast.AST) -> list[ast.AST]:
+    """Statements binding or converting `text` (`model`, `self.unet`) that can reach
+    `before` (not the statement holding `before`), in source order."""
+    func = facts.enclosing_function(before)
+    holder = facts.statement_of(before)
+    scopes: list[ast.AST] = []
+    if func is not None:
+        scopes.append(func)
+    if text.startswith("self."):
+        cls = next((a for a in facts.ancestors(before) if isinstance(a, ast.ClassDef)), None)
+        if cls is not None:
+            scopes.append(cls)
+    scopes.append(facts.tree)
+    for scope in scopes:
+        out = []
+        for node in ast.walk(scope):
+            if node is holder:
+                continue
+            if isinstance(node, ast.Assign) and any(chain_text(t) == text for t in node.targets):
+                out.append(node)
+            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                f = node.value.func
+                if isinstance(f, ast.Attribute) and chain_text(f.value) == text and f.attr in MODULE_METHODS:
+                    out.append(node)
+        if out:
+            earlier = [n for n in out if n.lineno <= before.lineno]
+            return sorted(earlier or out, key=lambda n: (n.lineno, n.col_offset))
+    return []
+
+
+MODULE_METHODS = frozenset(set(CONVERSIONS) | {"to", "eval", "train", "cuda", "cpu", "requires_grad_"})
+
+
+def method_chain(expr: ast.AST) -> list[ast.Call]:
+    """The calls of a chain, outermost first: `Net().half().eval()` -> [eval, half, Net]."""
+    out = []
+    while isinstance(expr, ast.Call):
+        out.append(expr)
+        expr = expr.func.value if isinstance(expr.func, ast.Attribute) else None
+    return out
+
+
+def target_history(facts: ModuleFacts, target: Optional[ast.AST], at: ast.AST) -> list[ast.Call]:
+    """Calls applied to a compile target, latest first: its own chain, then those of the
+    statements that bound or converted it before the compile (`model = Net().half()`,
+    `model.eval()`), back to the statement that created it."""
+    if target is None:
+        return []
+    calls = method_chain(target)
+    text = chain_text(target)
+    if text is None:
+        return calls
+    for stmt in reversed(_assignments_of(facts, text, at)):
+        calls.extend(method_chain(stmt.value))
+        if isinstance(stmt, ast.Assign):
+            root = chain_root(stmt.value)
+            if not (root is not None and isinstance(stmt.value, ast.Call) and chain_text(stmt.value.func.value if isinstance(stmt.value.func, ast.Attribute) else stmt.value) == text):
+                break  # a fresh binding: what came before does not apply
+    return calls

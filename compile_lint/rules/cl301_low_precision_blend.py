@@ -1,0 +1,493 @@
+from __future__ import annotations
+
+import ast
+from textwrap import dedent
+from typing import Optional
+
+from ..analysis.precision import LOW, SHORT, precision_for
+from ._regions import ELEMENTWISE, call_name, is_number, number_value, region_nodes, region_sets_config, runs_inductor, same, stmt_text
+from .base import Case, Rule
+
+REDUCTIONS = frozenset({"sum", "mean", "norm", "amax", "amin", "max", "min", "std", "var"})
+
+
+def _is_one(facts, expr: ast.AST) -> bool:
+    if isinstance(expr, ast.Constant) and not isinstance(expr.value, bool) and expr.value == 1:
+        return True
+    if isinstance(expr, ast.Call) and (facts.resolve(expr.func) or "") == "torch.ones_like":
+        return True
+    return False
+
+
+def _factors(expr: ast.AST) -> list[ast.AST]:
+    """The factors of a product `a * b * (1 - c)` (or one expression)."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+        return _factors(expr.left) + _factors(expr.right)
+    return [expr]
+
+
+def _terms(expr: ast.AST) -> list[ast.AST]:
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        return _terms(expr.left) + _terms(expr.right)
+    return [expr]
+
+
+def _complement(facts, expr: ast.AST) -> Optional[ast.AST]:
+    """`w` when `expr` is `1 - w`."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Sub) and _is_one(facts, expr.left):
+        return expr.right
+    return None
+
+
+def _arith_ops(facts, expr: ast.AST) -> int:
+    """How many tensor arithmetic operations an expression performs."""
+    count = 0
+    for node in ast.walk(expr):
+        if isinstance(node, ast.BinOp) and not is_number(node):
+            count += 1
+        elif isinstance(node, ast.Call) and call_name(facts, node) in ELEMENTWISE:
+            count += 1
+    return count
+
+
+def _fractional(expr: ast.AST) -> bool:
+    """An exponent that is not a whole number (`1/2.2`, `2.4`, `1/gamma`, `self.gamma`)."""
+    value = number_value(expr)
+    if value is not None:
+        return value != int(value)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
+        return True
+    name = expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else ""
+    return "gamma" in name.lower()
+
+
+def blend_kind(facts, node: ast.AST) -> Optional[str]:
+    """The kind of blend/gamma/normalize arithmetic `node` is, if any."""
+    if isinstance(node, ast.BinOp):
+        if isinstance(node.op, ast.Sub) and _is_one(facts, node.left):
+            if any(_complement(facts, f) is not None for f in _factors(node.right)) and len(_factors(node.right)) > 1:
+                return "screen blend"
+        if isinstance(node.op, ast.Add):
+            terms = _terms(node)
+            products = [_factors(t) for t in terms]
+            weights = [w for fs in products for f in fs if (w := _complement(facts, f)) is not None]
+            if weights and any(len(fs) > 1 for fs in products):
+                return "alpha/mix blend"
+            for i, term in enumerate(terms):
+                for f in _factors(term):
+                    if isinstance(f, ast.BinOp) and isinstance(f.op, ast.Sub) and len(_factors(term)) > 1:
+                        if any(same(facts, other, f.right) for j, other in enumerate(terms) if j != i):
+                            return "linear interpolation"
+        if isinstance(node.op, ast.Pow) and _fractional(node.right):
+            return "gamma curve"
+        if isinstance(node.op, ast.Div) and not is_number(node.right):
+            left = node.left
+            if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Sub) and not is_number(left.right):
+                return "normalization"
+            if isinstance(node.right, ast.Call) and isinstance(node.right.func, ast.Attribute) and node.right.func.attr in REDUCTIONS:
+                if same(facts, node.right.func.value, left):
+                    return "normalization"
+        return None
+    if isinstance(node, ast.Call):
+        name = call_name(facts, node)
+        dotted = facts.resolve(node.func) or ""
+        is_method = isinstance(node.func, ast.Attribute) and not dotted.startswith("torch.")
+        if name == "lerp":
+            return "linear interpolation (lerp)"
+        if name in ("pow", "float_power"):
+            exponent = node.args[0] if is_method and node.args else node.args[1] if len(node.args) > 1 else None
+            for kw in node.keywords:
+                if kw.arg == "exponent":
+                    exponent = kw.value
+            if exponent is not None and _fractional(exponent):
+                return "gamma curve"
+        if name == "normalize" and dotted == "torch.nn.functional.normalize":
+            return "normalization"
+        if name == "where":
+            branches = node.args[1:3] if not is_method else [node.func.value] + node.args[1:2]
+            if any(_arith_ops(facts, b) >= 2 for b in branches):
+                return "conditional blend (overlay / soft light)"
+    return None
+
+
+class LowPrecisionBlend(Rule):
+    """
+    ## What it does
+    Finds blend, gamma and normalize arithmetic that runs in fp16/bf16 inside a
+    `torch.compile`d region: screen (`1 - (1-a)*(1-b)`), alpha-over and mix
+    (`a*alpha + b*(1-alpha)`, `fg + bg*(1-alpha)`, `a + (b-a)*t`, `torch.lerp`,
+    `a.lerp(b, t)`), overlay / soft light (`torch.where(a < 0.5, 2*a*b, ...)`, also
+    `x.where(...)`), gamma (`x ** (1/2.2)`, `x.pow(1/2.2)`, `torch.pow(x, 2.4)`) and
+    normalization (`(x - mean) / std`, `(x - lo) / (hi - lo)`, `x / x.sum(...)`,
+    `F.normalize`).
+
+    Values count as fp16/bf16 when the analysis can tell (see
+    `compile_lint/analysis/precision.py`): `.half()`, `.bfloat16()`, `.to(torch.float16)`,
+    `dtype=` of factory calls, annotations, arguments at every call site, a module
+    converted at its compile site (`torch.compile(model.half())`), a pipeline loaded
+    with `torch_dtype=torch.float16`, and autocast. Under autocast only the ops of
+    autocast's lists change dtype: a conv/linear/matmul output is fp16, but
+    elementwise blend math on fp32 inputs stays fp32 (and on CUDA, `pow` runs in
+    fp32), so those stay quiet. fp32 code and code of unknown dtype are never reported.
+
+    ## Why is this bad?
+    Eager PyTorch rounds every intermediate of `1 - (1-a)*(1-b)` to fp16; Inductor
+    fuses the expression into one kernel and keeps the intermediates in fp32
+    (intended: pytorch#183761). Compiled output then differs from eager by about one
+    ULP on 10-67% of elements: fp16 up to 9.8e-4 (gamma 1.95e-3, normalize 4.9e-3),
+    bf16 up to 7.8e-3 (normalize 0.039). The compiled result is the more accurate
+    one, but tests comparing against eager references, golden images and
+    checksums break. In fp32 the same blends are bit-identical, which is why they
+    are not reported.
+
+    ## Example
+    ```python
+    @torch.compile
+    def screen(a, b):
+        return 1 - (1 - a) * (1 - b)
+
+    out = screen(fg.half(), bg.half())
+    ```
+
+    ## Use instead
+    Blend in fp32 and cast once at the end:
+    ```python
+    @torch.compile
+    def screen(a, b):
+        a, b = a.float(), b.float()
+        return (1 - (1 - a) * (1 - b)).half()
+    ```
+    or, when eager parity matters more than speed, set
+    `torch._inductor.config.emulate_precision_casts = True` (all differences become 0,
+    except `pow`).
+
+    ## Fix safety
+    No fix: whether fp32 math (more memory traffic) or eager's rounding is wanted is
+    the author's decision.
+
+    ## References
+    - hazards.md CL301 (fp16 <= 9.8e-4, gamma 1.95e-3, normalize 4.9e-3; bf16 <= 7.8e-3,
+      normalize 0.039; `emulate_precision_casts` removes all but `pow`)
+    - pytorch#183761 (Inductor keeps fp32 intermediates by design)
+    - PyTorch docs, "Autocast Op Reference" (which ops autocast changes)
+    """
+
+    code = "CL301"
+    name = "low-precision-blend"
+    summary = "Blend/gamma/normalize math in fp16/bf16 in a compiled region differs from eager"
+    requires = ()
+    uses_regions = True  # fires only inside compiled regions
+
+    valid = [
+        Case(
+            """
+            import torch
+
+            @torch.compile
+            def fade(a, b, t):
+                base = torch.zeros(1, 3, 8, 8)
+                return torch.lerp(base + a, b, t)
+
+            out = fade(x.half(), y.half(), 0.5)
+            """,
+            note="a default-dtype (fp32) factory promotes the blend to fp32",
+        ),
+        Case(
+            """
+            import torch
+
+            @torch.cuda.amp.autocast()
+            @torch.compile
+            def over(fg: torch.FloatTensor, bg: torch.FloatTensor, alpha):
+                return fg * alpha + bg * (1 - alpha)
+            """,
+            note="autocast decorator, fp32 inputs: elementwise math stays fp32",
+        ),
+        Case(
+            """
+            import torch
+
+            @torch.compile
+            def screen(a, b):
+                return 1 - (1 - a) * (1 - b)
+
+            out = screen(fg.float(), bg.float())
+            """,
+            note="fp32 blends are bit-identical compiled vs eager",
+        ),
+        Case(
+            """
+            import torch
+
+            @torch.compile
+            def over(fg, bg, alpha):
+                return fg * alpha + bg * (1 - alpha)
+            """,
+            note="dtype unknown: quiet",
+        ),
+        Case(
+            """
+            import torch
+
+            def over(fg, bg, alpha):
+                return fg * alpha + bg * (1 - alpha)
+
+            out = over(fg.half(), bg.half(), 0.3)
+            """,
+            note="no compiled region",
+        ),
+        Case(
+            """
+            import torch
+
+            @torch.compile
+            def composite(fg, bg, alpha):
+                with torch.autocast("cuda"):
+                    return fg * alpha + bg * (1 - alpha)
+
+            out = composite(torch.rand(1, 3, 64, 64), torch.rand(1, 3, 64, 64), 0.5)
+            """,
+            note="autocast does not cast elementwise math: fp32 inputs stay fp32",
+        ),
+        Case(
+            """
+            import torch
+
+            @torch.compile
+            def to_srgb(x):
+                with torch.autocast("cuda"):
+                    y = x @ x.transpose(-1, -2)
+                    return y ** (1 / 2.2)
+            """,
+            note="on CUDA autocast runs pow in fp32",
+        ),
+        Case(
+            """
+            import torch
+
+            @torch.compile
+            def screen(a: torch.HalfTensor, b: torch.HalfTensor):
+                a, b = a.float(), b.float()
+                return (1 - (1 - a) * (1 - b)).half()
+            """,
+            note="converted to fp32 before the blend",
+        ),
+        Case(
+            """
+            import torch
+            torch._inductor.config.emulate_precision_casts = True
+
+            @torch.compile
+            def screen(a, b):
+                return 1 - (1 - a) * (1 - b)
+
+            out = screen(fg.half(), bg.half())
+            """,
+            note="emulate_precision_casts makes compiled match eager",
+        ),
+        Case(
+            """
+            import torch
+
+            def screen(a, b):
+                return 1 - (1 - a) * (1 - b)
+
+            fast = torch.compile(screen, backend="aot_eager")
+            out = fast(fg.half(), bg.half())
+            """,
+            note="aot_eager runs eager kernels: no fusion",
+        ),
+        Case(
+            """
+            import torch
+
+            @torch.compile
+            def scale(x):
+                y = x.half()
+                return y * 2 + 1, y ** 2
+            """,
+            note="not a blend/gamma/normalize pattern; integer power",
+        ),
+    ]
+    invalid = [
+        Case(
+            """
+            import torch
+
+            @torch.compile
+            def grade(x, lut_a, lut_b, t):
+                x = x.to(dtype=torch.bfloat16)
+                y = x.pow(1 / 2.2)
+                return lut_a.lerp(y, t), y.where(y > 0.5, x * 0.5 + 0.25)
+            """,
+            rows=[7, 8],
+            note="method spellings: .pow, .where (and lerp on a value of unknown dtype stays quiet)",
+        ),
+        Case(
+            """
+            import torch
+
+            @torch.compile
+            def screen(a, b):
+                return 1 - (1 - a) * (1 - b)
+
+            out = screen(fg.half(), bg.half())
+            """,
+            rows=[6],
+            note="low precision from the arguments at the call site",
+        ),
+        Case(
+            """
+            import torch
+
+            @torch.compile(mode="max-autotune")
+            def overlay(a, b):
+                a = a.to(torch.bfloat16)
+                b = b.to(dtype=torch.bfloat16)
+                return torch.where(a < 0.5, 2 * a * b, 1 - 2 * (1 - a) * (1 - b))
+            """,
+            rows=[8],
+        ),
+        Case(
+            """
+            import torch
+            import torch.nn as nn
+
+            class Compositor(nn.Module):
+                def forward(self, fg, bg, alpha):
+                    return fg * alpha + bg * (1 - alpha)
+
+            model = torch.compile(Compositor().half())
+            """,
+            rows=[7],
+            note="module converted at the compile site",
+        ),
+        Case(
+            """
+            import torch
+
+            def to_srgb(x):
+                return x.clamp(min=0.0031308) ** (1 / 2.2)
+
+            @torch.compile
+            def decode(z):
+                img = torch.zeros(1, 3, 8, 8, dtype=torch.float16) + z
+                return to_srgb(img)
+            """,
+            rows=[5],
+            note="gamma in a helper reached from the region; dtype from the factory",
+        ),
+        Case(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+            class Head(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Conv2d(64, 3, 1)
+
+                def forward(self, feats, base, t):
+                    with torch.autocast("cuda"):
+                        rgb = self.proj(feats)
+                        return torch.lerp(rgb, base, t)
+
+            head = torch.compile(Head())
+            """,
+            rows=[14],
+            note="a conv output under autocast is fp16; lerp then runs in fp16",
+        ),
+        Case(
+            """
+            import torch
+            from diffusers import StableDiffusionPipeline
+
+            pipe = StableDiffusionPipeline.from_pretrained("sd", torch_dtype=torch.float16)
+
+            @torch.compile
+            def normalize(img):
+                return (img - img.mean()) / img.std()
+
+            image = normalize(pipe.vae.decode(latents).sample)
+            """,
+            rows=[9],
+            note="pipeline loaded with torch_dtype=torch.float16",
+        ),
+        Case(
+            files={
+                "train.py": dedent("""
+                    import torch
+                    from blocks import Screen
+
+                    model = Screen().half()
+                    model = torch.compile(model)
+                """),
+            },
+            path="blocks.py",
+            code="""
+            import torch.nn as nn
+
+            class Screen(nn.Module):
+                def forward(self, a, b):
+                    return 1 - (1 - a) * (1 - b)
+            """,
+            rows=[6],
+            note="cross-file: defined in blocks.py, converted and compiled in train.py",
+        ),
+    ]
+
+    def check(self, facts):
+        precision = None
+        reported: list[ast.AST] = []
+        emulate: dict[int, bool] = {}
+        inductor: dict[int, bool] = {}
+        for node, region in region_nodes(facts, (ast.BinOp, ast.Call)):
+            kind = blend_kind(facts, node)
+            if kind is None:
+                continue
+            if any(r in facts.ancestors(node) for r in reported):
+                continue
+            key = id(region)
+            if key not in inductor:
+                inductor[key] = runs_inductor(facts, region)
+                emulate[key] = region_sets_config(facts, region, "emulate_precision_casts", True)
+            if not inductor[key] or (emulate[key] and kind != "gamma curve"):
+                continue
+            precision = precision or precision_for(facts)
+            low = self._low_part(facts, precision, node, kind)
+            if low is None:
+                continue
+            dtype = precision.dtype(low)
+            reported.append(node)
+            worst = {"float16": "9.8e-4", "bfloat16": "7.8e-3"}[dtype]
+            if kind == "gamma curve":
+                worst = "1.95e-3" if dtype == "float16" else "7.8e-3"
+            elif kind == "normalization":
+                worst = "4.9e-3" if dtype == "float16" else "0.039"
+            yield self.finding(
+                facts, node,
+                f"{kind} `{stmt_text(facts, node)}` runs in {SHORT[dtype]} ({precision.why_low(low)}) in code "
+                f"{region.describe()}: Inductor fuses it and keeps fp32 intermediates where eager rounds each "
+                f"step to {SHORT[dtype]}, so compiled output differs from eager by ~1 ULP on 10-67% of elements "
+                f"(up to {worst}). Blend in fp32 (`.float()` on the inputs, cast once at the end)"
+                + (" or set `torch._inductor.config.emulate_precision_casts = True`" if kind != "gamma curve" else "")
+                + " if results must match eager",
+                region=region,
+            )
+
+    @staticmethod
+    def _low_part(facts, precision, node: ast.AST, kind: str) -> Optional[ast.AST]:
+        """The node (the pattern or an intermediate of it) that runs in low precision."""
+        if precision.dtype(node) in LOW:
+            return node
+        if kind == "gamma curve":
+            return None  # pow itself runs in fp32 (autocast on CUDA): no skipped rounding
+        for sub in ast.walk(node):
+            if sub is node:
+                continue
+            if isinstance(sub, ast.BinOp) and not is_number(sub) and precision.dtype(sub) in LOW:
+                return sub
+            if isinstance(sub, ast.Call) and call_name(facts, sub) in ELEMENTWISE and precision.dtype(sub) in LOW:
+                return sub
+        return None
