@@ -109,7 +109,13 @@ class Run:
     def linter(self):
         from .engine import Linter
 
-        return Linter(self.settings_for, self.selection)
+        cache = None
+        if not self.opts.get("no_cache") and not os.environ.get("COMPILE_LINT_NO_CACHE"):
+            from .cache import ResultsCache
+
+            cache = ResultsCache(cache_root(self.opts))
+        jobs = self.opts.get("jobs")
+        return Linter(self.settings_for, self.selection, jobs=jobs or 0, cache=cache)
 
     def emit(self, text: str) -> None:
         target = self.opts.get("output_file")
@@ -124,6 +130,24 @@ class Run:
 
     def color(self) -> bool:
         return not self.opts.get("output_file") and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def cache_root(opts: dict) -> str:
+    """The project root, where `.compile_lint_cache/` lives: the folder of the config
+    file (--config, else the one that applies to the current folder, else to the first
+    path), else the current folder."""
+    from .cache import project_root
+
+    cwd = os.getcwd()
+    source = None
+    if opts.get("config_file"):
+        source = opts["config_file"]
+    else:
+        for path in [cwd] + [p for p in (opts.get("paths") or ()) if p != "-"][:1]:
+            source = load_config_for(path).source
+            if source:
+                break
+    return project_root(source, cwd)
 
 
 def _guard(func):
@@ -190,7 +214,6 @@ def _report_errors(errors) -> bool:
 @_guard
 def check(**opts):
     """Lint PATHS (default: the current folder)."""
-    from .fixer import edits_for
     from .report.text import Summary
 
     run = Run(opts)
@@ -199,6 +222,8 @@ def check(**opts):
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
     errors = list(errors) + [(r.path, r.error) for r in results if r.error]
     if run.fmt in ("json", "json-lines"):
+        from .fixer import edits_for  # only here: it is the fix machinery
+
         data_of = {stdin[0]: stdin[1]} if stdin else {}
         for f in findings:
             if f.fix is not None:
@@ -294,6 +319,24 @@ def _unified_diff(outcome, cwd: str) -> str:
     old = outcome.original.decode("utf-8", errors="replace").splitlines(keepends=True)
     new = outcome.fixed.decode("utf-8", errors="replace").splitlines(keepends=True)
     return "".join(difflib.unified_diff(old, new, fromfile=f"a/{name}", tofile=f"b/{name}"))
+
+
+@cli.command()
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="The config file whose folder holds the cache.")
+@_guard
+def clean(config_file):
+    """Remove the results cache (.compile_lint_cache/ in the project root)."""
+    from .cache import CACHE_DIR, clean as remove
+
+    root = cache_root({"config_file": config_file})
+    try:
+        removed = remove(root)
+    except OSError as exc:
+        raise UserError(f"cannot remove the cache: {exc.strerror or exc}") from None
+    if removed:
+        click.echo(f"Removed {removed}")
+    else:
+        click.echo(f"No cache at {os.path.join(root, CACHE_DIR)}")
 
 
 @cli.command("rules")

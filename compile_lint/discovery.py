@@ -8,6 +8,7 @@ pathspec doing the matching.
 """
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -87,8 +88,17 @@ def find_files(
     found = Discovery()
     seen: set[str] = set()
 
+    folders: dict[str, str] = {}
+
     def add(path: str) -> None:
-        real = os.path.realpath(path)
+        # realpath() lstat()s every component: resolve each folder once instead
+        if os.path.islink(path):
+            real = os.path.realpath(path)
+        else:
+            folder, name = os.path.split(path)
+            if folder not in folders:
+                folders[folder] = os.path.realpath(folder)
+            real = os.path.join(folders[folder], name)
         if real not in seen:
             seen.add(real)
             found.files.append(path)
@@ -105,7 +115,7 @@ def find_files(
                 add(file)
         elif os.path.isfile(path) or not os.path.exists(path):
             if not os.path.exists(path):
-                found.errors.append((given, "broken symbolic link"))
+                found.errors.append((given, _link_problem(path)))
                 continue
             if force_exclude and is_excluded(path, settings_for(path), False):
                 continue
@@ -140,6 +150,17 @@ def _walk(top: str, settings_for, found: Discovery) -> Iterator[str]:
                 elif entry.name.endswith(PY_SUFFIXES) and entry.is_file():
                     if not is_excluded(entry.path, settings, False):
                         yield entry.path
-            except OSError:
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    found.errors.append((entry.path, "symbolic link loop"))
                 continue
         stack.extend(reversed(subdirs))
+
+
+def _link_problem(path: str) -> str:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symbolic link loop"
+    return "broken symbolic link"

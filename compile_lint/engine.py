@@ -9,14 +9,13 @@ processes and be cached; only the region index looks across files.
 from __future__ import annotations
 
 import ast
-import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
 from .analysis.facts import ModuleFacts
 from .analysis.names import NameTable, module_name_for
 from .analysis.walk import walk
-from .analysis.regions import ModuleSummary, ProjectIndex, RegionInfo, summarize
+from .analysis.regions import ModuleSummary, RegionInfo, summarize
 from .config import Settings
 from .model import Finding, Position
 from .rules import all_rules, select_codes
@@ -24,9 +23,6 @@ from .source import ParseFailure, SourceFile
 from .suppression import filter_suppressed
 
 SYNTAX_ERROR = "CL000"
-# Keep parsed trees between the two passes only while the run is small; larger
-# runs parse twice (ast.parse is cheap, trees of a big corpus are not).
-KEEP_TREES_BYTES = 16 * 1024 * 1024
 
 
 @dataclass
@@ -106,7 +102,10 @@ def run_rules(
     settings: Settings,
     target_torch: Optional[str] = None,
     passes: Iterable[str] = (LOCAL, REGION, ANY),
+    others: Optional[dict] = None,
 ) -> list[Finding]:
+    """The enabled rules' findings for one parsed file. With `others`, it is filled
+    with the other files the rules read ({path: their ModuleFacts or None})."""
     if parsed.failure is not None:
         return [syntax_finding(parsed)] if SYNTAX_ERROR in codes and LOCAL in passes else []
     facts = ModuleFacts(parsed.source, parsed.tree, parsed.names, regions, settings, parsed.nodes)
@@ -121,6 +120,8 @@ def run_rules(
         if rule.requires and not any(token in data for token in rule.requires):
             continue
         findings.extend(rule.check(facts))
+    if others is not None:
+        others.update(facts.__dict__.get("_cl_other_facts", None) or {})
     findings = filter_suppressed(findings, parsed.source)
     findings.sort(key=Finding.sort_key)
     return findings
@@ -136,72 +137,33 @@ def modules_with_regions(regions: dict[str, RegionInfo]) -> set[str]:
     return out
 
 
-def _total_size(paths: list[str]) -> int:
-    total = 0
-    for path in paths:
-        try:
-            total += os.path.getsize(path)
-        except OSError:
-            pass
-    return total
-
-
 class Linter:
     """Lints a set of files as one project."""
 
-    def __init__(self, settings_for: Callable[[str], Settings], selection: Selection = Selection()):
+    def __init__(
+        self,
+        settings_for: Callable[[str], Settings],
+        selection: Selection = Selection(),
+        *,
+        jobs: int = 1,
+        cache=None,
+    ):
         self.settings_for = settings_for
         self.selection = selection
         self.regions: dict[str, RegionInfo] = {}
+        self.jobs = jobs  # worker processes; 0 for one per core (compile_lint.parallel)
+        self.cache = cache  # a compile_lint.cache.ResultsCache, or None
+        self.stats: dict = {}  # what the last lint() did (files parsed, cached, ...)
 
     def lint(self, paths: list[str], stdin: Optional[tuple[str, bytes]] = None) -> list[FileResult]:
-        results: dict[str, FileResult] = {}
-        parsed: dict[str, ParsedFile] = {}
-        inputs = [(p, None) for p in paths] + ([stdin] if stdin else [])
-        keep = _total_size(paths) <= KEEP_TREES_BYTES
-        # pass 1: parse, summarize, and run the rules that need no regions
-        for path, data in inputs:
-            try:
-                source = read_source(path, data)
-            except OSError as exc:
-                results[path] = FileResult(path, error=f"cannot read: {exc.strerror or exc}")
-                continue
-            item = parse_file(source, self.settings_for(path))
-            results[path] = FileResult(path, self._run(item, {}, (LOCAL,)))
-            if not keep:  # hold only the summary until the second pass
-                item = ParsedFile(source, None, item.names, item.summary, item.failure)
-            parsed[path] = item
-        # the region index, across every file of the run
-        index = ProjectIndex(p.summary for p in parsed.values() if p.summary is not None)
-        self.regions = index.regions()
-        holders = modules_with_regions(self.regions)
-        # pass 2: region rules, re-parsing only the files that need it
-        for path, item in parsed.items():
-            if item.failure is not None:
-                continue
-            passes = (REGION, ANY) if item.names.module in holders else (ANY,)
-            if not self._enabled_in(path, passes, item.source.data):
-                continue
-            if item.tree is None:
-                item = parse_file(item.source, self.settings_for(path))
-            found = self._run(item, self.regions, passes)
-            if found:
-                merged = results[path].findings + found
-                merged.sort(key=Finding.sort_key)
-                results[path].findings = merged
-        return [results[p] for p, _ in inputs if p in results]
+        """Both passes over every file, in worker processes and through the cache when
+        the linter has them (compile_lint.parallel)."""
+        from .parallel import lint_files
+
+        return lint_files(self, paths, stdin)
 
     def _codes(self, path: str) -> frozenset[str]:
         return enabled_codes(self.settings_for(path), self.selection, path)
-
-    def _enabled_in(self, path: str, passes, data: bytes) -> bool:
-        """Could any enabled rule of these passes fire here (its text pre-filter passes)?"""
-        rules = all_rules()
-        for code in self._codes(path):
-            rule = rules[code]
-            if rule_pass(rule) in passes and (not rule.requires or any(t in data for t in rule.requires)):
-                return True
-        return False
 
     def _run(self, item: ParsedFile, regions, passes) -> list[Finding]:
         settings = self.settings_for(item.source.path)

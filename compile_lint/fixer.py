@@ -106,7 +106,8 @@ def fix_source(linter, path: str, data: bytes, findings: list[Finding], unsafe: 
 def write_atomic(path: str, data: bytes) -> None:
     """Replace `path` with `data`: readers see the old file or the new one, never half."""
     st = os.stat(path)
-    if not os.access(path, os.W_OK):
+    # the mode bits too: root passes os.access, and a rename needs only the folder
+    if not os.access(path, os.W_OK) or not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         raise OSError(f"{path} is read-only")
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".compile-lint.tmp")

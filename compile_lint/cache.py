@@ -1,0 +1,241 @@
+"""The results cache: `.compile_lint_cache/` in the project root.
+
+One entry per linted path (a small pickle file named by a hash of the path). An entry
+holds what the last run learned about that path:
+
+- `digest`: a hash of the file's bytes, and the `stat` signature it was taken under
+  (size, mtime, ctime, inode, device). The signature is only a fast path to skip
+  re-reading and re-hashing: it is recorded only when the file had not been modified
+  for `RACY_NS` before it was read (git's "racy clean" rule), and a write always moves
+  ctime, which userland cannot set back. Otherwise the file is read and hashed.
+- the file's `ModuleSummary`, valid while (tool, digest, module name, wrappers) match:
+  `summary_key`.
+- its findings, valid while the digest, `settings_key` (tool fingerprint, enabled
+  rules, config, target torch version) and the *region facts the findings were
+  computed from* all match: for the file's own module and for every module of another
+  file the rules read while linting it (`deps`, with those files' digests). A change in
+  `blocks.py` that changes what is compiled re-lints exactly the files whose regions
+  (or whose read files) changed; a file that is only touched keeps its entry.
+
+Contract this relies on (compile_lint.analysis.facts): a rule sees the region index only
+through lookups of its own module's defs (`region_of`, `has_region`, ...) and through
+the ModuleFacts of other files it reads (`facts_for_path`), which look up theirs.
+
+Entries are written atomically (temp file + os.replace) and read with an unpickler
+that only builds compile_lint's own plain data classes, so a corrupt or foreign
+entry is a miss, never an error and never code run. Files with findings are cached too.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pickle
+import time
+from typing import Any, Optional
+
+CACHE_DIR = ".compile_lint_cache"
+FORMAT = 1
+RACY_NS = 2_000_000_000  # a file modified less than 2 s before it was read: hash it next time
+TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by compile-lint.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+
+_ALLOWED = {
+    ("compile_lint.model", "Finding"),
+    ("compile_lint.model", "Fix"),
+    ("compile_lint.model", "Edit"),
+    ("compile_lint.model", "Position"),
+    ("compile_lint.analysis.regions", "ModuleSummary"),
+    ("compile_lint.analysis.regions", "DefInfo"),
+    ("compile_lint.analysis.regions", "Site"),
+    ("compile_lint.analysis.regions", "Ref"),
+    ("compile_lint.analysis.regions", "RegionInfo"),
+    ("builtins", "set"),
+    ("builtins", "frozenset"),
+    ("builtins", "tuple"),
+    ("builtins", "list"),
+    ("builtins", "dict"),
+    ("builtins", "complex"),
+    ("builtins", "Ellipsis"),
+}
+
+
+class _SafeUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str):
+        if (module, name) in _ALLOWED:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a cache entry")
+
+
+def loads(data: bytes) -> Any:
+    return _SafeUnpickler(io.BytesIO(data)).load()
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def key(*parts: Any) -> str:
+    """A stable hash of plain values (their repr)."""
+    return hashlib.blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def stat_signature(st: os.stat_result) -> tuple:
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+def trusted_signature(st: os.stat_result, read_at_ns: int) -> Optional[tuple]:
+    """The signature to record for a file read at `read_at_ns`, or None when it was
+    modified too recently for the signature to prove that its content is unchanged."""
+    if max(st.st_mtime_ns, st.st_ctime_ns) >= read_at_ns - RACY_NS:
+        return None
+    return stat_signature(st)
+
+
+_FINGERPRINT: Optional[str] = None
+
+
+def tool_fingerprint() -> str:
+    """The version plus the size and mtime of every file of compile_lint and codemods,
+    so an edited rule (or a new install) never reads another build's entries."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        from . import __version__
+
+        here = os.path.dirname(os.path.abspath(__file__))
+        roots = [here, os.path.join(os.path.dirname(here), "codemods")]
+        items = []
+        for root in roots:
+            for folder, dirs, files in os.walk(root):
+                dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", "verify"))
+                for name in sorted(files):
+                    if name.endswith((".py", ".json")):
+                        try:
+                            st = os.stat(os.path.join(folder, name))
+                        except OSError:
+                            continue
+                        items.append((os.path.relpath(os.path.join(folder, name), root), st.st_size, st.st_mtime_ns))
+        _FINGERPRINT = key(__version__, FORMAT, items)
+    return _FINGERPRINT
+
+
+def project_root(config_source: Optional[str], cwd: str) -> str:
+    """The folder of the config file, else the current folder."""
+    return os.path.dirname(os.path.abspath(config_source)) if config_source else cwd
+
+
+class ResultsCache:
+    def __init__(self, root: str):
+        self.root = root
+        self.folder = os.path.join(root, CACHE_DIR)
+        self.entries = os.path.join(self.folder, "files")
+        self.tool = tool_fingerprint()
+        self._writable: Optional[bool] = None
+        self.written = 0
+
+    def _entry_path(self, path: str) -> str:
+        name = hashlib.blake2b(os.path.abspath(path).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+        return os.path.join(self.entries, name[:2], name)
+
+    def load(self, path: str) -> Optional[dict]:
+        """The entry for `path`, or None when there is none or it is unusable."""
+        try:
+            with open(self._entry_path(path), "rb") as fh:
+                entry = loads(fh.read())
+        except Exception:  # missing, unreadable, truncated, corrupt, foreign: a miss
+            return None
+        if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("tool") != self.tool:
+            return None
+        if entry.get("path") != os.path.abspath(path) or not isinstance(entry.get("digest"), str):
+            return None
+        return entry
+
+    def load_regions(self, run_key: str) -> Optional[dict]:
+        """The region index of a run whose files had exactly these summaries."""
+        try:
+            with open(os.path.join(self.folder, "regions"), "rb") as fh:
+                entry = loads(fh.read())
+            if entry["format"] == FORMAT and entry["tool"] == self.tool and entry["run"] == run_key:
+                return entry["regions"] if isinstance(entry["regions"], dict) else None
+        except Exception:
+            pass
+        return None
+
+    def store_regions(self, run_key: str, regions: dict) -> None:
+        if not self._prepare():
+            return
+        entry = {"format": FORMAT, "tool": self.tool, "run": run_key, "regions": regions}
+        try:
+            _write_atomic(os.path.join(self.folder, "regions"), pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            pass
+
+    def _prepare(self) -> bool:
+        if self._writable is None:
+            try:
+                os.makedirs(self.entries, exist_ok=True)
+                tag = os.path.join(self.folder, "CACHEDIR.TAG")
+                if not os.path.exists(tag):
+                    _write_atomic(tag, TAG.encode())
+                ignore = os.path.join(self.folder, ".gitignore")
+                if not os.path.exists(ignore):
+                    _write_atomic(ignore, b"# created by compile-lint\n*\n")
+                self._writable = True
+            except OSError:
+                self._writable = False  # a read-only project: lint without writing a cache
+        return self._writable
+
+    def store(self, path: str, entry: dict) -> None:
+        if not self._prepare():
+            return
+        entry = dict(entry, format=FORMAT, tool=self.tool, path=os.path.abspath(path))
+        target = self._entry_path(path)
+        try:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            _write_atomic(target, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+            self.written += 1
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            pass  # the cache is an optimisation: never fail a run over it
+
+
+def _write_atomic(target: str, data: bytes) -> None:
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def clean(root: str) -> Optional[str]:
+    """Remove `root`/.compile_lint_cache; the folder removed, or None if there was none.
+    Refuses a folder without our CACHEDIR.TAG (it is not ours to delete)."""
+    import shutil
+
+    folder = os.path.join(root, CACHE_DIR)
+    if not os.path.isdir(folder) or os.path.islink(folder):
+        return None
+    tag = os.path.join(folder, "CACHEDIR.TAG")
+    try:
+        with open(tag, "rb") as fh:
+            ours = fh.read().startswith(TAG.encode()[:43])
+    except OSError:
+        ours = not os.listdir(folder)
+    if not ours:
+        raise OSError(f"{folder} has no compile-lint CACHEDIR.TAG; not removing it")
+    shutil.rmtree(folder)
+    return folder
+
+
+def now_ns() -> int:
+    return time.time_ns()
