@@ -127,16 +127,6 @@ def run_rules(
     return findings
 
 
-def modules_with_regions(regions: dict[str, RegionInfo]) -> set[str]:
-    """Every dotted prefix of a region's name: a module holds a region iff it is here."""
-    out: set[str] = set()
-    for dotted in regions:
-        parts = dotted.split(".")
-        for cut in range(1, len(parts)):
-            out.add(".".join(parts[:cut]))
-    return out
-
-
 class Linter:
     """Lints a set of files as one project."""
 
