@@ -380,6 +380,15 @@ def class_region(facts: ModuleFacts, cls_dotted: str, kind: str) -> Optional[Reg
     return None
 
 
+def local_class_region(facts: ModuleFacts, cls: ast.ClassDef, kind: str) -> Optional[RegionInfo]:
+    """The region of `kind` that any method of a class defined in this file is in."""
+    for method in methods(cls).values():
+        region = facts.in_region(method, kind)
+        if region is not None:
+            return region
+    return None
+
+
 def site_of_kind(region: RegionInfo, kind: str):
     wanted = "compiled" if kind == "cudagraph" else kind
     for site in region.sites:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis.classes import (
+    local_class_region,
     calls_of_name,
     class_region,
     describe,
@@ -371,10 +372,7 @@ class TracerFrozenPythonState(Rule):
                 if local is not None:
                     kinds = init_attr_kinds(facts, local)
                     read = self._read_in_traced_code(facts, local)
-                    region = next(
-                        (facts.in_region(m, "traced") for m in methods(local).values() if facts.in_region(m, "traced")),
-                        None,
-                    )
+                    region = local_class_region(facts, local, "traced")
                 else:
                     kinds, read = {}, None
                     region = class_region(facts, wrap.cls, "traced")

@@ -4,6 +4,7 @@ import ast
 from typing import Optional
 
 from ..analysis.classes import (
+    local_class_region,
     calls_of_name,
     self_name,
     class_region,
@@ -472,10 +473,7 @@ class PythonAttrRecompile(Rule):
                 if local is not None:
                     kinds = init_attr_kinds(facts, local)
                     steering = self._guarded_attrs(facts, local, kinds, unspec)
-                    region = next(
-                        (facts.in_region(m, "compiled") for m in methods(local).values() if facts.in_region(m, "compiled")),
-                        None,
-                    )
+                    region = local_class_region(facts, local, "compiled")
                 else:
                     kinds, steering = {}, set()
                     region = class_region(facts, wrap.cls, "compiled")
