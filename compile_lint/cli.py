@@ -358,7 +358,9 @@ def regions_command(**opts):
     index, read_errors = build_index(files, run.settings_for, stdin)
     first = (list(opts.get("paths") or ()) or ["."])[0]
     first = stdin[0] if first == "-" and stdin and stdin[0] != "-" else (os.getcwd() if first == "-" else first)
-    root = find_project_root(first, None if opts.get("config_file") is None else run.settings_for(first)) or os.getcwd()
+    root = find_project_root(first, None if opts.get("config_file") is None else run.settings_for(first))
+    if root is None:  # no project marker: paths are shown relative to the folder given
+        root = os.path.abspath(first if os.path.isdir(first) else os.path.dirname(first) or ".")
     run.emit(render(report(index, root), opts["output_format"]))
     if _report_errors(list(errors) + read_errors):
         sys.exit(EXIT_ERROR)

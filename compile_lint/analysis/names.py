@@ -27,7 +27,7 @@ class Partial:
     keywords: tuple[tuple[str, ast.expr], ...]
 
 
-ROOT_MARKERS = ("pyproject.toml", "setup.cfg", ".git")
+ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 
 
 def _has_init(folder: str, cache: dict) -> bool:

@@ -36,12 +36,17 @@ TRACE_FUNCS = frozenset(
         "torch.export.export",
         "torch.export.export_for_training",
         "torch.onnx.export",
+        "torch.onnx._export",
         "torch.onnx.dynamo_export",
     }
 )
+# how the compiled/traced object is passed by keyword: torch.compile(model=...),
+# onnx.export(model=...), export(mod=...), symbolic_trace(root=...), jit.trace(func=...)
+TARGET_KEYWORDS = frozenset({"model", "mod", "root", "func", "fn"})
 DISABLE_FUNCS = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
 CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
 MAX_DEPTH = 12
+NOT_PROJECT = ("torch.", "builtins.", "numpy.", "os.", "math.", "re.", "logging.", "json.", "random.", "time.", "sys.", "typing.")
 # nn.Module methods that return the module itself: `Net().to(dev).eval()` is a Net
 RETURNS_SELF = frozenset(
     {"to", "eval", "train", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty", "share_memory"}
@@ -133,6 +138,7 @@ class ModuleSummary:
     attrs: dict = field(default_factory=dict)
     stores: list = field(default_factory=list)
     import_prefixes: tuple = ("",)
+    calls: list = field(default_factory=list)  # (callee name, callee term, arg terms, kw terms)
 
     def dotted(self, qualname: str) -> str:
         return f"{self.module}.{qualname}" if self.module else qualname
@@ -309,7 +315,7 @@ class _Summarizer:
         func = self.names.resolve(call.func)
         if func in self.compile_funcs or func in self.trace_funcs:
             keywords = self._keywords(call)
-            first = call.args[0] if call.args else None
+            first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in TARGET_KEYWORDS), None)
             target = self.ref_of(first, local, cls, cls_dotted) if first is not None else None
             term = self.terms.term(first, scope, call.lineno) if first is not None else None
             if func in self.compile_funcs:
@@ -384,6 +390,8 @@ class _Summarizer:
                 callee = self.ref_of(node.func, local, cls, cls_dotted)
                 if callee is not None and owner is not None:
                     owner.calls.append(callee)
+                if node.args or node.keywords:
+                    self._record_call(node, scope)
                 if callee is not None and node.args and not callee.dotted.startswith(("torch.", "builtins.")):
                     target = self.ref_of(node.args[0], local, cls, cls_dotted)
                     term = self.terms.term(node.args[0], scope, node.lineno)
@@ -391,6 +399,24 @@ class _Summarizer:
                         kws = tuple((k.arg, _literal(k.value)) for k in node.keywords if k.arg)
                         kws = tuple((k, v) for k, v in kws if v is not _NOT_LITERAL)
                         self.summary.wrapper_calls.append((callee.dotted, target, node.lineno, kws, term, node.col_offset))
+
+    def _record_call(self, node: ast.Call, scope: Scope) -> None:
+        """A call with arguments, so the index can tell what a parameter receives."""
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name is None or name.startswith("__"):
+            return
+        dotted = self.names.resolve(func)
+        if dotted is not None and dotted.startswith(NOT_PROJECT):
+            return
+        callee = self.terms.term(func, scope, node.lineno)
+        if callee is None:
+            return
+        terms = self.terms
+        args = tuple(terms.term(a, scope, node.lineno) for a in node.args[:8])
+        kws = tuple((k.arg, terms.term(k.value, scope, node.lineno)) for k in node.keywords[:8] if k.arg)
+        if any(a is not None for a in args) or any(t is not None for _k, t in kws):
+            self.summary.calls.append((name, callee, args, kws))
 
     def _visit_lambda(self, node: ast.Lambda, local, cls, cls_dotted, scope: Scope) -> None:
         info = DefInfo(lambda_qualname(node), "lambda", node.lineno)
@@ -528,18 +554,49 @@ class ProjectIndex:
             self.modules.setdefault(summary.module, summary)
             for qualname, info in summary.defs.items():
                 self.defs.setdefault(summary.dotted(qualname), (summary, info))
+        # a module by its file: `from models.net import Net` is `models/net.py` next to
+        # the importing file (or a folder above it, for `sys.path.append("..")` scripts)
+        self.by_file: dict[str, ModuleSummary] = {}
+        for summary in self.summaries:
+            base = os.path.splitext(os.path.abspath(summary.path))[0]
+            if base.endswith(os.sep + "__init__"):
+                base = base[: -len(os.sep + "__init__")]
+            self.by_file.setdefault(base, summary)
         self.resolver = Resolver(self)
         self._stores: Optional[dict] = None
+        self._calls: Optional[dict] = None
         self._resolved: Optional[list] = None
+        self._candidates: dict = {}
 
     # -- names -----------------------------------------------------------------------
-    @staticmethod
-    def candidates(dotted: str, summary: Optional[ModuleSummary]) -> list[str]:
+    def candidates(self, dotted: str, summary: Optional[ModuleSummary]) -> list[str]:
         """Module names an import written in `summary` may stand for: `from model
-        import Net` in `tools/train.py` is `tools.model.Net` first, then `model.Net`."""
+        import Net` in `tools/train.py` is `tools/model.py` first (the file next to it),
+        then the names from its import roots, then files in the folders above."""
         if summary is None:
             return [dotted]
-        return [prefix + dotted for prefix in summary.import_prefixes]
+        key = (dotted, summary.path)
+        found = self._candidates.get(key)
+        if found is not None:
+            return found
+        parts = dotted.split(".")
+        folder = os.path.dirname(os.path.abspath(summary.path))
+        folders = [folder, os.path.dirname(folder), os.path.dirname(os.path.dirname(folder))]
+        by_path = [self._by_file(f, parts) for f in folders]
+        out = [c for c in by_path[:1] if c]
+        out += [prefix + dotted for prefix in summary.import_prefixes]
+        out += [c for c in by_path[1:] if c]
+        seen: set = set()
+        found = self._candidates[key] = [c for c in out if not (c in seen or seen.add(c))]
+        return found
+
+    def _by_file(self, folder: str, parts: list[str]) -> Optional[str]:
+        for cut in range(len(parts), 0, -1):
+            owner = self.by_file.get(os.path.join(folder, *parts[:cut]))
+            if owner is not None:
+                rest = parts[cut:]
+                return ".".join(([owner.module] if owner.module else []) + rest)
+        return None
 
     def lookup(self, dotted: str, _depth: int = 0, _summary: Optional[ModuleSummary] = None) -> Optional[tuple[ModuleSummary, DefInfo]]:
         """The def a dotted name refers to, following re-exports and base classes."""
@@ -619,6 +676,16 @@ class ProjectIndex:
             for term in summary.attrs.get(c, {}).get(name, ()):
                 out.append((summary, term))
         return out
+
+    def calls_named(self, name: str) -> list:
+        """(summary, callee term, arg terms, kw terms) of every call of something named `name`."""
+        if self._calls is None:
+            calls: dict = {}
+            for summary in self.summaries:
+                for c_name, callee, args, kws in summary.calls:
+                    calls.setdefault(c_name, []).append((summary, callee, args, kws))
+            self._calls = calls
+        return self._calls.get(name, [])
 
     def stored(self, location: tuple) -> list:
         if self._stores is None:

@@ -110,11 +110,15 @@ class Scope:
 def assigned_names(body) -> set:
     """Names a block of statements binds (not descending into nested scopes)."""
     out: set = set()
+    declared: set = set()  # `global x` / `nonlocal x`: bound elsewhere
     stack = list(body)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out.add(node.name)
+            continue
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
             continue
         if isinstance(node, ast.Assign):
             for t in node.targets:
@@ -131,7 +135,7 @@ def assigned_names(body) -> set:
             block = getattr(node, name, None)
             if block:
                 stack.extend(block)
-    return out
+    return out - declared
 
 
 def _target_names(target, out: set) -> None:
@@ -406,10 +410,15 @@ class Resolver:
             bound = env.get((scope, index))
             if bound is not None:
                 return bound
-            if ann is not None:
-                return self.values(ann, summary, env, depth)
-            self.why.append(f"`{name}` is a parameter of `{scope}()` and its callers are not followed")
-            return EMPTY
+            declared = self.values(ann, summary, env, depth) if ann is not None else EMPTY
+            if any(v.dotted in self.index.defs for v in declared):
+                return declared  # `model: Transformer`
+            passed = self._passed(summary, scope, index, name, depth)
+            if passed:
+                return passed
+            if not declared:
+                self.why.append(f"`{name}` is a parameter of `{scope}()` and no call of it passes a known value")
+            return declared
         if tag == SELF:
             got = env.get("self")
             return got if got is not None else self._def_value(term[1], instance=True)
@@ -630,6 +639,29 @@ class Resolver:
             if name in params:
                 bound[(info.qualname, params.index(name))] = self.values(t, summary, env, depth)
         return bound
+
+    def _passed(self, summary, qualname: str, index: int, name: str, depth) -> frozenset:
+        """What the calls of def `qualname` anywhere in the project pass for one parameter."""
+        if depth > MAX_DEPTH // 2:
+            return EMPTY
+        dotted = summary.dotted(qualname)
+        found = self.index.defs.get(dotted)
+        if found is None or found[1].kind != "function":
+            return EMPTY
+        info = found[1]
+        out: set = set()
+        for c_summary, callee, args, kws in self.index.calls_named(qualname.rsplit(".", 1)[-1]):
+            for f in self.values(callee, c_summary, None, depth):
+                if f.dotted != dotted or f.kind not in ("func", "bound"):
+                    continue
+                offset = 1 if f.kind == "bound" and info.method_kind != "static" else 0
+                position = index - offset
+                if 0 <= position < len(args) and not any(a is not None and a[0] == STAR for a in args[: position + 1]):
+                    out |= self.values(args[position], c_summary, None, depth)
+                for kw, term in kws:
+                    if kw == name:
+                        out |= self.values(term, c_summary, None, depth)
+        return frozenset(out)
 
     def returns_of(self, summary, info, env, depth) -> frozenset:
         out: set = set()
