@@ -116,6 +116,7 @@ class DefInfo:
     attr_types: dict[str, Ref] = field(default_factory=dict)  # classes: self.x = Cls(...)
     disabled: bool = False  # decorated with torch.compiler.disable
     wraps: Optional[tuple[int, str, tuple]] = None  # returns compile/trace(param i): (i, api, opts)
+    wraps_param: Optional[str] = None  # the name of that parameter
     params: tuple = ()  # parameter names, positional first
     method_kind: Optional[str] = None  # "static" | "class" | "property" for decorated methods
     ret_ann: Optional[tuple] = None  # term of the return annotation
@@ -484,7 +485,9 @@ class _Summarizer:
         if cls is not None and wrapped and self_kind:
             wrapped = wrapped[1:]
         self._visit_body(nodes, local, cls, cls_dotted, info, scope)
+        self._wraps_param = None
         info.wraps = self._wrapper_shape(nodes, wrapped, defaults)
+        info.wraps_param = self._wraps_param
 
     def _wrapper_shape(self, nodes, params, defaults):
         """A project function whose `return` compiles or traces one of its parameters."""
@@ -495,6 +498,7 @@ class _Summarizer:
                 if func in self.compile_funcs or func in self.trace_funcs:
                     if call.args and isinstance(call.args[0], ast.Name) and call.args[0].id in params:
                         keywords = self._keywords(call)
+                        self._wraps_param = call.args[0].id
                         return (params.index(call.args[0].id), func, compile_options(keywords, defaults))
         return None
 
@@ -806,7 +810,8 @@ class ProjectIndex:
     def _why_not(self, site: Site, values, why: list) -> str:
         for value in sorted(values, key=repr):
             if value.kind in ("ext", "inst") and value.dotted and value.dotted not in self.defs:
-                return f"`{value.dotted}` is from another package"
+                call = "()" if value.kind == "inst" else ""
+                return f"`{value.dotted}{call}` is from another package"
         if why:
             return why[0]
         if values:
@@ -818,13 +823,28 @@ class ProjectIndex:
 
     def resolved_sites(self) -> list[tuple[Site, list, Optional[str]]]:
         """Every site of the run with the defs it runs, or why none was found."""
+        return [(site, entries, why) for site, entries, why, _role in self._all_resolved()]
+
+    def _delegated(self, site: Site, summary: ModuleSummary) -> Optional[str]:
+        """The wrapper whose `return torch.compile(param)` this site is: each call of the
+        wrapper is a site of its own, with the options that call passes."""
+        term = site.term
+        if term is None or term[0] != "local":
+            return None
+        info = summary.defs.get(term[1])
+        if info is None or info.wraps is None or info.wraps_param != term[2]:
+            return None
+        return summary.dotted(info.qualname)
+
+    def _all_resolved(self) -> list:
         if self._resolved is not None:
             return self._resolved
         out = []
         for summary in self.summaries:
             for site in summary.sites:
                 entries, why = self.resolve_site(site, summary)
-                out.append((self._with_target(site, entries), entries, why))
+                wrapper = self._delegated(site, summary)
+                out.append((self._with_target(site, entries), entries, why, ("delegated", wrapper) if wrapper else None))
         # calls of project wrappers that compile or trace their argument
         for summary in self.summaries:
             for callee, target, row, kws, term, col in summary.wrapper_calls:
@@ -841,10 +861,11 @@ class ProjectIndex:
                     cg = cg or mode in CUDAGRAPH_MODES
                 site = Site(kind, target, summary.path, row, found[1].qualname, mode, dynamic, cg, summary.module, col, None, term)
                 entries, why = self.resolve_site(site, summary)
-                out.append((self._with_target(site, entries), entries, why))
+                wrapper = found[0].dotted(found[1].qualname)
+                out.append((self._with_target(site, entries), entries, why, ("call", wrapper)))
         for site in self.extra_sites:
             entries, why = self.resolve_site(site, None)
-            out.append((site, entries, why))
+            out.append((site, entries, why, None))
         self._resolved = out
         return out
 
@@ -863,7 +884,18 @@ class ProjectIndex:
     def regions(self) -> dict[str, RegionInfo]:
         """dotted def name -> RegionInfo, for every def in a compiled or traced region."""
         result: dict[str, RegionInfo] = {}
-        for site, entries, _why in self.resolved_sites():
+        resolved = self._all_resolved()
+        covered: dict[str, set] = {}  # wrapper -> entries its calls compile
+        for _site, entries, _why, role in resolved:
+            if role and role[0] == "call":
+                covered.setdefault(role[1], set()).update(e[0] for e in entries)
+        # wrapper calls before the wrapper's own `return torch.compile(param)`: a
+        # region's first site is the call that decides its options
+        ordered = [r for r in resolved if not (r[3] and r[3][0] == "delegated")]
+        ordered += [r for r in resolved if r[3] and r[3][0] == "delegated"]
+        for site, entries, _why, role in ordered:
+            if role and role[0] == "delegated":
+                entries = [e for e in entries if e[0] not in covered.get(role[1], ())]
             kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
             for dotted, summary, info in entries:
                 self._mark(result, dotted, summary, info, kinds, site, None, 0)

@@ -667,8 +667,8 @@ class Resolver:
         out: set = set()
         for term in summary.returns.get(info.qualname, ()):
             out |= self.values(term, summary, env, depth)
-        if not out and info.ret_ann is not None:
-            out |= self.values(info.ret_ann, summary, env, depth)
+        if info.ret_ann is not None and not any(v.dotted in self.index.defs for v in out):
+            out |= self.values(info.ret_ann, summary, env, depth)  # `def load() -> Net: return torch.load(...)`
         return frozenset(out)
 
 
