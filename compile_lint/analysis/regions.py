@@ -46,6 +46,15 @@ TARGET_KEYWORDS = frozenset({"model", "mod", "root", "func", "fn"})
 DISABLE_FUNCS = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
 CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
 MAX_DEPTH = 12
+# method names of tensors, lists, dicts, strings and loggers: never a project function
+# whose parameters need their callers
+COMMON_METHODS = frozenset(
+    "append extend insert pop get items keys values update format join split replace startswith endswith strip "
+    "view reshape permute transpose unsqueeze squeeze repeat expand chunk mean sum float half type size to cuda cpu "
+    "add_argument info debug warning error print register_buffer register_parameter load_state_dict state_dict "
+    "setdefault copy_ fill_ masked_fill index_select gather scatter clamp pow mul add sub div matmul flatten".split()
+)
+VALUE_ARGS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Starred, ast.Lambda, ast.IfExp, ast.List, ast.Tuple, ast.Dict)
 NOT_PROJECT = ("torch.", "builtins.", "numpy.", "os.", "math.", "re.", "logging.", "json.", "random.", "time.", "sys.", "typing.")
 # nn.Module methods that return the module itself: `Net().to(dev).eval()` is a Net
 RETURNS_SELF = frozenset(
@@ -405,8 +414,10 @@ class _Summarizer:
         """A call with arguments, so the index can tell what a parameter receives."""
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        if name is None or name.startswith("__"):
+        if name is None or name.startswith("__") or name in COMMON_METHODS:
             return
+        if not any(type(a) in VALUE_ARGS for a in node.args) and not any(type(k.value) in VALUE_ARGS for k in node.keywords):
+            return  # only literals and arithmetic: no model or function passed
         dotted = self.names.resolve(func)
         if dotted is not None and dotted.startswith(NOT_PROJECT):
             return

@@ -69,6 +69,9 @@ PASS_THROUGH = frozenset(
 CONTAINER_MODULES = frozenset(
     {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict", "collections.OrderedDict", "builtins.list", "builtins.tuple", "builtins.dict"}
 )
+ARGS_MATTER = PASS_THROUGH | CONTAINER_MODULES
+# calls of other packages whose result is known without their arguments
+OPAQUE_CALLS = ("torch.", "numpy.", "builtins.", "math.", "os.", "re.", "json.", "logging.", "typing.", "random.", "time.")
 CONTAINER_GETTERS = frozenset({"get", "pop", "values", "__getitem__", "setdefault"})
 TYPING_WRAPPERS = frozenset({"Optional", "Union", "Type", "type"})
 
@@ -188,6 +191,8 @@ class TermBuilder:
                 partial = self.names.partials.get(expr.func.id) if expr.func.id not in scope.bound else None
                 if partial is not None:
                     func = (G, partial.target)
+            if func[0] == G and func[1].startswith(OPAQUE_CALLS) and func[1] not in ARGS_MATTER:
+                return (CALL, func, (), ())  # `torch.cat(...)`: what it returns does not hang on its arguments
             args = tuple(self.term(a, scope, row) for a in expr.args[:MAX_ARGS])
             kws = tuple((k.arg, self.term(k.value, scope, row)) for k in expr.keywords[:MAX_ARGS] if k.arg)
             return (CALL, func, args, kws)
