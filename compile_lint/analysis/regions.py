@@ -10,6 +10,11 @@ Two steps, so the same code serves one file and a whole project:
    calls from region code into project code (bounded depth), recording how each
    region was reached.
 
+What a site compiles is resolved through the value model (values.py): factories,
+classmethods, attributes, containers, registries, annotated parameters and the calls
+that pass a parameter. `ProjectIndex.resolved_sites()` says, per site, the defs it
+runs or why none was found (`compile-lint regions` prints it).
+
 Linting one file alone is an index of one summary: what is not visible is not assumed.
 """
 from __future__ import annotations
