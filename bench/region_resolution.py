@@ -17,7 +17,9 @@ It then compares, site by site:
 - resolved wrongly: the index names a target that is not the labelled one;
 - unresolved: the index has no target, or no site at that line.
 The headline is correct / sites whose model is defined in the repo. Sites labelled
-`external` are reported apart (resolving them to a repo def is a wrong region).
+`external` are reported apart (resolving them to a repo def is a wrong region), and so
+are `non_site` labels: calls that compile nothing (a project's own `.compile()`), where
+any recorded site is a wrong region.
 """
 from __future__ import annotations
 
@@ -190,7 +192,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
 
     with open(args.sites, "rb") as fh:
-        labels = tomllib.load(fh)["site"]
+        truth = tomllib.load(fh)
+    labels = truth["site"]
+    non_sites = truth.get("non_site", [])
     via = args.via
     if via == "auto":
         via = "command" if regions_command_available(args.python) else "api"
@@ -199,6 +203,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     apps = sorted({label["app"] for label in labels})
     outcomes: list[Outcome] = []
     extra: list[tuple[str, Found]] = []
+    spurious: list[tuple[dict, Found]] = []  # index sites at calls that compile nothing
     for app in apps:
         app_dir = os.path.join(args.apps_dir, app)
         if not os.path.isdir(app_dir):
@@ -210,6 +215,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             outcome, used = judge(label, found)
             outcomes.append(outcome)
             used_ids |= {id(f) for f in used}
+        for non_site in (n for n in non_sites if n["app"] == app):
+            hits = [f for f in found if f.path == non_site["path"] and f.row == non_site["line"]]
+            spurious += [(non_site, f) for f in hits]
+            used_ids |= {id(f) for f in hits}
         extra += [(app, f) for f in found if id(f) not in used_ids]
 
     header = f"{'app':44} {'sites':>5} {'in-repo':>7} {'correct':>7} {'wrong':>5} {'unres':>5} {'ext->repo':>9}"
@@ -233,6 +242,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     correct = sum(o.verdict == "correct" for o in outcomes)
     print(f"\nresolved correctly: {correct}/{in_repo} = {100 * correct / max(in_repo, 1):.0f}% of the sites whose model is in the repo")
     print(f"index sites with no hand-read label (wrapper calls, duplicates): {len(extra)}")
+    print(f"index sites at calls that compile nothing (non_site labels): {len(spurious)}/{len(non_sites)}")
 
     if args.misses:
         print("\nmisses (label -> what the index said):")
@@ -247,6 +257,9 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"      got  {got}")
             if lab.get("why"):
                 print(f"      why  {lab['why']}")
+        for non_site, f in spurious:
+            print(f"  [not a site] {non_site['app']}/{f.path}:{f.row} {f.api} -> {f.targets or f.unresolved}")
+            print(f"      why  {non_site['why']}")
         if extra:
             print("\nindex sites with no label:")
             for app, f in extra:
