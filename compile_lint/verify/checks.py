@@ -13,9 +13,9 @@ from typing import Any, Callable, Optional
 import torch
 
 from . import artifacts
-from .compare import DIVERGENCE, ROUNDING, Judgement, judge, worst
+from .compare import DIVERGENCE, ROUNDING, ROUNDING_ULPS, Judgement, judge, worst
 from .inputs import input_shapes, torch_dtype
-from .results import DIVERGED, ERROR, NOT_CHECKABLE, PASS, SKIPPED, CheckResult
+from .results import COULD_NOT_CHECK, DIVERGED, ERROR, PASS, SKIPPED, CheckResult
 from .session import CounterSnapshot, Session, flat_tensors, inductor_config, reset_compiler
 
 Emit = Callable[[CheckResult], None]
@@ -149,9 +149,7 @@ def _classify(session: Session, judgement: Judgement, compute_dtype, rerun: Call
         confirmed = (" emulate_precision_casts = True brings it to "
                      f"{result.emulated_max_abs_diff:.3g}: Inductor skipped an intermediate down-cast."
                      if result.emulated_max_abs_diff is not None else "")
-        result.message = (f"rounding, not a bug: compiled is {'closer to' if judgement.compiled_rmse_vs_fp64 <= judgement.eager_rmse_vs_fp64 else 'as close to'} "
-                          f"the fp64 reference (RMSE {judgement.compiled_rmse_vs_fp64:.3g}) than eager "
-                          f"(RMSE {judgement.eager_rmse_vs_fp64:.3g}).{confirmed}")
+        result.message = rounding_message(judgement) + confirmed
         return
     # A divergence: first rule out expected randomness (hazards.md CL303).
     random_free = judge_outputs(eager, rerun(fallback_random=True), fp64, session, compute_dtype)
@@ -176,6 +174,17 @@ def _classify(session: Session, judgement: Judgement, compute_dtype, rerun: Call
                         + (" (it comes from rounding an intermediate)" if result.emulated_max_abs_diff == 0 else ""))
     result.message = (f"compiled differs from eager by {judgement.max_abs_diff:.3g} on "
                       f"{percent(judgement.mismatch_fraction)} of elements{fp64_note}{emulate_note}")
+
+
+def rounding_message(judgement: Judgement) -> str:
+    if judgement.compiled_rmse_vs_fp64 is None:
+        return (f"rounding, not a bug: compiled differs by {judgement.max_abs_diff:.3g}, within "
+                f"{ROUNDING_ULPS} ULPs (no fp64 reference could be computed).")
+    closer = judgement.compiled_rmse_vs_fp64 <= judgement.eager_rmse_vs_fp64
+    return (f"rounding, not a bug: compiled differs from eager by {judgement.max_abs_diff:.3g} and is "
+            f"{'closer to' if closer else 'within the harness multiplier of'} the fp64 reference "
+            f"(RMSE {judgement.compiled_rmse_vs_fp64:.3g} vs eager's {judgement.eager_rmse_vs_fp64:.3g}; "
+            f"the rule of torch._dynamo.utils.same).")
 
 
 def forward_check(session: Session, baselines: Baselines, emit: Emit, modes: list, dynamics: list,
@@ -398,7 +407,7 @@ def cuda_graph_checks(session: Session, baselines: Baselines, emit: Emit, names:
     for name in names:
         code = CUDA_CHECKS[name]
         if session.device != "cuda":
-            emit(CheckResult(name=name, status=NOT_CHECKABLE, verdict="cuda-only", mode="reduce-overhead",
+            emit(CheckResult(name=name, status=SKIPPED, verdict="cuda-only", mode="reduce-overhead",
                              message=f"not checkable on cpu: CUDA graphs exist only on CUDA; on cpu "
                                      f"reduce-overhead runs without them, so {code} cannot show"))
             continue

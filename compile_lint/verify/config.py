@@ -48,6 +48,18 @@ CHECK_NAMES = (
     "input-mutation",
     "latency",
 )
+# The default plan drops what costs the most compile time for the least news on CPU:
+# the modes other than "default" (on CPU reduce-overhead has no CUDA graphs to add, and
+# max-autotune-no-cudagraphs benchmarks every conv choice) and the latency check. --full
+# runs them all.
+FULL_ONLY_CHECKS = ("latency",)
+STATUS_NAMES = ("pass", "diverged", "could-not-check", "error", "not-run", "skipped")
+
+
+def default_modes(device: str, full: bool) -> list:
+    if not full:
+        return ["default"]
+    return list(CPU_MODES + (CUDA_ONLY_MODES if device == "cuda" else ()))
 
 
 class VerifyConfigError(Exception):
@@ -126,10 +138,13 @@ class VerifyOptions:
     dtypes: list = field(default_factory=list)  # extra low-precision dtypes for every target
     dynamic: tuple = (False, True)
     checks: Optional[list] = None  # None: every check that applies
-    timeout: float = 600.0
+    timeout: float = 600.0  # per target (the worker is killed)
+    check_timeout: float = 240.0  # per check (the check is abandoned, the next one runs)
     jobs: int = 1
     device: str = "auto"
     quick: bool = False
+    full: bool = False  # every mode and check (default: the plan of FULL_ONLY_CHECKS' comment)
+    fail_on: list = field(default_factory=lambda: ["diverged", "error"])  # statuses that exit 1
     atol: float = 1e-5
     rtol: float = 1e-5
     fp64_multiplier: Optional[float] = None
@@ -179,6 +194,15 @@ def parse_checks(values, where: str) -> list:
     return values
 
 
+def parse_fail_on(values, where: str) -> list:
+    values = _string_list(values, where)
+    for name in values:
+        if name not in STATUS_NAMES:
+            raise VerifyConfigError(f"{where}: unknown status {name!r}{_did_you_mean(name, STATUS_NAMES)}; "
+                                    f"choose from {', '.join(STATUS_NAMES)}")
+    return values
+
+
 def parse_dynamic(value, where: str) -> tuple:
     if value not in DYNAMIC_CHOICES:
         raise VerifyConfigError(f"{where}: dynamic must be one of {', '.join(DYNAMIC_CHOICES)}, got {value!r}")
@@ -223,8 +247,8 @@ def _check_keys(table: dict, allowed, where: str) -> None:
 
 # ---- the table ----
 
-_RUN_KEYS = ("modes", "resolutions", "dtypes", "dynamic", "checks", "timeout", "jobs", "device",
-             "atol", "rtol", "fp64-multiplier", "seed", "targets")
+_RUN_KEYS = ("modes", "resolutions", "dtypes", "dynamic", "checks", "timeout", "check-timeout", "jobs", "device",
+             "atol", "rtol", "fp64-multiplier", "seed", "targets", "full", "fail-on")
 _TARGET_KEYS = ("target", "args", "kwargs", "inputs", "resolutions", "modes", "dtypes", "checks", "codes",
                 "train", "mutate", "atol", "rtol", "fp64-multiplier", "timeout")
 _INPUT_KEYS = ("shape", "dtype", "range", "fill", "value", "name")
@@ -250,6 +274,14 @@ def parse_verify_table(table: Optional[dict], where: str = "[tool.compile-lint.v
         options.checks = parse_checks(table["checks"], f"{where} checks")
     if "timeout" in table:
         options.timeout = _number(table["timeout"], f"{where} timeout")
+    if "check-timeout" in table:
+        options.check_timeout = _number(table["check-timeout"], f"{where} check-timeout")
+    if "full" in table:
+        if not isinstance(table["full"], bool):
+            raise VerifyConfigError(f"{where} full: must be true or false")
+        options.full = table["full"]
+    if "fail-on" in table:
+        options.fail_on = parse_fail_on(table["fail-on"], f"{where} fail-on")
     if "jobs" in table:
         options.jobs = int(_number(table["jobs"], f"{where} jobs"))
     if "device" in table:

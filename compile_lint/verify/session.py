@@ -165,6 +165,10 @@ class Session:
         }
         return outputs, stats
 
+    def reset_after_timeout(self) -> None:
+        """A check abandoned midway may leave a half-built compile behind."""
+        reset_compiler()
+
     def synchronize(self) -> None:
         if self.device == "cuda":
             torch.cuda.synchronize()

@@ -12,7 +12,7 @@ import torch
 
 from .checks import Baselines, Emit, codes_for, fill, first_line, judge_outputs, last_line, save_artifact, shape_label, with_type
 from .inputs import input_shapes
-from .results import DIVERGED, ERROR, PASS, SKIPPED, CheckResult
+from .results import COULD_NOT_CHECK, DIVERGED, PASS, SKIPPED, CheckResult
 from .session import Session
 
 
@@ -75,7 +75,7 @@ def traced_check(session: Session, baselines: Baselines, emit: Emit) -> None:
         try:
             program, tracer_warnings = _trace(session, tracer, first[0], first[1])
         except Exception as exc:
-            result.status, result.verdict = ERROR, "trace-fails"
+            result.status, result.verdict = COULD_NOT_CHECK, "trace-fails"
             result.message = f"{tracer} at {shape_label(trace_at)} raised {with_type(exc, first_line(exc))}"[:800]
             emit(result)
             continue
@@ -157,7 +157,7 @@ def frozen_state_check(session: Session, baselines: Baselines, emit: Emit) -> No
         try:
             program, _ = _trace(session, tracer, args, kwargs)
         except Exception as exc:
-            emit(CheckResult(name="frozen-state", status=ERROR, verdict="trace-fails", mode=tracer,
+            emit(CheckResult(name="frozen-state", status=COULD_NOT_CHECK, verdict="trace-fails", mode=tracer,
                              message=f"{tracer} raised {type(exc).__name__}: {exc}"[:800]))
             continue
         for attribute, new_value in changes:

@@ -6,13 +6,40 @@ soon as each check ends, so a target killed for its timeout keeps what it had me
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import sys
 import traceback
 from typing import Callable
 
-from .config import CPU_MODES, CUDA_ONLY_MODES, InputSpec
-from .results import ERROR, NOT_CHECKABLE, SKIPPED, CheckResult
+from .config import CUDA_ONLY_MODES, InputSpec, default_modes
+from .results import COULD_NOT_CHECK, ERROR, SKIPPED, CheckResult
+
+
+class CheckTimeout(Exception):
+    """A check ran past its --check-timeout."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    """Raise CheckTimeout in this (the main) thread after `seconds`. SIGALRM interrupts
+    Python code and the waits on Inductor's compiler subprocesses; a C call that never
+    returns is left to the per-target timeout, which kills the worker."""
+    if not seconds or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise CheckTimeout()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 class Events:
@@ -48,7 +75,7 @@ def plan_checks(spec: dict, options: dict) -> list[str]:
     for name, code in (("held-outputs", "CL401"), ("cudagraph-sizes", "CL402"), ("input-mutation", "CL403")):
         if code in codes or "cudagraph" in kinds:
             checks.append(name)
-    if not options.get("quick"):
+    if options.get("full") and not options.get("quick"):
         checks.append("latency")
     return checks
 
@@ -103,10 +130,10 @@ def run(job: dict, events: Events) -> None:
                                  message=f"eager fails at every resolution: {hint}"))
         return
 
-    modes = spec.get("modes") or options.get("modes") or list(CPU_MODES + (CUDA_ONLY_MODES if device == "cuda" else ()))
+    modes = spec.get("modes") or options.get("modes") or default_modes(device, bool(options.get("full")))
     if device != "cuda":
         for mode in [m for m in modes if m in CUDA_ONLY_MODES]:
-            events.check(CheckResult(name="forward", status=NOT_CHECKABLE, verdict="cuda-only", mode=mode,
+            events.check(CheckResult(name="forward", status=SKIPPED, verdict="cuda-only", mode=mode,
                                      message=f"not checkable on cpu: {mode} uses CUDA graphs"))
         modes = [m for m in modes if m not in CUDA_ONLY_MODES]
     dynamics = [bool(d) for d in options.get("dynamic", [False, True])]
@@ -126,11 +153,18 @@ def run(job: dict, events: Events) -> None:
     }
     for check in plan_checks(spec, options):
         events.write({"event": "start", "check": check})
+        limit = float(options.get("check_timeout") or 0)
         try:
-            if check in checks.CUDA_CHECKS:
-                checks.cuda_graph_checks(session, baselines, events.check, [check])
-            else:
-                runners[check]()
+            with time_limit(limit):
+                if check in checks.CUDA_CHECKS:
+                    checks.cuda_graph_checks(session, baselines, events.check, [check])
+                else:
+                    runners[check]()
+        except CheckTimeout:
+            events.check(CheckResult(name=check, status=COULD_NOT_CHECK, verdict="timeout",
+                                     message=f"the {check} check ran past --check-timeout {limit:g} s; "
+                                             "the results before it are kept"))
+            session.reset_after_timeout()
         except Exception as exc:  # a failing check is reported; the other checks still run
             where = traceback.extract_tb(exc.__traceback__)[-1]
             events.check(CheckResult(
@@ -149,4 +183,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    from ..children import die_with_parent
+
+    die_with_parent()  # a fresh interpreter started by runner.SpawnLauncher
     sys.exit(main(sys.argv[1:]))
