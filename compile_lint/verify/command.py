@@ -31,12 +31,15 @@ from .config import (
 from .report import Progress, json_report, junit_report, text_report
 from .results import exit_code
 from .runner import Interrupted, Runner, probe_torch
+from .sites import targets_from_sites
 from .targets import (
     TargetPlan,
     add_codes_from_lint,
+    add_sites,
     lint,
     merge,
     parse_shard,
+    python_files,
     resolve_file,
     shard,
     spec_from_cli,
@@ -62,6 +65,27 @@ def _load_options(first_path: str, config_file: Optional[str]) -> VerifyOptions:
     where = f"{settings.source} [tool.compile-lint.verify]" if settings.source and settings.source.endswith(
         "pyproject.toml") else f"{settings.source or 'config'} [verify]"
     return parse_verify_table(settings.verify or {}, where=where, root=settings.root)
+
+
+def _config_syntax(anchor: str, config_file: Optional[str]) -> dict:
+    """Where a [[verify.targets]] entry to paste goes, in that file's syntax: the config
+    in use, else pyproject.toml when the project has one, else compile-lint.toml."""
+    from compile_lint.config import ConfigError, load_config_for
+    from compile_lint.project_root import find_project_root
+
+    source = config_file
+    if source is None:
+        try:
+            source = load_config_for(anchor).source
+        except ConfigError:
+            source = None
+    if source is None:
+        root = find_project_root(anchor)
+        if root and os.path.isfile(os.path.join(root, "pyproject.toml")):
+            source = os.path.join(root, "pyproject.toml")
+    if source and os.path.basename(source) == "pyproject.toml":
+        return {"config_file": source, "targets_table": "[[tool.compile-lint.verify.targets]]"}
+    return {"config_file": source or "compile-lint.toml", "targets_table": "[[verify.targets]]"}
 
 
 def _config_anchor(paths: tuple, targets: tuple) -> str:
@@ -99,19 +123,27 @@ def _apply_command_line(options: VerifyOptions, **given) -> None:
 
 
 def _plan_targets(paths: tuple, explicit: tuple, options: VerifyOptions) -> TargetPlan:
+    """--target refs when given (with PATHS, the PATHS' targets too); else every function
+    and class of PATHS that a finding or a compile/trace site names, plus config targets."""
     if explicit:
         chosen = [spec_from_cli(ref) for ref in explicit]
         notes = add_codes_from_lint(chosen)
+        add_sites(chosen)
         # A config entry for the same target says how to call it.
         chosen = merge(chosen, [s for s in options.targets
                                 if any(_same_target(s, c) for c in chosen)])
         plan = TargetPlan(chosen, notes)
         if paths:
-            found = targets_from_findings(lint(list(paths)))
+            found = _found_in(list(paths))
             plan = TargetPlan(merge(found.targets, plan.targets), plan.notes + found.notes)
         return plan
-    found = targets_from_findings(lint(list(paths) or ["."]))
+    found = _found_in(list(paths) or ["."])
     return TargetPlan(merge(found.targets, [s for s in options.targets if _under(s, paths)]), found.notes)
+
+
+def _found_in(paths: list) -> TargetPlan:
+    found = targets_from_findings(lint(paths))
+    return TargetPlan(merge(targets_from_sites(python_files(paths)), found.targets), found.notes)
 
 
 def _under(spec, paths: tuple) -> bool:
@@ -130,8 +162,9 @@ def _same_target(a, b) -> bool:
     return a.qualname == b.qualname and resolve_file(a) == resolve_file(b)
 
 
-def _job_options(options: VerifyOptions, device: str, artifacts: Optional[str]) -> dict:
+def _job_options(options: VerifyOptions, device: str, artifacts: Optional[str], syntax: dict) -> dict:
     return {
+        **syntax,
         "device": device,
         "modes": options.modes,
         "resolutions": options.resolutions,
@@ -227,7 +260,8 @@ def verify_command(paths, targets, modes, resolutions, dtypes, dynamic, checks, 
 
     progress = Progress(len(specs))
     parallel = options.jobs if resolved_device == "cpu" else gpu_jobs
-    runner = Runner(_job_options(options, resolved_device, artifacts), parallel, options.timeout,
+    syntax = _config_syntax(_config_anchor(paths, targets), config_file)
+    runner = Runner(_job_options(options, resolved_device, artifacts, syntax), parallel, options.timeout,
                     on_done=progress.finish, on_start=progress.start)
     interrupted = None
     previous = {signum: signal.signal(signum, _raise_interrupted) for signum in (signal.SIGTERM, signal.SIGINT)}

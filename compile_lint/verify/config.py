@@ -104,6 +104,9 @@ class TargetSpec:
     file: Optional[str] = None  # absolute file path ("path/file.py:Name" form)
     codes: list = field(default_factory=list)  # lint codes found in it
     region_kinds: list = field(default_factory=list)  # "compiled" / "traced" / "cudagraph"
+    # the code's own trace/export calls of this target: {"api", "dynamic", "where"}
+    trace_sites: list = field(default_factory=list)
+    where: Optional[str] = None  # the compile/trace site or finding that made it a target
     args: list = field(default_factory=list)  # constructor arguments
     kwargs: dict = field(default_factory=dict)
     inputs: Optional[list] = None  # InputSpec list; None: synthesise

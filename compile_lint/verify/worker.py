@@ -101,11 +101,11 @@ def run(job: dict, events: Events) -> None:
     try:
         loaded = import_target(spec)
         torch.manual_seed(options.get("seed", 0))  # the same weights in every run
-        target = construct(loaded, spec.get("args") or [], spec.get("kwargs") or {}, name)
+        target = construct(loaded, spec.get("args") or [], spec.get("kwargs") or {}, name, options, spec["ref"])
         if spec.get("inputs") is not None:
             input_specs, synthesised = [InputSpec(**i) for i in spec["inputs"]], False
         else:
-            input_specs, synthesised = synthesise(target, spec["ref"], name), True
+            input_specs, synthesised = synthesise(target, spec["ref"], name, options), True
     except TargetProblem as problem:
         events.check(CheckResult(name="inputs" if problem.skipped else "load",
                                  status=SKIPPED if problem.skipped else ERROR,
