@@ -220,19 +220,56 @@ def forward_check(session: Session, baselines: Baselines, emit: Emit, modes: lis
                         return session.call(fresh.fn, args, kwargs)
 
                 _classify(session, judgement, compute_dtype, rerun, eager, fp64, result)
-                _note_breaks_and_fallbacks(session, result)
+                _note_breaks_and_fallbacks(session, result, target, args, kwargs)
                 if result.status == DIVERGED:
                     save_artifact(session, result, eager, outputs)
                 emit(result)
-                if not judgement.passed and result.verdict != "expected-randomness":
-                    # the reruns reset Dynamo: start this (mode, dynamic) afresh
+                if not judgement.passed and result.verdict != "expected-randomness" or session.compiler_was_reset:
+                    # the reruns (or explaining a graph break) reset Dynamo: start this (mode, dynamic) afresh
+                    session.compiler_was_reset = False
                     compiled = session.compile(target, mode, dynamic)
 
 
-def _note_breaks_and_fallbacks(session: Session, result: CheckResult) -> None:
+def break_reasons(session: Session, target: Any, args: list, kwargs: dict, limit: int = 3) -> list[str]:
+    """Dynamo's own explanation of each graph break, with the user source line that
+    caused it (torch._dynamo.explain: one more trace, no Inductor compile). Asked once
+    per target, only when breaks were counted."""
+    if session.break_reasons is None:
+        session.break_reasons = []
+        try:
+            import torch._dynamo
+
+            args, kwargs = session_copies(args, kwargs)
+            explained = torch._dynamo.explain(target)(*args, **kwargs)
+            for reason in explained.break_reasons:
+                frame = reason.user_stack[-1] if reason.user_stack else None
+                where = f" at {os.path.relpath(frame.filename)}:{frame.lineno}" if frame else ""
+                text = " ".join(str(reason.reason).split())[:200]
+                entry = f"{text}{where}"
+                if entry not in session.break_reasons:
+                    session.break_reasons.append(entry)
+        except Exception as exc:  # explaining is a courtesy: never fail the check over it
+            session.break_reasons.append(f"(Dynamo could not explain: {type(exc).__name__})")
+        finally:
+            reset_compiler()
+            session.compiler_was_reset = True
+    return session.break_reasons[:limit]
+
+
+def session_copies(args: list, kwargs: dict) -> tuple[list, dict]:
+    from .session import fresh_copies
+
+    return fresh_copies(args, kwargs)
+
+
+def _note_breaks_and_fallbacks(session: Session, result: CheckResult, target: Any = None, args=(),
+                               kwargs=None) -> None:
     if result.breaks:
         result.confirms = sorted(set(result.confirms) | set(codes_for(session, "CL508")))
-        result.message = (result.message + f"; {result.breaks} graph break(s)").lstrip("; ")
+        reasons = break_reasons(session, target, list(args), kwargs or {}) if target is not None else []
+        result.break_reasons = reasons
+        why = f": {'; '.join(reasons)}" if reasons else ""
+        result.message = (result.message + f"; {result.breaks} graph break(s){why}").lstrip("; ")
     elif result.breaks == 0:
         result.clears = sorted(set(result.clears) | set(codes_for(session, "CL508")))
     if result.fell_back:

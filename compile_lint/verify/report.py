@@ -105,7 +105,7 @@ def text_report(results: list[TargetResult], header: dict, notes: list[str], wal
 
 def _check_lines(result: TargetResult, limit: int = 8) -> list[str]:
     out = []
-    interesting = [c for c in result.checks if c.status != PASS or c.verdict in _NOTABLE_PASSES]
+    interesting = [c for c in result.checks if c.status != PASS or c.verdict in _NOTABLE_PASSES or c.breaks]
     # One line per distinct (status, verdict, message) keeps a 20-check target readable.
     seen = set()
     for check in interesting:

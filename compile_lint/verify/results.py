@@ -48,6 +48,7 @@ class CheckResult:
     breaks: Optional[int] = None
     recompiles: Optional[int] = None
     fell_back: bool = False  # some frame ran eagerly (recompile limit, swallowed error)
+    break_reasons: list = field(default_factory=list)  # Dynamo's reason and source line per graph break
     times: dict = field(default_factory=dict)  # seconds / milliseconds, keys say which
     confirms: list = field(default_factory=list)  # lint codes this check shows are real
     clears: list = field(default_factory=list)  # lint codes this check looked for and did not see

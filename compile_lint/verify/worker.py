@@ -17,8 +17,10 @@ from .config import CUDA_ONLY_MODES, InputSpec, default_modes
 from .results import COULD_NOT_CHECK, ERROR, SKIPPED, CheckResult
 
 
-class CheckTimeout(Exception):
-    """A check ran past its --check-timeout."""
+class CheckTimeout(BaseException):
+    """A check ran past its --check-timeout. A BaseException, so that the `except
+    Exception` of Dynamo, Inductor and the checks themselves do not turn it into a
+    compile error."""
 
 
 @contextlib.contextmanager
@@ -87,6 +89,21 @@ def low_precision_dtypes(spec: dict, options: dict) -> list[str]:
     return [d for d in asked if d in ("float16", "bfloat16", "float64")]
 
 
+def forward_plan(session, baselines, emit, modes: list, dynamics: list, full: bool) -> None:
+    """The forward comparisons. With --full, or for a target with findings (CL103 shows
+    at some sizes only), every mode x dynamic x resolution. Otherwise one static compile
+    at the first resolution and one dynamic compile run at every resolution: two
+    compiles instead of one per resolution, the same sizes seen."""
+    from . import checks
+
+    resolutions = session.resolutions
+    if full or session.codes or len(resolutions) < 2 or dynamics != [False, True]:
+        checks.forward_check(session, baselines, emit, modes, dynamics, resolutions)
+        return
+    checks.forward_check(session, baselines, emit, modes, [False], resolutions[:1])
+    checks.forward_check(session, baselines, emit, modes, [True], resolutions)
+
+
 def run(job: dict, events: Events) -> None:
     import torch
 
@@ -141,7 +158,7 @@ def run(job: dict, events: Events) -> None:
         modes, dynamics = modes[:1], dynamics[:1]
     first = session.resolutions[0]
     runners: dict[str, Callable[[], None]] = {
-        "forward": lambda: checks.forward_check(session, baselines, events.check, modes, dynamics, session.resolutions),
+        "forward": lambda: forward_plan(session, baselines, events.check, modes, dynamics, bool(options.get("full"))),
         "low-precision": lambda: checks.low_precision_check(session, baselines, events.check,
                                                             low_precision_dtypes(spec, options) or ["float16", "bfloat16"],
                                                             session.resolutions),
