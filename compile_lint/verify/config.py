@@ -107,6 +107,8 @@ class TargetSpec:
     # the code's own trace/export calls of this target: {"api", "dynamic", "where"}
     trace_sites: list = field(default_factory=list)
     where: Optional[str] = None  # the compile/trace site or finding that made it a target
+    value_range: Optional[list] = None  # [low, high] for synthesised float inputs (default [0, 1])
+    range_reason: Optional[str] = None  # why: "config", or the comparison in the code that suggests it
     args: list = field(default_factory=list)  # constructor arguments
     kwargs: dict = field(default_factory=dict)
     inputs: Optional[list] = None  # InputSpec list; None: synthesise
@@ -253,7 +255,7 @@ def _check_keys(table: dict, allowed, where: str) -> None:
 _RUN_KEYS = ("modes", "resolutions", "dtypes", "dynamic", "checks", "timeout", "check-timeout", "jobs", "device",
              "atol", "rtol", "fp64-multiplier", "seed", "targets", "full", "fail-on")
 _TARGET_KEYS = ("target", "args", "kwargs", "inputs", "resolutions", "modes", "dtypes", "checks", "codes",
-                "train", "mutate", "atol", "rtol", "fp64-multiplier", "timeout")
+                "train", "mutate", "atol", "rtol", "fp64-multiplier", "timeout", "range")
 _INPUT_KEYS = ("shape", "dtype", "range", "fill", "value", "name")
 
 
@@ -339,6 +341,12 @@ def parse_target_entry(entry: dict, where: str, root: str = ".") -> TargetSpec:
         if bad:
             raise VerifyConfigError(f"{where} codes: {bad[0]!r} is not a lint code like 'CL103'")
         spec.codes = codes
+    if "range" in entry:
+        rng = _list(entry["range"], f"{where} range")
+        if len(rng) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in rng) \
+                or rng[0] > rng[1]:
+            raise VerifyConfigError(f"{where} range: expected [low, high], got {rng!r}")
+        spec.value_range, spec.range_reason = [float(rng[0]), float(rng[1])], "config"
     if "train" in entry:
         if not isinstance(entry["train"], bool):
             raise VerifyConfigError(f"{where} train: must be true or false")

@@ -80,6 +80,35 @@ def site_is_dynamic(tree: ast.Module, row: int) -> bool:
     return False
 
 
+def _is_number(node: ast.AST, value: float) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return isinstance(node.operand, ast.Constant) and node.operand.value == -value
+    return isinstance(node, ast.Constant) and not isinstance(node.value, bool) and node.value == value
+
+
+def signed_range_hint(tree: ast.Module, qualname: str) -> Optional[str]:
+    """Where the target's own code treats its values as signed: a comparison with 0
+    (`x > 0`, `torch.where(x < 0, ...)`) or a clamp to [-1, 1]. Inputs in [0, 1] would
+    never take one side of such a branch, so verify draws them from [-1, 1] instead.
+    Returns "line N: what", or None."""
+    node = next((n for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                 and n.name == qualname), None)
+    if node is None:
+        return None
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Compare) and len(sub.ops) == 1 and \
+                isinstance(sub.ops[0], (ast.Gt, ast.GtE, ast.Lt, ast.LtE)) and _is_number(sub.comparators[0], 0) \
+                and not isinstance(sub.left, ast.Constant):
+            return f"line {sub.lineno}: compares with 0"
+        if isinstance(sub, ast.Call) and _callee_name(sub) in ("clamp", "clip", "clamp_", "hardtanh"):
+            bounds = list(sub.args[1:] if isinstance(sub.func, ast.Name) or _callee_name(sub) == "hardtanh"
+                          and len(sub.args) > 2 else sub.args)
+            bounds += [k.value for k in sub.keywords if k.arg in ("min", "max", "min_val", "max_val")]
+            if any(_is_number(b, -1) for b in bounds):
+                return f"line {sub.lineno}: clamps to [-1, ...]"
+    return None
+
+
 def targets_from_sites(files: Iterable[str]) -> list[TargetSpec]:
     from compile_lint.analysis.regions import COMPILE, CUDAGRAPH, TRACED, ProjectIndex
     from compile_lint.config import ConfigError, load_config_for
@@ -115,6 +144,10 @@ def targets_from_sites(files: Iterable[str]) -> list[TargetSpec]:
                                            file=path, where=f"{site.api} at {where}")
         kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
         spec.region_kinds = sorted(set(spec.region_kinds) | kinds)
+        if spec.value_range is None and path in parsed:
+            hint = signed_range_hint(parsed[path].tree, info.qualname)
+            if hint:
+                spec.value_range, spec.range_reason = [-1.0, 1.0], f"{_display(path)} {hint}"
         site_tree = parsed.get(os.path.abspath(site.path))
         if site_tree is None:
             continue

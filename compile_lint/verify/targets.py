@@ -107,6 +107,8 @@ def _take_found(spec: TargetSpec, found: TargetSpec) -> None:
     spec.region_kinds = sorted(set(spec.region_kinds) | set(found.region_kinds))
     spec.trace_sites = spec.trace_sites or list(found.trace_sites)
     spec.where = spec.where or found.where
+    if spec.value_range is None:
+        spec.value_range, spec.range_reason = found.value_range, found.range_reason
     if not spec.args and not spec.kwargs:
         spec.args, spec.kwargs = list(found.args), dict(found.kwargs)
 

@@ -123,13 +123,20 @@ def run(job: dict, events: Events) -> None:
             input_specs, synthesised = [InputSpec(**i) for i in spec["inputs"]], False
         else:
             input_specs, synthesised = synthesise(target, spec["ref"], name, options), True
+            if spec.get("value_range"):  # from config, or from what the code compares against
+                for input_spec in input_specs:
+                    if input_spec.shape is not None and input_spec.dtype.startswith(("float", "bfloat")):
+                        input_spec.range = tuple(spec["value_range"])
     except TargetProblem as problem:
         events.check(CheckResult(name="inputs" if problem.skipped else "load",
                                  status=SKIPPED if problem.skipped else ERROR,
                                  verdict="cannot-call" if problem.skipped else "cannot-load",
                                  message=str(problem)))
         return
-    events.write({"event": "inputs", "synthesised": synthesised, "inputs": [i.describe() for i in input_specs]})
+    described = [i.describe() for i in input_specs]
+    if synthesised and spec.get("range_reason"):
+        described = [f"{d} ({spec['range_reason']})" if "[" in d else d for d in described]
+    events.write({"event": "inputs", "synthesised": synthesised, "inputs": described})
     if isinstance(target, torch.nn.Module):
         target.to(device)
         train = spec.get("train")
