@@ -272,3 +272,29 @@ def test_junit_has_a_case_per_check():
     suite = ET.fromstring(junit_report([result]).split("\n", 1)[1]).find("testsuite")
     assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "1", "1")
     assert suite.findall("testcase")[1].find("failure").get("message") == "differs by 1"
+
+
+def test_png_shows_the_output_that_differs_with_a_scale_bar(tmp_path):
+    torch = pytest.importorskip("torch")
+    from compile_lint.verify.artifacts import BAR_ROWS, most_different, save_comparison, text_mask
+
+    same = torch.rand(1, 3, 8, 8)
+    eager = [same, torch.zeros(1, 3, 8, 8)]
+    compiled = [same.clone(), torch.zeros(1, 3, 8, 8)]
+    compiled[1][0, :, 2, 3] = 0.25
+    assert most_different(eager, compiled) == 1
+    path = save_comparison(str(tmp_path), "t", eager[1], compiled[1])
+    data = open(path, "rb").read()
+    width, height = _png_size(data)
+    assert height == 96 + BAR_ROWS and width == 3 * 96 + 4
+    rows = zlib.decompress(data[data.index(b"IDAT") + 4:data.index(b"IEND") - 8])
+    stride = width * 3 + 1
+
+    def pixel(x, y):
+        start = y * stride + 1 + x * 3
+        return tuple(rows[start:start + 3])
+
+    bar_y = 96 + 4  # the gradient row of the bar under the difference panel
+    assert pixel(2 * 96 + 4, bar_y) == (0, 0, 0) and pixel(width - 1, bar_y) == (255, 255, 255)
+    assert any(pixel(x, 96 + 11) == (0, 0, 0) for x in range(width - 20, width))  # "0.25" is drawn
+    assert len(text_mask("0.25")[0]) == 16

@@ -83,7 +83,12 @@ def save_artifact(session: Session, result: CheckResult, eager: list, compiled: 
     name = "-".join(str(part) for part in (
         f"{stem}.{session.spec['qualname']}", result.name, result.mode or "", "dynamic" if result.dynamic else "static",
         result.dtype or "", shape_label(result.shape and result.shape[0][-2:] if result.shape else None)))
-    result.artifact = artifacts.save_comparison(folder, name, eager[0], compiled[0])
+    index = artifacts.most_different(eager, compiled)
+    if index is None:
+        return
+    if len(eager) > 1:
+        name += f"-output{index}"
+    result.artifact = artifacts.save_comparison(folder, name, eager[index], compiled[index])
 
 
 # ---------------------------------------------------------------------------
