@@ -266,7 +266,10 @@ def _executor(jobs: int, initargs):
     from concurrent.futures import ProcessPoolExecutor
 
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method), initializer=_init, initargs=initargs)
+    from .children import pool_initializer
+
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method), initializer=pool_initializer,
+                               initargs=(os.getpid(), _init, *initargs))  # workers die with this process
 
 
 def _serial(tasks, initargs):
