@@ -134,20 +134,28 @@ class Notebook:
     def with_code(self, code: str) -> bytes:
         """The notebook's bytes with the cells' code replaced by `code` (the module
         after a fix). Only cells whose code changed are rewritten."""
-        parts = _split_module(code)
-        if len(parts) != len(self.cells):
-            raise NotebookError("a fix moved code across cell boundaries; the notebook was left as it was")
-        restored = [self._unmask(part) for part in parts]
         pieces = []
-        for cell, new in zip(self.cells, restored):
-            if not cell.text.endswith(("\n", "\r")) and new.endswith("\n"):
-                new = new[:-1]  # the newline the module added after the cell's last line
+        for cell, new in zip(self.cells, self.cell_texts(code)):
             if new != cell.text:
                 pieces.append((cell.span, self._source_json(cell, new)))
         text = self.text
         for (start, end), value in sorted(pieces, reverse=True):
             text = text[:start] + value + text[end:]
         return (b"\xef\xbb\xbf" if self.bom else b"") + text.encode("utf-8")
+
+    def cell_texts(self, code: str) -> list[str]:
+        """Each code cell's text in `code` (the module, after a fix): masked lines
+        restored, the newline the module added after a cell's last line dropped."""
+        parts = _split_module(code)
+        if len(parts) != len(self.cells):
+            raise NotebookError("a fix moved code across cell boundaries; the notebook was left as it was")
+        out = []
+        for cell, part in zip(self.cells, parts):
+            new = self._unmask(part)
+            if not cell.text.endswith(("\n", "\r")) and new.endswith("\n"):
+                new = new[:-1]
+            out.append(new)
+        return out
 
     def _unmask(self, part: str) -> str:
         out = []
@@ -249,6 +257,13 @@ def read_notebook(path: str, raw: bytes) -> Notebook:
             raise NotebookError(f"not a Jupyter notebook: cell {index + 1} has no source")
         cells.append(CodeCell(index, text_of, as_list, spans[index]))
     notebook = Notebook(path, text, bom, cells)
+    _assemble(notebook)
+    return notebook
+
+
+def from_cells(path: str, cells: list[tuple[int, str]]) -> Notebook:
+    """A notebook held by an editor: (position among all cells, text) of each code cell."""
+    notebook = Notebook(path, "", False, [CodeCell(index, text, True, (0, 0)) for index, text in cells])
     _assemble(notebook)
     return notebook
 
