@@ -203,6 +203,11 @@ def cli():
     torch.jit.trace and torch.export."""
 
 
+def _report_warnings(linter) -> None:
+    for message in getattr(linter, "warnings", ()):
+        click.echo(f"compile-lint: warning: {message}", err=True)
+
+
 def _report_errors(errors) -> bool:
     for path, message in errors:
         _error(f"{path}: {message}")
@@ -218,7 +223,9 @@ def check(**opts):
 
     run = Run(opts)
     files, stdin, errors = run.files()
-    results = run.linter().lint(files, stdin=stdin)
+    linter = run.linter()
+    results = linter.lint(files, stdin=stdin)
+    _report_warnings(linter)
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
     errors = list(errors) + [(r.path, r.error) for r in results if r.error]
     if run.fmt in ("json", "json-lines"):
@@ -256,6 +263,7 @@ def fix(**opts):
     files, stdin, errors = run.files()
     linter = run.linter()
     results = linter.lint(files, stdin=stdin)
+    _report_warnings(linter)
     errors = list(errors) + [(r.path, r.error) for r in results if r.error]
     remaining, fixed_count, diffs = [], 0, []
     stdin_out = None
