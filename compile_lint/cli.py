@@ -176,9 +176,12 @@ def _guard(func):
 
 
 class LazyGroup(click.Group):
-    """Imports `verify` only when it runs: check/fix stay free of its imports."""
+    """Imports `verify` and `record` only when they run: check/fix stay free of their imports."""
 
-    lazy = {"verify": ("compile_lint.verify.command", "verify_command")}
+    lazy = {
+        "verify": ("compile_lint.verify.command", "verify_command"),
+        "record": ("compile_lint.record.command", "record_command"),
+    }
 
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))

@@ -446,3 +446,17 @@ def describe_declared(site) -> str:
     if site.origin == "marker":
         return f"declared {site.kind}{how} by a `# compile-lint: {site.kind}` comment at {_display(site.path)}:{site.row}"
     return f"declared {site.kind}{how} in the configuration"
+
+
+def recorded_counts(region, what: str) -> str:
+    """" (a recorded run saw 3 recompiles)" for what = "recompiles" or "graph_breaks", when
+    a recorded site of the region saw any; else ""."""
+    best = 0
+    for site in getattr(region, "sites", ()) or ():
+        rec = getattr(site, "recording", None)
+        if rec is not None:
+            best = max(best, getattr(rec, what, 0))
+    if not best:
+        return ""
+    label = {"recompiles": "recompile", "graph_breaks": "graph break"}[what]
+    return f" (a recorded run saw {best} {label}{'s' * (best != 1)})"
