@@ -467,10 +467,11 @@ def lint_files(linter, paths: list[str], stdin: Optional[tuple[str, bytes]] = No
             bad = problems.unknown[0]
             raise ConfigError(f"{bad.where}: {bad.kind!r}: {bad.target!r} names no class or function of this project")
         for entry in problems.stale:
-            linter.warnings.append(
-                f"{entry.where}: {entry.target.replace(os.sep, '/')} was recorded but is no longer defined there "
-                "(stale entry: re-run `compile-lint record`)"
-            )
+            path, _, qual = entry.target.partition(":")
+            message = (f"{_shown(entry.where)}: `{_shown(path)}:{qual}` was recorded but is no longer defined there "
+                       "(stale entry: re-run `compile-lint record`)")
+            if message not in linter.warnings:
+                linter.warnings.append(message)
         if run_key is not None and not problems.stale:  # stale entries: warn again next run
             store.store_regions(run_key, regions)
     linter.regions = regions
@@ -545,6 +546,11 @@ def lint_files(linter, paths: list[str], stdin: Optional[tuple[str, bytes]] = No
     stats["wall_s"] = round(time.perf_counter() - t0, 3)
     _write_stats(stats)
     return [results[p] for p, _ in inputs if p in results]
+
+
+def _shown(path: str) -> str:
+    rel = os.path.relpath(path)
+    return (path if rel.startswith("..") else rel).replace(os.sep, "/")
 
 
 def _declarations(table: list, plan: dict):

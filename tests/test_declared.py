@@ -248,7 +248,7 @@ def test_stale_entry_is_one_warning_not_a_crash(project):
     assert codes_at(proc) == {("model.py", 14, "CL303")}
     warnings = [line for line in proc.stderr.splitlines() if "warning" in line]
     assert len(warnings) == 2, proc.stderr
-    assert "pkg/model.py:Gone was recorded but is no longer defined there" in proc.stderr
+    assert "compile-lint-regions.json: `pkg/model.py:Gone` was recorded but is no longer defined there" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
