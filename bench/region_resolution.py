@@ -155,10 +155,19 @@ def sites_by_api(app_dir: str) -> list[Found]:
 
 
 # -- comparison ------------------------------------------------------------------------
-def judge(label: dict, found: list[Found]) -> tuple[Outcome, list[Found]]:
-    """The outcome of one labelled site, and the index sites it used."""
-    near = [f for f in found if f.path == label["path"] and label["line"] <= f.row <= label["line"] + ROW_SLACK]
-    near.sort(key=lambda f: (f.row - label["line"], not f.targets))
+def judge(label: dict, found: list[Found], other_lines: frozenset = frozenset()) -> tuple[Outcome, list[Found]]:
+    """The outcome of one labelled site, and the index sites it used.
+
+    An index site counts for the label on its line or up to ROW_SLACK lines below (a
+    decorator recorded at its `def`), unless another label sits on that line
+    (`other_lines`: the labelled lines of the same file); one with a target wins.
+    """
+    near = [
+        f for f in found
+        if f.path == label["path"] and label["line"] <= f.row <= label["line"] + ROW_SLACK
+        and (f.row == label["line"] or f.row not in other_lines)
+    ]
+    near.sort(key=lambda f: (not f.targets, f.row - label["line"]))
     used = near[:1]
     for where in label.get("via", []):
         path, _, row = where.rpartition(":")
@@ -211,8 +220,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             return 2
         found = sites_by_command(args.python, app_dir) if via == "command" else sites_by_api(app_dir)
         used_ids: set[int] = set()
-        for label in (lab for lab in labels if lab["app"] == app):
-            outcome, used = judge(label, found)
+        mine = [lab for lab in labels if lab["app"] == app]
+        for label in mine:
+            lines = frozenset(lab["line"] for lab in mine if lab["path"] == label["path"])
+            outcome, used = judge(label, found, lines)
             outcomes.append(outcome)
             used_ids |= {id(f) for f in used}
         for non_site in (n for n in non_sites if n["app"] == app):
