@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLEAN = os.path.join("fixtures", "verify", "clean")
-NETS = ("StyleNet", "FlowInterpolator", "DenseUpscaler", "ToneCurve", "SignedSoftLight")
+NETS = ("StyleNet", "FlowInterpolator", "DenseUpscaler", "ToneCurve", "SignedSoftLight", "crossfade")
 
 
 def run_verify(*args, cache_dir, timeout=3600):
