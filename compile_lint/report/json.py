@@ -24,7 +24,7 @@ def finding_dict(f, cwd: str) -> dict:
         }
     filename = f.path if f.path == "-" or os.path.isabs(f.path) else os.path.join(cwd, f.path)
     return {
-        "cell": None,
+        "cell": getattr(f, "cell", None),
         "code": f.code,
         "end_location": {"row": f.end.row, "column": f.end.column},
         "filename": filename,

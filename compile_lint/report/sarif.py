@@ -50,7 +50,7 @@ def render_sarif(findings, *, cwd) -> str:
                     {
                         "physicalLocation": {
                             "artifactLocation": {"uri": _uri(f.path, cwd)},
-                            "region": {
+                            "region": _notebook_region(f) or {
                                 "startLine": f.start.row,
                                 "startColumn": f.start.column,
                                 "endLine": f.end.row,
@@ -61,6 +61,8 @@ def render_sarif(findings, *, cwd) -> str:
                 ],
             }
         )
+        if getattr(f, "cell", None) is not None:
+            results[-1]["properties"] = {"cell": f.cell, "cellRow": f.start.row, "cellColumn": f.start.column}
     doc = {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -79,3 +81,12 @@ def render_sarif(findings, *, cwd) -> str:
         ],
     }
     return json.dumps(doc, indent=2) + "\n"
+
+
+def _notebook_region(f):
+    """For a finding in a notebook cell: the line of the .ipynb file that holds the
+    code (columns there are the JSON string's, so none is given); the position in the
+    cell goes in the result's properties."""
+    if getattr(f, "cell", None) is None:
+        return None
+    return {"startLine": f.file_row}

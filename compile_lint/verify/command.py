@@ -233,6 +233,9 @@ def verify_command(paths, targets, modes, resolutions, dtypes, dynamic, checks, 
                 raise VerifyConfigError(f"no such file or folder: {path}")
         plan = _plan_targets(paths, targets, options)
         specs = shard(plan.targets, parse_shard(shard_spec))
+        from .recorded_inputs import use_recorded_inputs
+
+        use_recorded_inputs(specs)  # shapes a `compile-lint record` run saw, where none are configured
     except VerifyConfigError as exc:
         _fail(str(exc))
         return
