@@ -135,7 +135,9 @@ def test_check_and_fix_pool_workers_die_with_the_parent(tmp_path, command, signu
 # ---- verify: the fork server, its children, and the report ----
 
 def _start_verify(tmp_path, report):
-    # The stalled target blocks forever in eager; the second one never starts.
+    # Targets run in sorted order: the tone curve (a minute of compiling on a busy CPU),
+    # then the stalled overlay, which blocks in eager until its 20 s timeout (the
+    # fixtures' compile-lint.toml).
     return start(["verify", "--device", "cpu", "--report", "json", "--output-file", str(report),
                   "--target", f"{FIXTURES}/stalled_capture.py:LiveOverlay",
                   "--target", f"{FIXTURES}/clean/tone_curve.py:ToneCurve"], cwd=str(tmp_path),
@@ -169,3 +171,30 @@ def test_interrupted_verify_leaves_nothing_running_and_reports_what_finished(tmp
     data = json.loads(report.read_text())
     assert [t["status"] for t in data["targets"]] == ["not-run", "not-run"]
     assert any("interrupted" in note for note in data["notes"])
+
+
+@pytest.mark.slow
+def test_a_dead_fork_server_is_noticed_and_the_next_target_still_runs(tmp_path):
+    """Watchdog: SIGKILL the fork server while its worker hangs. The hung target is
+    reported (its worker died with the server), the next one runs in a fresh interpreter,
+    and verify finishes instead of waiting forever."""
+    report = tmp_path / "report.json"
+    proc = _start_verify(tmp_path, report)
+    servers = set()
+
+    def worker_running():
+        servers.update(p for p in _children_of(proc.pid) if any(_children_of(c) for c in [p]))
+        return bool(servers) or proc.poll() is not None
+
+    assert wait_until(worker_running, 300, step=0.2), "no worker started"
+    worker = set().union(*(descendants(s) for s in servers))
+    for server in servers:
+        os.kill(server, signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=900)
+    assert_all_gone(worker)
+    data = json.loads(report.read_text())
+    by_name = {t["target"].rsplit(":", 1)[1]: t for t in data["targets"]}
+    tone, stalled = by_name["ToneCurve"], by_name["LiveOverlay"]
+    assert tone["status"] == "error" and "SIGKILL" in tone["checks"][-1]["message"], tone
+    # the next target still ran (in a fresh interpreter) and met its own timeout
+    assert stalled["status"] == "could-not-check" and stalled["checks"][-1]["verdict"] == "timeout", stalled
