@@ -70,6 +70,8 @@ def test_default_plan_runs_the_default_mode_static_once_and_dynamic_at_every_siz
     static = [c for c in forward if not c["dynamic"]]
     dynamic = [c for c in forward if c["dynamic"]]
     assert len(static) == 1 and len(dynamic) == 3  # the three default resolutions
+    assert dynamic[0]["shape"][0][-2:] == [17, 23]  # a non-square size first: no duck-sized recompile
+    assert all(c["recompiles"] == 0 for c in dynamic)
     assert not any(c["name"] == "latency" for t in report["targets"] for c in t["checks"])
 
 
