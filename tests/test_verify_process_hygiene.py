@@ -47,6 +47,20 @@ def descendants(pid: int) -> set:
     return found
 
 
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def fork_servers_with_a_worker(pid: int) -> set:
+    """verify's fork servers that have forked a worker (not merely a compiler while warming up)."""
+    return {p for p in _children_of(pid) if "compile_lint.verify.forkserver" in _cmdline(p)
+            and any("compile_lint.verify.forkserver" in _cmdline(c) for c in _children_of(p))}
+
+
 def alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as fh:
@@ -151,9 +165,9 @@ def test_interrupted_verify_leaves_nothing_running_and_reports_what_finished(tmp
     proc = _start_verify(tmp_path, report)
     seen = set()
 
-    def worker_running():  # verify -> fork server (or spawned worker) -> forked worker
+    def worker_running():  # verify -> fork server -> forked worker
         seen.update(descendants(proc.pid))
-        return any(_children_of(p) for p in seen) or proc.poll() is not None
+        return bool(fork_servers_with_a_worker(proc.pid)) or proc.poll() is not None
 
     assert wait_until(worker_running, 300, step=0.2), "no worker started"
     assert proc.poll() is None, proc.communicate()
@@ -183,7 +197,7 @@ def test_a_dead_fork_server_is_noticed_and_the_next_target_still_runs(tmp_path):
     servers = set()
 
     def worker_running():
-        servers.update(p for p in _children_of(proc.pid) if any(_children_of(c) for c in [p]))
+        servers.update(fork_servers_with_a_worker(proc.pid))
         return bool(servers) or proc.poll() is not None
 
     assert wait_until(worker_running, 300, step=0.2), "no worker started"
