@@ -56,7 +56,7 @@ def client(project):
 
 
 def test_session(project, client):
-    result = client.initialize(project, {"debounceMs": 50, "jobs": 1})
+    result = client.initialize(project, {"debounceMs": 50})
     caps = result["capabilities"]
     assert caps["codeActionProvider"] and caps["hoverProvider"]
     assert caps["textDocumentSync"]["change"] == 2  # incremental
@@ -120,7 +120,7 @@ def test_session(project, client):
 
 def test_syntax_error_and_configuration(project, client):
     (project / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.compile-lint]\nignore = ["CL5"]\n')
-    client.initialize(project, {"debounceMs": 0, "jobs": 1})
+    client.initialize(project, {"debounceMs": 0})
     doc = client.open(project / "scratch.py", "import torch\ntorch.compile(m)\ndef broken(:\n")
     _, params = client.diagnostics_for(doc, lambda d: bool(d))
     (diag,) = params["diagnostics"]
@@ -131,7 +131,7 @@ def test_syntax_error_and_configuration(project, client):
 
 
 def test_unsafe_fix_is_marked(project, client):
-    client.initialize(project, {"debounceMs": 0, "jobs": 1})
+    client.initialize(project, {"debounceMs": 0})
     text = "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.blocks = [nn.Conv2d(3, 3, 3) for _ in range(4)]\n"
     doc = client.open(project / "net.py", text)
     _, params = client.diagnostics_for(doc, lambda d: "CL201" in codes(d))
@@ -146,7 +146,7 @@ def test_unsafe_fix_is_marked(project, client):
 
 
 def test_notebook_document(project, client):
-    client.initialize(project, {"debounceMs": 0, "jobs": 1})
+    client.initialize(project, {"debounceMs": 0})
     nb = uri(project / "exp.ipynb")
     cells = [
         ("markdown", "# try compile"),

@@ -21,10 +21,12 @@ from ..config import Settings, load_config_for
 
 
 class ProjectContext:
-    def __init__(self, root: Optional[str], settings_for=load_config_for, use_cache: bool = True, jobs: int = 0):
+    def __init__(self, root: Optional[str], settings_for=load_config_for, use_cache: bool = True, jobs: int = 1):
         self.root = root
         self.settings_for = settings_for
         self.use_cache = use_cache
+        # worker processes for the build; the server builds in a thread, and forking a
+        # process pool from a threaded process can deadlock its workers, so 1 (none)
         self.jobs = jobs
         self.files: list[str] = []
         self.disk: dict[str, Optional[ModuleSummary]] = {}  # path -> summary of the file on disk

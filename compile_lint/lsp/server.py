@@ -11,12 +11,12 @@
   (lsp/project.py), and when an edit changes that index the other open buffers whose
   findings read the changed facts are linted again
 
-initializationOptions (all optional): {"debounceMs": 250, "jobs": 0 (all cores) for
-building the project index, "cache": true}.
+initializationOptions (all optional): {"debounceMs": 250, "cache": true}.
 """
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import time
@@ -64,12 +64,12 @@ class CompileLintServer(LanguageServer):
             notebook_document_sync=types.NotebookDocumentSyncOptions(notebook_selector=[NOTEBOOK_SELECTOR], save=True),
         )
         self.debounce = 0.25
-        self.jobs = 0
+        self.jobs = 1  # see ProjectContext.jobs
         self.use_cache = not os.environ.get("COMPILE_LINT_NO_CACHE")
         self.projects: dict[Optional[str], ProjectContext] = {}
         self.linted: dict[str, Linted] = {}  # text or notebook document uri -> its last lint
         self.pending: dict[str, asyncio.Task] = {}
-        self.timings: list[float] = []  # seconds per lint, for the benchmark log
+        self.timings: list[dict] = []  # per lint: wall and CPU seconds (compile-lint/timings)
 
     # -- projects -------------------------------------------------------------------------
     def project_for(self, path: str) -> ProjectContext:
@@ -92,6 +92,7 @@ class CompileLintServer(LanguageServer):
             self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"compile-lint: project index: {exc}"))
             context.ready = True
         log.info("project %s indexed in %.2fs: %s", context.root, time.perf_counter() - started, context.stats)
+        gc.freeze()  # the summaries live as long as the server: keep them out of GC sweeps
         for linted in list(self.linted.values()):
             if context.contains(linted.path) or context.root is None:
                 self.lint_and_publish(linted)
@@ -99,16 +100,28 @@ class CompileLintServer(LanguageServer):
     # -- linting --------------------------------------------------------------------------
     def lint_and_publish(self, linted: Linted) -> None:
         context = self.project_for(linted.path)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
+        # no cyclic GC while linting: collections would walk the project's summaries
+        # and the fresh trees (as the workers of `check` do, see parallel.GC_EVERY)
+        gc_was_on = gc.isenabled()
+        gc.disable()
         try:
             changed = lint(context, linted)
         except ConfigError as exc:
             self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"compile-lint: {exc}"))
             return
-        self.timings.append(time.perf_counter() - started)
+        finally:
+            if gc_was_on:
+                gc.enable()
+        linted_at = time.perf_counter()
         self.publish(linted)
         if changed:
             self.relint_dependants(linted, context)
+        self.timings.append({
+            "path": linted.path, "version": linted.version, "index_changed": changed,
+            "lint_s": round(linted_at - started, 4), "total_s": round(time.perf_counter() - started, 4),
+            "cpu_s": round(time.thread_time() - cpu, 4),
+        })
 
     def publish(self, linted: Linted) -> None:
         for uri, diagnostics in diagnostics_by_uri(self.workspace.position_codec, linted).items():
@@ -213,8 +226,6 @@ def initialize(ls: CompileLintServer, params: types.InitializeParams) -> None:
     if isinstance(options, dict):
         if isinstance(options.get("debounceMs"), (int, float)):
             ls.debounce = max(0.0, options["debounceMs"] / 1000)
-        if isinstance(options.get("jobs"), int):
-            ls.jobs = options["jobs"]
         if options.get("cache") is False:
             ls.use_cache = False
 
@@ -297,6 +308,12 @@ def code_action(ls: CompileLintServer, params: types.CodeActionParams) -> list[t
         return []
     context = ls.project_for(linted.path)
     return code_actions(ls.workspace.position_codec, context, linted, params)
+
+
+@server.feature("compile-lint/timings")
+def timings(ls: CompileLintServer, params) -> list[dict]:
+    """What each lint of this session took (for bench/lsp_latency.py)."""
+    return ls.timings
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
