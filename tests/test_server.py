@@ -127,6 +127,10 @@ def test_syntax_error_and_configuration(project, client):
     assert diag["code"] == "CL000" and diag["severity"] == 1
     client.change(doc, "import torch\ntorch.compile(m)\n", 2)
     client.diagnostics_for(doc, lambda d: d == [])  # CL503 is ignored by the project's config
+    # the configuration changes on disk: the open buffer follows it
+    (project / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri(project / "pyproject.toml"), "type": 2}]})
+    client.diagnostics_for(doc, lambda d: codes(d) == ["CL503"])
     assert client.close() == 0
 
 

@@ -91,7 +91,8 @@ class CompileLintServer(LanguageServer):
             log.exception("building the project index failed")
             self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"compile-lint: project index: {exc}"))
             context.ready = True
-        log.info("project %s indexed in %.2fs: %s", context.root, time.perf_counter() - started, context.stats)
+        context.stats["build_s"] = round(time.perf_counter() - started, 3)
+        log.info("project %s indexed in %.2fs: %s", context.root, context.stats["build_s"], context.stats)
         gc.freeze()  # the summaries live as long as the server: keep them out of GC sweeps
         for linted in list(self.linted.values()):
             if context.contains(linted.path) or context.root is None:
@@ -284,12 +285,31 @@ async def notebook_close(ls: CompileLintServer, params: types.DidCloseNotebookDo
     ls.forget(params.notebook_document.uri)
 
 
+WATCHED = "**/{*.py,*.pyi,*.ipynb,pyproject.toml,compile-lint.toml,.compile-lint.toml}"
+
+
+@server.feature(types.INITIALIZED)
+async def initialized(ls: CompileLintServer, params: types.InitializedParams) -> None:
+    """Ask the client for file events (files changed by git, other tools, config edits)."""
+    watch = ls.client_capabilities.workspace and ls.client_capabilities.workspace.did_change_watched_files
+    if watch and watch.dynamic_registration:
+        options = types.DidChangeWatchedFilesRegistrationOptions(watchers=[types.FileSystemWatcher(glob_pattern=WATCHED)])
+        await ls.client_register_capability_async(types.RegistrationParams(registrations=[
+            types.Registration(id="compile-lint-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)]))
+
+
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 async def watched_files(ls: CompileLintServer, params: types.DidChangeWatchedFilesParams) -> None:
-    for change in params.changes:
-        path = path_of(change.uri)
-        if path is None:
-            continue
+    from ..config import CONFIG_NAMES, clear_cache
+
+    paths = [p for p in (path_of(change.uri) for change in params.changes) if p is not None]
+    if any(os.path.basename(p) in CONFIG_NAMES for p in paths):
+        # new settings: every open buffer again (the index follows on its next change)
+        clear_cache()
+        for linted in list(ls.linted.values()):
+            ls.lint_and_publish(linted)
+        return
+    for path in paths:
         for context in list(ls.projects.values()):
             if context.contains(path) and context.file_changed(path):
                 ls.relint_dependants(Linted("", path, b"", None), context)
@@ -311,9 +331,10 @@ def code_action(ls: CompileLintServer, params: types.CodeActionParams) -> list[t
 
 
 @server.feature("compile-lint/timings")
-def timings(ls: CompileLintServer, params) -> list[dict]:
-    """What each lint of this session took (for bench/lsp_latency.py)."""
-    return ls.timings
+def timings(ls: CompileLintServer, params) -> dict:
+    """What each lint of this session took, and how each project's index was built
+    (for bench/lsp_latency.py)."""
+    return {"lints": ls.timings, "projects": {str(root): ctx.stats for root, ctx in ls.projects.items()}}
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
