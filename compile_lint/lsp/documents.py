@@ -71,7 +71,7 @@ def _lines(text: str) -> list[str]:
 def lint(context, linted: Linted) -> bool:
     """Lint `linted.code` against the project's index; fills findings and `used`.
     Returns True when this buffer changed the project's index."""
-    from ..parallel import RegionDigests, TrackedRegions
+    from ..parallel import TrackedRegions
 
     settings = context.settings_for(linted.path)
     item = parse_file(SourceFile(linted.path, linted.code), settings)
@@ -79,7 +79,7 @@ def lint(context, linted: Linted) -> bool:
     tracked = TrackedRegions(regions)
     codes = enabled_codes(settings, Selection(), linted.path)
     linted.findings = run_rules(item, tracked, codes, settings)
-    digests = RegionDigests(regions)
+    digests = context.digests(regions)
     linted.used = {token: digests(token) for token in tracked.used()}
     return changed
 

@@ -35,6 +35,7 @@ class ProjectContext:
         self.ready = False
         self.stats: dict = {}
         self._lock = threading.Lock()
+        self._digests = None
 
     # -- building ---------------------------------------------------------------------
     def build(self) -> None:
@@ -136,6 +137,14 @@ class ProjectContext:
             old = self.regions
             self.regions = self._index()
             return self.regions != old
+
+    def digests(self, regions: dict[str, RegionInfo]):
+        """parallel.RegionDigests of `regions`, kept while the index stays the same."""
+        from ..parallel import RegionDigests
+
+        if self._digests is None or self._digests[0] is not regions:
+            self._digests = (regions, RegionDigests(regions))
+        return self._digests[1]
 
     def contains(self, path: str) -> bool:
         return self.root is not None and (path == self.root or path.startswith(self.root.rstrip(os.sep) + os.sep))

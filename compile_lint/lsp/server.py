@@ -131,9 +131,7 @@ class CompileLintServer(LanguageServer):
 
     def relint_dependants(self, changed: Linted, context: ProjectContext) -> None:
         """Other open buffers whose findings read region facts the edit changed."""
-        from ..parallel import RegionDigests
-
-        digests = RegionDigests(context.regions)
+        digests = context.digests(context.regions)
         for other in list(self.linted.values()):
             if other is changed or not (context.contains(other.path) or context.root is None):
                 continue
