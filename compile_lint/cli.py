@@ -183,9 +183,12 @@ def _guard(func):
 
 
 class LazyGroup(click.Group):
-    """Imports `verify` only when it runs: check/fix stay free of its imports."""
+    """Imports `verify` and `record` only when they run: check/fix stay free of their imports."""
 
-    lazy = {"verify": ("compile_lint.verify.command", "verify_command")}
+    lazy = {
+        "verify": ("compile_lint.verify.command", "verify_command"),
+        "record": ("compile_lint.record.command", "record_command"),
+    }
 
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
@@ -210,6 +213,11 @@ def cli():
     torch.jit.trace and torch.export."""
 
 
+def _report_warnings(linter) -> None:
+    for message in getattr(linter, "warnings", ()):
+        click.echo(f"compile-lint: warning: {message}", err=True)
+
+
 def _report_errors(errors) -> bool:
     for path, message in errors:
         _error(f"{path}: {message}")
@@ -225,7 +233,9 @@ def check(**opts):
 
     run = Run(opts)
     files, stdin, errors = run.files()
-    results = run.linter().lint(files, stdin=stdin)
+    linter = run.linter()
+    results = linter.lint(files, stdin=stdin)
+    _report_warnings(linter)
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
     errors = list(errors) + [(r.path, r.error) for r in results if r.error]
     if run.fmt in ("json", "json-lines"):
@@ -269,6 +279,7 @@ def fix(**opts):
     files, stdin, errors = run.files()
     linter = run.linter()
     results = linter.lint(files, stdin=stdin)
+    _report_warnings(linter)
     errors = list(errors) + [(r.path, r.error) for r in results if r.error]
     remaining, fixed_count, diffs = [], 0, []
     stdin_out = None

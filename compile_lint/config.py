@@ -51,6 +51,9 @@ class Settings:
     target_torch_version: Optional[str] = None
     compile_wrappers: tuple[str, ...] = ()
     trace_wrappers: tuple[str, ...] = ()
+    compiled: tuple = ()  # declared regions (analysis/declared.py DeclaredRegion)
+    traced: tuple = ()
+    regions_file: Optional[str] = None  # a recording other than compile-lint-regions.json
     verify: Any = field(default_factory=dict, compare=False, hash=False)
     root: str = "."  # folder the config file lives in: globs are relative to it
     source: Optional[str] = None  # the config file, if any
@@ -91,6 +94,9 @@ _KEYS: dict[str, tuple[str, str]] = {
     "target-torch-version": ("target_torch_version", "version"),
     "compile-wrappers": ("compile_wrappers", "dotted"),
     "trace-wrappers": ("trace_wrappers", "dotted"),
+    "compiled": ("compiled", "declared"),
+    "traced": ("traced", "declared"),
+    "regions-file": ("regions_file", "string"),
     "verify": ("verify", "table"),
 }
 
@@ -140,6 +146,17 @@ def parse_table(table: dict, where: str, root: str) -> Settings:
             values[attr] = value
         elif kind == "version":
             values[attr] = check_version(value, f"{where}: {key!r}")
+        elif kind == "declared":
+            from .analysis.declared import DeclarationError, parse_config_list
+
+            try:
+                values[attr] = parse_config_list(value, key, where)
+            except DeclarationError as exc:
+                raise ConfigError(str(exc)) from None
+        elif kind == "string":
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{where}: {key!r} must be a path, got {value!r}")
+            values[attr] = value
         elif kind == "table":
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: {key!r} must be a table")

@@ -190,3 +190,16 @@ def apply_edit(text: str, edit: dict) -> str:
 
     start, end = offset(edit["range"]["start"]), offset(edit["range"]["end"])
     return text[:start] + edit["newText"] + text[end:]
+
+
+def test_regions_declared_in_the_configuration(project, client):
+    """`traced = [...]` in the project's config makes a region the open file cannot show."""
+    (project / "train.py").unlink()
+    (project / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.compile-lint]\ntraced = ["models:Up"]\n')
+    client.initialize(project, {"debounceMs": 0})
+    models = client.open(project / "models.py", MODELS)
+    client.diagnostics_for(models, lambda d: codes(d) == ["CL101", "CL101"])
+    (project / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri(project / "pyproject.toml"), "type": 2}]})
+    client.diagnostics_for(models, lambda d: codes(d) == [])
+    assert client.close() == 0

@@ -36,6 +36,8 @@ class ProjectContext:
         self.stats: dict = {}
         self._lock = threading.Lock()
         self._digests = None
+        self.declared: list = []  # config-declared and recorded regions (analysis/declared.py)
+        self.problems: list[str] = []  # why declared regions could not be read
 
     # -- building ---------------------------------------------------------------------
     def build(self) -> None:
@@ -48,6 +50,7 @@ class ProjectContext:
         from ..discovery import find_files
 
         files = find_files([self.root], self.settings_for).files
+        self.declared = self._declarations(files)
         disk: dict[str, Optional[ModuleSummary]] = {}
         regions = None
         if self.use_cache:
@@ -59,6 +62,25 @@ class ProjectContext:
             self.disk = disk
             self.regions = self._index() if self.overlay or regions is None else regions
             self.ready = True
+
+    def _declarations(self, files: list[str]) -> list:
+        from ..analysis.declared import DeclarationError, declarations_for
+
+        try:
+            return list(declarations_for((self.settings_for(p), p) for p in files or [self.root]).regions)
+        except DeclarationError as exc:
+            self.problems.append(str(exc))
+            return []
+
+    def refresh_declarations(self) -> bool:
+        """The configuration or the recorded regions file changed. True when the index did."""
+        with self._lock:
+            if not self.ready or self.root is None:
+                return False
+            self.declared = self._declarations(self.files)
+            old = self.regions
+            self.regions = self._index()
+            return self.regions != old
 
     def _from_cache(self, files: list[str]):
         from .. import cache as cache_mod
@@ -88,7 +110,7 @@ class ProjectContext:
         for path, summary in self.overlay.items():
             if path not in self.disk and summary is not None:  # a new file, not on disk yet
                 summaries.append(summary)
-        return ProjectIndex(summaries).regions()
+        return ProjectIndex(summaries, self.declared).regions()
 
     # -- keeping it current -------------------------------------------------------------
     def regions_with(self, path: str, summary: Optional[ModuleSummary]) -> tuple[dict[str, RegionInfo], bool]:

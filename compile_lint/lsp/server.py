@@ -283,7 +283,7 @@ async def notebook_close(ls: CompileLintServer, params: types.DidCloseNotebookDo
     ls.forget(params.notebook_document.uri)
 
 
-WATCHED = "**/{*.py,*.pyi,*.ipynb,pyproject.toml,compile-lint.toml,.compile-lint.toml}"
+WATCHED = "**/{*.py,*.pyi,*.ipynb,pyproject.toml,compile-lint.toml,.compile-lint.toml,compile-lint-regions.json}"
 
 
 @server.feature(types.INITIALIZED)
@@ -298,12 +298,15 @@ async def initialized(ls: CompileLintServer, params: types.InitializedParams) ->
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 async def watched_files(ls: CompileLintServer, params: types.DidChangeWatchedFilesParams) -> None:
+    from ..analysis.declared import REGIONS_FILE
     from ..config import CONFIG_NAMES, clear_cache
 
     paths = [p for p in (path_of(change.uri) for change in params.changes) if p is not None]
-    if any(os.path.basename(p) in CONFIG_NAMES for p in paths):
-        # new settings: every open buffer again (the index follows on its next change)
+    if any(os.path.basename(p) in CONFIG_NAMES + (REGIONS_FILE,) for p in paths):
+        # new settings or recorded regions: the declared regions, then every open buffer
         clear_cache()
+        for context in list(ls.projects.values()):
+            context.refresh_declarations()
         for linted in list(ls.linted.values()):
             ls.lint_and_publish(linted)
         return

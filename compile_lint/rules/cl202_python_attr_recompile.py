@@ -25,6 +25,7 @@ from ..analysis.classes import (
     wraps_in,
 )
 from ..analysis.walk import walk as _walk
+from ..analysis.declared import recorded_counts
 from .base import Case, Rule
 
 # hazards.md lists bool too; a bool has two values, so alone it adds at most one
@@ -458,7 +459,7 @@ class PythonAttrRecompile(Rule):
                         f"`{facts.text(node)}` ({_article(kind)} {kind} set in `__init__`) {use} in "
                         f"`{cls.name}.{name}`, which is compiled ({describe(region, 'compiled')}), and it is "
                         f"{write.how} in `{write.where}` (line {write.node.lineno}): {_consequence(kind)}. "
-                        f"To keep one graph, {_advice(kind, category)}",
+                        f"To keep one graph, {_advice(kind, category)}" + recorded_counts(region, "recompiles"),
                         region=labelled(region, "compiled"),
                     )
 
@@ -503,7 +504,7 @@ class PythonAttrRecompile(Rule):
                         facts, node,
                         f"`{holder}.{attr}` ({_article(kind)} {kind}) changes on every pass of the loop at line "
                         f"{loop.lineno}, which calls the compiled `{wrap.result}` ({describe(region, 'compiled')}): "
-                        f"{_consequence(kind)}. To keep one graph, {_advice(kind, category)}",
+                        f"{_consequence(kind)}. To keep one graph, {_advice(kind, category)}" + recorded_counts(region, "recompiles"),
                         region=labelled(region, "compiled"),
                     )
 

@@ -4,6 +4,7 @@ import ast
 from typing import Optional
 
 from ..analysis.tensors import TensorGuess
+from ..analysis.declared import recorded_counts
 from .base import Case, Rule
 
 IS_COMPILING = frozenset(
@@ -103,7 +104,8 @@ class GraphBreak(Rule):
             return self.finding(
                 facts, node,
                 f"{what} in code {region.describe()} forces a graph break: the graph is split here and "
-                "this runs in Python (no fusion across it; an error under fullgraph=True)",
+                "this runs in Python (no fusion across it; an error under fullgraph=True)"
+                + recorded_counts(region, "graph_breaks"),
                 region=region,
             )
 
