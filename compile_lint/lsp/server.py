@@ -72,11 +72,15 @@ class CompileLintServer(LanguageServer):
         self.timings: list[dict] = []  # per lint: wall and CPU seconds (compile-lint/timings)
 
     # -- projects -------------------------------------------------------------------------
-    def project_for(self, path: str) -> ProjectContext:
+    @staticmethod
+    def root_of(path: str) -> Optional[str]:
         try:
-            root = find_project_root(path, _settings(path))
+            return find_project_root(path, _settings(path))
         except ConfigError:
-            root = find_project_root(path)
+            return find_project_root(path)
+
+    def project_for(self, path: str) -> ProjectContext:
+        root = self.root_of(path)
         context = self.projects.get(root)
         if context is None:
             context = self.projects[root] = ProjectContext(root, use_cache=self.use_cache, jobs=self.jobs)
@@ -205,7 +209,7 @@ class CompileLintServer(LanguageServer):
             return
         for place in linted.places():
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=place.uri, diagnostics=[]))
-        context = self.projects.get(find_project_root(linted.path))
+        context = self.projects.get(self.root_of(linted.path))
         if context is not None and context.close(linted.path):
             self.relint_dependants(linted, context)
 
