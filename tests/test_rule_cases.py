@@ -25,10 +25,14 @@ def test_invalid_case_fires_and_fixes(code, index, tmp_path):
     case = rule.invalid[index]
     run = run_case(rule, case, str(tmp_path))
     assert run.findings, f"{code} missed an invalid case ({case.note}):\n{case.code}"
+    found_at = sorted((f.start.row, f.start.column) for f in run.findings)
+    assert case.at is not None, f"{code}: pin this invalid case with at={found_at} (check each position)"
+    assert found_at == sorted(tuple(p) for p in case.at)
     if case.rows is not None:
         assert sorted({f.start.row for f in run.findings}) == sorted(case.rows)
     for finding in run.findings:
-        assert finding.message and finding.code == code
+        assert finding.code == code
+        assert finding.message and "\n" not in finding.message, "a message is one line"
     if case.fixed is None:
         assert run.fixed is None, f"{code} rewrote a case that has no fix:\n{run.fixed}"
     else:

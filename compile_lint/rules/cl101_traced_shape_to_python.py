@@ -192,7 +192,7 @@ class TracedShapeToPython(Rule):
                 return F.interpolate(x, size=(ref.shape[2], ref.shape[3]), mode="bilinear")
             traced = torch.jit.trace(up, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 16, 16)))
             """,
-            rows=[4],
+            at=[(4, 35), (4, 54)],
         ),
         Case(
             """\
@@ -223,7 +223,7 @@ class TracedShapeToPython(Rule):
             model = Decoder().eval()
             ex = T.export.export(model, (T.rand(1, 8, 16, 16), T.rand(1, 8, 32, 32)))
             """,
-            rows=[7, 8],
+            at=[(7, 13), (8, 13)],
             note="aliases, x.size()[i], flow through names, export",
         ),
         Case(
@@ -240,7 +240,7 @@ class TracedShapeToPython(Rule):
                     return nn.functional.pad(y, (0, pad))
             gm = torch.fx.symbolic_trace(Upscale())
             """,
-            rows=[7, 8],
+            at=[(7, 17), (8, 15)],
             note="comprehension over x.shape, math.floor; no fix for casts of arithmetic",
         ),
         Case(
@@ -251,7 +251,7 @@ class TracedShapeToPython(Rule):
                 return x.new_zeros(x.shape[0], hw)
             torch.onnx.export(flatten_hw, (torch.rand(1, 3, 8, 8),), "m.onnx")
             """,
-            rows=[3],
+            at=[(3, 10)],
             note=".item() of a tensor built from sizes, onnx.export",
         ),
         Case(
@@ -269,7 +269,7 @@ class TracedShapeToPython(Rule):
                 return x[:, :, int(top):, :]
             t = torch.jit.trace(crop, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 4, 4)))
             """,
-            rows=[3, 4],
+            at=[(3, 11), (4, 20)],
             note="float() dropped where the value is divided; int(top) stays, without a fix",
         ),
         Case(
@@ -297,7 +297,7 @@ class TracedShapeToPython(Rule):
                 ),
             },
             path="pkg/blocks.py",
-            rows=[5],
+            at=[(5, 40)],
             note="cross-file: a submodule's forward, traced from another file",
         ),
     ]

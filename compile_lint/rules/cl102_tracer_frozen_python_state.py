@@ -229,7 +229,7 @@ class TracerFrozenPythonState(Rule):
                     return fg * self.alpha + bg * (1 - self.alpha)
             traced = torch.jit.trace(Blend(), (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 8, 8)))
             """,
-            rows=[10],
+            at=[(10, 21)],
         ),
         Case(
             """\
@@ -248,7 +248,7 @@ class TracerFrozenPythonState(Rule):
                     return x
             gm = fx.symbolic_trace(Pipeline())
             """,
-            rows=[11],
+            at=[(11, 18)],
             note="a list mutated in place, fx",
         ),
         Case(
@@ -268,7 +268,7 @@ class TracerFrozenPythonState(Rule):
                 model.alpha = a
                 out = traced(fg, bg)
             """,
-            rows=[13],
+            at=[(13, 5)],
             note="changed after tracing, traced module called after",
         ),
         Case(
@@ -294,7 +294,7 @@ class TracerFrozenPythonState(Rule):
                 ),
             },
             path="pkg/run.py",
-            rows=[6],
+            at=[(6, 5)],
             note="cross-file: the class in blocks.py, traced and changed in run.py",
         ),
         Case(
@@ -318,7 +318,7 @@ class TracerFrozenPythonState(Rule):
                 ),
             },
             path="pkg/blocks.py",
-            rows=[8],
+            at=[(8, 22)],
             note="cross-file: forward changes its own counter; exported from export.py",
         ),
     ]

@@ -244,7 +244,7 @@ class NearestFractionalScale(Rule):
             def enlarge(x):
                 return F.interpolate(x, scale_factor=1.3, recompute_scale_factor=True)
             """,
-            rows=[5],
+            at=[(5, 12)],
         ),
         Case(
             """\
@@ -276,6 +276,7 @@ class NearestFractionalScale(Rule):
             fast = torch.compile(resize)
             """,
             note="positional mode, a constant name, recompute_scale_factor=False",
+            at=[(5, 12)],
         ),
         Case(
             """\
@@ -309,7 +310,7 @@ class NearestFractionalScale(Rule):
                 "sr/train.py": "import torch\nfrom sr.blocks import Upscaler\nmodel = Upscaler().cuda()\nmodel.compile(mode='reduce-overhead')\n",
             },
             path="sr/blocks.py",
-            rows=[7],
+            at=[(7, 13)],
             note="cross-file: nn.Upsample built in __init__, the module compiled in train.py",
         ),
         Case(
@@ -319,7 +320,7 @@ class NearestFractionalScale(Rule):
             head = nn.Sequential(nn.Conv2d(3, 3, 1), nn.UpsamplingNearest2d(scale_factor=2.2))
             head = torch.compile(head)
             """,
-            rows=[3],
+            at=[(3, 42)],
             note="a built-in container compiled directly; no recompute argument, so no fix",
         ),
         Case(
@@ -345,6 +346,7 @@ class NearestFractionalScale(Rule):
                 )
             """,
             note="one argument per line, trailing comma kept",
+            at=[(5, 12)],
         ),
     ]
 

@@ -201,7 +201,7 @@ class ExportFixedResolution(Rule):
             example = torch.randn(1, 3, 64, 64)
             ep = torch.export.export(model, (example,))
             """,
-            rows=[12],
+            at=[(12, 6)],
         ),
         Case(
             """\
@@ -219,7 +219,7 @@ class ExportFixedResolution(Rule):
                 dummy = torch.randn(1, 3, 256, 256).cuda()
                 torch.onnx.export(net, dummy, path, opset_version=17, input_names=["input"])
             """,
-            rows=[13],
+            at=[(13, 5)],
             note="fast_neural_style-like ONNX export; Upsample built in __init__",
         ),
         Case(
@@ -237,7 +237,7 @@ class ExportFixedResolution(Rule):
                     return self.body(pad_to_multiple(x))
             ep = torch.export.export(Restorer(), args=(torch.rand((1, 3, 120, 200)),))
             """,
-            rows=[12],
+            at=[(12, 6)],
             note="sizes computed from the input's shape, in a helper forward calls",
         ),
     ]

@@ -266,7 +266,7 @@ class ModuleListNotRegistered(Rule):
                         x = layer(x)
                     return x
             """,
-            rows=[7],
+            at=[(7, 9)],
             note="pytorch/examples mnist_forward_forward",
         ),
         Case(
@@ -294,7 +294,7 @@ class ModuleListNotRegistered(Rule):
                         x = block(x) + skip(x)
                     return x
             """,
-            rows=[5, 6],
+            at=[(5, 9), (6, 9)],
         ),
         Case(
             """\
@@ -320,6 +320,7 @@ class ModuleListNotRegistered(Rule):
                     return {k: h(x) for k, h in self.heads.items()}
             """,
             note="a dict filled by item assignment",
+            at=[(5, 9)],
         ),
         Case(
             """\
@@ -355,6 +356,7 @@ class ModuleListNotRegistered(Rule):
             files={"gan/__init__.py": "", "gan/blocks.py": "import torch.nn as nn\nclass ResBlock(nn.Module):\n    pass\n"},
             path="gan/generator.py",
             note="a local list; the element class is in another file, and the items are called",
+            at=[(9, 9)],
         ),
         Case(
             """\
@@ -369,7 +371,7 @@ class ModuleListNotRegistered(Rule):
                         x = s(x)
                     return x
             """,
-            rows=[5],
+            at=[(5, 9)],
             note="no fix: nn.ModuleList has no .sort()",
         ),
         Case(
@@ -394,6 +396,7 @@ class ModuleListNotRegistered(Rule):
                     return {k: h(x) for k, h in self.heads.items()}
             """,
             note="no `nn` in scope: the fix spells torch.nn.ModuleDict and imports torch",
+            at=[(5, 9)],
         ),
     ]
 

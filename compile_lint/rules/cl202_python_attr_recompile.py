@@ -325,7 +325,7 @@ class PythonAttrRecompile(Rule):
                     return x
             model = torch.compile(Denoiser(), mode="reduce-overhead")
             """,
-            rows=[11],
+            at=[(11, 24)],
         ),
         Case(
             """\
@@ -350,7 +350,7 @@ class PythonAttrRecompile(Rule):
                 "app/serve.py": "import torch\nfrom app.style import Stylize\nnet = Stylize()\nnet.compile()\n",
             },
             path="app/style.py",
-            rows=[10, 13],
+            at=[(10, 9), (13, 29)],
             note="cross-file: a counter in forward, a str mode; compiled in serve.py",
         ),
         Case(
@@ -379,7 +379,7 @@ class PythonAttrRecompile(Rule):
                 ),
             },
             path="pkg/sweep.py",
-            rows=[7],
+            at=[(7, 5)],
             note="cross-file: the class in model.py, changed in a loop in sweep.py",
         ),
         Case(
@@ -396,7 +396,7 @@ class PythonAttrRecompile(Rule):
                     return self.conv(torch.roll(x, 1, -1))
             model = torch.compile(Tiler())
             """,
-            rows=[9],
+            at=[(9, 9)],
             note="an int counter in forward: a recompile per call, no control flow needed",
         ),
         Case(
@@ -420,7 +420,7 @@ class PythonAttrRecompile(Rule):
                 model.iters = iters
                 y = compiled(torch.rand(1, 3, 8, 8))
             """,
-            rows=[17],
+            at=[(17, 5)],
             note="a loop count: allow_unspec_int_on_nn_module does not help (unrolled per value)",
         ),
     ]

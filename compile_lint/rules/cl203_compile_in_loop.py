@@ -179,7 +179,7 @@ class CompileInLoop(Rule):
                 up = torch.compile(lambda x: F.interpolate(x, scale_factor=s, mode="bilinear"))
                 outputs.append(up(image))
             """,
-            rows=[6],
+            at=[(6, 10)],
         ),
         Case(
             """\
@@ -189,7 +189,7 @@ class CompileInLoop(Rule):
                 return x.clamp(0, 1) ** (1 / gamma)
             graders = [tc(functools.partial(grade, gamma=g)) for g in (1.8, 2.2, 2.4)]
             """,
-            rows=[5],
+            at=[(5, 12)],
             note="partial over the comprehension variable, compile imported under another name",
         ),
         Case(
@@ -205,7 +205,7 @@ class CompileInLoop(Rule):
                     out.append(fast(stylize)(frame))
                 return out
             """,
-            rows=[9],
+            at=[(9, 20)],
             note="a nested def capturing the loop variable, through a partial of torch.compile",
         ),
         Case(
@@ -220,7 +220,7 @@ class CompileInLoop(Rule):
                     results.append(key(x))
                 return results
             """,
-            rows=[5],
+            at=[(5, 10)],
             note="@torch.compile on a def inside the loop",
         ),
     ]

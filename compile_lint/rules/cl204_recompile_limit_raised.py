@@ -105,21 +105,21 @@ class RecompileLimitRaised(Rule):
     invalid = [
         Case(
             "import torch\nimport torch._dynamo\ntorch._dynamo.config.cache_size_limit = 1_000_000\n",
-            rows=[3],
+            at=[(3, 1)],
             note="timm optim/kron.py, on import",
         ),
         Case(
             "from torch._dynamo import config\ndef setup():\n    config.recompile_limit = 2 ** 10\n",
-            rows=[3],
+            at=[(3, 5)],
         ),
         Case(
             "import torch._dynamo.config as dc\ndc.cache_size_limit += 56\n"
             "setattr(dc, 'recompile_limit', max(dc.recompile_limit, 64))\n",
-            rows=[2, 3],
+            at=[(2, 1), (3, 1)],
         ),
         Case(
             "import torch\ntorch._dynamo.config.accumulated_recompile_limit = 4096\n",
-            rows=[2],
+            at=[(2, 1)],
             note="the process-wide total",
         ),
     ]

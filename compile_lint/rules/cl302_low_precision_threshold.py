@@ -166,7 +166,7 @@ class LowPrecisionThreshold(Rule):
                 luma = 0.2126 * img[:, 0] + 0.7152 * img[:, 1] + 0.0722 * img[:, 2]
                 return torch.where(luma.lt(0.5), bg, fg)
             """,
-            rows=[6],
+            at=[(6, 24)],
             fixed="""
             import torch
 
@@ -185,7 +185,7 @@ class LowPrecisionThreshold(Rule):
                 luma = 0.299 * img[:, 0] + 0.587 * img[:, 1] + 0.114 * img[:, 2]
                 return torch.where(luma > 0.6, fg, bg)
             """,
-            rows=[7],
+            at=[(7, 24)],
             fixed="""
             import torch
 
@@ -215,6 +215,7 @@ class LowPrecisionThreshold(Rule):
             m = key(x.bfloat16(), y.bfloat16())
             """,
             note="method spelling, inputs from the call site",
+            at=[(6, 12)],
         ),
         Case(
             """
@@ -226,7 +227,7 @@ class LowPrecisionThreshold(Rule):
                 luma = img.mean(1) * 1.2
                 return luma.float() > 0.6
             """,
-            rows=[8],
+            at=[(8, 12)],
             note="converted inside the region, compared after .float(): no fix",
         ),
         Case(
@@ -263,6 +264,7 @@ class LowPrecisionThreshold(Rule):
             matte = torch.compile(Matte())
             """,
             note="a conv output under autocast",
+            at=[(13, 32)],
         ),
     ]
 

@@ -209,7 +209,7 @@ class RngInCompiledRegion(Rule):
 
             head = torch.compile(Head().train())
             """,
-            rows=[13, 14],
+            at=[(13, 13), (13, 23), (14, 27)],
             note="a Sequential holding Dropout2d, positional training flag, rand_like",
         ),
         Case(
@@ -220,7 +220,7 @@ class RngInCompiledRegion(Rule):
             def add_grain(img, strength):
                 return img + strength * torch.randn_like(img)
             """,
-            rows=[6],
+            at=[(6, 29)],
         ),
         Case(
             """
@@ -240,7 +240,7 @@ class RngInCompiledRegion(Rule):
 
             model = torch.compile(Block())
             """,
-            rows=[13, 14],
+            at=[(13, 13), (14, 16)],
             note="train-mode dropout, functional and module",
         ),
         Case(
@@ -253,6 +253,7 @@ class RngInCompiledRegion(Rule):
                 return F.dropout(x, 0.1)
             """,
             note="F.dropout defaults to training=True",
+            at=[(7, 12)],
         ),
         Case(
             """
@@ -264,7 +265,7 @@ class RngInCompiledRegion(Rule):
 
             sampler = T.compile(ddpm_step)
             """,
-            rows=[5],
+            at=[(5, 13)],
         ),
         Case(
             files={
@@ -285,7 +286,7 @@ class RngInCompiledRegion(Rule):
                     mask = torch.bernoulli(torch.full_like(x, 0.5))
                     return x * mask
             """,
-            rows=[7],
+            at=[(7, 16)],
             note="cross-file",
         ),
     ]

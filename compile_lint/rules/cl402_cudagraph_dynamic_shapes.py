@@ -155,7 +155,7 @@ class CudagraphDynamicShapes(Rule):
             import torch
             model = torch.compile(model, mode="reduce-overhead", dynamic=True)
             """,
-            rows=[3],
+            at=[(3, 62)],
             fixed="""
             import torch
             model = torch.compile(model, mode="max-autotune-no-cudagraphs", dynamic=True)
@@ -171,7 +171,7 @@ class CudagraphDynamicShapes(Rule):
             def upscale(latents, scale):
                 return decode(F.interpolate(latents, scale_factor=scale))
             """,
-            rows=[8],
+            at=[(8, 12)],
             fixed="""
             import torch
             import torch.nn.functional as F
@@ -191,7 +191,7 @@ class CudagraphDynamicShapes(Rule):
                 x = torch.randn(1, 3, size, size, device="cuda")
                 net(x)
             """,
-            rows=[6],
+            at=[(6, 5)],
             note="a loop over sizes; options: no fix",
         ),
         Case(
@@ -205,7 +205,7 @@ class CudagraphDynamicShapes(Rule):
             for scale in (2, 3, 4):
                 sr(img, scale)
             """,
-            rows=[9],
+            at=[(9, 5)],
             fixed="""
             import torch
 
@@ -226,7 +226,7 @@ class CudagraphDynamicShapes(Rule):
             torch._dynamo.mark_dynamic(x, 2)
             y = model(x)
             """,
-            rows=[5],
+            at=[(5, 1)],
             fixed="""
             import torch
             model = torch.compile(model, mode="max-autotune-no-cudagraphs")
@@ -244,7 +244,7 @@ class CudagraphDynamicShapes(Rule):
             def fit(x, size):
                 return F.interpolate(x, size=size, mode="bilinear")
             """,
-            rows=[7],
+            at=[(7, 12)],
             fixed="""
             import torch
             import torch.nn.functional as F
@@ -273,7 +273,7 @@ class CudagraphDynamicShapes(Rule):
                 def forward(self, x, factor):
                     return F.interpolate(x, scale_factor=factor)
             """,
-            rows=[7],
+            at=[(7, 16)],
             note="cross-file: the compile site is in serve.py (no fix here)",
         ),
     ]

@@ -139,7 +139,7 @@ class CudagraphInputMutation(Rule):
                 img.mul_(std).add_(mean)
                 return img.clamp_(0, 1)
             """,
-            rows=[6, 7],
+            at=[(6, 5), (7, 12)],
         ),
         Case(
             """
@@ -159,7 +159,7 @@ class CudagraphInputMutation(Rule):
 
             model = torch.compile(Inpaint(), mode="max-autotune")
             """,
-            rows=[12, 13, 14],
+            at=[(12, 9), (13, 9), (14, 16)],
         ),
         Case(
             """
@@ -176,7 +176,7 @@ class CudagraphInputMutation(Rule):
 
             fast = torch.compile(step, options={"triton.cudagraphs": True})
             """,
-            rows=[9, 10, 11],
+            at=[(9, 5), (10, 5), (11, 12)],
             note="through a helper, out=, inplace=True",
         ),
         Case(
@@ -197,7 +197,7 @@ class CudagraphInputMutation(Rule):
                     x.copy_(x.roll(1, -1))
                     return x
             """,
-            rows=[6],
+            at=[(6, 9)],
             note="cross-file",
         ),
     ]

@@ -69,22 +69,25 @@ class UnknownCompileConfig(Rule):
         Case("import myproj.config as config\nconfig.anything = 1\n", note="not torch's"),
     ]
     invalid = [
-        Case("import torch._dynamo\ntorch._dynamo.config.compile_fusion_guard = True\n", rows=[2]),
+        Case("import torch._dynamo\ntorch._dynamo.config.compile_fusion_guard = True\n", at=[(2, 1)]),
         Case(
             "import torch._dynamo.config as dc\ndc.cache_size_limit = 64\n",
             fixed="import torch._dynamo.config as dc\ndc.recompile_limit = 64\n",
+            at=[(2, 1)],
         ),
         Case(
             "from torch._dynamo import config\nwith config.patch(cache_size_limit=64):\n    pass\n",
             fixed="from torch._dynamo import config\nwith config.patch(recompile_limit=64):\n    pass\n",
+            at=[(2, 19)],
         ),
         Case(
             "import torch\n@torch._dynamo.config.patch('cache_size_limit', 8)\ndef test():\n    pass\n",
             fixed="import torch\n@torch._dynamo.config.patch('recompile_limit', 8)\ndef test():\n    pass\n",
+            at=[(2, 29)],
         ),
-        Case("import torch._inductor.config as ic\nic.triton.cudagraph = True\n", rows=[2]),
-        Case("import torch\nx = torch._inductor.config.patch({'emulate_precision_cast': True})\n"),
-        Case("import torch\nsetattr(torch._dynamo.config, 'suppress_error', True)\n"),
+        Case("import torch._inductor.config as ic\nic.triton.cudagraph = True\n", at=[(2, 1)]),
+        Case("import torch\nx = torch._inductor.config.patch({'emulate_precision_cast': True})\n", at=[(2, 35)]),
+        Case("import torch\nsetattr(torch._dynamo.config, 'suppress_error', True)\n", at=[(2, 31)]),
     ]
 
     def check(self, facts) -> Iterator:

@@ -58,18 +58,20 @@ class CompileResultDiscarded(Rule):
         Case(
             "import torch\nmodel = Net()\ntorch.compile(model)\n",
             fixed="import torch\nmodel = Net()\nmodel = torch.compile(model)\n",
-            rows=[3],
+            at=[(3, 1)],
         ),
         Case(
             "import torch as T\nclass Runner:\n    def setup(self):\n        T.compile(self.unet, mode='max-autotune')  # speed\n",
             fixed="import torch as T\nclass Runner:\n    def setup(self):\n        self.unet = T.compile(self.unet, mode='max-autotune')  # speed\n",
+            at=[(4, 9)],
         ),
-        Case("from torch import compile as tc\ntc(model)\n", fixed="from torch import compile as tc\nmodel = tc(model)\n"),
+        Case("from torch import compile as tc\ntc(model)\n", fixed="from torch import compile as tc\nmodel = tc(model)\n", at=[(2, 1)]),
         Case(
             "import functools, torch\nfast = functools.partial(torch.compile, mode='reduce-overhead')\nfast(model)\n",
             fixed="import functools, torch\nfast = functools.partial(torch.compile, mode='reduce-overhead')\nmodel = fast(model)\n",
+            at=[(3, 1)],
         ),
-        Case("import torch\ntorch.compile(make_model())\n", note="no fix: nothing to assign to"),
+        Case("import torch\ntorch.compile(make_model())\n", note="no fix: nothing to assign to", at=[(2, 1)]),
     ]
 
     def check(self, facts):

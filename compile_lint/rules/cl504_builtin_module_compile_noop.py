@@ -100,14 +100,16 @@ class BuiltinModuleCompileNoop(Rule):
         Case(
             "import torch\nfrom torch import nn\nhead = nn.Sequential(nn.Conv2d(64, 3, 3), nn.Sigmoid())\nhead.compile(mode='max-autotune')\n",
             fixed="import torch\nfrom torch import nn\nhead = nn.Sequential(nn.Conv2d(64, 3, 3), nn.Sigmoid())\nhead = torch.compile(head, mode='max-autotune')\n",
-            rows=[4],
+            at=[(4, 1)],
         ),
         Case(
             "import torch.nn as nn\nclass SR(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.up = nn.PixelShuffle(2).to('cuda')\n        self.up.compile()\n",
             fixed="import torch.nn as nn\nimport torch\n\nclass SR(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.up = nn.PixelShuffle(2).to('cuda')\n        self.up = torch.compile(self.up)\n",
+            at=[(6, 9)],
         ),
         Case(
             "import torch as T\nT.nn.Linear(4, 4).compile()\n",
+            at=[(2, 1)],
         ),
     ]
 

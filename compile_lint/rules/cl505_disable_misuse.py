@@ -75,16 +75,18 @@ class DisableMisuse(Rule):
         Case(
             "import torch\n\ndef overlay(a, b):\n    return a * b\n\n@torch.compile\ndef composite(a, b):\n    return torch.compiler.disable()(lambda a, b: overlay(a, b))(a, b)\n",
             fixed="import torch\n\n@torch.compiler.disable\ndef overlay(a, b):\n    return a * b\n\n@torch.compile\ndef composite(a, b):\n    return overlay(a, b)\n",
-            rows=[8],
+            at=[(8, 12)],
         ),
         Case(
             "import torch._dynamo as dynamo\nimport torch\n\ndef screen(a, b):\n    return 1 - (1 - a) * (1 - b)\n\nclass Blend(torch.nn.Module):\n    def forward(self, a, b):\n        return dynamo.disable(screen)(a, b)\n\nblend = torch.compile(Blend())\n",
             fixed="import torch._dynamo as dynamo\nimport torch\n\n@dynamo.disable\ndef screen(a, b):\n    return 1 - (1 - a) * (1 - b)\n\nclass Blend(torch.nn.Module):\n    def forward(self, a, b):\n        return screen(a, b)\n\nblend = torch.compile(Blend())\n",
+            at=[(9, 16)],
         ),
-        Case("import torch\ntorch.compiler.disable(overlay)\n", rows=[2]),
+        Case("import torch\ntorch.compiler.disable(overlay)\n", at=[(2, 1)]),
         Case(
             "import torch\n@torch.compile\ndef f(x, fn):\n    return torch.compiler.disable(fn)(x)\n",
             note="fn is a parameter: no fix",
+            at=[(4, 12)],
         ),
     ]
 
