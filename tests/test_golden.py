@@ -109,7 +109,9 @@ def _pos(loc: dict) -> str:
 def render_finding(f: dict, cwd: str) -> list[str]:
     lines = [f"{f['code']} {_rel(f['filename'], cwd)}:{_pos(f['location'])}-{_pos(f['end_location'])}", f"  message: {f['message']}"]
     for rel in f.get("related") or []:
-        lines.append(f"  note: {_rel(rel['filename'], cwd)}:{_pos(rel['location'])}: {rel['message']}")
+        loc = rel["location"]
+        where = f"{loc['row']}:{loc['column']}" if loc["column"] else f"{loc['row']}"
+        lines.append(f"  note: {_rel(rel['filename'], cwd)}:{where}: {rel['message']}")
     fix = f.get("fix")
     if fix:
         lines.append(f"  fix ({fix['applicability']}): {fix['message']}")

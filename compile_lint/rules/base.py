@@ -95,7 +95,8 @@ class Rule:
 
         `message` is one line saying what is wrong (the page says why). With `region`
         (the compiled or traced region holding `node`), the call that compiles or
-        traces it becomes the finding's first related location."""
+        traces it becomes the finding's first related location, unless the finding is
+        on that call's line."""
         start, end = facts.source.node_range(node)
         fix_obj = None
         if fix is not None:
@@ -105,7 +106,9 @@ class Rule:
         notes = []
         if region is not None:
             kind = "cudagraph" if "cudagraph" in region.kinds else sorted(region.kinds)[0]
-            site = site_of_kind(region, kind)
+            # a finding on a compile/trace call itself needs no note pointing at a call
+            on_site = any(s.path == facts.path and s.row == start.row for s in region.sites)
+            site = None if on_site else site_of_kind(region, kind)
             if site is not None:
                 notes.append(Related(site.path, site.row, None, site_note(site, region.via)))
         return Finding(

@@ -2,24 +2,18 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.classes import describe, labelled, site_of_kind
+from ..analysis.classes import labelled, site_of_kind
 from ._shapes import cast_kind, direct_shape_element, flows_to_sink, shape_names
+from ._regions import stmt_text
 from .base import Case, Rule
 
+# what the tracer does with the Python number (the page says why)
 _EFFECT = {
-    "torch.jit.trace": "torch.jit.trace records it as the constant it was while tracing (TracerWarning): "
-    "at another input size the trace raises a RuntimeError or silently computes with the traced size",
-    "torch.jit.trace_module": "torch.jit.trace_module records it as the constant it was while tracing: "
-    "at another input size the trace raises a RuntimeError or silently computes with the traced size",
-    "torch.onnx.export": "the exported graph keeps it as the constant it was while exporting, so the model "
-    "is wrong or fails at any other input size",
-    "torch.fx.symbolic_trace": "torch.fx.symbolic_trace fails on it (`int(Proxy)` raises TypeError)",
-    "torch.export.export": "torch.export specializes the size: the program gets a guard such as "
-    "`x.size()[2] == 32` that rejects every other size, even with `Dim.AUTO`",
-    "torch.export.export_for_training": "torch.export specializes the size: the program gets a guard that "
-    "rejects every other size, even with `Dim.AUTO`",
+    "torch.fx.symbolic_trace": "symbolic tracing fails on it",
+    "torch.export.export": "the export accepts only the traced size",
+    "torch.export.export_for_training": "the export accepts only the traced size",
 }
-_GENERIC = "the tracer turns it into the constant it was while tracing, so other input sizes fail or give wrong results"
+_GENERIC = "the trace keeps the traced size"
 
 
 def _float_fix_is_exact(facts, call: ast.Call) -> bool:
@@ -335,16 +329,12 @@ class TracedShapeToPython(Rule):
     def _finding(self, facts, call, kind, sink, region):
         site = site_of_kind(region, "traced")
         effect = _EFFECT.get(site.api if site else "", _GENERIC)
-        what = facts.text(call)
-        sink_text = f"`{facts.text(sink.func)}`" if isinstance(sink, ast.Call) else "an index"
+        what = stmt_text(facts, call, 40)
+        sink_text = f"`{stmt_text(facts, sink.func, 30)}`" if isinstance(sink, ast.Call) else "an index"
         arg = call.args[0] if call.args else None
         direct = kind in ("int", "float") and arg is not None and direct_shape_element(arg)
         keep = facts.text(arg) if direct else "the size itself (`x.shape[2]`, `x.shape[-2:]`)"
-        message = (
-            f"`{what}` makes a Python number of a traced size that feeds {sink_text}; {effect}. "
-            f"Pass {'`' + keep + '`' if direct else keep} without the cast "
-            f"({describe(region, 'traced')})"
-        )
+        message = f"`{what}` makes a traced size a Python number for {sink_text}: {effect}"
         fixable = direct and (kind == "int" or _float_fix_is_exact(facts, call))
         if fixable:
             return self.finding(

@@ -686,20 +686,17 @@ class ModuleListNotRegistered(Rule):
         snippet = snippet if len(snippet) <= 50 else snippet[:47] + "..."
         key = "<key>" if container == "dict" else "0"
         message = (
-            f"`self.{attr.name}` in `{cls.name}` keeps modules (`{snippet}`, "
-            f"line {example.lineno}) in a plain {container} that is never wrapped in `nn.{wrapper}`: they are not "
-            f"registered, so `parameters()` and `state_dict()` miss them (not trained, not saved), `.to()`/`.half()` "
-            f"leave them behind, and torch.jit.trace / fx fail on them. Wrap it in `nn.{wrapper}` "
-            f"(this adds `state_dict` keys under `{attr.name}.{key}.`)"
+            f"`self.{attr.name}` in `{cls.name}` keeps modules in a plain {container}, not `nn.{wrapper}`: "
+            "they are not registered"
         )
         reason = self._no_fix_reason(facts, cls, attr, called)
         if reason is not None:
-            return self.finding(facts, facts.parent(attr.first), message + f"; no automatic fix: {reason}")
+            return self.finding(facts, facts.parent(attr.first), message + f" (no automatic fix: {reason})")
         spelled = facts.names.alias_for(f"torch.nn.{wrapper}")
         data = {"wrapper": spelled or f"torch.nn.{wrapper}", "add_import": spelled is None}
         return self.finding(
             facts, facts.parent(attr.first), message,
-            fix=f"wrap in `nn.{wrapper}` (unsafe: adds state_dict keys; old checkpoints need strict=False or a key map)",
+            fix=f"wrap in `nn.{wrapper}` (adds state_dict keys under `{attr.name}.{key}.`)",
             unsafe=True, data=data,
         )
 

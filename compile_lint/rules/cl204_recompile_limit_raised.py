@@ -157,19 +157,11 @@ class RecompileLimitRaised(Rule):
     def _finding(self, facts, node, target, key, shown):
         stmt = facts.statement_of(node)
         module_level = facts.enclosing_function(node) is None and not self._in_main_guard(facts, stmt)
-        if module_level:
-            when = (
-                "at import time: every program that imports this module gets it, process-wide, and never sees "
-                "the recompile warnings"
-            )
-        else:
-            when = "process-wide from the moment this runs, for every compiled function"
+        when = "for every importer" if module_level else "process-wide"
         what = "total recompile limit" if key.startswith("accumulated") else "recompile limit"
         return self.finding(
             facts, node,
-            f"`{target} {shown}` raises Dynamo's {what} (default {DEFAULTS[key]}) {when}: a recompile storm then "
-            f"compiles on every call instead of stopping at the limit with a warning. Find what recompiles "
-            f"(TORCH_LOGS=recompiles) and fix the cause, or scope it with `config.patch({REAL_NAME.get(key, key)}=...)`",
+            f"Dynamo's {what} raised (`{shown}`, default {DEFAULTS[key]}) {when}: recompile storms go unseen",
         )
 
     @staticmethod

@@ -460,19 +460,10 @@ class LowPrecisionBlend(Rule):
                 continue
             dtype = precision.dtype(low)
             reported.append(node)
-            worst = {"float16": "9.8e-4", "bfloat16": "7.8e-3"}[dtype]
-            if kind == "gamma curve":
-                worst = "1.95e-3" if dtype == "float16" else "7.8e-3"
-            elif kind == "normalization":
-                worst = "4.9e-3" if dtype == "float16" else "0.039"
             yield self.finding(
                 facts, node,
-                f"{kind} `{stmt_text(facts, node)}` runs in {SHORT[dtype]} ({precision.why_low(low)}) in code "
-                f"{region.describe()}: Inductor fuses it and keeps fp32 intermediates where eager rounds each "
-                f"step to {SHORT[dtype]}, so compiled output differs from eager by ~1 ULP on 10-67% of elements "
-                f"(up to {worst}). Blend in fp32 (`.float()` on the inputs, cast once at the end)"
-                + (" or set `torch._inductor.config.emulate_precision_casts = True`" if kind != "gamma curve" else "")
-                + " if results must match eager",
+                f"{kind} `{stmt_text(facts, node, 30)}` in {SHORT[dtype]} differs from eager when compiled "
+                f"({precision.why_low(low)})",
                 region=region,
             )
 

@@ -289,26 +289,19 @@ class LowPrecisionThreshold(Rule):
                 dtype = precision.dtype(expr)
                 leaves = self._leaves(facts, precision, expr, region)
                 message = (
-                    f"`{stmt_text(facts, node)}` thresholds `{stmt_text(facts, expr, 50)}`, computed in {SHORT[dtype]} "
-                    f"({precision.why_low(expr)}) in code {region.describe()}: eager rounds it to {SHORT[dtype]} before "
-                    f"comparing, Inductor compares the unrounded fp32 value, so values near the threshold flip "
-                    f"(luma key: errors of 0.885 fp16 / 0.937 bf16 on 0.1-0.4% of pixels)"
+                    f"`{stmt_text(facts, node, 40)}` thresholds a value computed in {SHORT[dtype]}: compiled code "
+                    "flips pixels near the threshold"
                 )
                 if after:
-                    message += "; `.float()` after the computation does not help, Inductor drops that rounding too"
+                    message += " (`.float()` after computing it does not help)"
                 if leaves:
                     yield self.finding(
-                        facts, node, message + ". Compute it from fp32 inputs",
+                        facts, node, message,
                         fix="convert the inputs of the computation with `.float()`", unsafe=True,
                         data={"wrap": [self._range(facts, leaf) for leaf in leaves]}, region=region,
                     )
                 else:
-                    yield self.finding(
-                        facts, node,
-                        message + ". Convert its inputs to fp32 before the arithmetic, or set "
-                        "`torch._inductor.config.emulate_precision_casts = True`",
-                        region=region,
-                    )
+                    yield self.finding(facts, node, message, region=region)
                 break
 
     @staticmethod

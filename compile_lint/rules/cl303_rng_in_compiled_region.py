@@ -313,10 +313,7 @@ class RngInCompiledRegion(Rule):
             mode = " in train mode" if train_mode else ""
             yield self.finding(
                 facts, node,
-                f"{label}{mode} draws random numbers in code {region.describe()}: Inductor uses its own RNG, "
-                "so with the same seed compiled results differ from eager on every element (max 2.13 measured). "
-                + ("Draw the noise outside the compiled code and pass it in, or set " if not train_mode and "ropout" not in label else "Set ")
-                + "`torch._inductor.config.fallback_random = True` where results must match eager",
+                f"{label}{mode} draws random numbers in compiled code: they differ from eager with the same seed",
                 region=region,
             )
 

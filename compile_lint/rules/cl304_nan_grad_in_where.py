@@ -475,17 +475,15 @@ class NanGradInWhere(Rule):
             NONZERO: "needs a non-zero denominator",
         }[need]
         message = (
-            f"`{stmt_text(facts, op)}` {what}, but `torch.where` computes it for every element, also where "
-            f"`{stmt_text(facts, cond, 40)}` selects the other branch; there it gives NaN/inf and, if gradients "
-            f"flow, `0 * NaN` puts NaN into the gradient of `{sorted(shared)[0]}` (in code {region.describe()}; "
-            "sRGB decode at u=-0.1: grad NaN, clamped 0.0774). Clamp the input inside the branch"
+            f"`{stmt_text(facts, op, 40)}` {what} but `torch.where` computes it on unselected elements too: "
+            f"NaN gradient for `{sorted(shared)[0]}`"
         )
         if fix is None:
-            return self.finding(facts, op, message + " (`.clamp(min=eps)`, or `torch.where(cond, x, 1)` as the input)", region=region)
+            return self.finding(facts, op, message, region=region)
         var_nodes, suffix = fix
         start_end = [self._range(facts, n) for n in var_nodes]
         return self.finding(
-            facts, op, message + f": `{chain_text(var_nodes[0])}{suffix}`, as kornia does",
+            facts, op, message,
             fix=f"clamp `{chain_text(var_nodes[0])}` inside the branch with `{suffix}`", unsafe=True,
             data={"wrap": start_end, "suffix": suffix}, region=region,
         )

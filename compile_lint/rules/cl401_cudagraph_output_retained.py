@@ -746,17 +746,16 @@ class CudagraphOutputRetained(Rule):
         facts = self.facts
         callee = stmt_text(facts, out.origin.func, 30) if isinstance(out.origin, ast.Call) else "the call"
         message = (
-            f"`{stmt_text(facts, node, 50)}` is the output of `{callee}(...)`, {out.cc.describe()}, and is "
-            f"{how}: the next CUDA graph replay overwrites it, and reading it then raises \"RuntimeError: accessing "
-            "tensor output of CUDAGraphs that has been overwritten by a subsequent run\""
+            f"`{stmt_text(facts, node, 40)}`, output of CUDA-graph compiled `{callee}`, is {how}: "
+            "the next replay overwrites it"
         )
         if out.tuple_like or isinstance(node, (ast.Starred, ast.Tuple, ast.List)) or not isinstance(node, ast.expr):
-            self.found.append(self.finding(facts, node, message + ". Keep a `.clone()` of each tensor", region=out.cc.region()))
+            self.found.append(self.finding(facts, node, message, region=out.cc.region()))
             return
         start, end = facts.source.node_range(node)
         self.found.append(
             self.finding(
-                facts, node, message + f". Keep a copy: `{stmt_text(facts, node, 40)}.clone()`",
+                facts, node, message,
                 fix="add `.clone()` where the output is kept",
                 data={"wrap": [[start.row, start.column, end.row, end.column]], "suffix": ".clone()"},
                 region=out.cc.region(),

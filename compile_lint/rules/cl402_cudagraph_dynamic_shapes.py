@@ -294,7 +294,7 @@ class CudagraphDynamicShapes(Rule):
             if cc is not None and cc.mode_node is not None and cc.path == facts.path and cc.mode in ("reduce-overhead", "max-autotune"):
                 start, _ = facts.source.node_range(cc.mode_node)
                 out.append(self.finding(
-                    facts, node, message + '; or compile with `mode="max-autotune-no-cudagraphs"`',
+                    facts, node, message,
                     fix='compile with `mode="max-autotune-no-cudagraphs"`', unsafe=True,
                     data={"mode_at": [start.row, start.column]}, region=region,
                 ))
@@ -317,9 +317,7 @@ class CudagraphDynamicShapes(Rule):
         for cc in seen_cc.values():
             if cc.cudagraphs and cc.dynamic is True and not skipped(cc):
                 node = cc.dynamic_node or cc.node
-                emit(node, cc, f"`dynamic=True` on a CUDA-graph compile ({cc.describe()}): every distinct input shape "
-                     "records another CUDA graph with its own memory pool, with a warning past "
-                     "`cudagraph_dynamic_shape_warn_limit` (8) sizes. Bucket inputs to a few fixed sizes")
+                emit(node, cc, "`dynamic=True` on a CUDA-graph compile: every distinct input shape records another CUDA graph")
 
         # (b) mark_dynamic, (c) several resolutions, at calls of CUDA-graph callables
         for call in facts.nodes(ast.Call) if may_call else ():
@@ -330,16 +328,13 @@ class CudagraphDynamicShapes(Rule):
                 continue
             marked = self._marked(call)
             if marked is not None and not skipped(cc):
-                emit(marked, cc, f"`{stmt_text(facts, marked)}` makes the input of `{stmt_text(facts, call, 40)}` dynamic, and "
-                     f"the callable uses CUDA graphs ({cc.describe()}): one graph is recorded per distinct size "
-                     "(warning past 8), memory grows with each. Bucket inputs to a few fixed sizes")
+                emit(marked, cc, f"`{stmt_text(facts, marked, 40)}` makes an input of a CUDA-graph callable dynamic: "
+                     "one graph per distinct size")
                 continue
             reason = self._varying(call)
             if reason is not None and not skipped(cc):
-                emit(call, cc, f"`{stmt_text(facts, call, 50)}` calls a CUDA-graph compiled callable ({cc.describe()}) "
-                     f"at varying shapes ({reason}): one CUDA graph is recorded per distinct size, with a warning past "
-                     "`cudagraph_dynamic_shape_warn_limit` (8), and memory grows with each. Pad or bucket inputs "
-                     "to a few fixed sizes")
+                emit(call, cc, f"`{stmt_text(facts, call, 40)}` calls a CUDA-graph callable at varying shapes: "
+                     "one graph per distinct size")
 
         # (d) a parameter used as a size inside a CUDA-graph region (once per statement)
         seen_statements: set[int] = set()
@@ -361,9 +356,8 @@ class CudagraphDynamicShapes(Rule):
                 continue
             if site_cc is None and skip_file:
                 continue
-            emit(node, site_cc, f"parameter `{used}` sets a shape in `{stmt_text(facts, node, 50)}` inside code "
-                 f"{region.describe()}: each distinct value records another CUDA graph (warning past 8) and "
-                 "recompiles. Keep sizes fixed in the compiled code", region=region)
+            emit(node, site_cc, f"parameter `{used}` sets a shape in CUDA-graph compiled code: each distinct value "
+                 "records another graph", region=region)
         yield from out
 
     # -- helpers -----------------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..analysis.compiled_values import literal
 from ..analysis.tensors import NON_TENSOR_ATTRS, TENSOR_ANNOTATIONS, TENSOR_METHODS
-from ._regions import class_attrs, stmt_text
+from ._regions import class_attrs
 from .base import Case, Rule
 from .cl401_cudagraph_output_retained import ALIAS_METHODS
 
@@ -218,9 +218,7 @@ class CudagraphInputMutation(Rule):
             for node, name, how in self._mutations(func, set(params), depth=0):
                 yield self.finding(
                     facts, node,
-                    f"`{stmt_text(facts, node, 50)}` {how.format(name=name)}; `{name}` is an input of code {region.describe()}: "
-                    "a graph that mutates its inputs runs without CUDA graphs (\"skipping cudagraphs due to mutated "
-                    "inputs\"), so the CUDA-graph speed-up is silently lost. Compute out of place, or clone the input first",
+                    f"{how.format(name=name)}: CUDA graphs are skipped for this compiled code",
                     region=region,
                 )
 

@@ -115,16 +115,14 @@ class UnknownCompileConfig(Rule):
             if status == "alias":
                 return self.finding(
                     facts, node,
-                    f"`{module}.{key}` is an old name of `{extra}` in torch {table.version}: "
-                    f"use the real key before the alias is removed",
+                    f"`{module}.{key}` is an old name of `{extra}` in torch {table.version}",
                     fix=f"rename `{key}` to `{extra}`",
                     data={"old": key, "new": extra},
                 )
             hint = f" (did you mean `{extra}`?)" if extra else ""
             return self.finding(
                 facts, node,
-                f"`{module}.{key}` does not exist in torch {table.version}: setting or patching it "
-                f"raises AttributeError{hint}",
+                f"`{module}.{key}` does not exist in torch {table.version}{hint}",
             )
 
         # attribute chains: torch._dynamo.config.KEY[.SUB]

@@ -102,7 +102,7 @@ class CompileAsContextManager(Rule):
                     if dotted == "torch.compile"
                     else "raises at run time: it is not a context manager"
                 )
-                message = f"`with {short}(...)` {consequence}; this block never ran compiled as intended"
+                message = f"`with {short}(...)` {consequence}"
                 data = self._fix_data(facts, stmt, item, dotted)
                 if data is None:
                     hint = "assign the compiled result" if dotted == "torch.compile" else "decorate a function with it"

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from ._compile import is_compile_call, target_text
+from ._regions import stmt_text
 from .base import Case, Rule
 
 
@@ -80,12 +81,11 @@ class CompileResultDiscarded(Rule):
             if not is_compile_call(facts, call):
                 continue
             target = target_text(facts, call.args[0]) if call.args else None
-            what = facts.text(call.args[0]) if call.args else "the function"
             message = (
-                f"`{facts.text(call.func)}(...)` returns the compiled {what}; this statement "
-                "throws it away, so nothing is compiled and the code runs eagerly"
+                f"`{facts.text(call.func)}({stmt_text(facts, call.args[0], 30) if call.args else ''})` "
+                "returns the compiled code, and this statement throws it away"
             )
             if target:
                 yield self.finding(facts, call, message, fix=f"assign the result: `{target} = {facts.text(call.func)}(...)`", data={"target": target})
             else:
-                yield self.finding(facts, call, message + "; assign the result and call it")
+                yield self.finding(facts, call, message)

@@ -124,8 +124,7 @@ class BuiltinModuleCompileNoop(Rule):
                 continue
             short = cls.rsplit(".", 1)[-1]
             message = (
-                f"`.compile()` on a built-in `nn.{short}` compiles nothing on torch 2.13 (0 graphs: torch's own "
-                "modules are in Dynamo's skipfiles); it keeps running eagerly"
+                f"`.compile()` on a built-in `nn.{short}` compiles nothing: it keeps running eagerly"
             )
             stmt = facts.parent(call)
             target = target_text(facts, func.value)
@@ -134,4 +133,4 @@ class BuiltinModuleCompileNoop(Rule):
                 data = {"target": target, "torch": torch_name or "torch", "add_import": torch_name is None}
                 yield self.finding(facts, call, message, fix=f"use `{target} = torch.compile({target})`", data=data)
             else:
-                yield self.finding(facts, call, message + "; use `torch.compile(module)` and keep its result")
+                yield self.finding(facts, call, message)

@@ -4,6 +4,7 @@ import ast
 from typing import Optional
 
 from ._compile import DISABLE
+from ._regions import stmt_text
 from .base import Case, Rule
 
 
@@ -105,9 +106,7 @@ class DisableMisuse(Rule):
                 if region is None:
                     continue
                 message = (
-                    f"`{facts.text(disable.func)}` is built and called inline in code {region.describe()}: "
-                    "each trace wraps a new function and adds graph breaks (3 instead of 1 in the measured "
-                    "blend); decorate the function at module scope"
+                    f"`{facts.text(disable.func)}` built and called inline in compiled code adds graph breaks"
                 )
                 data = self._fix_data(facts, disable, wrapped)
                 if data:
@@ -119,8 +118,8 @@ class DisableMisuse(Rule):
             if disable is not None and disable.args:
                 yield self.finding(
                     facts, disable,
-                    f"`{facts.text(disable)}` returns a disabled wrapper that is thrown away: "
-                    f"`{facts.text(disable.args[0])}` itself is not disabled; decorate its def or assign the result",
+                    f"`{stmt_text(facts, disable, 50)}` returns a disabled wrapper that is thrown away: "
+                    f"`{stmt_text(facts, disable.args[0], 30)}` stays enabled",
                 )
 
     @staticmethod

@@ -86,8 +86,7 @@ class SuppressErrors(Rule):
 
     def check(self, facts):
         message = (
-            "`suppress_errors` on: a frame whose compilation fails silently runs eagerly, "
-            "with no error and no speed-up; let errors surface"
+            "`suppress_errors` on: a frame that fails to compile silently runs eagerly"
         )
         for stmt in facts.nodes(ast.Assign):
             for target in stmt.targets:

@@ -105,8 +105,7 @@ class DeprecatedAmp(Rule):
             old_text = facts.text(node)
             torch_name = facts.torch_alias()
             message = (
-                f"`{old_text}` is deprecated (FutureWarning) and device-bound: on a CPU-only build the CUDA "
-                f"spelling silently stays fp32; use `torch.{new}(\"{device}\", ...)`"
+                f"`{old_text}` is deprecated: use `torch.{new}(\"{device}\", ...)`"
             )
             base = {"torch": torch_name or "torch", "add_import": torch_name is None, "new": new, "device": device}
             if isinstance(node, ast.Name):  # `from torch.cuda.amp import autocast`: drop it once unused

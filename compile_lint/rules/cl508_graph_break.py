@@ -102,8 +102,7 @@ class GraphBreak(Rule):
                 return None
             return self.finding(
                 facts, node,
-                f"{what} in code {region.describe()} forces a graph break: the graph is split here and "
-                "this runs in Python (no fusion across it; an error under fullgraph=True)",
+                f"{what} in compiled code forces a graph break",
                 region=region,
             )
 

@@ -86,9 +86,7 @@ class CompileTryExcept(Rule):
                         continue
                     yield self.finding(
                         facts, call,
-                        "compilation is lazy: this only wraps the model, errors surface at its first call, "
-                        "outside this `try`, so the `except` never runs; call the compiled model inside the `try` "
-                        "to catch them",
+                        "compile errors surface at the first call, outside this `try`: the `except` never catches them",
                     )
 
     @staticmethod
