@@ -54,6 +54,8 @@ _ALLOWED = {
     ("compile_lint.analysis.regions", "Site"),
     ("compile_lint.analysis.regions", "Ref"),
     ("compile_lint.analysis.regions", "RegionInfo"),
+    ("compile_lint.analysis.declared", "DeclaredRegion"),
+    ("compile_lint.analysis.declared", "Recording"),
     ("builtins", "set"),
     ("builtins", "frozenset"),
     ("builtins", "tuple"),

@@ -23,7 +23,7 @@ def finding_dict(f, cwd: str) -> dict:
             ],
         }
     return {
-        "cell": None,
+        "cell": getattr(f, "cell", None),
         "code": f.code,
         "end_location": {"row": f.end.row, "column": f.end.column},
         "filename": _filename(f.path, cwd),

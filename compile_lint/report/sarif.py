@@ -60,7 +60,7 @@ def render_sarif(findings, *, cwd) -> str:
                 {
                     "physicalLocation": {
                         "artifactLocation": {"uri": _uri(f.path, cwd)},
-                        "region": {
+                        "region": _notebook_region(f) or {
                             "startLine": f.start.row,
                             "startColumn": f.start.column,
                             "endLine": f.end.row,
@@ -70,6 +70,8 @@ def render_sarif(findings, *, cwd) -> str:
                 }
             ],
         }
+        if getattr(f, "cell", None) is not None:
+            result["properties"] = {"cell": f.cell, "cellRow": f.start.row, "cellColumn": f.start.column}
         if f.related:
             result["relatedLocations"] = [_related(i, r, cwd) for i, r in enumerate(f.related)]
         results.append(result)
@@ -91,3 +93,12 @@ def render_sarif(findings, *, cwd) -> str:
         ],
     }
     return json.dumps(doc, indent=2) + "\n"
+
+
+def _notebook_region(f):
+    """For a finding in a notebook cell: the line of the .ipynb file that holds the
+    code (columns there are the JSON string's, so none is given); the position in the
+    cell goes in the result's properties."""
+    if getattr(f, "cell", None) is None:
+        return None
+    return {"startLine": f.file_row}

@@ -24,6 +24,7 @@ from ..analysis.classes import (
     wraps_in,
 )
 from ..analysis.walk import walk as _walk
+from ..analysis.declared import recorded_counts
 from .base import Case, Related, Rule
 
 # hazards.md lists bool too; a bool has two values, so alone it adds at most one
@@ -432,7 +433,7 @@ class PythonAttrRecompile(Rule):
                     yield self.finding(
                         facts, node,
                         f"`{facts.text(node)}` {use} in compiled `{cls.name}.{name}`: each new value "
-                        f"(set in `{write.where}`) recompiles",
+                        f"(set in `{write.where}`) recompiles" + recorded_counts(region, "recompiles"),
                         region=labelled(region, "compiled"),
                         related=[Related(facts.path, write.node.lineno, write.node.col_offset + 1, f"{write.how} here")],
                     )
@@ -477,7 +478,7 @@ class PythonAttrRecompile(Rule):
                     yield self.finding(
                         facts, node,
                         f"`{holder}.{attr}` ({_article(kind)} {kind}) changes on every pass of a loop that calls "
-                        f"compiled `{wrap.result}`: each new value recompiles",
+                        f"compiled `{wrap.result}`: each new value recompiles" + recorded_counts(region, "recompiles"),
                         region=labelled(region, "compiled"),
                         related=[Related(facts.path, loop.lineno, loop.col_offset + 1, f"this loop calls `{wrap.result}`")],
                     )

@@ -6,7 +6,7 @@ from textwrap import dedent
 from typing import Optional
 
 from ..analysis.compiled_values import CompileCall, chain_text, compiled_values, site_call
-from ._regions import file_sets_config, is_number, region_nodes, stmt_text
+from ._regions import def_name, file_sets_config, is_number, region_nodes, stmt_text
 from .base import Case, Rule
 
 MARK_DYNAMIC = frozenset({"torch._dynamo.mark_dynamic", "torch._dynamo.maybe_mark_dynamic", "torch._dynamo.mark_unbacked", "torch._dynamo.decorators.mark_dynamic"})
@@ -358,9 +358,39 @@ class CudagraphDynamicShapes(Rule):
                 continue
             emit(node, site_cc, f"parameter `{used}` sets a shape in CUDA-graph compiled code: each distinct value "
                  "records another graph", region=region)
+        # (e) a recorded run saw a CUDA-graph compiled callable at several input shapes
+        for func, site in self._recorded_shapes(facts):
+            shapes = site.recording.shapes
+            shown = "; ".join(shapes[:3]) + ("; ..." if len(shapes) > 3 else "")
+            out.append(self.finding(
+                facts, def_name(func),
+                f"CUDA-graph compiled `{facts.qualname_of(func)}` ran at {len(shapes)} input shapes in a recorded run "
+                f"({shown}): one graph per shape",
+                region=facts.region_of(func),
+            ))
         yield from out
 
     # -- helpers -----------------------------------------------------------------------
+    @staticmethod
+    def _recorded_shapes(facts):
+        """(entry def, recorded site) for CUDA-graph sites whose recording saw >1 input shape."""
+        if not facts.has_region("cudagraph"):
+            return
+        for func in facts.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+            region = facts.region_of(func)
+            if region is None or region.via is not None or "cudagraph" not in region.kinds:
+                continue
+            qual = facts.qualname_of(func)
+            dotted = f"{facts.names.module}.{qual}" if facts.names.module else qual
+            for site in region.sites:
+                rec = site.recording
+                target = site.target.dotted if site.target else None
+                if target not in (dotted, dotted.rsplit(".", 1)[0]):
+                    continue  # not this site's entry
+                if rec is not None and site.cudagraphs and len(rec.shapes) > 1:
+                    yield func, site
+                    break
+
     @staticmethod
     def _entry(facts, func, region) -> bool:
         if func is None or isinstance(func, ast.Lambda):

@@ -4,6 +4,7 @@ import ast
 from typing import Optional
 
 from ..analysis.tensors import TensorGuess
+from ..analysis.declared import recorded_counts
 from .base import Case, Rule
 
 IS_COMPILING = frozenset(
@@ -102,7 +103,7 @@ class GraphBreak(Rule):
                 return None
             return self.finding(
                 facts, node,
-                f"{what} in compiled code forces a graph break",
+                f"{what} in compiled code forces a graph break" + recorded_counts(region, "graph_breaks"),
                 region=region,
             )
 
