@@ -31,7 +31,22 @@ def build_index(files: list[str], settings_for, stdin: Optional[tuple[str, bytes
         parsed = parse_file(SourceFile(path, data), settings_for(path))
         if parsed.summary is not None:
             summaries.append(parsed.summary)
-    return ProjectIndex(summaries), errors
+    return ProjectIndex(summaries, _declared(inputs, settings_for)), errors
+
+
+def _declared(inputs, settings_for) -> list:
+    """Config-declared and recorded regions (analysis/declared.py) for these files."""
+    from .analysis.declared import DeclarationError, declarations_for
+    from .config import ConfigError
+
+    seen: dict = {}
+    for path, _data in inputs:
+        settings = settings_for(path)
+        seen.setdefault(id(settings), (settings, path))
+    try:
+        return declarations_for(seen.values()).regions
+    except DeclarationError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _rel(path: str, root: str) -> str:
@@ -46,7 +61,10 @@ def report(index: ProjectIndex, root: str) -> dict:
         for site in region.sites:
             by_site.setdefault(_site_key(site), []).append(dotted)
     sites = []
-    for site, entries, why in index.resolved_sites():
+    resolved = list(index.resolved_sites())
+    for site, _code in (index.resolved_declared.entries if index.resolved_declared else ()):
+        resolved.append((site, index._entry_defs(site.target), None))
+    for site, entries, why in resolved:
         targets, seen = [], set()
         for dotted, summary, info in entries:
             # the class a forward belongs to is the target people name

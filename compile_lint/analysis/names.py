@@ -79,7 +79,8 @@ def module_name_for(path: str, _cache: dict = {}) -> tuple[str, bool]:
     the file's import roots (ProjectIndex.candidates)."""
     path = os.path.abspath(path)
     folder, filename = os.path.split(path)
-    stem = filename.rsplit(".", 1)[0]
+    # a notebook is never imported: keep its suffix so it cannot shadow a module
+    stem = filename if filename.endswith(".ipynb") else filename.rsplit(".", 1)[0]
     parts = [] if stem == "__init__" else [stem]
     while _has_init(folder, _cache):
         folder, name = os.path.split(folder)

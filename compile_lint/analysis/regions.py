@@ -24,6 +24,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator, Optional
 
+from .declared import Recording, describe_declared
 from .names import NameTable, import_prefixes
 from .values import EMPTY, G, PARAM, Resolver, Scope, TermBuilder, Value, assigned_names
 from .walk import walk_scope
@@ -99,10 +100,13 @@ class Site:
     col: int = 0
     fullgraph: Optional[bool] = None
     term: Optional[tuple] = field(default=None, compare=False, repr=False)  # values.py term of the target
-    origin: str = "static"  # "static" | "config" | "marker" | "recorded" (declared regions)
+    origin: str = "static"  # "static" | "config" | "marker" | "recorded" (analysis/declared.py)
+    recording: Optional["Recording"] = None  # what a recorded run saw at this site
 
     def describe(self) -> str:
         """e.g. "compiled by torch.compile with mode='reduce-overhead' at train.py:41"."""
+        if self.origin != "static":
+            return describe_declared(self)
         opts = []
         if self.mode:
             opts.append(f"mode={self.mode!r}")
@@ -154,6 +158,7 @@ class ModuleSummary:
     stores: list = field(default_factory=list)
     import_prefixes: tuple = ("",)
     calls: list = field(default_factory=list)  # (callee name, callee term, arg terms, kw terms)
+    declared: list = field(default_factory=list)  # `# compile-lint: compiled` markers (analysis/declared.py)
 
     def dotted(self, qualname: str) -> str:
         return f"{self.module}.{qualname}" if self.module else qualname
@@ -561,13 +566,12 @@ def summarize(tree: ast.Module, names: NameTable, path: str, compile_wrappers=()
 class ProjectIndex:
     """Regions across every summarized file of a run.
 
-    `extra_sites`: sites the summaries cannot show (declared or recorded regions),
-    each with a `target` Ref naming a def by its import name ("pkg.mod.Class"); they
-    are resolved and followed like any other site."""
+    Declared and recorded regions (analysis/declared.py) come in through `declared`."""
 
-    def __init__(self, summaries: Iterable[ModuleSummary], extra_sites: Iterable[Site] = ()):
+    def __init__(self, summaries: Iterable[ModuleSummary], declared: Iterable = ()):
         self.summaries = list(summaries)
-        self.extra_sites = list(extra_sites)
+        self.declared = list(declared)  # config and recorded regions (analysis/declared.py)
+        self.resolved_declared = None  # their entry sites, unknown names and stale entries
         self.modules: dict[str, ModuleSummary] = {}
         self.defs: dict[str, tuple[ModuleSummary, DefInfo]] = {}
         for summary in self.summaries:
@@ -587,6 +591,7 @@ class ProjectIndex:
         self._calls: Optional[dict] = None
         self._resolved: Optional[list] = None
         self._candidates: dict = {}
+        self._suffixes: Optional[dict] = None
 
     # -- names -----------------------------------------------------------------------
     def candidates(self, dotted: str, summary: Optional[ModuleSummary]) -> list[str]:
@@ -594,7 +599,7 @@ class ProjectIndex:
         import Net` in `tools/train.py` is `tools/model.py` first (the file next to it),
         then the names from its import roots, then files in the folders above."""
         if summary is None:
-            return [dotted]
+            return self._import_name_candidates(dotted)
         key = (dotted, summary.path)
         found = self._candidates.get(key)
         if found is not None:
@@ -609,6 +614,24 @@ class ProjectIndex:
         seen: set = set()
         found = self._candidates[key] = [c for c in out if not (c in seen or seen.add(c))]
         return found
+
+    def _import_name_candidates(self, dotted: str) -> list[str]:
+        """`pkg.mod.Class` named in a config (no importing file): also the module whose
+        name carries a folder prefix (`src.pkg.mod`)."""
+        if self._suffixes is None:
+            self._suffixes = {}
+            for module in self.modules:
+                parts = module.split(".")
+                for cut in range(1, len(parts)):
+                    self._suffixes.setdefault(".".join(parts[cut:]), module)
+        parts = dotted.split(".")
+        for cut in range(len(parts), 0, -1):
+            head = ".".join(parts[:cut])
+            if head in self.modules:
+                return [dotted]
+            if head in self._suffixes:
+                return [dotted, ".".join([self._suffixes[head]] + parts[cut:])]
+        return [dotted]
 
     def _by_file(self, folder: str, parts: list[str]) -> Optional[str]:
         for cut in range(len(parts), 0, -1):
@@ -879,9 +902,6 @@ class ProjectIndex:
                 entries, why = self.resolve_site(site, summary)
                 wrapper = found[0].dotted(found[1].qualname)
                 out.append((self._with_target(site, entries), entries, why, ("call", wrapper)))
-        for site in self.extra_sites:
-            entries, why = self.resolve_site(site, None)
-            out.append((site, entries, why, None))
         self._resolved = out
         return out
 
@@ -915,6 +935,21 @@ class ProjectIndex:
             kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
             for dotted, summary, info in entries:
                 self._mark(result, dotted, summary, info, kinds, site, None, 0)
+        # declared and recorded regions: entry sites like any other, plus the code a
+        # recorded run saw Dynamo compile (functions inlined into its graphs)
+        from .declared import resolve
+
+        self.resolved_declared = resolve(self, self.declared)
+        for site, compiled_code in self.resolved_declared.entries:
+            kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
+            entries = self._entry_defs(site.target)
+            for dotted, summary, info in entries:
+                self._mark(result, dotted, summary, info, kinds, site, None, 0)
+            via = entries[0][2].qualname if entries else None
+            for dotted in compiled_code:
+                found = self.defs.get(dotted)
+                if found is not None and dotted not in result:
+                    self._mark(result, dotted, found[0], found[1], kinds, site, via, 1)
         return result
 
     def _mark(self, result, dotted, summary, info, kinds, site, via, depth) -> None:
