@@ -456,3 +456,29 @@ def test_regions_command_text_and_json(tmp_path):
 def test_regions_command_bad_path(tmp_path):
     out = run_cli(["regions", "missing.py"], tmp_path)
     assert out.returncode == 2 and "Traceback" not in out.stderr and "missing.py" in out.stderr
+
+
+def test_a_factory_branching_on_a_string_parameter_builds_what_the_call_asks_for(tmp_path):
+    _, data = project(tmp_path, {
+        "model.py": NET,
+        "load.py": """
+        import torch
+        from model import Net, Other
+
+        def load_model(path, kind):
+            if kind == "net":
+                model = Net()
+            elif kind == "other":
+                model = Other()
+            else:
+                raise ValueError(kind)
+            return model.eval()
+
+        a = torch.compile(load_model("a.pt", "net"))
+        b = torch.compile(load_model("b.pt", kind="other"))
+        c = torch.compile(load_model("c.pt", pick()))
+        """,
+    })
+    assert targets(data, "load.py", 14) == ["model.py:Net"]
+    assert targets(data, "load.py", 15) == ["model.py:Other"]
+    assert targets(data, "load.py", 16) == ["model.py:Net", "model.py:Other"]

@@ -41,6 +41,7 @@ SEQ = "seq"  # ("seq", element terms, ordered)
 UNION = "union"  # ("union", terms)
 ANN = "ann"  # ("ann", term): an instance of the annotated class
 STAR = "star"  # ("star", term): `*xs` in a call or display
+CONST = "const"  # ("const", "text"): a string constant (chooses branches guarded on it)
 
 MAX_ARGS = 16
 MAX_DEPTH = 24
@@ -222,6 +223,8 @@ class TermBuilder:
             from .regions import lambda_qualname
 
             return (G, self.dotted(lambda_qualname(expr)))
+        if t is ast.Constant and isinstance(expr.value, str) and len(expr.value) <= 64:
+            return (CONST, expr.value)
         if t is ast.NamedExpr:
             return self.term(expr.value, scope, row)
         if t is ast.Await:
@@ -275,7 +278,20 @@ class TermBuilder:
     # -- statements ------------------------------------------------------------------
     def bind(self, scope: Scope, name: str, row: int, depth: int, term) -> None:
         if term is not None:
-            self.bindings.setdefault(scope.key, {}).setdefault(name, []).append((row, depth, term))
+            entry = (row, depth, term, self._guards) if self._guards else (row, depth, term)
+            self.bindings.setdefault(scope.key, {}).setdefault(name, []).append(entry)
+
+    _guards: tuple = ()  # (parameter, constant, equal) of the `if`s around a binding
+
+    def _guard(self, test, scope: Scope):
+        """`if kind == "warp":` on a parameter: the branch runs only for that value."""
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+            left, right = test.left, test.comparators[0]
+            if isinstance(left, ast.Constant):
+                left, right = right, left
+            if isinstance(left, ast.Name) and left.id in scope.params and isinstance(right, ast.Constant) and isinstance(right.value, str):
+                return (left.id, right.value, isinstance(test.ops[0], ast.Eq))
+        return None
 
     def collect(self, body, scope: Scope, cls_attrs: Optional[str] = None) -> None:
         """Bindings, returns, self attributes and container stores of one scope."""
@@ -321,7 +337,17 @@ class TermBuilder:
                     self.bind(scope, stmt.target.id, stmt.lineno, depth + 1, (ITEM, it, None) if it else None)
                 self._block(stmt.body, scope, depth + 1, cls_attrs)
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
-            elif t in (ast.If, ast.While):
+            elif t is ast.If:
+                guard = self._guard(stmt.test, scope)
+                outer = self._guards
+                if guard is not None:
+                    self._guards = outer + (guard,)
+                self._block(stmt.body, scope, depth + 1, cls_attrs)
+                if guard is not None:
+                    self._guards = outer + ((guard[0], guard[1], not guard[2]),)
+                self._block(stmt.orelse, scope, depth + 1, cls_attrs)
+                self._guards = outer
+            elif t is ast.While:
                 self._block(stmt.body, scope, depth + 1, cls_attrs)
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
             elif t in (ast.With, ast.AsyncWith):
@@ -469,6 +495,8 @@ class Resolver:
             return frozenset(out)
         if tag == STAR:
             return self.values(term[1], summary, env, depth)
+        if tag == CONST:
+            return frozenset({Value("const", term[1])})
         return EMPTY
 
     # -- names -------------------------------------------------------------------
@@ -506,13 +534,29 @@ class Resolver:
         else:
             chosen = entries
         out: set = set()
-        for _row, _depth, term in chosen:
-            out |= self.values(term, summary, env, depth)
+        for entry in chosen:
+            if len(entry) > 3 and env and not self._guards_hold(entry[3], summary, scope, env):
+                continue  # a branch for another value of the parameter this call passes
+            out |= self.values(entry[2], summary, env, depth)
         if scope == "":  # a module-level container: what is stored in it anywhere
             stored = self.index.stored(("G", summary.dotted(name)))
             if stored:
                 out.add(Value("seq", None, (self._stored_values(stored, depth),), False))
         return frozenset(out)
+
+    def _guards_hold(self, guards, summary, scope: str, env) -> bool:
+        for name, const, equal in guards:
+            params = summary.scopes.get(scope, {}).get(name) or ()
+            index = next((e[2][2] for e in params if e[2][0] == PARAM), None)
+            passed = env.get((scope, index)) if index is not None else None
+            if not passed or any(v.kind != "const" for v in passed):
+                continue  # not known here: the branch may run
+            known = {v.dotted for v in passed}
+            if equal and const not in known:
+                return False
+            if not equal and known == {const}:
+                return False
+        return True
 
     def _stored_values(self, stored, depth) -> frozenset:
         out: set = set()
