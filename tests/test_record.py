@@ -92,7 +92,9 @@ def project(tmp_path):
 def findings(project):
     proc = cli("check", ".", "--no-cache", "--select", "CL303,CL402", "--output-format", "json", cwd=project)
     assert proc.returncode in (0, 1), proc.stderr
-    return [(f["filename"].replace(os.sep, "/").rsplit("/", 2)[-2:], f["location"]["row"], f["code"], f["message"])
+    # the message, then the notes of its related locations (where the code is compiled)
+    return [(f["filename"].replace(os.sep, "/").rsplit("/", 2)[-2:], f["location"]["row"], f["code"],
+             " | ".join([f["message"]] + [r["message"] for r in f["related"]]))
             for f in json.loads(proc.stdout)]
 
 

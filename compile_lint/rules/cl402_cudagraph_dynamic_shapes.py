@@ -364,8 +364,8 @@ class CudagraphDynamicShapes(Rule):
             shown = "; ".join(shapes[:3]) + ("; ..." if len(shapes) > 3 else "")
             out.append(self.finding(
                 facts, def_name(func),
-                f"CUDA-graph compiled `{facts.qualname_of(func)}` ran at {len(shapes)} input shapes in a recorded run "
-                f"({shown}): one graph per shape",
+                f"CUDA-graph compiled `{facts.qualname_of(func)}` ran at {len(shapes)} input shapes ({shown}) "
+                "in a recorded run: one graph per shape",
                 region=facts.region_of(func),
             ))
         yield from out
