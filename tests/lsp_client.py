@@ -113,7 +113,8 @@ class LspClient:
         )
 
     def initialize(self, root, options=None, notebooks=True):
-        caps = {"textDocument": {"publishDiagnostics": {"versionSupport": True}, "codeAction": {
+        caps = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}},
+                "textDocument": {"publishDiagnostics": {"versionSupport": True}, "codeAction": {
             "codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["quickfix", "source.fixAll"]}}},
             "hover": {"contentFormat": ["markdown"]}}}
         if notebooks:

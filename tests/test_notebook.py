@@ -270,3 +270,12 @@ def test_read_errors():
         read_notebook("x.ipynb", b'{"cells": "\xff"}')
     with pytest.raises(NotebookError, match="source that is not text"):
         read_notebook("x.ipynb", json.dumps({"cells": [{"cell_type": "code", "source": 3}], "nbformat": 4}).encode())
+
+
+def test_verify_leaves_notebooks_as_notes():
+    from compile_lint.model import Finding, Position
+    from compile_lint.verify.targets import targets_from_findings
+
+    pos = Position(3, 1)
+    plan = targets_from_findings([Finding("CL101", "m", "/x/exp.ipynb", pos, pos, scope="up")])
+    assert plan.targets == [] and "in a notebook" in plan.notes[0]

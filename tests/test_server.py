@@ -56,7 +56,7 @@ def client(project):
 
 
 def test_session(project, client):
-    result = client.initialize(project, {"debounceMs": 50, "jobs": 1})
+    result = client.initialize(project, {"debounceMs": 50})
     caps = result["capabilities"]
     assert caps["codeActionProvider"] and caps["hoverProvider"]
     assert caps["textDocumentSync"]["change"] == 2  # incremental
@@ -122,18 +122,22 @@ def test_session(project, client):
 
 def test_syntax_error_and_configuration(project, client):
     (project / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.compile-lint]\nignore = ["CL5"]\n')
-    client.initialize(project, {"debounceMs": 0, "jobs": 1})
+    client.initialize(project, {"debounceMs": 0})
     doc = client.open(project / "scratch.py", "import torch\ntorch.compile(m)\ndef broken(:\n")
     _, params = client.diagnostics_for(doc, lambda d: bool(d))
     (diag,) = params["diagnostics"]
     assert diag["code"] == "CL000" and diag["severity"] == 1
     client.change(doc, "import torch\ntorch.compile(m)\n", 2)
     client.diagnostics_for(doc, lambda d: d == [])  # CL503 is ignored by the project's config
+    # the configuration changes on disk: the open buffer follows it
+    (project / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri(project / "pyproject.toml"), "type": 2}]})
+    client.diagnostics_for(doc, lambda d: codes(d) == ["CL503"])
     assert client.close() == 0
 
 
 def test_unsafe_fix_is_marked(project, client):
-    client.initialize(project, {"debounceMs": 0, "jobs": 1})
+    client.initialize(project, {"debounceMs": 0})
     text = "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.blocks = [nn.Conv2d(3, 3, 3) for _ in range(4)]\n"
     doc = client.open(project / "net.py", text)
     _, params = client.diagnostics_for(doc, lambda d: "CL201" in codes(d))
@@ -148,7 +152,7 @@ def test_unsafe_fix_is_marked(project, client):
 
 
 def test_notebook_document(project, client):
-    client.initialize(project, {"debounceMs": 0, "jobs": 1})
+    client.initialize(project, {"debounceMs": 0})
     nb = uri(project / "exp.ipynb")
     cells = [
         ("markdown", "# try compile"),
@@ -188,3 +192,16 @@ def apply_edit(text: str, edit: dict) -> str:
 
     start, end = offset(edit["range"]["start"]), offset(edit["range"]["end"])
     return text[:start] + edit["newText"] + text[end:]
+
+
+def test_regions_declared_in_the_configuration(project, client):
+    """`traced = [...]` in the project's config makes a region the open file cannot show."""
+    (project / "train.py").unlink()
+    (project / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.compile-lint]\ntraced = ["models:Up"]\n')
+    client.initialize(project, {"debounceMs": 0})
+    models = client.open(project / "models.py", MODELS)
+    client.diagnostics_for(models, lambda d: codes(d) == ["CL101", "CL101"])
+    (project / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri(project / "pyproject.toml"), "type": 2}]})
+    client.diagnostics_for(models, lambda d: codes(d) == [])
+    assert client.close() == 0

@@ -45,22 +45,30 @@ class Linted:
     cell_uris: list[str] = field(default_factory=list)  # per code cell, in order
     findings: list[Finding] = field(default_factory=list)
     used: dict = field(default_factory=dict)  # region facts the rules read -> digest
+    _places: Optional[tuple] = field(default=None, repr=False)  # (code they split, places)
 
     def places(self) -> list[Place]:
+        """The documents and their lines, split once per text (not once per finding)."""
+        if self._places is not None and self._places[0] is self.code:
+            return self._places[1]
         if self.notebook is None:
-            return [Place(self.uri, _lines(self.code.decode("utf-8", errors="replace")), 0)]
-        return [
-            Place(uri, _lines(cell.text), cell.first_row - 1)
-            for uri, cell in zip(self.cell_uris, self.notebook.cells)
-        ]
+            places = [Place(self.uri, _lines(self.code.decode("utf-8", errors="replace")), 0)]
+        else:
+            places = [
+                Place(uri, _lines(cell.text), cell.first_row - 1)
+                for uri, cell in zip(self.cell_uris, self.notebook.cells)
+            ]
+        self._places = (self.code, places)
+        return places
 
     def place_of(self, row: int) -> Optional[Place]:
+        places = self.places()
         if self.notebook is None:
-            return self.places()[0]
+            return places[0]
         cell_number, _ = self.notebook.locate(row)
-        for uri, cell in zip(self.cell_uris, self.notebook.cells):
+        for place, cell in zip(places, self.notebook.cells):
             if cell.number == cell_number:
-                return Place(uri, _lines(cell.text), cell.first_row - 1)
+                return place
         return None
 
 
@@ -71,7 +79,7 @@ def _lines(text: str) -> list[str]:
 def lint(context, linted: Linted) -> bool:
     """Lint `linted.code` against the project's index; fills findings and `used`.
     Returns True when this buffer changed the project's index."""
-    from ..parallel import RegionDigests, TrackedRegions
+    from ..parallel import TrackedRegions
 
     settings = context.settings_for(linted.path)
     item = parse_file(SourceFile(linted.path, linted.code), settings)
@@ -79,7 +87,7 @@ def lint(context, linted: Linted) -> bool:
     tracked = TrackedRegions(regions)
     codes = enabled_codes(settings, Selection(), linted.path)
     linted.findings = run_rules(item, tracked, codes, settings)
-    digests = RegionDigests(regions)
+    digests = context.digests(regions)
     linted.used = {token: digests(token) for token in tracked.used()}
     return changed
 

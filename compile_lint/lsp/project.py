@@ -21,10 +21,12 @@ from ..config import Settings, load_config_for
 
 
 class ProjectContext:
-    def __init__(self, root: Optional[str], settings_for=load_config_for, use_cache: bool = True, jobs: int = 0):
+    def __init__(self, root: Optional[str], settings_for=load_config_for, use_cache: bool = True, jobs: int = 1):
         self.root = root
         self.settings_for = settings_for
         self.use_cache = use_cache
+        # worker processes for the build; the server builds in a thread, and forking a
+        # process pool from a threaded process can deadlock its workers, so 1 (none)
         self.jobs = jobs
         self.files: list[str] = []
         self.disk: dict[str, Optional[ModuleSummary]] = {}  # path -> summary of the file on disk
@@ -33,6 +35,9 @@ class ProjectContext:
         self.ready = False
         self.stats: dict = {}
         self._lock = threading.Lock()
+        self._digests = None
+        self.declared: list = []  # config-declared and recorded regions (analysis/declared.py)
+        self.problems: list[str] = []  # why declared regions could not be read
 
     # -- building ---------------------------------------------------------------------
     def build(self) -> None:
@@ -45,6 +50,7 @@ class ProjectContext:
         from ..discovery import find_files
 
         files = find_files([self.root], self.settings_for).files
+        self.declared = self._declarations(files)
         disk: dict[str, Optional[ModuleSummary]] = {}
         regions = None
         if self.use_cache:
@@ -56,6 +62,25 @@ class ProjectContext:
             self.disk = disk
             self.regions = self._index() if self.overlay or regions is None else regions
             self.ready = True
+
+    def _declarations(self, files: list[str]) -> list:
+        from ..analysis.declared import DeclarationError, declarations_for
+
+        try:
+            return list(declarations_for((self.settings_for(p), p) for p in files or [self.root]).regions)
+        except DeclarationError as exc:
+            self.problems.append(str(exc))
+            return []
+
+    def refresh_declarations(self) -> bool:
+        """The configuration or the recorded regions file changed. True when the index did."""
+        with self._lock:
+            if not self.ready or self.root is None:
+                return False
+            self.declared = self._declarations(self.files)
+            old = self.regions
+            self.regions = self._index()
+            return self.regions != old
 
     def _from_cache(self, files: list[str]):
         from .. import cache as cache_mod
@@ -85,7 +110,7 @@ class ProjectContext:
         for path, summary in self.overlay.items():
             if path not in self.disk and summary is not None:  # a new file, not on disk yet
                 summaries.append(summary)
-        return ProjectIndex(summaries).regions()
+        return ProjectIndex(summaries, self.declared).regions()
 
     # -- keeping it current -------------------------------------------------------------
     def regions_with(self, path: str, summary: Optional[ModuleSummary]) -> tuple[dict[str, RegionInfo], bool]:
@@ -134,6 +159,14 @@ class ProjectContext:
             old = self.regions
             self.regions = self._index()
             return self.regions != old
+
+    def digests(self, regions: dict[str, RegionInfo]):
+        """parallel.RegionDigests of `regions`, kept while the index stays the same."""
+        from ..parallel import RegionDigests
+
+        if self._digests is None or self._digests[0] is not regions:
+            self._digests = (regions, RegionDigests(regions))
+        return self._digests[1]
 
     def contains(self, path: str) -> bool:
         return self.root is not None and (path == self.root or path.startswith(self.root.rstrip(os.sep) + os.sep))

@@ -11,12 +11,12 @@
   (lsp/project.py), and when an edit changes that index the other open buffers whose
   findings read the changed facts are linted again
 
-initializationOptions (all optional): {"debounceMs": 250, "jobs": 0 (all cores) for
-building the project index, "cache": true}.
+initializationOptions (all optional): {"debounceMs": 250, "cache": true}.
 """
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import time
@@ -64,19 +64,23 @@ class CompileLintServer(LanguageServer):
             notebook_document_sync=types.NotebookDocumentSyncOptions(notebook_selector=[NOTEBOOK_SELECTOR], save=True),
         )
         self.debounce = 0.25
-        self.jobs = 0
+        self.jobs = 1  # see ProjectContext.jobs
         self.use_cache = not os.environ.get("COMPILE_LINT_NO_CACHE")
         self.projects: dict[Optional[str], ProjectContext] = {}
         self.linted: dict[str, Linted] = {}  # text or notebook document uri -> its last lint
         self.pending: dict[str, asyncio.Task] = {}
-        self.timings: list[float] = []  # seconds per lint, for the benchmark log
+        self.timings: list[dict] = []  # per lint: wall and CPU seconds (compile-lint/timings)
 
     # -- projects -------------------------------------------------------------------------
-    def project_for(self, path: str) -> ProjectContext:
+    @staticmethod
+    def root_of(path: str) -> Optional[str]:
         try:
-            root = find_project_root(path, _settings(path))
+            return find_project_root(path, _settings(path))
         except ConfigError:
-            root = find_project_root(path)
+            return find_project_root(path)
+
+    def project_for(self, path: str) -> ProjectContext:
+        root = self.root_of(path)
         context = self.projects.get(root)
         if context is None:
             context = self.projects[root] = ProjectContext(root, use_cache=self.use_cache, jobs=self.jobs)
@@ -91,7 +95,9 @@ class CompileLintServer(LanguageServer):
             log.exception("building the project index failed")
             self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"compile-lint: project index: {exc}"))
             context.ready = True
-        log.info("project %s indexed in %.2fs: %s", context.root, time.perf_counter() - started, context.stats)
+        context.stats["build_s"] = round(time.perf_counter() - started, 3)
+        log.info("project %s indexed in %.2fs: %s", context.root, context.stats["build_s"], context.stats)
+        gc.freeze()  # the summaries live as long as the server: keep them out of GC sweeps
         for linted in list(self.linted.values()):
             if context.contains(linted.path) or context.root is None:
                 self.lint_and_publish(linted)
@@ -99,16 +105,28 @@ class CompileLintServer(LanguageServer):
     # -- linting --------------------------------------------------------------------------
     def lint_and_publish(self, linted: Linted) -> None:
         context = self.project_for(linted.path)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
+        # no cyclic GC while linting: collections would walk the project's summaries
+        # and the fresh trees (as the workers of `check` do, see parallel.GC_EVERY)
+        gc_was_on = gc.isenabled()
+        gc.disable()
         try:
             changed = lint(context, linted)
         except ConfigError as exc:
             self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"compile-lint: {exc}"))
             return
-        self.timings.append(time.perf_counter() - started)
+        finally:
+            if gc_was_on:
+                gc.enable()
+        linted_at = time.perf_counter()
         self.publish(linted)
         if changed:
             self.relint_dependants(linted, context)
+        self.timings.append({
+            "path": linted.path, "version": linted.version, "index_changed": changed,
+            "lint_s": round(linted_at - started, 4), "total_s": round(time.perf_counter() - started, 4),
+            "cpu_s": round(time.thread_time() - cpu, 4),
+        })
 
     def publish(self, linted: Linted) -> None:
         for uri, diagnostics in diagnostics_by_uri(self.workspace.position_codec, linted).items():
@@ -117,9 +135,7 @@ class CompileLintServer(LanguageServer):
 
     def relint_dependants(self, changed: Linted, context: ProjectContext) -> None:
         """Other open buffers whose findings read region facts the edit changed."""
-        from ..parallel import RegionDigests
-
-        digests = RegionDigests(context.regions)
+        digests = context.digests(context.regions)
         for other in list(self.linted.values()):
             if other is changed or not (context.contains(other.path) or context.root is None):
                 continue
@@ -193,7 +209,7 @@ class CompileLintServer(LanguageServer):
             return
         for place in linted.places():
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=place.uri, diagnostics=[]))
-        context = self.projects.get(find_project_root(linted.path))
+        context = self.projects.get(self.root_of(linted.path))
         if context is not None and context.close(linted.path):
             self.relint_dependants(linted, context)
 
@@ -213,8 +229,6 @@ def initialize(ls: CompileLintServer, params: types.InitializeParams) -> None:
     if isinstance(options, dict):
         if isinstance(options.get("debounceMs"), (int, float)):
             ls.debounce = max(0.0, options["debounceMs"] / 1000)
-        if isinstance(options.get("jobs"), int):
-            ls.jobs = options["jobs"]
         if options.get("cache") is False:
             ls.use_cache = False
 
@@ -273,12 +287,34 @@ async def notebook_close(ls: CompileLintServer, params: types.DidCloseNotebookDo
     ls.forget(params.notebook_document.uri)
 
 
+WATCHED = "**/{*.py,*.pyi,*.ipynb,pyproject.toml,compile-lint.toml,.compile-lint.toml,compile-lint-regions.json}"
+
+
+@server.feature(types.INITIALIZED)
+async def initialized(ls: CompileLintServer, params: types.InitializedParams) -> None:
+    """Ask the client for file events (files changed by git, other tools, config edits)."""
+    watch = ls.client_capabilities.workspace and ls.client_capabilities.workspace.did_change_watched_files
+    if watch and watch.dynamic_registration:
+        options = types.DidChangeWatchedFilesRegistrationOptions(watchers=[types.FileSystemWatcher(glob_pattern=WATCHED)])
+        await ls.client_register_capability_async(types.RegistrationParams(registrations=[
+            types.Registration(id="compile-lint-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)]))
+
+
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 async def watched_files(ls: CompileLintServer, params: types.DidChangeWatchedFilesParams) -> None:
-    for change in params.changes:
-        path = path_of(change.uri)
-        if path is None:
-            continue
+    from ..analysis.declared import REGIONS_FILE
+    from ..config import CONFIG_NAMES, clear_cache
+
+    paths = [p for p in (path_of(change.uri) for change in params.changes) if p is not None]
+    if any(os.path.basename(p) in CONFIG_NAMES + (REGIONS_FILE,) for p in paths):
+        # new settings or recorded regions: the declared regions, then every open buffer
+        clear_cache()
+        for context in list(ls.projects.values()):
+            context.refresh_declarations()
+        for linted in list(ls.linted.values()):
+            ls.lint_and_publish(linted)
+        return
+    for path in paths:
         for context in list(ls.projects.values()):
             if context.contains(path) and context.file_changed(path):
                 ls.relint_dependants(Linted("", path, b"", None), context)
@@ -297,6 +333,13 @@ def code_action(ls: CompileLintServer, params: types.CodeActionParams) -> list[t
         return []
     context = ls.project_for(linted.path)
     return code_actions(ls.workspace.position_codec, context, linted, params)
+
+
+@server.feature("compile-lint/timings")
+def timings(ls: CompileLintServer, params) -> dict:
+    """What each lint of this session took, and how each project's index was built
+    (for bench/lsp_latency.py)."""
+    return {"lints": ls.timings, "projects": {str(root): ctx.stats for root, ctx in ls.projects.items()}}
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)

@@ -320,15 +320,18 @@ class TracerFrozenPythonState(Rule):
     # `self.x` read in traced code, changed in a method
     def _class_side(self, facts):
         for cls in facts.nodes(ast.ClassDef):
+            # the traced methods first: most classes have none, and the attribute
+            # facts below walk every method
+            traced = {name: (method, region) for name, method in methods(cls).items()
+                      if (region := facts.in_region(method, "traced")) is not None}
+            if not traced:
+                continue
             kinds = {a: k for a, k in init_attr_kinds(facts, cls).items() if k[0] in KINDS}
             if not kinds or not is_module_class(facts, cls):
                 continue
             writes = method_attr_writes(facts, cls)
             done: set[str] = set()
-            for name, method in methods(cls).items():
-                region = facts.in_region(method, "traced")
-                if region is None:
-                    continue
+            for name, (method, region) in traced.items():
                 reads = sorted(self_reads(method), key=lambda r: (r[1].lineno, r[1].col_offset))
                 for attr, node in reads:
                     if attr in done or attr not in kinds or attr not in writes or is_write_target(facts, node):

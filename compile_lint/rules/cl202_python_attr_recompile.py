@@ -115,6 +115,9 @@ class PythonAttrRecompile(Rule):
       (`for n in (10, 20, 50): model.steps = n; out = compiled(x)`), reported at the
       change; this works when the class is defined in another file too.
 
+    When a recorded run (`compile-lint record`, docs/record.md) saw recompiles at the
+    region's compile site, the message says how many.
+
     ## Why is this bad?
     Dynamo treats Python attributes of a module as constants of the graph and guards
     on their values. Each new value fails the guard and compiles a new graph; after

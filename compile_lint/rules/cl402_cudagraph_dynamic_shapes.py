@@ -47,7 +47,10 @@ class CudagraphDynamicShapes(Rule):
       variable or size-named parameter passed straight in (`for scale in (2, 3, 4):
       sr(img, scale)`);
     - inside a CUDA-graph region, a parameter of the compiled function used as a size
-      (`F.interpolate(x, size=size)`).
+      (`F.interpolate(x, size=size)`);
+    - a run recorded by `compile-lint record` (`compile-lint-regions.json`, docs/record.md)
+      called a CUDA-graph compiled callable at more than one input shape: reported at its
+      `forward` (or function), with the shapes (tests/test_record.py, tests/test_declared.py).
 
     Quiet: modes without CUDA graphs (`"default"`, `"max-autotune-no-cudagraphs"`),
     calls whose shapes are not known to vary (`for img in images: model(img)`), and,

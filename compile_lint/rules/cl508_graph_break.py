@@ -22,6 +22,9 @@ class GraphBreak(Rule):
     indexing `x[x > 0]` (a data-dependent shape). Code under
     `if not torch.compiler.is_compiling():` is left alone.
 
+    When a recorded run (`compile-lint record`, docs/record.md) saw graph breaks at the
+    region's compile site, the message says how many.
+
     ## Why is this bad?
     Each one splits the graph: Dynamo compiles the part before it, runs the construct
     in Python, and starts a new graph after it (1 graph break each, counted from

@@ -29,8 +29,12 @@ def targets_from_findings(findings: Iterable) -> TargetPlan:
     found in it; module-level findings become notes (there is nothing to call)."""
     grouped: dict[tuple, TargetSpec] = {}
     module_level: dict[str, set] = {}
+    notebooks: dict[str, set] = {}
     for finding in findings:
         path = os.path.abspath(finding.path)
+        if path.endswith(".ipynb"):  # not importable: nothing verify can load
+            notebooks.setdefault(path, set()).add(finding.code)
+            continue
         if not finding.scope:
             module_level.setdefault(path, set()).add(finding.code)
             continue
@@ -46,6 +50,8 @@ def targets_from_findings(findings: Iterable) -> TargetPlan:
             spec.region_kinds.append(kind)
     notes = [f"{_display_path(path)}: {', '.join(sorted(codes))} at module level: no function or class to run"
              for path, codes in sorted(module_level.items())]
+    notes += [f"{_display_path(path)}: {', '.join(sorted(codes))} in a notebook: verify imports modules only; "
+              "move the code into a .py file to verify it" for path, codes in sorted(notebooks.items())]
     for spec in grouped.values():
         spec.codes.sort()
     return TargetPlan(sorted(grouped.values(), key=lambda s: s.ref), notes)
