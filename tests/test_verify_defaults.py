@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLEAN = os.path.join("fixtures", "verify", "clean")
-NETS = ("StyleNet", "FlowInterpolator", "DenseUpscaler", "ToneCurve", "SignedSoftLight")
+NETS = ("StyleNet", "FlowInterpolator", "DenseUpscaler", "ToneCurve", "SignedSoftLight", "crossfade")
 
 
 def run_verify(*args, cache_dir, timeout=3600):
@@ -55,17 +55,23 @@ def test_clean_conv_nets_pass_forward_and_gradients(clean):
         checks = clean["by_name"][name]["checks"]
         names = {c["name"] for c in checks}
         assert {"forward", "gradients"} <= names, (name, names)
-        assert all(c["status"] == "pass" for c in checks), (name, [c for c in checks if c["status"] != "pass"])
+        # a size the net cannot take eagerly (a 9x9 reflection pad on 2x3) is skipped, not blamed
+        unexplained = [c for c in checks if c["status"] != "pass"
+                       and not (c["status"] == "skipped" and c["verdict"] == "eager-fails")]
+        assert not unexplained, (name, unexplained)
+        assert any(c["name"] == "gradients" and c["status"] == "pass" for c in checks), name
 
 
 def test_default_plan_runs_the_default_mode_static_once_and_dynamic_at_every_size(clean):
     report = clean["report"]
     assert report["modes"] == ["default"] and report["full"] is False
-    forward = [c for c in clean["by_name"]["StyleNet"]["checks"] if c["name"] == "forward"]
+    forward = [c for c in clean["by_name"]["DenseUpscaler"]["checks"] if c["name"] == "forward"]
     assert {c["mode"] for c in forward} == {"default"}
     static = [c for c in forward if not c["dynamic"]]
     dynamic = [c for c in forward if c["dynamic"]]
     assert len(static) == 1 and len(dynamic) == 3  # the three default resolutions
+    assert dynamic[0]["shape"][0][-2:] == [17, 23]  # a non-square size first: no duck-sized recompile
+    assert all(c["recompiles"] == 0 for c in dynamic)
     assert not any(c["name"] == "latency" for t in report["targets"] for c in t["checks"])
 
 

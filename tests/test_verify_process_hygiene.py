@@ -47,6 +47,20 @@ def descendants(pid: int) -> set:
     return found
 
 
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def fork_servers_with_a_worker(pid: int) -> set:
+    """verify's fork servers that have forked a worker (not merely a compiler while warming up)."""
+    return {p for p in _children_of(pid) if "compile_lint.verify.forkserver" in _cmdline(p)
+            and any("compile_lint.verify.forkserver" in _cmdline(c) for c in _children_of(p))}
+
+
 def alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as fh:
@@ -135,7 +149,9 @@ def test_check_and_fix_pool_workers_die_with_the_parent(tmp_path, command, signu
 # ---- verify: the fork server, its children, and the report ----
 
 def _start_verify(tmp_path, report):
-    # The stalled target blocks forever in eager; the second one never starts.
+    # Targets run in sorted order: the tone curve (a minute of compiling on a busy CPU),
+    # then the stalled overlay, which blocks in eager until its 20 s timeout (the
+    # fixtures' compile-lint.toml).
     return start(["verify", "--device", "cpu", "--report", "json", "--output-file", str(report),
                   "--target", f"{FIXTURES}/stalled_capture.py:LiveOverlay",
                   "--target", f"{FIXTURES}/clean/tone_curve.py:ToneCurve"], cwd=str(tmp_path),
@@ -149,9 +165,9 @@ def test_interrupted_verify_leaves_nothing_running_and_reports_what_finished(tmp
     proc = _start_verify(tmp_path, report)
     seen = set()
 
-    def worker_running():  # verify -> fork server (or spawned worker) -> forked worker
+    def worker_running():  # verify -> fork server -> forked worker
         seen.update(descendants(proc.pid))
-        return any(_children_of(p) for p in seen) or proc.poll() is not None
+        return bool(fork_servers_with_a_worker(proc.pid)) or proc.poll() is not None
 
     assert wait_until(worker_running, 300, step=0.2), "no worker started"
     assert proc.poll() is None, proc.communicate()
@@ -169,3 +185,30 @@ def test_interrupted_verify_leaves_nothing_running_and_reports_what_finished(tmp
     data = json.loads(report.read_text())
     assert [t["status"] for t in data["targets"]] == ["not-run", "not-run"]
     assert any("interrupted" in note for note in data["notes"])
+
+
+@pytest.mark.slow
+def test_a_dead_fork_server_is_noticed_and_the_next_target_still_runs(tmp_path):
+    """Watchdog: SIGKILL the fork server while its worker hangs. The hung target is
+    reported (its worker died with the server), the next one runs in a fresh interpreter,
+    and verify finishes instead of waiting forever."""
+    report = tmp_path / "report.json"
+    proc = _start_verify(tmp_path, report)
+    servers = set()
+
+    def worker_running():
+        servers.update(fork_servers_with_a_worker(proc.pid))
+        return bool(servers) or proc.poll() is not None
+
+    assert wait_until(worker_running, 300, step=0.2), "no worker started"
+    worker = set().union(*(descendants(s) for s in servers))
+    for server in servers:
+        os.kill(server, signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=900)
+    assert_all_gone(worker)
+    data = json.loads(report.read_text())
+    by_name = {t["target"].rsplit(":", 1)[1]: t for t in data["targets"]}
+    tone, stalled = by_name["ToneCurve"], by_name["LiveOverlay"]
+    assert tone["status"] == "error" and "SIGKILL" in tone["checks"][-1]["message"], tone
+    # the next target still ran (in a fresh interpreter) and met its own timeout
+    assert stalled["status"] == "could-not-check" and stalled["checks"][-1]["verdict"] == "timeout", stalled

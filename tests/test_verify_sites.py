@@ -89,3 +89,19 @@ def test_config_snippets_use_the_projects_config_syntax(tmp_path):
     (bare / "compile-lint.toml").write_text("")
     syntax = _config_syntax(str(bare), None)
     assert syntax == {"config_file": str(bare / "compile-lint.toml"), "targets_table": "[[verify.targets]]"}
+
+
+def test_declared_regions_are_targets_too(tmp_path):
+    """A class compiled somewhere the linter cannot see, declared by a marker comment."""
+    path = _write(tmp_path, "declared.py", """
+        import torch
+        from torch import nn
+
+
+        # compile-lint: compiled
+        class Grade(nn.Module):
+            def forward(self, image):
+                return image * 1.1
+    """)
+    (spec,) = targets_from_sites([path])
+    assert spec.qualname == "Grade" and spec.region_kinds == ["compiled"]

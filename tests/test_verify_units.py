@@ -215,6 +215,24 @@ def test_fp32_accumulation_order_beyond_8_ulps_is_rounding_when_as_accurate_as_e
     assert judge(eager, flipped, truth, Tolerance(), torch.float32).verdict == DIVERGENCE
 
 
+def test_a_low_precision_threshold_flip_diverges_even_when_closer_to_fp64():
+    """fp16 eager rounds the luma and takes the wrong side of a threshold on a few pixels;
+    compiled keeps it in fp32 and takes the other (fixtures/verify/fp16_luma_key.py)."""
+    torch = pytest.importorskip("torch")
+    from compile_lint.verify.compare import FLIP, ROUNDING, Tolerance, judge
+
+    generator = torch.Generator().manual_seed(3)
+    truth = torch.rand(4096, dtype=torch.float64, generator=generator)
+    eager = truth.half().float()
+    compiled = truth.float()  # nearer the truth everywhere...
+    compiled[:4] = 1 - eager[:4]  # ...and on the other side of a threshold on 0.1% of elements
+    truth[:4] = compiled[:4].double()
+    assert judge(eager, compiled, truth, Tolerance(), torch.float16).verdict == FLIP
+    # plain fp16 rounding (1 ULP on many elements) is not a flip
+    smooth = torch.rand(4096, dtype=torch.float64, generator=generator)
+    assert judge(smooth.half().float(), smooth.float(), smooth, Tolerance(), torch.float16).verdict == ROUNDING
+
+
 def test_float64_reference_follows_casts_inside_the_target():
     torch = pytest.importorskip("torch")
     from compile_lint.verify.reference import Float64Everywhere
@@ -298,3 +316,16 @@ def test_png_shows_the_output_that_differs_with_a_scale_bar(tmp_path):
     assert pixel(2 * 96 + 4, bar_y) == (0, 0, 0) and pixel(width - 1, bar_y) == (255, 255, 255)
     assert any(pixel(x, 96 + 11) == (0, 0, 0) for x in range(width - 20, width))  # "0.25" is drawn
     assert len(text_mask("0.25")[0]) == 16
+
+
+def test_two_frames_concatenated_into_the_first_conv_get_three_channels_each():
+    torch = pytest.importorskip("torch")
+    sys.path.insert(0, os.path.join(ROOT, "fixtures", "verify", "clean"))
+    try:
+        from flow_warp import FlowInterpolator
+    finally:
+        sys.path.pop(0)
+    from compile_lint.verify.inputs import synthesise
+
+    specs = synthesise(FlowInterpolator(), "flow_warp.py:FlowInterpolator", "FlowInterpolator")
+    assert [s.shape for s in specs] == [[1, 3, "H", "W"], [1, 3, "H", "W"]]

@@ -18,6 +18,17 @@ def _uri(path: str, cwd: str) -> str:
     return rel.replace(os.sep, "/") if not rel.startswith("..") else "file://" + os.path.abspath(path)
 
 
+def _related(index: int, rel, cwd: str) -> dict:
+    region = {"startLine": rel.row}
+    if rel.column:
+        region["startColumn"] = rel.column
+    return {
+        "id": index,
+        "physicalLocation": {"artifactLocation": {"uri": _uri(rel.path, cwd)}, "region": region},
+        "message": {"text": rel.message},
+    }
+
+
 def render_sarif(findings, *, cwd) -> str:
     rules = all_rules()
     used = sorted({f.code for f in findings} | set(rules))
@@ -40,29 +51,30 @@ def render_sarif(findings, *, cwd) -> str:
         )
     results = []
     for f in findings:
-        results.append(
-            {
-                "ruleId": f.code,
-                "ruleIndex": index[f.code],
-                "level": "error",
-                "message": {"text": f.message},
-                "locations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": _uri(f.path, cwd)},
-                            "region": _notebook_region(f) or {
-                                "startLine": f.start.row,
-                                "startColumn": f.start.column,
-                                "endLine": f.end.row,
-                                "endColumn": max(f.end.column, 1),
-                            },
-                        }
+        result = {
+            "ruleId": f.code,
+            "ruleIndex": index[f.code],
+            "level": "error",
+            "message": {"text": f.message},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": _uri(f.path, cwd)},
+                        "region": _notebook_region(f) or {
+                            "startLine": f.start.row,
+                            "startColumn": f.start.column,
+                            "endLine": f.end.row,
+                            "endColumn": max(f.end.column, 1),
+                        },
                     }
-                ],
-            }
-        )
+                }
+            ],
+        }
         if getattr(f, "cell", None) is not None:
-            results[-1]["properties"] = {"cell": f.cell, "cellRow": f.start.row, "cellColumn": f.start.column}
+            result["properties"] = {"cell": f.cell, "cellRow": f.start.row, "cellColumn": f.start.column}
+        if f.related:
+            result["relatedLocations"] = [_related(i, r, cwd) for i, r in enumerate(f.related)]
+        results.append(result)
     doc = {
         "$schema": SCHEMA,
         "version": "2.1.0",

@@ -65,6 +65,9 @@ def render_text(findings, *, cwd, summary=None, color=False) -> str:
                 out.append(f"{gutter} |")
                 out.append(f"{f.start.row} | {line}")
                 out.append(f"{gutter} | {' ' * (f.start.column - 1)}{red('^' * width)}")
+        for rel in f.related:
+            where = f"{display_path(rel.path, cwd)}:{rel.row}" + (f":{rel.column}" if rel.column else "")
+            out.append(f"  = {cyan('note')}: {where}: {rel.message}")
         if f.fix is not None:
             tag = "fix" if f.fix.applicability == "safe" else "unsafe fix"
             out.append(f"  = {cyan('help')}: {f.fix.message} ({tag})")

@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 import torch
 
 from . import artifacts
-from .compare import DIVERGENCE, ROUNDING, ROUNDING_ULPS, Judgement, judge, worst
+from .compare import DIVERGENCE, FLIP, ROUNDING, ROUNDING_ULPS, Judgement, judge, worst
 from .inputs import input_shapes, torch_dtype
 from .results import COULD_NOT_CHECK, DIVERGED, ERROR, PASS, SKIPPED, CheckResult
 from .session import CounterSnapshot, Session, flat_tensors, inductor_config, reset_compiler
@@ -169,6 +169,14 @@ def _classify(session: Session, judgement: Judgement, compute_dtype, rerun: Call
         return
     result.status = DIVERGED
     result.confirms = codes_for(session, *(("CL302",) if low_precision else ("CL103",)))
+    if judgement.verdict == FLIP:
+        result.message = (f"compiled flips {percent(judgement.mismatch_fraction)} of elements vs eager by up to "
+                          f"{judgement.max_abs_diff:.3g} (a threshold on a rounded {str(compute_dtype)[6:]} value "
+                          f"takes the other side), although its RMSE vs fp64 is {judgement.compiled_rmse_vs_fp64:.3g} "
+                          f"against eager's {judgement.eager_rmse_vs_fp64:.3g}"
+                          + (f"; with emulate_precision_casts = True: {result.emulated_max_abs_diff:.3g}"
+                             if result.emulated_max_abs_diff is not None else ""))
+        return
     fp64_note = ""
     if judgement.max_diff_vs_fp64 is not None:
         fp64_note = (f"; vs fp64: compiled {judgement.max_diff_vs_fp64:.3g}, eager "

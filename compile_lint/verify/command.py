@@ -30,7 +30,7 @@ from .config import (
 )
 from .report import Progress, json_report, junit_report, text_report
 from .results import exit_code
-from .runner import Interrupted, Runner, probe_torch
+from .runner import Interrupted, Runner, not_run, probe_torch
 from .sites import targets_from_sites
 from .targets import (
     TargetPlan,
@@ -272,7 +272,7 @@ def verify_command(paths, targets, modes, resolutions, dtypes, dynamic, checks, 
         results = runner.run(specs)
     except (Interrupted, KeyboardInterrupt) as exc:
         interrupted = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
-        results = getattr(exc, "results", None) or []
+        results = getattr(exc, "results", None) or [not_run(spec, "interrupted before it started") for spec in specs]
         # A second signal while the report is written must not cut it short.
         for signum in previous:
             signal.signal(signum, signal.SIG_IGN)
@@ -301,5 +301,12 @@ def verify_command(paths, targets, modes, resolutions, dtypes, dynamic, checks, 
     sys.exit(exit_code(results, options.fail_on))
 
 
+_SIGNALLED: list = []
+
+
 def _raise_interrupted(signum, frame) -> None:
+    """The first SIGTERM/SIGINT stops the run; later ones must not cut the report short."""
+    if _SIGNALLED:
+        return
+    _SIGNALLED.append(signum)
     raise Interrupted(signum)

@@ -95,6 +95,11 @@ def text_report(results: list[TargetResult], header: dict, notes: list[str], wal
                      f"{', ' + format(result.wall_s, '.0f') + ' s' if result.wall_s is not None else ''})"
                      + (f" [{codes.strip()}]" if codes else ""))
         lines.extend(_check_lines(result))
+    unbuilt = [r.target for r in results if any(c.verdict in ("cannot-call", "eager-fails") and c.name == "inputs"
+                                                 or c.verdict == "cannot-call" for c in r.checks)]
+    if unbuilt:
+        lines.append(f"could not build {len(unbuilt)} target(s), each with the config entry to add above: "
+                     + ", ".join(unbuilt))
     for note in notes:
         lines.append(f"note: {note}")
     counts = Counter(r.status for r in results)

@@ -52,8 +52,9 @@ def probe_torch(python: str = sys.executable) -> dict:
     return {"ok": True, **json.loads(lines[-1])}
 
 
-class Interrupted(Exception):
-    """SIGTERM or SIGINT reached verify: stop, and report what finished."""
+class Interrupted(BaseException):
+    """SIGTERM or SIGINT reached verify: stop, and report what finished. A BaseException
+    like KeyboardInterrupt, so that no `except Exception` on the way swallows it."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
@@ -80,10 +81,11 @@ class Runner:
         finished are "not-run", and the exception's `results` holds the list."""
         if not specs:
             return []
-        self.launcher = make_launcher(self.options["device"], self.jobs)
         pool = ThreadPoolExecutor(max_workers=self.jobs)
-        futures = [pool.submit(self._run_and_report, spec) for spec in specs]
+        futures = []
         try:
+            self.launcher = make_launcher(self.options["device"], self.jobs)
+            futures = [pool.submit(self._run_and_report, spec) for spec in specs]
             for future in futures:
                 while True:  # short waits: the main thread must stay responsive to signals
                     try:
@@ -96,13 +98,15 @@ class Runner:
             self.stopping = True
             self.kill_all()  # before anything waits for the threads, which wait for the workers
             wait_futures(futures, timeout=3)  # the killed targets' threads collect what they measured
-            exc.results = [future.result() if future.done() and not future.cancelled() and
-                           future.exception() is None else not_run(spec, "interrupted before it finished")
+            futures += [None] * (len(specs) - len(futures))
+            exc.results = [future.result() if future is not None and future.done() and not future.cancelled()
+                           and future.exception() is None else not_run(spec, "interrupted before it finished")
                            for spec, future in zip(specs, futures)]
             raise
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-            self.launcher.close(kill=self.stopping)
+            if self.launcher is not None:
+                self.launcher.close(kill=self.stopping)
 
     def kill_all(self) -> None:
         with self._lock:

@@ -3,9 +3,10 @@
 The linter's region index (compile_lint.analysis.regions) already knows every
 `torch.compile(...)`, `@torch.compile`, `m.compile()`, `torch.jit.trace(...)`,
 `torch.export.export(...)` and `torch.onnx.export(...)` in the linted files, and what
-each one compiles or traces, followed through imports, aliases and wrappers. Each such
-target that is a project function or class becomes a verify target, however clean the
-linter found it. Callees reached from a target run inside it, so they are not targets
+each one compiles or traces, followed through imports, aliases and wrappers, plus the
+regions declared in config or markers and those a `compile-lint record` run saw
+(compile_lint.analysis.declared). Each such target that is a project function or class
+becomes a verify target, however clean the linter found it. Callees reached from a target run inside it, so they are not targets
 of their own.
 
 Constructor arguments come, in this order, from config (`args` / `kwargs` of a
@@ -114,25 +115,39 @@ def targets_from_sites(files: Iterable[str]) -> list[TargetSpec]:
     from compile_lint.config import ConfigError, load_config_for
     from compile_lint.engine import parse_file, read_source
 
+    from compile_lint.analysis.declared import DeclarationError, declarations_for, resolve
+
     parsed = {}
+    settings_of = {}
     for path in files:
         if not path.endswith(".py"):
             continue
         try:
-            item = parse_file(read_source(path), load_config_for(path))
+            settings = load_config_for(path)
+            item = parse_file(read_source(path), settings)
         except (OSError, ConfigError):
             continue
         if item.summary is not None:
             parsed[os.path.abspath(path)] = item
-    index = ProjectIndex(item.summary for item in parsed.values())
+            settings_of[os.path.abspath(path)] = settings
+    try:  # config-declared and recorded regions (`compile-lint record`) are entry sites too
+        declared = declarations_for((settings, path) for path, settings in settings_of.items()).regions
+    except DeclarationError:
+        declared = []  # `check` reports a malformed recording; verify goes on with the code's sites
+    index = ProjectIndex((item.summary for item in parsed.values()), declared)
+    sites = list(index.all_sites()) + [site for site, _ in resolve(index, index.declared).entries]
     found: dict[tuple, TargetSpec] = {}
-    for site in index.all_sites():
+    for site in sites:
         if site.target is None:
             continue
         hit = index.lookup(site.target.dotted)
         if hit is None:
             continue  # torch's own module or something outside the run
         summary, info = hit
+        if info.kind == "function" and info.qualname.endswith((".forward", ".__call__")):
+            owner = summary.defs.get(info.qualname.rsplit(".", 1)[0])  # a recorded `Net.forward` is Net
+            if owner is not None:
+                info = owner
         if info.kind not in ("class", "function") or "." in info.qualname:
             continue  # lambdas, methods and nested defs cannot be imported by name
         path = os.path.abspath(summary.path)

@@ -101,7 +101,9 @@ def forward_plan(session, baselines, emit, modes: list, dynamics: list, full: bo
         checks.forward_check(session, baselines, emit, modes, dynamics, resolutions)
         return
     checks.forward_check(session, baselines, emit, modes, [False], resolutions[:1])
-    checks.forward_check(session, baselines, emit, modes, [True], resolutions)
+    # First a size with H != W: traced at 16x16, Dynamo ties H to W (duck sizing) and
+    # recompiles at the next non-square size.
+    checks.forward_check(session, baselines, emit, modes, [True], sorted(resolutions, key=lambda r: r[0] == r[1]))
 
 
 def run(job: dict, events: Events) -> None:
