@@ -29,6 +29,10 @@ DEFAULT_EXCLUDE = (
 )
 
 
+# files a folder walk lints (Ruff's default `include`, notebooks included)
+DEFAULT_INCLUDE = ("*.py", "*.pyi", "*.ipynb")
+
+
 class ConfigError(Exception):
     """A user error in configuration: reported in one line, exit code 2."""
 
@@ -42,6 +46,8 @@ class Settings:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True
+    include: tuple[str, ...] = DEFAULT_INCLUDE
+    extend_include: tuple[str, ...] = ()
     target_torch_version: Optional[str] = None
     compile_wrappers: tuple[str, ...] = ()
     trace_wrappers: tuple[str, ...] = ()
@@ -51,6 +57,9 @@ class Settings:
     verify: Any = field(default_factory=dict, compare=False, hash=False)
     root: str = "."  # folder the config file lives in: globs are relative to it
     source: Optional[str] = None  # the config file, if any
+
+    def all_includes(self) -> tuple[str, ...]:
+        return tuple(self.include) + tuple(self.extend_include)
 
     def all_excludes(self) -> tuple[str, ...]:
         return tuple(self.exclude) + tuple(self.extend_exclude)
@@ -80,6 +89,8 @@ _KEYS: dict[str, tuple[str, str]] = {
     "exclude": ("exclude", "strings"),
     "extend-exclude": ("extend_exclude", "strings"),
     "respect-gitignore": ("respect_gitignore", "bool"),
+    "include": ("include", "strings"),
+    "extend-include": ("extend_include", "strings"),
     "target-torch-version": ("target_torch_version", "version"),
     "compile-wrappers": ("compile_wrappers", "dotted"),
     "trace-wrappers": ("trace_wrappers", "dotted"),

@@ -19,7 +19,7 @@ from .analysis.regions import ModuleSummary, RegionInfo, summarize
 from .config import Settings
 from .model import Finding, Position
 from .rules import all_rules, select_codes
-from .source import ParseFailure, SourceFile
+from .source import ParseFailure, SourceFile, source_for
 from .suppression import filter_suppressed
 
 SYNTAX_ERROR = "CL000"
@@ -62,7 +62,7 @@ def read_source(path: str, data: Optional[bytes] = None) -> SourceFile:
     if data is None:
         with open(path, "rb") as fh:
             data = fh.read()
-    return SourceFile(path, data)
+    return source_for(path, data)
 
 
 def parse_file(source: SourceFile, settings: Settings) -> ParsedFile:

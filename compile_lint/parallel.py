@@ -28,7 +28,7 @@ from typing import Optional
 from . import cache as cache_mod
 from .engine import FileResult, enabled_codes, parse_file, run_rules
 from .model import Finding
-from .source import SourceFile
+from .source import source_for
 
 EMPTY = "-"  # the digest of "no region facts"
 # The cyclic GC is off while linting: ASTs with parent links and the facts caches make
@@ -227,7 +227,7 @@ def work(task: Task) -> Done:
         done.signature = signature
         if task.expect is not None and task.expect != done.digest:
             done.changed = True
-        item = parse_file(SourceFile(task.path, data), settings)
+        item = parse_file(source_for(task.path, data), settings)
         done.summary = _blob(item.summary)
         if _STATE["regions"] is not None:  # pass 2: the run's index
             regions = _STATE["regions"]
@@ -266,7 +266,10 @@ def _executor(jobs: int, initargs):
     from concurrent.futures import ProcessPoolExecutor
 
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method), initializer=_init, initargs=initargs)
+    from .children import pool_initializer
+
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method), initializer=pool_initializer,
+                               initargs=(os.getpid(), _init, *initargs))  # workers die with this process
 
 
 def _serial(tasks, initargs):
