@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import location
+from . import display_path, location
 
 
 @dataclass

@@ -128,4 +128,8 @@ def site_note(site, via: Optional[str] = None) -> str:
     verb = "compiled" if site.kind == COMPILE else "traced"
     api = "Module.compile()" if site.api == "Module.compile" else f"{site.api}()"
     text = f"{verb} by {api}" + (f" with {', '.join(opts)}" if opts else "")
+    if getattr(site, "origin", "static") != "static":  # declared or recorded (analysis/declared.py)
+        from ..analysis.declared import declared_note
+
+        text = declared_note(site)
     return f"{text}, reaching this code from `{via}`" if via else text
