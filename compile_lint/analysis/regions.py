@@ -499,6 +499,14 @@ class ProjectIndex:
                 sites.append(Site(kind, target, summary.path, row, found[1].qualname, mode, dynamic, cg, summary.module))
         return sites
 
+    def declared_sites(self) -> list[Site]:
+        """Entry sites of config-declared, marker and recorded regions (origin != "static")."""
+        if self.resolved_declared is None:
+            from .declared import resolve
+
+            self.resolved_declared = resolve(self, self.declared)
+        return [site for site, _code in self.resolved_declared.entries]
+
     def regions(self) -> dict[str, RegionInfo]:
         """dotted def name -> RegionInfo, for every def in a compiled or traced region."""
         result: dict[str, RegionInfo] = {}
@@ -510,9 +518,7 @@ class ProjectIndex:
                 self._mark(result, dotted, summary, info, kinds, site, None, 0)
         # declared and recorded regions: entry sites like any other, plus the code a
         # recorded run saw Dynamo compile (functions inlined into its graphs)
-        from .declared import resolve
-
-        self.resolved_declared = resolve(self, self.declared)
+        self.declared_sites()
         for site, compiled_code in self.resolved_declared.entries:
             kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
             entries = self._entry_defs(site.target)
