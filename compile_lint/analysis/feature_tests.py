@@ -91,6 +91,9 @@ def old_torch_branch(facts, node: ast.AST) -> Optional[tuple[Optional[tuple[int,
     i.e. `node` runs only on a torch older than `version` / without `feature`."""
     child = node
     for anc in facts.ancestors(node):
+        early = _after_early_exit(facts, anc, child)
+        if early is not None:
+            return early
         if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             return None
         if isinstance(anc, (ast.If, ast.IfExp)):
@@ -102,6 +105,25 @@ def old_torch_branch(facts, node: ast.AST) -> Optional[tuple[Optional[tuple[int,
                 if in_body != true_on_newer:
                     return version, feature
         child = anc
+    return None
+
+
+def _exits(body: list) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
+
+
+def _after_early_exit(facts, block_owner: ast.AST, child: ast.AST):
+    """`if hasattr(F, "sdpa"): return F.sdpa(...)` earlier in the same block as `child`:
+    `child` runs only when that test is false."""
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(block_owner, field, None)
+        if not isinstance(block, list) or child not in block:
+            continue
+        for stmt in block[: block.index(child)]:
+            if isinstance(stmt, ast.If) and not stmt.orelse and _exits(stmt.body):
+                found = feature_test(facts, stmt.test)
+                if found is not None and found[0]:
+                    return found[1], found[2]
     return None
 
 
