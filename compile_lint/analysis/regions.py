@@ -35,6 +35,7 @@ TRACE_FUNCS = frozenset(
         "torch.export.export",
         "torch.export.export_for_training",
         "torch.onnx.export",
+        "torch.onnx._export",
         "torch.onnx.dynamo_export",
     }
 )
