@@ -205,6 +205,38 @@ class CudagraphOutputRetained(Rule):
             """
             import torch
 
+            class Predictor:
+                def __init__(self, model):
+                    self.model = model
+                    self.model.image_encoder = torch.compile(self.model.image_encoder, mode="reduce-overhead")
+
+                def set_image(self, img):
+                    self.features = self.model.image_encoder(img)
+
+                def predict(self, points):
+                    return self.model.decoder(self.features, points)
+            """,
+            fixed="""
+            import torch
+
+            class Predictor:
+                def __init__(self, model):
+                    self.model = model
+                    self.model.image_encoder = torch.compile(self.model.image_encoder, mode="reduce-overhead")
+
+                def set_image(self, img):
+                    self.features = self.model.image_encoder(img).clone()
+
+                def predict(self, points):
+                    return self.model.decoder(self.features, points)
+            """,
+            rows=[10],
+            note="kept across methods of a predictor: the next set_image overwrites the features predict reads",
+        ),
+        Case(
+            """
+            import torch
+
             def train_step(model, x, y):
                 loss = torch.nn.functional.mse_loss(model(x), y)
                 loss.backward()
