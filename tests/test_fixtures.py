@@ -15,6 +15,13 @@ FIXTURES = os.path.join(ROOT, "fixtures", "rules")
 CODES = sorted(d for d in os.listdir(FIXTURES) if d.startswith("CL")) if os.path.isdir(FIXTURES) else []
 
 
+def _copy_config(code, folder):
+    """A fixture folder's compile-lint.toml (e.g. selecting a rule that is off by default)."""
+    config = os.path.join(FIXTURES, code, "compile-lint.toml")
+    if os.path.exists(config):
+        shutil.copyfile(config, os.path.join(str(folder), "compile-lint.toml"))
+
+
 def cli(*args, cwd=None):
     return subprocess.run(
         [sys.executable, "-m", "compile_lint", *args], capture_output=True, text=True, cwd=cwd or ROOT
@@ -53,6 +60,7 @@ def test_clean_fixture_is_clean(code):
 def test_fix_gives_fixed_fixture(code, tmp_path):
     work = tmp_path / "hazard.py"
     shutil.copyfile(os.path.join(FIXTURES, code, "hazard.py"), work)
+    _copy_config(code, tmp_path)
     proc = cli("fix", str(work), "--unsafe-fixes", cwd=str(tmp_path))
     assert proc.returncode in (0, 1), proc.stderr
     with open(os.path.join(FIXTURES, code, "fixed.py"), "rb") as fh:

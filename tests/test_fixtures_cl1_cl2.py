@@ -28,6 +28,13 @@ FIXED = ["CL101", "CL103", "CL201"]
 CODES = sorted(HAZARDS)
 
 
+def _copy_config(code, folder):
+    """A fixture folder's compile-lint.toml (e.g. selecting a rule that is off by default)."""
+    config = os.path.join(FIXTURES, code, "compile-lint.toml")
+    if os.path.exists(config):
+        shutil.copyfile(config, os.path.join(str(folder), "compile-lint.toml"))
+
+
 def cli(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "compile_lint", *args], capture_output=True, text=True, cwd=cwd or ROOT)
 
@@ -68,6 +75,7 @@ def test_clean_look_alike_is_clean(code):
 def test_fix_gives_fixed(code, tmp_path):
     work = tmp_path / "hazard.py"
     shutil.copyfile(os.path.join(FIXTURES, code, "hazard.py"), work)
+    _copy_config(code, tmp_path)
     proc = cli("fix", str(work), "--unsafe-fixes", cwd=str(tmp_path))
     assert proc.returncode in (0, 1), proc.stderr
     expected = open(os.path.join(FIXTURES, code, "fixed.py"), "rb").read()
@@ -82,6 +90,7 @@ def test_fix_gives_fixed(code, tmp_path):
 def test_safe_fix_alone_applies_cl101_but_not_the_unsafe_ones(tmp_path):
     for code in ("CL101", "CL103", "CL201"):
         shutil.copyfile(os.path.join(FIXTURES, code, "hazard.py"), tmp_path / f"{code}.py")
+    _copy_config("CL103", tmp_path)
     proc = cli("fix", str(tmp_path), cwd=str(tmp_path))
     assert proc.returncode in (0, 1), proc.stderr
     assert (tmp_path / "CL101.py").read_bytes() == open(os.path.join(FIXTURES, "CL101", "fixed.py"), "rb").read()
