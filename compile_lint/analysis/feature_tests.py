@@ -56,6 +56,9 @@ def feature_test(facts, test: ast.AST) -> Optional[tuple[bool, Optional[tuple[in
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = feature_test(facts, test.operand)
         return None if inner is None else (not inner[0], inner[1], inner[2])
+    held = _held_test(facts, test)
+    if held is not None:
+        return feature_test(facts, held)
     if isinstance(test, ast.Call) and facts.resolve(test.func) == "builtins.hasattr" and len(test.args) == 2:
         owner, name = test.args
         if isinstance(name, ast.Constant) and isinstance(name.value, str):
@@ -83,6 +86,28 @@ def feature_test(facts, test: ast.AST) -> Optional[tuple[bool, Optional[tuple[in
             if versions:
                 newer = not ops or ops[0] in (">", ">=")
                 return (newer, versions[-1], None)
+    return None
+
+
+def _held_test(facts, test: ast.AST) -> Optional[ast.AST]:
+    """`self.flash` where the class sets `self.flash = hasattr(F, "scaled_dot_product_attention")`
+    once, or a module-level name bound once to such a test."""
+    values: list = []
+    if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name) and test.value.id == "self":
+        cls = next((a for a in facts.ancestors(test) if isinstance(a, ast.ClassDef)), None)
+        if cls is None:
+            return None
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self" and target.attr == test.attr:
+                        values.append(node.value)
+    elif isinstance(test, ast.Name):
+        for node in facts.tree.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == test.id for t in node.targets):
+                values.append(node.value)
+    if len(values) == 1 and isinstance(values[0], (ast.Call, ast.Compare, ast.UnaryOp)):
+        return values[0]
     return None
 
 

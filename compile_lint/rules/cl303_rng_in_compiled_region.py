@@ -217,6 +217,29 @@ class RngInCompiledRegion(Rule):
         Case(
             """
             import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+            class Attention(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.attn_dropout = nn.Dropout(0.1)
+                    self.flash = hasattr(torch.nn.functional, "scaled_dot_product_attention")
+
+                def forward(self, q, k, v):
+                    if self.flash:
+                        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                    else:
+                        att = self.attn_dropout((q @ k.transpose(-2, -1)).softmax(-1))
+                        return att @ v
+
+            attn = torch.compile(Attention())
+            """,
+            note="the feature test held in an attribute (nanoGPT's self.flash)",
+        ),
+        Case(
+            """
+            import torch
             from packaging import version
 
             @torch.compile
