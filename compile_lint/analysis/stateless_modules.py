@@ -133,3 +133,34 @@ def stateless_construction(facts, expr: ast.AST) -> bool:
     if name in STATELESS_WITHOUT_WEIGHT:
         return not expr.args and not any(kw.arg in ("weight", "pos_weight") or kw.arg is None for kw in expr.keywords)
     return False
+
+
+def stateless_local_class(facts, expr: ast.AST, _depth: int = 0) -> bool:
+    """`expr` builds a module class of this file that registers nothing: it derives from
+    `nn.Module` directly, never calls `register_buffer`/`register_parameter`, makes no
+    `nn.Parameter`, and every `self.x = Ctor(...)` it makes is itself stateless (a
+    built-in stateless module or another such class). `self.window = make_window()`, a
+    plain tensor attribute, is not registered either way."""
+    from .classes import local_class
+
+    if _depth > 4 or not isinstance(expr, ast.Call):
+        return False
+    if stateless_construction(facts, expr):
+        return True
+    cls = local_class(facts, facts.resolve(expr.func))
+    if cls is None or len(cls.bases) != 1 or facts.resolve(cls.bases[0]) != "torch.nn.Module":
+        return False
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in ("register_buffer", "register_parameter", "register_module", "add_module"):
+                return False
+            if (facts.resolve(func) or "").endswith("Parameter"):
+                return False
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            if any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" for t in node.targets):
+                dotted = facts.resolve(node.value.func) or ""
+                name = dotted.rsplit(".", 1)[-1] if dotted else getattr(node.value.func, "attr", "")
+                if name[:1].isupper() and not stateless_local_class(facts, node.value, _depth + 1):
+                    return False
+    return True

@@ -12,7 +12,7 @@ from ..analysis.classes import (
     module_construction,
     self_name,
 )
-from ..analysis.stateless_modules import stateless_construction
+from ..analysis.stateless_modules import stateless_local_class
 from ..analysis.walk import walk as _walk
 from ..analysis.walk import walk_scope as _walk_scope
 from .base import Case, Rule
@@ -298,6 +298,41 @@ class ModuleListNotRegistered(Rule):
                     return [h(x) for h in self.heads]
             """,
             note="each module registered by hand (register_module / add_module / setattr)",
+        ),
+        Case(
+            """\
+            import torch
+            import torch.nn as nn
+            def make_window(size):
+                return torch.ones(1, 1, size, size) / size ** 2
+            class IoULoss(nn.Module):
+                def forward(self, pred, target):
+                    inter = (pred * target).sum()
+                    return 1 - inter / (pred + target - pred * target).sum()
+            class PatchIoULoss(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.iou = IoULoss()
+                def forward(self, pred, target):
+                    return self.iou(pred, target)
+            class SSIMLoss(nn.Module):
+                def __init__(self, size=11):
+                    super().__init__()
+                    self.window = make_window(size)
+                def forward(self, a, b):
+                    return (a - b).abs().mean()
+            class PixLoss(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.criterions = {}
+                    self.criterions["iou"] = IoULoss()
+                    self.criterions["patch"] = PatchIoULoss()
+                    self.criterions["ssim"] = SSIMLoss()
+                    self.criterions["bce"] = nn.BCELoss()
+                def forward(self, pred, gt):
+                    return sum(c(pred, gt) for c in self.criterions.values())
+            """,
+            note="loss classes of this file that hold no parameters or buffers",
         ),
     ]
     invalid = [
@@ -640,8 +675,8 @@ class ModuleListNotRegistered(Rule):
                 if local_mods[item.id]:  # False: registered with add_module/register_module/setattr
                     mods.append(item)
                 continue
-            if stateless_construction(facts, item):
-                continue  # nn.L1Loss(), nn.ReLU(): nothing to register
+            if stateless_local_class(facts, item):
+                continue  # nn.L1Loss(), nn.ReLU(), a loss class of this file holding nothing: nothing to register
             verdict = module_construction(facts, item)
             (mods if verdict else unknown if verdict is None else others).append(item)
         return mods, unknown, others
