@@ -1,4 +1,4 @@
-"""Compiled, traced and cudagraph regions (the "Words" of hazards.md).
+"""Compiled, traced and cudagraph regions.
 
 Two steps, so the same code serves one file and a whole project:
 

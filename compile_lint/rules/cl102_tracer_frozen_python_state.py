@@ -105,7 +105,8 @@ class TracerFrozenPythonState(Rule):
     parameters and buffers; `torch.jit.script` (it compiles attribute reads).
 
     ## References
-    - hazards.md CL102 (jit.trace / export / fx bake the value: diff 3.0 and 0.643)
+    - measured on torch 2.13 CPU: jit.trace / export / fx bake the value (a reordered layer
+      list: diff 3.0; a float attribute changed after tracing: 0.643). `tests/test_verify_hazards.py` runs `compile-lint verify` on `fixtures/verify/` and reproduces it (frozen_grade.py)
     - https://pytorch.org/docs/stable/generated/torch.jit.trace.html (traced functions
       record only tensor operations; Python values become constants)
     """

@@ -41,8 +41,8 @@ class RngInCompiledRegion(Rule):
 
     Dropout that depends on `self.training` is quiet when the compile site shows the
     module in eval mode (`torch.compile(model.eval())`, or `model.eval()` before the
-    compile) and the site's file never calls `.train()` on it: hazards.md names
-    "train mode" dropout only, and in eval mode dropout draws no random numbers. Also
+    compile) and the site's file never calls `.train()` on it: in eval mode dropout
+    draws no random numbers. Also
     quiet: `p=0`, `training=False`, an explicit `generator=` (Dynamo does not trace
     through a user generator: measured diff 0 on torch 2.13), and
     `torch._inductor.config.fallback_random = True` set in this file, in the file of

@@ -106,7 +106,9 @@ class CudagraphOutputRetained(Rule):
     may be a tuple, list or dict (an unpacked or tuple-returning call).
 
     ## References
-    - hazards.md CL401
+    - `torch/_inductor/cudagraph_trees.py`: "accessing tensor output of CUDAGraphs that has
+      been overwritten by a subsequent run" (CUDA only; `fixtures/verify/cuda_preview_history.py`
+      is the GPU check, reported "not checkable" on CPU)
     - pytorch#144386, pytorch#170604, pytorch#104435
     - PyTorch docs, "CUDAGraph Trees" (outputs are overwritten by the next run)
     """

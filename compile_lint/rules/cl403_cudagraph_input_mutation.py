@@ -62,7 +62,8 @@ class CudagraphInputMutation(Rule):
     No fix: callers may rely on the input being changed in place.
 
     ## References
-    - hazards.md CL403 ("skipping cudagraphs due to mutated inputs", `cudagraph_utils.py`)
+    - `torch/_inductor/cudagraph_utils.py`: "skipping cudagraphs due to mutated inputs".
+      `fixtures/verify/cuda_inplace_normalize.py` is the GPU check
     - pytorch#117281, pytorch#121861
     """
 

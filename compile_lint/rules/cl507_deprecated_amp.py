@@ -51,7 +51,8 @@ class DeprecatedAmp(Rule):
     without a fix.
 
     ## References
-    - hazards.md CL507
+    - torch 2.4+ emits `FutureWarning: torch.cuda.amp.autocast(args...) is deprecated`
+      (`torch/cuda/amp/autocast_mode.py`); `fixtures/rules/CL507/` holds the shapes
     - https://pytorch.org/docs/stable/amp.html
     """
 

@@ -71,7 +71,8 @@ class CompileTryExcept(Rule):
     No fix: where to warm up, and with what input, is the author's decision.
 
     ## References
-    - hazards.md CL509
+    - `torch.compile` returns a wrapper and compiles at the first call (lazy); real cases:
+      k-diffusion `flags.py`, ccrestoration `base_model.py` (`bench/judged/`)
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html
     """
 
