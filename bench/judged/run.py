@@ -98,10 +98,17 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--code", default=ROOT, help="checkout whose compile_lint runs (default: this one)")
     parser.add_argument("--json", help="write every finding with its verdict here")
+    parser.add_argument("--rescore", help="score the findings saved by an earlier --json run, without linting")
     args = parser.parse_args(argv)
     verdicts = load_verdicts()
     rows = []
-    for set_name, repo, folder in sets():
+    if args.rescore:
+        with open(args.rescore, encoding="utf-8") as fh:
+            for r in json.load(fh):
+                v = verdicts.get((r["set"], r["repo"], r["path"], r["code"], r["line"]))
+                r["verdict"], r["why"] = (v["verdict"], v["why"]) if v else (None, None)
+                rows.append(r)
+    for set_name, repo, folder in ([] if args.rescore else sets()):
         for f in lint(folder, os.path.abspath(args.code)):
             path = os.path.relpath(f["filename"], folder)
             row = f["location"]["row"]
