@@ -142,7 +142,7 @@ def test_fix_tiers(tmp_path):
         class M(nn.Module):
             def __init__(self):
                 super().__init__()
-                self.b = [nn.ReLU()]
+                self.b = [nn.Conv2d(3, 3, 1)]  # nn.ReLU() holds nothing: not reported
         """, tmp_path / "c")
     assert [f.fix.applicability for f in cl201.findings] == [UNSAFE]
     assert "state_dict" in cl201.findings[0].fix.message
@@ -208,7 +208,9 @@ def test_append_keyword_keeps_layout(before, after):
 @pytest.mark.parametrize("code", MINE)
 def test_page_cites_hazards_and_sections(code):
     page = get_rule(code).page()
-    assert f"hazards.md {code}" in page
+    assert "hazards.md" not in page, "pages cite nothing outside the repository"
+    refs = page[page.index("## References"):]
+    assert any(where in refs for where in ("scripts/", "fixtures/", "tests/", "bench/", "torch/", "pytorch#"))
     assert page.index("## What it does") < page.index("## Why is this bad?") < page.index("## References")
 
 

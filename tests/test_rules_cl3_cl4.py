@@ -246,5 +246,5 @@ def test_pages_have_evidence():
 
     for code in ("CL301", "CL302", "CL303", "CL304", "CL401", "CL402", "CL403"):
         page = get_rule(code).page()
-        assert f"hazards.md {code}" in page
+        assert "hazards.md" not in page, "pages cite nothing outside the repository"
         assert "pytorch#" in page or "kornia" in page or "cudagraph_utils.py" in page
