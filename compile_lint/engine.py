@@ -19,7 +19,7 @@ from .analysis.regions import ModuleSummary, RegionInfo, summarize
 from .config import Settings
 from .model import Finding, Position
 from .rules import all_rules, select_codes
-from .source import ParseFailure, SourceFile
+from .source import ParseFailure, SourceFile, source_for
 from .suppression import filter_suppressed
 
 SYNTAX_ERROR = "CL000"
@@ -62,7 +62,7 @@ def read_source(path: str, data: Optional[bytes] = None) -> SourceFile:
     if data is None:
         with open(path, "rb") as fh:
             data = fh.read()
-    return SourceFile(path, data)
+    return source_for(path, data)
 
 
 def parse_file(source: SourceFile, settings: Settings) -> ParsedFile:
@@ -74,6 +74,11 @@ def parse_file(source: SourceFile, settings: Settings) -> ParsedFile:
     nodes = walk(tree, link_parents=True)
     names = NameTable.build(tree, module, is_package, nodes)
     summary = summarize(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers)
+    if b"compile-lint:" in source.data:
+        from .analysis.declared import find_markers
+        from .analysis.regions import def_qualnames
+
+        summary.declared = find_markers(source.data, tree, def_qualnames(tree), source.path)
     return ParsedFile(source, tree, names, summary, nodes=nodes)
 
 
@@ -144,6 +149,7 @@ class Linter:
         self.jobs = jobs  # worker processes; 0 for one per core (compile_lint.parallel)
         self.cache = cache  # a compile_lint.cache.ResultsCache, or None
         self.stats: dict = {}  # what the last lint() did (files parsed, cached, ...)
+        self.warnings: list[str] = []  # for the user, once per run (stale recorded regions)
 
     def lint(self, paths: list[str], stdin: Optional[tuple[str, bytes]] = None) -> list[FileResult]:
         """Both passes over every file, in worker processes and through the cache when

@@ -103,6 +103,29 @@ def fix_source(linter, path: str, data: bytes, findings: list[Finding], unsafe: 
     return outcome
 
 
+def fix_notebook(linter, path: str, data: bytes, findings: list[Finding], unsafe: bool) -> FixOutcome:
+    """fix_source for a notebook: fix the module of its code cells, then write back only
+    the cells that changed (compile_lint.notebook). The result must read back as the
+    same module, or the notebook is left as it was."""
+    from .notebook import NotebookError, read_notebook
+
+    try:
+        notebook = read_notebook(path, data)
+    except NotebookError as exc:
+        return FixOutcome(path, data, data, 0, findings, error=str(exc))
+    outcome = fix_source(linter, path, notebook.code.encode("utf-8"), findings, unsafe)
+    if outcome.error is not None or not outcome.changed:
+        return FixOutcome(path, data, data, outcome.applied, outcome.remaining, error=outcome.error)
+    fixed_code = outcome.fixed.decode("utf-8")
+    try:
+        fixed = notebook.with_code(fixed_code)
+        if read_notebook(path, fixed).code != fixed_code:
+            raise NotebookError("the fixed notebook does not read back as the fixed code; the notebook was left as it was")
+    except NotebookError as exc:
+        return FixOutcome(path, data, data, 0, findings, error=str(exc))
+    return FixOutcome(path, data, fixed, outcome.applied, outcome.remaining)
+
+
 def write_atomic(path: str, data: bytes) -> None:
     """Replace `path` with `data`: readers see the old file or the new one, never half."""
     st = os.stat(path)

@@ -28,7 +28,7 @@ from typing import Optional
 from . import cache as cache_mod
 from .engine import FileResult, enabled_codes, parse_file, run_rules
 from .model import Finding
-from .source import SourceFile
+from .source import source_for
 
 EMPTY = "-"  # the digest of "no region facts"
 # The cyclic GC is off while linting: ASTs with parent links and the facts caches make
@@ -227,7 +227,7 @@ def work(task: Task) -> Done:
         done.signature = signature
         if task.expect is not None and task.expect != done.digest:
             done.changed = True
-        item = parse_file(SourceFile(task.path, data), settings)
+        item = parse_file(source_for(task.path, data), settings)
         done.summary = _blob(item.summary)
         if _STATE["regions"] is not None:  # pass 2: the run's index
             regions = _STATE["regions"]
@@ -266,7 +266,10 @@ def _executor(jobs: int, initargs):
     from concurrent.futures import ProcessPoolExecutor
 
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method), initializer=_init, initargs=initargs)
+    from .children import pool_initializer
+
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method), initializer=pool_initializer,
+                               initargs=(os.getpid(), _init, *initargs))  # workers die with this process
 
 
 def _serial(tasks, initargs):
@@ -432,13 +435,14 @@ def lint_files(linter, paths: list[str], stdin: Optional[tuple[str, bytes]] = No
     # the region index across the whole run
     t1 = time.perf_counter()
     order = [p for p, _ in inputs if p in done_of]
+    declared = _declarations(table, plan)
     run_key = None
     regions = None
     if store is not None and not stdin:
-        # the index is a pure function of the run's summaries, in order: cache it too
-        # keyed on what the summaries say, not on the bytes: an edit that leaves a
-        # file's summary alone (most edits inside a body) keeps the index
-        run_key = cache_mod.key([(p, cache_mod.digest(done_of[p].summary) if done_of[p].summary else None) for p in order])
+        # the index is a pure function of the run's summaries, in order, and of the
+        # declared/recorded regions: cache it too, keyed on what the summaries say, not
+        # on the bytes: an edit that leaves a file's summary alone keeps the index
+        run_key = cache_mod.key([(p, cache_mod.digest(done_of[p].summary) if done_of[p].summary else None) for p in order], declared.key())
         regions = store.load_regions(run_key)
         stats["index_cached"] = regions is not None
     if regions is None:
@@ -457,8 +461,21 @@ def lint_files(linter, paths: list[str], stdin: Optional[tuple[str, bytes]] = No
                 decoded[done.path] = _summary(done)
                 fresh.add(done.path)
             order = [p for p in order if p in done_of]
-        regions = ProjectIndex(decoded[p] for p in order if decoded[p]).regions()
-        if run_key is not None:
+        index = ProjectIndex((decoded[p] for p in order if decoded[p]), declared.regions)
+        regions = index.regions()
+        problems = index.resolved_declared
+        if problems.unknown:
+            from .config import ConfigError
+
+            bad = problems.unknown[0]
+            raise ConfigError(f"{bad.where}: {bad.kind!r}: {bad.target!r} names no class or function of this project")
+        for entry in problems.stale:
+            path, _, qual = entry.target.partition(":")
+            message = (f"{_shown(entry.where)}: `{_shown(path)}:{qual}` was recorded but is no longer defined there "
+                       "(stale entry: re-run `compile-lint record`)")
+            if message not in linter.warnings:
+                linter.warnings.append(message)
+        if run_key is not None and not problems.stale:  # stale entries: warn again next run
             store.store_regions(run_key, regions)
     linter.regions = regions
     stats["index_s"] = round(time.perf_counter() - t1, 3)
@@ -532,6 +549,26 @@ def lint_files(linter, paths: list[str], stdin: Optional[tuple[str, bytes]] = No
     stats["wall_s"] = round(time.perf_counter() - t0, 3)
     _write_stats(stats)
     return [results[p] for p, _ in inputs if p in results]
+
+
+def _shown(path: str) -> str:
+    rel = os.path.relpath(path)
+    return (path if rel.startswith("..") else rel).replace(os.sep, "/")
+
+
+def _declarations(table: list, plan: dict):
+    """Config-declared and recorded regions for the settings in use (a malformed
+    recording is a configuration error)."""
+    from .analysis.declared import DeclarationError, declarations_for
+    from .config import ConfigError
+
+    first_path: dict[int, str] = {}
+    for path, item in plan.items():
+        first_path.setdefault(item["sid"], path)
+    try:
+        return declarations_for((table[sid], path) for sid, path in sorted(first_path.items()))
+    except DeclarationError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _blob(summary) -> Optional[bytes]:

@@ -98,26 +98,29 @@ class UnknownCompileConfig(Rule):
         ),
     ]
     invalid = [
-        Case("import torch._dynamo\ntorch._dynamo.config.compile_fusion_guard = True\n", rows=[2]),
+        Case("import torch._dynamo\ntorch._dynamo.config.compile_fusion_guard = True\n", at=[(2, 1)]),
         Case(
             "import torch._dynamo.config as dc\ndc.cache_size_limit = 64\n",
             fixed="import torch._dynamo.config as dc\ndc.recompile_limit = 64\n",
             settings={"target-torch-version": "2.13"},
+            at=[(2, 1)],
         ),
         Case(
             "from torch._dynamo import config\nwith config.patch(cache_size_limit=64):\n    pass\n",
             fixed="from torch._dynamo import config\nwith config.patch(recompile_limit=64):\n    pass\n",
             settings={"target-torch-version": "2.14"},
+            at=[(2, 19)],
         ),
         Case(
             "import torch\n@torch._dynamo.config.patch('cache_size_limit', 8)\ndef test():\n    pass\n",
             fixed="import torch\n@torch._dynamo.config.patch('recompile_limit', 8)\ndef test():\n    pass\n",
             settings={"target-torch-version": "2.13.0"},
+            at=[(2, 29)],
         ),
         Case("import torch\ntorch._dynamo.config.reorderable_logging_function.add(print)\n", rows=[2], note="misspelt key, then a method"),
-        Case("import torch._inductor.config as ic\nic.triton.cudagraph = True\n", rows=[2]),
-        Case("import torch\nx = torch._inductor.config.patch({'emulate_precision_cast': True})\n"),
-        Case("import torch\nsetattr(torch._dynamo.config, 'suppress_error', True)\n"),
+        Case("import torch._inductor.config as ic\nic.triton.cudagraph = True\n", at=[(2, 1)]),
+        Case("import torch\nx = torch._inductor.config.patch({'emulate_precision_cast': True})\n", at=[(2, 35)]),
+        Case("import torch\nsetattr(torch._dynamo.config, 'suppress_error', True)\n", at=[(2, 31)]),
     ]
 
     def check(self, facts) -> Iterator:
@@ -152,8 +155,7 @@ class UnknownCompileConfig(Rule):
                 hint = f" (did you mean `{extra}`?)" if extra else ""
                 return self.finding(
                     facts, node,
-                    f"`{module}.{key}` does not exist in torch {version}: setting or patching it "
-                    f"raises AttributeError{hint}",
+                    f"`{module}.{key}` does not exist in torch {version}{hint}",
                 )
             targets = {extra for _, status, extra in found if status == "alias"}
             if len(targets) != 1 or len(found) != sum(1 for _, s, _ in found if s == "alias"):
@@ -171,7 +173,7 @@ class UnknownCompileConfig(Rule):
                 return None
             return self.finding(
                 facts, node,
-                f"`{module}.{key}` is an old name of `{new}`, which every supported torch (>= {oldest}) has",
+                f"`{module}.{key}` is an old name of `{new}`, which every supported torch has",
                 fix=f"rename `{key}` to `{new}`",
                 data={"old": key, "new": new},
             )
