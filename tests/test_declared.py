@@ -66,6 +66,11 @@ def config(project, body):
     (project / "pyproject.toml").write_text("[tool.compile-lint]\n" + textwrap.dedent(body))
 
 
+def notes(finding):
+    """The messages of a finding's related locations (where its code is compiled)."""
+    return [r["message"] for r in finding.get("related") or ()]
+
+
 def check(project, *paths):
     return run("check", *(paths or (".",)), "--select", "CL303,CL402", "--output-format", "json", cwd=project)
 
@@ -82,7 +87,7 @@ def test_declared_class_is_a_region_and_reaches_other_files(project):
     # Net.forward calls blocks.jitter (another file): the RNG there is in the region
     assert found == {("blocks.py", 5, "CL303")}
     proc = check(project)
-    assert "declared compiled in the configuration" in json.loads(proc.stdout)[0]["message"]
+    assert notes(json.loads(proc.stdout)[0]) == ["declared compiled in the configuration, reaching this code from `Net.forward`"]
 
 
 def test_declared_function_and_reexport(project):
@@ -101,8 +106,8 @@ def test_table_form_with_mode(project):
         compiled = [{target = "pkg.model:Other", mode = "reduce-overhead"}]
         """)
     proc = check(project)
-    messages = [f["message"] for f in json.loads(proc.stdout)]
-    assert len(messages) == 1 and "declared compiled with mode='reduce-overhead'" in messages[0]
+    found = json.loads(proc.stdout)
+    assert len(found) == 1 and notes(found[0]) == ["declared compiled with mode='reduce-overhead' in the configuration"]
 
 
 def test_traced_list(project):
@@ -183,8 +188,10 @@ def test_markers(tmp_path):
     found = codes_at(proc)
     assert found == {("marked.py", 6, "CL303"), ("marked.py", 10, "CL303"), ("marked.py", 16, "CL303")}
     by_row = {f["location"]["row"]: f for f in json.loads(proc.stdout)}
-    assert "by a `# compile-lint: compiled` comment at marked.py:4" in by_row[6]["message"]
-    assert "mode='reduce-overhead'" in by_row[10]["message"]
+    assert notes(by_row[6]) == ["declared compiled by a `# compile-lint: compiled` comment"]
+    assert by_row[6]["related"][0]["location"]["row"] == 4  # the marker's line
+    assert notes(by_row[10]) == ["declared compiled with mode='reduce-overhead' by a `# compile-lint: compiled` comment"]
+    assert notes(by_row[16]) == ["declared compiled by a `# compile-lint: compiled` comment"]
 
 
 def test_marker_region_reaches_another_file(project):
@@ -217,9 +224,10 @@ def test_recorded_region_and_shapes(project):
     proc = check(project)
     found = codes_at(proc)
     assert found == {("model.py", 13, "CL402"), ("model.py", 14, "CL303")}
-    messages = {f["code"]: f["message"] for f in json.loads(proc.stdout)}
-    assert "3 input shapes ((1, 3, 8, 8) float32; (1, 3, 16, 16) float32; (1, 3, 24, 24) float32)" in messages["CL402"]
-    assert "recorded at run time" in messages["CL303"]
+    by_code = {f["code"]: f for f in json.loads(proc.stdout)}
+    assert "3 input shapes" in by_code["CL402"]["message"]
+    assert "((1, 3, 8, 8) float32; (1, 3, 16, 16) float32; (1, 3, 24, 24) float32)" in by_code["CL402"]["message"]
+    assert notes(by_code["CL303"]) == ["compiled by torch.compile() with mode='reduce-overhead', recorded at run time"]
 
 
 def test_recorded_single_shape_or_no_cudagraphs_is_not_cl402(project):

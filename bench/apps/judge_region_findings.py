@@ -87,7 +87,7 @@ def main(argv=None) -> int:
               f"{100 * (verdicts['true'] + verdicts['latent']) / n:.0f}%")
     gone = [j for k, j in by_key.items() if k not in used]
     if gone:
-        print(f"\njudged but no longer reported ({len(gone)}):")
+        print(f"\njudged, not reported by this run (fixed, or found only by another branch) ({len(gone)}):")
         for j in gone:
             print(f"  {j['verdict']:6} {j['code']} {j['app']}/{j['path']}:{j['line']}  {j['text']}")
     if unjudged:

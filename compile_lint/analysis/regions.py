@@ -1,4 +1,4 @@
-"""Compiled, traced and cudagraph regions (the "Words" of hazards.md).
+"""Compiled, traced and cudagraph regions.
 
 Two steps, so the same code serves one file and a whole project:
 
@@ -917,6 +917,14 @@ class ProjectIndex:
             target = Ref(dotted)
         return replace(site, target=target) if target != site.target else site
 
+    def declared_sites(self) -> list[Site]:
+        """Entry sites of config-declared, marker and recorded regions (origin != "static")."""
+        if self.resolved_declared is None:
+            from .declared import resolve
+
+            self.resolved_declared = resolve(self, self.declared)
+        return [site for site, _code in self.resolved_declared.entries]
+
     def regions(self) -> dict[str, RegionInfo]:
         """dotted def name -> RegionInfo, for every def in a compiled or traced region."""
         result: dict[str, RegionInfo] = {}
@@ -937,9 +945,7 @@ class ProjectIndex:
                 self._mark(result, dotted, summary, info, kinds, site, None, 0)
         # declared and recorded regions: entry sites like any other, plus the code a
         # recorded run saw Dynamo compile (functions inlined into its graphs)
-        from .declared import resolve
-
-        self.resolved_declared = resolve(self, self.declared)
+        self.declared_sites()
         for site, compiled_code in self.resolved_declared.entries:
             kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
             entries = self._entry_defs(site.target)

@@ -60,6 +60,8 @@ class Rule:
     # every file. True: only looks inside regions, runs only on files holding one.
     # None (unknown): runs after the index, on every file (correct, but slower).
     uses_regions: ClassVar[Optional[bool]] = None
+    # False: `ALL` (the default selection) leaves the rule out; select it by code or prefix.
+    default_selected: ClassVar[bool] = True
     valid: ClassVar[list[Case]] = []
     invalid: ClassVar[list[Case]] = []
 
@@ -128,4 +130,8 @@ def site_note(site, via: Optional[str] = None) -> str:
     verb = "compiled" if site.kind == COMPILE else "traced"
     api = "Module.compile()" if site.api == "Module.compile" else f"{site.api}()"
     text = f"{verb} by {api}" + (f" with {', '.join(opts)}" if opts else "")
+    if getattr(site, "origin", "static") != "static":  # declared or recorded (analysis/declared.py)
+        from ..analysis.declared import declared_note
+
+        text = declared_note(site)
     return f"{text}, reaching this code from `{via}`" if via else text

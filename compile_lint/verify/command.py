@@ -195,9 +195,9 @@ def _job_options(options: VerifyOptions, device: str, artifacts: Optional[str], 
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default=None,
               help="auto: CUDA when available (default).")
 @click.option("--timeout", type=click.FloatRange(min=1), default=None,
-              help="Seconds per target; then its worker is killed (default 900).")
+              help="Seconds per target; then its worker is killed (default 1800).")
 @click.option("--check-timeout", type=click.FloatRange(min=1), default=None,
-              help="Seconds per check; then it is could-not-check and the next check runs (default 300).")
+              help="Seconds per check; then it is could-not-check and the next check runs (default 600).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Targets in parallel on CPU.")
 @click.option("--gpu-jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Targets in parallel on CUDA.")

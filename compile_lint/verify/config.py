@@ -143,8 +143,8 @@ class VerifyOptions:
     dtypes: list = field(default_factory=list)  # extra low-precision dtypes for every target
     dynamic: tuple = (False, True)
     checks: Optional[list] = None  # None: every check that applies
-    timeout: float = 900.0  # per target (the worker is killed)
-    check_timeout: float = 300.0  # per check (the check is abandoned, the next one runs)
+    timeout: float = 1800.0  # per target (the worker is killed)
+    check_timeout: float = 600.0  # per check (the check is abandoned, the next one runs)
     jobs: int = 1
     device: str = "auto"
     quick: bool = False
