@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Optional
 
-from .model import Edit, Finding, Position
+from .model import Edit, Finding, Position, Related
 
 NOTEBOOK_SUFFIX = ".ipynb"
 BOUNDARY = "#%% compile-lint cell boundary"
@@ -543,6 +543,19 @@ def in_cells(findings):
     return out
 
 
+@dataclass(frozen=True)
+class CellRelated(Related):
+    """A related place in the same notebook: `row` is relative to cell `cell`."""
+
+    cell: int = 1
+    file_row: int = 1
+
+    @classmethod
+    def of(cls, r: Related, nb: Notebook) -> "CellRelated":
+        cell, row = nb.locate(r.row)
+        return cls(r.path, row, r.column, r.message, cell=cell, file_row=nb.file_row(r.row))
+
+
 @dataclass
 class CellFinding(Finding):
     """A finding in a notebook: `start`/`end` (and fix edits) are relative to cell
@@ -570,23 +583,13 @@ class CellFinding(Finding):
                 _, r2 = nb.locate(e.end_location.row)
                 edits.append(Edit(e.content, Position(r1, e.location.column), Position(r2, e.end_location.column)))
             values["fix"] = replace(f.fix, edits=edits)
-        values["message"] = _message_in_cells(f.message, nb)
+        same = os.path.abspath(f.path)
+        values["related"] = [
+            CellRelated.of(r, nb) if os.path.abspath(r.path) == same else r for r in (f.related or [])
+        ]
         return cls(**values, cell=cell, module_start=f.start, file_row=nb.file_row(f.start.row))
 
     def sort_key(self):
         start = self.module_start or self.start
         return (self.path, start.row, start.column, self.code)
 
-
-def _message_in_cells(message: str, nb: Notebook) -> str:
-    """Messages that name another place of the same notebook (`at nb.ipynb:12`) name
-    its cell instead (`at nb.ipynb:cell 6:1`)."""
-    name = os.path.basename(nb.path)
-    if f"{name}:" not in message:
-        return message
-
-    def cell_row(match):
-        cell, row = nb.locate(int(match.group(1)))
-        return f"{name}:cell {cell}:{row}"
-
-    return re.sub(re.escape(name) + r":(\d+)\b", cell_row, message)

@@ -1,4 +1,4 @@
-"""Compiled, traced and cudagraph regions (the "Words" of hazards.md).
+"""Compiled, traced and cudagraph regions.
 
 Two steps, so the same code serves one file and a whole project:
 
@@ -36,6 +36,7 @@ TRACE_FUNCS = frozenset(
         "torch.export.export",
         "torch.export.export_for_training",
         "torch.onnx.export",
+        "torch.onnx._export",
         "torch.onnx.dynamo_export",
     }
 )

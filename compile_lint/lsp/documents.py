@@ -126,7 +126,29 @@ def lsp_range(codec, place: Place, start: Position, end: Position) -> types.Rang
     return types.Range(start=first, end=last)
 
 
-def diagnostic(codec, place: Place, f: Finding) -> types.Diagnostic:
+def related_information(codec, linted: "Linted", f: Finding) -> Optional[list[types.DiagnosticRelatedInformation]]:
+    """Where the code is compiled or traced, in this buffer (a cell of it) or another file."""
+    import os
+    from pathlib import Path
+
+    out = []
+    for rel in f.related or ():
+        column = rel.column or 1
+        if os.path.abspath(rel.path) == linted.path:
+            place = linted.place_of(rel.row)
+            if place is None:
+                continue
+            pos = lsp_position(codec, place, rel.row, column)
+            uri = place.uri
+        else:
+            pos = types.Position(line=max(rel.row - 1, 0), character=max(column - 1, 0))
+            uri = Path(os.path.abspath(rel.path)).as_uri()
+        out.append(types.DiagnosticRelatedInformation(
+            location=types.Location(uri=uri, range=types.Range(start=pos, end=pos)), message=rel.message))
+    return out or None
+
+
+def diagnostic(codec, place: Place, f: Finding, linted: Optional["Linted"] = None) -> types.Diagnostic:
     end = f.end
     if place.row_offset and end.row - place.row_offset > len(place.lines):
         end = f.start  # ends past the cell: mark its start
@@ -140,8 +162,19 @@ def diagnostic(codec, place: Place, f: Finding) -> types.Diagnostic:
         code=f.code,
         code_description=types.CodeDescription(href=DOC_URL.format(code=f.code)),
         source=SOURCE,
+        related_information=[related_information(r) for r in f.related] or None,
         data=data,
+        related_information=related_information(codec, linted, f) if linted is not None else None,
     )
+
+
+def related_information(rel) -> types.DiagnosticRelatedInformation:
+    """A finding's related location (where its code is compiled), as the editor shows it."""
+    import pathlib
+
+    at = types.Position(line=max(rel.row - 1, 0), character=max((rel.column or 1) - 1, 0))
+    uri = pathlib.Path(rel.path).absolute().as_uri()
+    return types.DiagnosticRelatedInformation(types.Location(uri, types.Range(at, at)), rel.message)
 
 
 def diagnostics_by_uri(codec, linted: Linted) -> dict[str, list[types.Diagnostic]]:
@@ -149,7 +182,7 @@ def diagnostics_by_uri(codec, linted: Linted) -> dict[str, list[types.Diagnostic
     for f in linted.findings:
         place = linted.place_of(f.start.row)
         if place is not None:
-            out.setdefault(place.uri, []).append(diagnostic(codec, place, f))
+            out.setdefault(place.uri, []).append(diagnostic(codec, place, f, linted))
     return out
 
 

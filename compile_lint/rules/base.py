@@ -60,6 +60,8 @@ class Rule:
     # every file. True: only looks inside regions, runs only on files holding one.
     # None (unknown): runs after the index, on every file (correct, but slower).
     uses_regions: ClassVar[Optional[bool]] = None
+    # False: `ALL` (the default selection) leaves the rule out; select it by code or prefix.
+    default_selected: ClassVar[bool] = True
     valid: ClassVar[list[Case]] = []
     invalid: ClassVar[list[Case]] = []
 

@@ -89,8 +89,9 @@ class CudagraphDynamicShapes(Rule):
     Numerics do not change.
 
     ## References
-    - hazards.md CL402 (one graph per distinct size; warning past
-      `cudagraph_dynamic_shape_warn_limit` = 8, `cudagraph_utils.py`)
+    - `torch/_inductor/cudagraph_utils.py`: one CUDA graph per distinct size, a warning past
+      `cudagraph_dynamic_shape_warn_limit` (8). `fixtures/verify/cuda_multi_size_upscaler.py`
+      is the GPU check
     - PyTorch docs, "CUDAGraph Trees" (dynamic shapes re-record)
     """
 
@@ -367,8 +368,8 @@ class CudagraphDynamicShapes(Rule):
             shown = "; ".join(shapes[:3]) + ("; ..." if len(shapes) > 3 else "")
             out.append(self.finding(
                 facts, def_name(func),
-                f"CUDA-graph compiled `{facts.qualname_of(func)}` ran at {len(shapes)} input shapes in a recorded run "
-                f"({shown}): one graph per shape",
+                f"CUDA-graph compiled `{facts.qualname_of(func)}` ran at {len(shapes)} input shapes ({shown}) "
+                "in a recorded run: one graph per shape",
                 region=facts.region_of(func),
             ))
         yield from out
