@@ -25,7 +25,7 @@ PASS_METHODS = frozenset({
     "prod", "nansum", "float_", "t",
 })
 NO_GRAD_FUNCS = NO_GRAD_METHODS | frozenset({
-    "arange", "zeros", "ones", "full", "empty", "tensor", "as_tensor", "zeros_like", "ones_like",
+    "arange", "zeros", "ones", "full", "empty", "tensor", "as_tensor", "scalar_tensor", "zeros_like", "ones_like",
     "full_like", "empty_like", "linspace", "eye", "randint", "bucketize", "searchsorted", "numel",
     "where_nonzero",
 })
