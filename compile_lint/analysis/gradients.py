@@ -25,7 +25,7 @@ PASS_METHODS = frozenset({
     "prod", "nansum", "float_", "t",
 })
 NO_GRAD_FUNCS = NO_GRAD_METHODS | frozenset({
-    "arange", "zeros", "ones", "full", "empty", "tensor", "as_tensor", "zeros_like", "ones_like",
+    "arange", "zeros", "ones", "full", "empty", "tensor", "as_tensor", "scalar_tensor", "zeros_like", "ones_like",
     "full_like", "empty_like", "linspace", "eye", "randint", "bucketize", "searchsorted", "numel",
     "where_nonzero",
 })
@@ -107,11 +107,15 @@ class GradientFacts:
                     return True
                 if name in PASS_FUNCS and expr.args:
                     return self.no_grad(expr.args[0], seen)
+                if name == "where" and len(expr.args) == 3:
+                    return self.no_grad(expr.args[1], seen) and self.no_grad(expr.args[2], seen)
             return False
         if isinstance(expr, ast.Name):
             func = facts.enclosing_function(expr)
-            if func is None or isinstance(func, ast.Lambda) or (id(func), expr.id) in seen:
+            if func is None or isinstance(func, ast.Lambda):
                 return False
+            if (id(func), expr.id) in seen:
+                return True  # `xs = f(xs)`: the name's other values decide
             values = self._locals(func).get(expr.id)
             if not values or any(v is None for v in values):
                 return False

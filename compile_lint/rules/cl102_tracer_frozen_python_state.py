@@ -261,7 +261,7 @@ class TracerFrozenPythonState(Rule):
                 return traced
             """,
             rows=[12],
-            note="the trace is returned: its callers get alpha 0.5",
+            at=[(12, 5)], note="the trace is returned: its callers get alpha 0.5",
         ),
         Case(
             """\
@@ -279,7 +279,7 @@ class TracerFrozenPythonState(Rule):
             traced.save("blend.pt")
             """,
             rows=[11],
-            note="saved after the change: the file has alpha 0.5",
+            at=[(11, 1)], note="saved after the change: the file has alpha 0.5",
         ),
         Case(
             """\
@@ -298,7 +298,7 @@ class TracerFrozenPythonState(Rule):
                 return traced(fg, bg)
             """,
             rows=[11],
-            note="a module global that a function calls later",
+            at=[(11, 1)], note="a module global that a function calls later",
         ),
         Case(
             """\
@@ -318,7 +318,7 @@ class TracerFrozenPythonState(Rule):
                     model.alpha = 0.3
             """,
             rows=[14],
-            note="stored on self, then the attribute changes",
+            at=[(14, 9)], note="stored on self, then the attribute changes",
         ),
         Case(
             """\

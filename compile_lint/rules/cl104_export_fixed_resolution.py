@@ -263,7 +263,7 @@ class ExportFixedResolution(Rule):
             },
             path="export.py",
             rows=[10],
-            note="model class in another file, torch.onnx._export, an image made a batch",
+            at=[(10, 5)], note="model class in another file, torch.onnx._export, an image made a batch",
         ),
         Case(
             """\
@@ -284,7 +284,7 @@ class ExportFixedResolution(Rule):
             },
             path="export.py",
             rows=[6],
-            note="sizes from names; the model in another file",
+            at=[(6, 1)], note="sizes from names; the model in another file",
         ),
         Case(
             """\

@@ -519,7 +519,7 @@ class ModuleListNotRegistered(Rule):
                     return sum(loss(pred, target) for loss in self.losses)
             """,
             rows=[5],
-            note="a weighted loss holds a buffer: `.to()` leaves it behind",
+            at=[(5, 9)], note="a weighted loss holds a buffer: `.to()` leaves it behind",
         ),
         Case(
             """\
@@ -555,7 +555,7 @@ class ModuleListNotRegistered(Rule):
                     return x
             """,
             rows=[5],
-            note="one module registered, the other not",
+            at=[(5, 9)], note="one module registered, the other not",
         ),
         Case(
             """\
@@ -581,7 +581,7 @@ class ModuleListNotRegistered(Rule):
                     return x
             """,
             rows=[5],
-            note="stateless and stateful mixed",
+            at=[(5, 9)], note="stateless and stateful mixed",
         ),
     ]
 

@@ -401,7 +401,7 @@ class RngInCompiledRegion(Rule):
             attn = torch.compile(Attention())
             """,
             rows=[11],
-            note="SDPA attention dropout in train mode",
+            at=[(11, 16)], note="SDPA attention dropout in train mode",
         ),
         Case(
             """
@@ -413,7 +413,7 @@ class RngInCompiledRegion(Rule):
                 return sdpa(q, k, v, None, p)
             """,
             rows=[7],
-            note="dropout_p positional, from a parameter",
+            at=[(7, 12)], note="dropout_p positional, from a parameter",
         ),
         Case(
             """
@@ -427,7 +427,7 @@ class RngInCompiledRegion(Rule):
                 return x
             """,
             rows=[8],
-            note="the branch that runs on every torch with torch.compile",
+            at=[(8, 16)], note="the branch that runs on every torch with torch.compile",
         ),
     ]
 

@@ -223,7 +223,7 @@ class NanGradInWhere(Rule):
                 return torch.where(u <= 0.04045, u / 12.92, ((u.clamp(min=0.04045) + 0.055) / 1.055) ** 2.4)
             """,
             rows=[5],
-            note="not compiled: the NaN gradient happens in eager too",
+            at=[(5, 49)], note="not compiled: the NaN gradient happens in eager too",
         ),
         Case(
             """
@@ -235,7 +235,7 @@ class NanGradInWhere(Rule):
                 return torch.where(n > 0, tp / n, 0.0)
             """,
             rows=[7],
-            note="a soft count of probabilities carries a gradient",
+            at=[(7, 31)], note="a soft count of probabilities carries a gradient",
         ),
         Case(
             files={

@@ -233,7 +233,7 @@ class CudagraphOutputRetained(Rule):
                     return self.model.decoder(self.features, points)
             """,
             rows=[10],
-            note="kept across methods of a predictor: the next set_image overwrites the features predict reads",
+            at=[(10, 25)], note="kept across methods of a predictor: the next set_image overwrites the features predict reads",
         ),
         Case(
             """

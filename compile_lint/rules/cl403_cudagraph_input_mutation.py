@@ -222,7 +222,7 @@ class CudagraphInputMutation(Rule):
                 return x
             """,
             rows=[6],
-            note="subscript assignment into a parameter; the multi-axis index says it is a tensor",
+            at=[(6, 5)], note="subscript assignment into a parameter; the multi-axis index says it is a tensor",
         ),
         Case(
             """
@@ -237,7 +237,7 @@ class CudagraphInputMutation(Rule):
 
             paste = torch.compile(Paste(), mode="max-autotune")
             """,
-            rows=[8],
+            rows=[8], at=[(8, 9)], note="slices on two axes into a parameter",
         ),
     ]
 
