@@ -543,6 +543,14 @@ def in_cells(findings):
     return out
 
 
+def _related_in_cells(rel, path: str, nb: "Notebook"):
+    """A related location in the same notebook, with its row relative to its cell."""
+    if rel.path != path:
+        return rel
+    cell, row = nb.locate(rel.row)
+    return replace(rel, row=row, message=f"{rel.message} (cell {cell})")
+
+
 @dataclass
 class CellFinding(Finding):
     """A finding in a notebook: `start`/`end` (and fix edits) are relative to cell
@@ -571,6 +579,7 @@ class CellFinding(Finding):
                 edits.append(Edit(e.content, Position(r1, e.location.column), Position(r2, e.end_location.column)))
             values["fix"] = replace(f.fix, edits=edits)
         values["message"] = _message_in_cells(f.message, nb)
+        values["related"] = [_related_in_cells(r, f.path, nb) for r in f.related]
         return cls(**values, cell=cell, module_start=f.start, file_row=nb.file_row(f.start.row))
 
     def sort_key(self):

@@ -69,7 +69,9 @@ def test_check_names_cells_and_follows_regions_across_cells(nb):
     assert lines[0].startswith("exp.ipynb:cell 3:3:35: CL101 ")
     assert lines[1].startswith("exp.ipynb:cell 3:3:54: CL101 ")
     assert lines[2].startswith("exp.ipynb:cell 6:3:1: CL503 ")
-    assert "at exp.ipynb:cell 6:1" in lines[0]  # where it is traced, named by cell
+    data = json.loads(run("check", "--output-format", "json", ".", cwd=nb.parent).stdout)
+    [site] = data[0]["related"]  # where it is traced, named by cell
+    assert site["location"]["row"] == 1 and site["message"].endswith("(cell 6)")
     assert lines[3].startswith("Found 3 findings")
     assert "CL000" not in proc.stdout  # magics, `!`, `?` and %%bash were not parsed
 
