@@ -6,7 +6,7 @@ Runs bench/record_train.py (a small conv net, compiled, trained for --steps step
   recorded --eager   compile-lint record --eager-backend -- python ...
   plain eager        python record_train.py --backend eager (the recorder's own cost
                                                              next to `recorded --eager`)
-and reports, per case, the median wall time of the whole command and of one training
+each with an empty Inductor cache, and reports, per case, the median wall time of the whole command and of one training
 step after warm-up (the script measures that itself), over --repeat runs.
 
   python bench/record_overhead.py [--steps 200] [--repeat 2] [--append bench/results.md]
@@ -29,6 +29,8 @@ SCRIPT = os.path.join(HERE, "record_train.py")
 
 def run(cmd: list[str], cwd: str) -> tuple[float, float]:
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # every run compiles cold: Inductor's on-disk caches would favour the later cases
+    env["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="inductor-", dir=cwd)
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start

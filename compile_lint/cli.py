@@ -383,6 +383,33 @@ def clean(config_file):
         click.echo(f"No cache at {os.path.join(root, CACHE_DIR)}")
 
 
+@cli.command("regions")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", help="How sites are printed (default: text).")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file for every path.")
+@click.option("--force-exclude", is_flag=True, help="Apply exclusions to paths named on the command line too.")
+@click.option("--stdin-filename", help="The name of the file read from stdin (`-`).")
+@_guard
+def regions_command(**opts):
+    """Show every compile/trace site in PATHS: what it resolved to (or why not), its
+    mode and options, and the functions it reaches."""
+    from .project_root import find_project_root
+    from .regions_report import build_index, render, report
+
+    run = Run(opts)
+    files, stdin, errors = run.files()
+    index, read_errors = build_index(files, run.settings_for, stdin)
+    first = (list(opts.get("paths") or ()) or ["."])[0]
+    first = stdin[0] if first == "-" and stdin and stdin[0] != "-" else (os.getcwd() if first == "-" else first)
+    root = find_project_root(first, None if opts.get("config_file") is None else run.settings_for(first))
+    if root is None:  # no project marker: paths are shown relative to the folder given
+        root = os.path.abspath(first if os.path.isdir(first) else os.path.dirname(first) or ".")
+    run.emit(render(report(index, root), opts["output_format"]))
+    if _report_errors(list(errors) + read_errors):
+        sys.exit(EXIT_ERROR)
+
+
 @cli.command("rules")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
 def rules_command(output_format):

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Optional
 
-from .model import Edit, Finding, Position
+from .model import Edit, Finding, Position, Related
 
 NOTEBOOK_SUFFIX = ".ipynb"
 BOUNDARY = "#%% compile-lint cell boundary"
@@ -543,12 +543,17 @@ def in_cells(findings):
     return out
 
 
-def _related_in_cells(rel, path: str, nb: "Notebook"):
-    """A related location in the same notebook, with its row relative to its cell."""
-    if rel.path != path:
-        return rel
-    cell, row = nb.locate(rel.row)
-    return replace(rel, row=row, message=f"{rel.message} (cell {cell})")
+@dataclass(frozen=True)
+class CellRelated(Related):
+    """A related place in the same notebook: `row` is relative to cell `cell`."""
+
+    cell: int = 1
+    file_row: int = 1
+
+    @classmethod
+    def of(cls, r: Related, nb: Notebook) -> "CellRelated":
+        cell, row = nb.locate(r.row)
+        return cls(r.path, row, r.column, r.message, cell=cell, file_row=nb.file_row(r.row))
 
 
 @dataclass
@@ -578,24 +583,13 @@ class CellFinding(Finding):
                 _, r2 = nb.locate(e.end_location.row)
                 edits.append(Edit(e.content, Position(r1, e.location.column), Position(r2, e.end_location.column)))
             values["fix"] = replace(f.fix, edits=edits)
-        values["message"] = _message_in_cells(f.message, nb)
-        values["related"] = [_related_in_cells(r, f.path, nb) for r in f.related]
+        same = os.path.abspath(f.path)
+        values["related"] = [
+            CellRelated.of(r, nb) if os.path.abspath(r.path) == same else r for r in (f.related or [])
+        ]
         return cls(**values, cell=cell, module_start=f.start, file_row=nb.file_row(f.start.row))
 
     def sort_key(self):
         start = self.module_start or self.start
         return (self.path, start.row, start.column, self.code)
 
-
-def _message_in_cells(message: str, nb: Notebook) -> str:
-    """Messages that name another place of the same notebook (`at nb.ipynb:12`) name
-    its cell instead (`at nb.ipynb:cell 6:1`)."""
-    name = os.path.basename(nb.path)
-    if f"{name}:" not in message:
-        return message
-
-    def cell_row(match):
-        cell, row = nb.locate(int(match.group(1)))
-        return f"{name}:cell {cell}:{row}"
-
-    return re.sub(re.escape(name) + r":(\d+)\b", cell_row, message)

@@ -44,6 +44,28 @@ def resolve_version(wanted: Optional[str]) -> str:
     return older[-1] if older else versions[0]
 
 
+def supported_versions(oldest: Optional[str]) -> list[str]:
+    """The known releases a project whose oldest supported torch is `oldest` runs on.
+
+    `target-torch-version` means the OLDEST torch the project supports (Ruff's
+    `target-version`). Unset: only the newest known release (nothing is known about
+    older ones the project may support). Older than every known release: all of them.
+    """
+    versions = known_versions()
+    if not oldest:
+        return versions[-1:]
+    first = resolve_version(oldest)
+    return [v for v in versions if _key(v) >= _key(first)]
+
+
+def covers_all_supported(oldest: Optional[str]) -> bool:
+    """Does the table know every release from `oldest` on? Only then may a rule say
+    that a spelling exists in every torch the project supports."""
+    if not oldest:
+        return False
+    return _key(oldest) >= _key(known_versions()[0])[: len(_key(oldest))]
+
+
 def config_modules() -> tuple[str, ...]:
     return tuple(sorted(_table()[known_versions()[-1]], key=len, reverse=True))
 
@@ -61,6 +83,13 @@ class ConfigTable:
         keys, aliases, attrs = info["keys"], info["aliases"], set(info["attributes"])
         head = key.split(".", 1)[0]
         nested = any(k.startswith(head + ".") for k in keys)  # a config class like `triton`
+        # `reorderable_logging_functions.add`: a method or attribute of a key's value
+        # (a set, a list, a dict), not a key of its own.
+        parts = key.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:cut])
+            if (prefix in keys or prefix in aliases) and not any(k.startswith(prefix + ".") for k in keys):
+                return "ok", None
         if key in aliases:
             target = aliases[key]
             if target.startswith(module + "."):

@@ -68,9 +68,14 @@ def cli(*args: str, cwd: str) -> subprocess.CompletedProcess:
 
 
 def _copy(src: str, dest_folder: str) -> str:
+    """Copy an entry alone, with its folder's `compile-lint.toml` when there is one (a
+    rule that is off by default, such as CL103, is selected there)."""
     os.makedirs(dest_folder, exist_ok=True)
     dest = os.path.join(dest_folder, os.path.basename(src))
     (shutil.copytree if os.path.isdir(src) else shutil.copyfile)(src, dest)
+    config = os.path.join(os.path.dirname(src), "compile-lint.toml")
+    if os.path.exists(config):
+        shutil.copyfile(config, os.path.join(dest_folder, "compile-lint.toml"))
     return dest
 
 

@@ -69,9 +69,6 @@ def test_check_names_cells_and_follows_regions_across_cells(nb):
     assert lines[0].startswith("exp.ipynb:cell 3:3:35: CL101 ")
     assert lines[1].startswith("exp.ipynb:cell 3:3:54: CL101 ")
     assert lines[2].startswith("exp.ipynb:cell 6:3:1: CL503 ")
-    data = json.loads(run("check", "--output-format", "json", ".", cwd=nb.parent).stdout)
-    [site] = data[0]["related"]  # where it is traced, named by cell
-    assert site["location"]["row"] == 1 and site["message"].endswith("(cell 6)")
     assert lines[3].startswith("Found 3 findings")
     assert "CL000" not in proc.stdout  # magics, `!`, `?` and %%bash were not parsed
 
@@ -79,6 +76,7 @@ def test_check_names_cells_and_follows_regions_across_cells(nb):
 def test_text_report_shows_the_cell_line(nb):
     proc = run("check", "exp.ipynb", cwd=nb.parent)
     assert "3 |     return F.interpolate(x, size=(int(ref.shape[2])" in proc.stdout
+    assert "= note: exp.ipynb:cell 6:1: traced by torch.jit.trace()" in proc.stdout  # named by cell
     assert "3 | torch.compile(model)" in proc.stdout
 
 
@@ -87,6 +85,8 @@ def test_json_has_cell_and_rows_relative_to_it(nb):
     items = json.loads(proc.stdout)
     got = [(i["code"], i["cell"], i["location"]["row"], i["location"]["column"]) for i in items]
     assert got == [("CL101", 3, 3, 35), ("CL101", 3, 3, 54), ("CL503", 6, 3, 1)]
+    (related,) = items[0]["related"]
+    assert (related["cell"], related["location"]["row"]) == (6, 1)
     edit = items[2]["fix"]["edits"][0]
     assert edit["location"]["row"] == 3 and edit["content"].startswith("model = ")
 

@@ -92,9 +92,8 @@ def project(tmp_path):
 def findings(project):
     proc = cli("check", ".", "--no-cache", "--select", "CL303,CL402", "--output-format", "json", cwd=project)
     assert proc.returncode in (0, 1), proc.stderr
-    # the message, then the notes of its related locations (where the code is compiled)
     return [(f["filename"].replace(os.sep, "/").rsplit("/", 2)[-2:], f["location"]["row"], f["code"],
-             " | ".join([f["message"]] + [r["message"] for r in f["related"]]))
+             f["message"] + " | " + " | ".join(r["message"] for r in f.get("related") or ()))
             for f in json.loads(proc.stdout)]
 
 
@@ -119,7 +118,8 @@ def test_record_then_check_sees_the_model_loaded_by_string(project):
     assert codes == {(("models", "net.py"), 15, "CL303"), (("models", "net.py"), 14, "CL402")}
     messages = {code: message for _, _, code, message in found}
     assert "recorded at run time" in messages["CL303"]
-    assert "3 input shapes ((1, 3, 16, 16) float32; (1, 3, 24, 24) float32; (1, 3, 32, 32) float32)" in messages["CL402"]
+    assert "3 input shapes" in messages["CL402"]
+    assert "((1, 3, 16, 16) float32; (1, 3, 24, 24) float32; (1, 3, 32, 32) float32)" in messages["CL402"]
 
     # merging a run that compiles nothing keeps the file byte for byte; --fresh starts over
     before = (project / "compile-lint-regions.json").read_bytes()

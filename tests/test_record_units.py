@@ -58,3 +58,41 @@ def test_verify_takes_recorded_inputs(tmp_path):
     use_recorded_inputs(specs)
     assert [(i.shape, i.dtype) for i in specs[0].inputs] == [([2, 3, 16, 16], "float32")]  # the first the file lists
     assert specs[1].inputs is None  # not recorded: synthesised as before
+
+
+def test_recorded_command_dies_with_compile_lint(tmp_path):
+    """SIGKILL to `compile-lint record` (a CI timeout, the OOM killer) ends the command too."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    pid_file = tmp_path / "pid"
+    script = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    record = subprocess.Popen([sys.executable, "-m", "compile_lint", "record", "--", sys.executable, "-c", script],
+                              cwd=str(tmp_path), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        child = int(pid_file.read_text())
+        record.send_signal(signal.SIGKILL)
+        record.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(child, signal.SIGKILL)
+            raise AssertionError("the recorded command outlived compile-lint record")
+    finally:
+        if record.poll() is None:
+            record.kill()

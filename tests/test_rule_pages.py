@@ -15,7 +15,9 @@ MINE = ["CL101", "CL102", "CL103", "CL104", "CL201", "CL202", "CL203", "CL204"]
 @pytest.mark.parametrize("code", MINE)
 def test_page_cites_hazards_and_sections(code):
     page = get_rule(code).page()
-    assert f"hazards.md {code}" in page
+    assert "hazards.md" not in page, "pages cite nothing outside the repository"
+    refs = page[page.index("## References"):]
+    assert any(where in refs for where in ("scripts/", "fixtures/", "tests/", "bench/", "torch/", "pytorch#"))
     assert page.index("## What it does") < page.index("## Why is this bad?") < page.index("## References")
 
 
@@ -30,5 +32,5 @@ def test_pages_have_evidence():
 
     for code in ("CL301", "CL302", "CL303", "CL304", "CL401", "CL402", "CL403"):
         page = get_rule(code).page()
-        assert f"hazards.md {code}" in page
+        assert "hazards.md" not in page, "pages cite nothing outside the repository"
         assert "pytorch#" in page or "kornia" in page or "cudagraph_utils.py" in page

@@ -23,7 +23,7 @@ from typing import Iterator, Optional
 
 from ..source import ParseFailure, SourceFile
 from .facts import FUNCTION_NODES, ModuleFacts
-from .names import NameTable, module_name_for
+from .names import NameTable, import_root, module_name_for
 from .regions import COMPILE, CUDAGRAPH_MODES, RegionInfo, Site
 
 COMPILE_FUNCS = frozenset({"torch.compile"})
@@ -419,20 +419,25 @@ def facts_for_path(facts: ModuleFacts, path: str) -> Optional[ModuleFacts]:
 
 
 def path_for_module(facts: ModuleFacts, module: str) -> Optional[str]:
-    """The file of a project module named by dotted `module`, found next to this file."""
+    """The file of a project module named by dotted `module` (as an import in this file
+    writes it, or as the module name of a relative import), found next to this file,
+    in its import root, or in the folders above it (names.import_root)."""
     own = facts.names.module
     if not own:
         return None
-    parts = own.split(".")
-    folder = os.path.dirname(os.path.abspath(facts.path))
-    if facts.names.is_package:
-        parts = parts + ["__init__"]
-    for _ in parts[:-1]:
-        folder = os.path.dirname(folder)
-    base = os.path.join(folder, *module.split("."))
-    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
-        if os.path.isfile(candidate):
-            return candidate
+    here = os.path.dirname(os.path.abspath(facts.path))
+    root, prefix = import_root(facts.path)
+    folders = [here, root]
+    above = root
+    for _ in range(len(prefix)):  # a name that starts at the project root
+        above = os.path.dirname(above)
+        folders.append(above)
+    parts = module.split(".")
+    for folder in dict.fromkeys(folders):
+        base = os.path.join(folder, *parts)
+        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+            if os.path.isfile(candidate):
+                return candidate
     return None
 
 

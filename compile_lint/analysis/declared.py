@@ -429,6 +429,23 @@ def _exists_on_disk(index, parts: list[str]) -> bool:
     return False
 
 
+def declared_note(site) -> str:
+    """The note on a declared or recorded site's related location (the location says where)."""
+    opts = []
+    if site.mode:
+        opts.append(f"mode={site.mode!r}")
+    if site.dynamic is not None:
+        opts.append(f"dynamic={site.dynamic}")
+    how = f" with {', '.join(opts)}" if opts else ""
+    if site.origin == "recorded":
+        api = site.recording.api if site.recording else "torch.compile"
+        api = "Module.compile()" if api == "Module.compile" else f"{api}()"
+        return f"{site.kind} by {api}{how}, recorded at run time"
+    if site.origin == "marker":
+        return f"declared {site.kind}{how} by a `# compile-lint: {site.kind}` comment"
+    return f"declared {site.kind}{how} in the configuration"
+
+
 def describe_declared(site) -> str:
     """How a declared or recorded Site reads in findings."""
     from .regions import _display

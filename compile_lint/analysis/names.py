@@ -27,25 +27,75 @@ class Partial:
     keywords: tuple[tuple[str, ast.expr], ...]
 
 
+ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+
+
+def _has_init(folder: str, cache: dict) -> bool:
+    has_init = cache.get(folder)
+    if has_init is None:
+        has_init = cache[folder] = os.path.isfile(os.path.join(folder, "__init__.py"))
+    return has_init
+
+
+def _marked_root(folder: str, cache: dict) -> Optional[str]:
+    """The nearest folder at or above `folder` holding a project marker, or None."""
+    key = ("root", folder)
+    if key in cache:
+        return cache[key]
+    if any(os.path.exists(os.path.join(folder, marker)) for marker in ROOT_MARKERS):
+        found: Optional[str] = folder
+    else:
+        parent = os.path.dirname(folder)
+        found = None if parent == folder else _marked_root(parent, cache)
+    cache[key] = found
+    return found
+
+
+def import_root(path: str, _cache: dict = {}) -> tuple[str, tuple[str, ...]]:
+    """The folder `path` is imported from (above its top package, or its own folder for
+    a script), and that folder's parts below the project root ("" parts when the root
+    is the folder itself or no project root is known)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while _has_init(folder, _cache):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    root = _marked_root(folder, _cache)
+    if root is None or root == folder:
+        return folder, ()
+    rel = os.path.relpath(folder, root)
+    return folder, tuple(part.replace(".", "_") for part in rel.split(os.sep) if part and part != ".")
+
+
 def module_name_for(path: str, _cache: dict = {}) -> tuple[str, bool]:
-    """Dotted module name of `path` from its package folders, and whether it is a package."""
+    """Dotted module name of `path`, and whether it is a package.
+
+    The name is the import name from the file's package folders, prefixed by the
+    folder it is imported from relative to the project root (the nearest folder with
+    `pyproject.toml`, `setup.cfg` or `.git`): `tools/train.py` and `scripts/train.py`
+    are `tools.train` and `scripts.train`, never one module. The region index maps an
+    import written in a file (`from model import Net`) back to these names through
+    the file's import roots (ProjectIndex.candidates)."""
     path = os.path.abspath(path)
     folder, filename = os.path.split(path)
     # a notebook is never imported: keep its suffix so it cannot shadow a module
     stem = filename if filename.endswith(".ipynb") else filename.rsplit(".", 1)[0]
     parts = [] if stem == "__init__" else [stem]
-    while True:
-        has_init = _cache.get(folder)
-        if has_init is None:
-            has_init = os.path.isfile(os.path.join(folder, "__init__.py"))
-            _cache[folder] = has_init
-        if not has_init:
-            break
+    while _has_init(folder, _cache):
         folder, name = os.path.split(folder)
         if not name:
             break
         parts.insert(0, name)
-    return ".".join(parts), stem == "__init__"
+    _root, prefix = import_root(path, _cache)
+    return ".".join(list(prefix) + parts), stem == "__init__"
+
+
+def import_prefixes(path: str) -> tuple[str, ...]:
+    """Module-name prefixes an absolute import in `path` may be relative to, most
+    specific first: ("tools.", "") for a script in `tools/`."""
+    _root, prefix = import_root(path)
+    return tuple(".".join(prefix[:k]) + "." for k in range(len(prefix), 0, -1)) + ("",)
 
 
 def _module_level(body):

@@ -1,4 +1,4 @@
-"""Compiled, traced and cudagraph regions (the "Words" of hazards.md).
+"""Compiled, traced and cudagraph regions.
 
 Two steps, so the same code serves one file and a whole project:
 
@@ -10,17 +10,23 @@ Two steps, so the same code serves one file and a whole project:
    calls from region code into project code (bounded depth), recording how each
    region was reached.
 
+What a site compiles is resolved through the value model (values.py): factories,
+classmethods, attributes, containers, registries, annotated parameters and the calls
+that pass a parameter. `ProjectIndex.resolved_sites()` says, per site, the defs it
+runs or why none was found (`compile-lint regions` prints it).
+
 Linting one file alone is an index of one summary: what is not visible is not assumed.
 """
 from __future__ import annotations
 
 import ast
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator, Optional
 
 from .declared import Recording, describe_declared
-from .names import NameTable
+from .names import NameTable, import_prefixes
+from .values import EMPTY, G, PARAM, Resolver, Scope, TermBuilder, Value, assigned_names
 from .walk import walk_scope
 
 COMPILE = "compiled"
@@ -36,12 +42,26 @@ TRACE_FUNCS = frozenset(
         "torch.export.export",
         "torch.export.export_for_training",
         "torch.onnx.export",
+        "torch.onnx._export",
         "torch.onnx.dynamo_export",
     }
 )
+# how the compiled/traced object is passed by keyword: torch.compile(model=...),
+# onnx.export(model=...), export(mod=...), symbolic_trace(root=...), jit.trace(func=...)
+TARGET_KEYWORDS = frozenset({"model", "mod", "root", "func", "fn"})
 DISABLE_FUNCS = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
 CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
 MAX_DEPTH = 12
+# method names of tensors, lists, dicts, strings and loggers: never a project function
+# whose parameters need their callers
+COMMON_METHODS = frozenset(
+    "append extend insert pop get items keys values update format join split replace startswith endswith strip "
+    "view reshape permute transpose unsqueeze squeeze repeat expand chunk mean sum float half type size to cuda cpu "
+    "add_argument info debug warning error print register_buffer register_parameter load_state_dict state_dict "
+    "setdefault copy_ fill_ masked_fill index_select gather scatter clamp pow mul add sub div matmul flatten".split()
+)
+VALUE_ARGS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Starred, ast.Lambda, ast.IfExp, ast.List, ast.Tuple, ast.Dict)
+NOT_PROJECT = ("torch.", "builtins.", "numpy.", "os.", "math.", "re.", "logging.", "json.", "random.", "time.", "sys.", "typing.")
 # nn.Module methods that return the module itself: `Net().to(dev).eval()` is a Net
 RETURNS_SELF = frozenset(
     {"to", "eval", "train", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty", "share_memory"}
@@ -77,6 +97,9 @@ class Site:
     dynamic: Optional[bool] = None
     cudagraphs: bool = False
     module: str = ""
+    col: int = 0
+    fullgraph: Optional[bool] = None
+    term: Optional[tuple] = field(default=None, compare=False, repr=False)  # values.py term of the target
     origin: str = "static"  # "static" | "config" | "marker" | "recorded" (analysis/declared.py)
     recording: Optional["Recording"] = None  # what a recorded run saw at this site
 
@@ -111,6 +134,11 @@ class DefInfo:
     attr_types: dict[str, Ref] = field(default_factory=dict)  # classes: self.x = Cls(...)
     disabled: bool = False  # decorated with torch.compiler.disable
     wraps: Optional[tuple[int, str, tuple]] = None  # returns compile/trace(param i): (i, api, opts)
+    wraps_param: Optional[str] = None  # the name of that parameter
+    params: tuple = ()  # parameter names, positional first
+    method_kind: Optional[str] = None  # "static" | "class" | "property" for decorated methods
+    ret_ann: Optional[tuple] = None  # term of the return annotation
+    decorators: tuple = ()  # terms of the decorators (registries)
 
 
 @dataclass
@@ -120,8 +148,16 @@ class ModuleSummary:
     defs: dict[str, DefInfo] = field(default_factory=dict)
     sites: list[Site] = field(default_factory=list)
     # calls of project functions with a resolvable first argument: maybe wrappers
-    wrapper_calls: list[tuple[str, Ref, int, tuple]] = field(default_factory=list)
+    wrapper_calls: list[tuple] = field(default_factory=list)  # (callee, Ref, row, kws, term, col)
     bindings: dict[str, str] = field(default_factory=dict)
+    # the value model (values.py): scope -> name -> [(row, depth, term)], returns per def,
+    # class dotted -> attribute -> [term], container stores [(location, term)]
+    scopes: dict = field(default_factory=dict)
+    returns: dict = field(default_factory=dict)
+    attrs: dict = field(default_factory=dict)
+    stores: list = field(default_factory=list)
+    import_prefixes: tuple = ("",)
+    calls: list = field(default_factory=list)  # (callee name, callee term, arg terms, kw terms)
     declared: list = field(default_factory=list)  # `# compile-lint: compiled` markers (analysis/declared.py)
 
     def dotted(self, qualname: str) -> str:
@@ -178,11 +214,14 @@ def _literal(expr: Optional[ast.expr]):
 _NOT_LITERAL = object()
 
 
-def compile_options(keywords: Iterable[tuple[str, ast.expr]]) -> tuple:
-    """(mode, dynamic, cudagraphs) from torch.compile keyword arguments."""
+def compile_options(keywords: Iterable[tuple[str, ast.expr]], defaults: Optional[dict] = None) -> tuple:
+    """(mode, dynamic, cudagraphs) from torch.compile keyword arguments. `defaults`:
+    parameter name -> default expression, for `mode=mode` inside a wrapper."""
     mode = dynamic = None
     cudagraphs = False
     for name, value in keywords:
+        if defaults and isinstance(value, ast.Name) and value.id in defaults:
+            value = defaults[value.id]
         lit = _literal(value)
         if name == "mode" and isinstance(lit, str):
             mode = lit
@@ -195,6 +234,15 @@ def compile_options(keywords: Iterable[tuple[str, ast.expr]]) -> tuple:
     return mode, dynamic, cudagraphs
 
 
+def fullgraph_option(keywords: Iterable[tuple[str, ast.expr]]) -> Optional[bool]:
+    for name, value in keywords:
+        if name == "fullgraph":
+            lit = _literal(value)
+            if lit is True or lit is False:
+                return lit
+    return None
+
+
 class _Summarizer:
     def __init__(self, tree: ast.Module, names: NameTable, path: str, extra_compile=(), extra_trace=()):
         self.tree = tree
@@ -205,6 +253,8 @@ class _Summarizer:
         self.summary = ModuleSummary(path=path, module=names.module, bindings=dict(names.bindings))
         self.qualnames = def_qualnames(tree)
         self._scopes: dict[int, list[ast.AST]] = {}
+        self.terms = TermBuilder(names, names.module)
+        self._decorator_calls: set[int] = set()
 
     def _scope(self, owner, body) -> list[ast.AST]:
         """The nodes of one scope, walked once and reused by every pass over it."""
@@ -252,7 +302,7 @@ class _Summarizer:
         return types
 
     def ref_of(self, expr: ast.expr, local: dict[str, Ref], cls: Optional[DefInfo], cls_dotted: Optional[str]) -> Optional[Ref]:
-        """What `expr` (a compile target or a callee) refers to."""
+        """What `expr` (a callee) refers to, by the file alone (calls between defs)."""
         if isinstance(expr, ast.Name):
             if expr.id in local:
                 return local[expr.id]
@@ -273,44 +323,52 @@ class _Summarizer:
             inner = self.ref_of(base, local, cls, cls_dotted) if isinstance(base, (ast.Name, ast.Attribute)) else None
             if inner is not None and inner.instance:
                 return Ref(f"{inner.dotted}.{expr.attr}")  # a method of an instance
-            if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self":
-                if inner is not None and inner.instance:
-                    return Ref(f"{inner.dotted}.{expr.attr}")
             dotted = self.names.resolve(expr)
             return Ref(dotted) if dotted else None
         return None
 
     # -- sites -----------------------------------------------------------------
-    def _site_from_call(self, call: ast.Call, local, cls, cls_dotted) -> Optional[Site]:
+    def _keywords(self, call: ast.Call):
+        return list(self.names.partial_keywords(call.func)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+
+    def _site_from_call(self, call: ast.Call, local, cls, cls_dotted, scope: Scope) -> Optional[Site]:
         func = self.names.resolve(call.func)
-        keywords = list(self.names.partial_keywords(call.func)) + [(k.arg, k.value) for k in call.keywords if k.arg]
-        if func in self.compile_funcs:
-            target = self.ref_of(call.args[0], local, cls, cls_dotted) if call.args else None
-            mode, dynamic, cg = compile_options(keywords)
-            return Site(COMPILE, target, self.path, call.lineno, func, mode, dynamic, cg, self.summary.module)
-        if func in self.trace_funcs:
-            target = self.ref_of(call.args[0], local, cls, cls_dotted) if call.args else None
-            return Site(TRACED, target, self.path, call.lineno, func, module=self.summary.module)
+        if func in self.compile_funcs or func in self.trace_funcs:
+            keywords = self._keywords(call)
+            first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in TARGET_KEYWORDS), None)
+            target = self.ref_of(first, local, cls, cls_dotted) if first is not None else None
+            term = self.terms.term(first, scope, call.lineno) if first is not None else None
+            if func in self.compile_funcs:
+                mode, dynamic, cg = compile_options(keywords, scope.defaults)
+                return Site(COMPILE, target, self.path, call.lineno, func, mode, dynamic, cg, self.summary.module,
+                            call.col_offset, fullgraph_option(keywords), term)
+            return Site(TRACED, target, self.path, call.lineno, func, module=self.summary.module, col=call.col_offset, term=term)
         # `m.compile(...)` on something that is not a module-level function
         if isinstance(call.func, ast.Attribute) and call.func.attr == "compile":
             if func is None or func.startswith(f"{self.summary.module}.") or not func.startswith(("re.", "builtins.", "torch.", "regex.")):
                 receiver = self.ref_of(call.func.value, local, cls, cls_dotted)
-                if receiver is not None and receiver.instance:
-                    mode, dynamic, cg = compile_options(keywords)
-                    return Site(COMPILE, receiver, self.path, call.lineno, "Module.compile", mode, dynamic, cg, self.summary.module)
+                term = self.terms.term(call.func.value, scope, call.lineno)
+                if (receiver is not None and receiver.instance) or (term is not None and term[0] != G):
+                    keywords = self._keywords(call)
+                    mode, dynamic, cg = compile_options(keywords, scope.defaults)
+                    return Site(COMPILE, receiver if receiver is not None and receiver.instance else None, self.path,
+                                call.lineno, "Module.compile", mode, dynamic, cg, self.summary.module,
+                                call.col_offset, fullgraph_option(keywords), term)
         return None
 
     def _decorator_site(self, deco: ast.expr, target: Ref) -> Optional[Site]:
         call = deco if isinstance(deco, ast.Call) else None
         func = self.names.resolve(call.func if call else deco)
+        term = (G, target.dotted)
         if func in self.compile_funcs:
             keywords = list(self.names.partial_keywords(call.func if call else deco))
             if call:
                 keywords += [(k.arg, k.value) for k in call.keywords if k.arg]
             mode, dynamic, cg = compile_options(keywords)
-            return Site(COMPILE, target, self.path, deco.lineno, func, mode, dynamic, cg, self.summary.module)
+            return Site(COMPILE, target, self.path, deco.lineno, func, mode, dynamic, cg, self.summary.module,
+                        deco.col_offset, fullgraph_option(keywords), term)
         if func in self.trace_funcs:
-            return Site(TRACED, target, self.path, deco.lineno, func, module=self.summary.module)
+            return Site(TRACED, target, self.path, deco.lineno, func, module=self.summary.module, col=deco.col_offset, term=term)
         return None
 
     def _is_disable(self, deco: ast.expr) -> bool:
@@ -318,62 +376,141 @@ class _Summarizer:
         return func in DISABLE_FUNCS
 
     def run(self) -> ModuleSummary:
-        nodes = self._scope(self.tree, self.tree.body)
-        self._visit_body(nodes, self._scope_types(nodes), None, None, None)
-        return self.summary
+        body = self.tree.body
+        defs = {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        self.terms.module_bound = assigned_names(body) - defs
+        scope = Scope("", self.terms.module_bound)
+        self.terms.collect(body, scope)
+        nodes = self._scope(self.tree, body)
+        self._visit_body(nodes, self._scope_types(nodes), None, None, None, scope)
+        summary = self.summary
+        summary.scopes = self.terms.bindings
+        summary.returns = self.terms.returns
+        summary.attrs = self.terms.attrs
+        summary.stores = self.terms.stores
+        summary.import_prefixes = import_prefixes(self.path)
+        return summary
 
-    def _visit_body(self, nodes, local, cls, cls_dotted, owner: Optional[DefInfo]) -> None:
+    def _visit_body(self, nodes, local, cls, cls_dotted, owner: Optional[DefInfo], scope: Scope) -> None:
         """Record sites, calls and defs in one scope (not descending into nested defs)."""
         for node in nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self._visit_function(node, local, cls, cls_dotted)
+                self._visit_function(node, local, cls, cls_dotted, scope)
             elif isinstance(node, ast.ClassDef):
-                self._visit_class(node)
+                self._visit_class(node, scope)
             elif isinstance(node, ast.Call):
-                site = self._site_from_call(node, local, cls, cls_dotted)
+                if id(node) in self._decorator_calls:
+                    continue  # `@torch.compile(...)`: the decorator site has its target
+                site = self._site_from_call(node, local, cls, cls_dotted, scope)
                 if site is not None:
                     self.summary.sites.append(site)
                     if node.args and isinstance(node.args[0], ast.Lambda):
-                        self._visit_lambda(node.args[0], local, cls, cls_dotted)
+                        self._visit_lambda(node.args[0], local, cls, cls_dotted, scope)
                     continue
                 callee = self.ref_of(node.func, local, cls, cls_dotted)
                 if callee is not None and owner is not None:
                     owner.calls.append(callee)
+                if node.args or node.keywords:
+                    self._record_call(node, scope)
                 if callee is not None and node.args and not callee.dotted.startswith(("torch.", "builtins.")):
                     target = self.ref_of(node.args[0], local, cls, cls_dotted)
-                    if target is not None:
+                    term = self.terms.term(node.args[0], scope, node.lineno)
+                    if target is not None or term is not None:
                         kws = tuple((k.arg, _literal(k.value)) for k in node.keywords if k.arg)
                         kws = tuple((k, v) for k, v in kws if v is not _NOT_LITERAL)
-                        self.summary.wrapper_calls.append((callee.dotted, target, node.lineno, kws))
+                        self.summary.wrapper_calls.append((callee.dotted, target, node.lineno, kws, term, node.col_offset))
 
-    def _visit_lambda(self, node: ast.Lambda, local, cls, cls_dotted) -> None:
+    def _record_call(self, node: ast.Call, scope: Scope) -> None:
+        """A call with arguments, so the index can tell what a parameter receives."""
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name is None or name.startswith("__") or name in COMMON_METHODS:
+            return
+        if not any(type(a) in VALUE_ARGS for a in node.args) and not any(type(k.value) in VALUE_ARGS for k in node.keywords):
+            return  # only literals and arithmetic: no model or function passed
+        dotted = self.names.resolve(func)
+        if dotted is not None and dotted.startswith(NOT_PROJECT):
+            return
+        callee = self.terms.term(func, scope, node.lineno)
+        if callee is None:
+            return
+        terms = self.terms
+        args = tuple(terms.term(a, scope, node.lineno) for a in node.args[:8])
+        kws = tuple((k.arg, terms.term(k.value, scope, node.lineno)) for k in node.keywords[:8] if k.arg)
+        if any(a is not None for a in args) or any(t is not None for _k, t in kws):
+            self.summary.calls.append((name, callee, args, kws))
+
+    def _visit_lambda(self, node: ast.Lambda, local, cls, cls_dotted, scope: Scope) -> None:
         info = DefInfo(lambda_qualname(node), "lambda", node.lineno)
         self.summary.defs[info.qualname] = info
-        self._visit_body(walk_scope([ast.Expr(node.body)]), local, cls, cls_dotted, info)
+        self._visit_body(walk_scope([ast.Expr(node.body)]), local, cls, cls_dotted, info, scope)
 
-    def _visit_function(self, node, outer_local, cls, cls_dotted) -> None:
+    def _decorated(self, node) -> None:
+        for deco in node.decorator_list:
+            if isinstance(deco, ast.Call):
+                self._decorator_calls.add(id(deco))
+
+    def _visit_function(self, node, outer_local, cls, cls_dotted, outer: Scope) -> None:
         qualname = self.qualnames[id(node)]
         info = DefInfo(qualname, "function", node.lineno)
         info.disabled = any(self._is_disable(d) for d in node.decorator_list)
         self.summary.defs[qualname] = info
+        self._decorated(node)
         target = Ref(self.summary.dotted(qualname))
         for deco in node.decorator_list:
             site = self._decorator_site(deco, target)
             if site is not None:
                 self.summary.sites.append(site)
+        args = node.args
+        positional = args.posonlyargs + args.args
+        params = [a.arg for a in positional + args.kwonlyargs]
+        info.params = tuple(params)
+        self_kind = None
+        if cls is not None:
+            kinds = {self.names.resolve(d) for d in node.decorator_list}
+            if "builtins.staticmethod" in kinds:
+                info.method_kind = "static"
+            elif "builtins.classmethod" in kinds:
+                info.method_kind, self_kind = "class", "cls"
+            else:
+                if "builtins.property" in kinds or "functools.cached_property" in kinds:
+                    info.method_kind = "property"
+                self_kind = "self" if params else None
+        defaults = {}
+        for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+            defaults[a.arg] = d
+        for a, d in zip(args.kwonlyargs, args.kw_defaults):
+            if d is not None:
+                defaults[a.arg] = d
+        parent = outer if outer.key == "" or cls is None else outer
+        scope = Scope(qualname, assigned_names(node.body) | set(params), tuple(params), self_kind, cls_dotted, parent, defaults)
+        terms = self.terms
+        info.decorators = tuple(t for t in (terms.term(d, outer, None) for d in node.decorator_list) if t is not None)
+        info.ret_ann = terms.annotation_term(node.returns, outer)
+        for i, a in enumerate(positional + args.kwonlyargs):
+            if i == 0 and self_kind:
+                continue
+            ann = terms.annotation_term(a.annotation, outer)
+            terms.bind(scope, a.arg, node.lineno, 0, (PARAM, qualname, i, a.arg, ann))
         nodes = self._scope(node, node.body)
+        for inner in nodes:  # nested defs are bound in this scope
+            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and id(inner) in self.qualnames:
+                terms.bind(scope, inner.name, inner.lineno, 0, (G, self.summary.dotted(self.qualnames[id(inner)])))
+        terms.collect(node.body, scope)
         local = dict(outer_local)
         local.update(self._scope_types(nodes))
         for inner in nodes:  # nested defs shadow module names
             if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and id(inner) in self.qualnames:
                 local[inner.name] = Ref(self.summary.dotted(self.qualnames[id(inner)]))
-        params = [a.arg for a in node.args.posonlyargs + node.args.args]
-        if cls is not None and params and params[0] in ("self", "cls"):
-            params = params[1:]
-        self._visit_body(nodes, local, cls, cls_dotted, info)
-        info.wraps = self._wrapper_shape(nodes, params)
+        wrapped = [p for p in params[: len(positional)]]
+        if cls is not None and wrapped and self_kind:
+            wrapped = wrapped[1:]
+        self._visit_body(nodes, local, cls, cls_dotted, info, scope)
+        self._wraps_param = None
+        info.wraps = self._wrapper_shape(nodes, wrapped, defaults)
+        info.wraps_param = self._wraps_param
 
-    def _wrapper_shape(self, nodes, params):
+    def _wrapper_shape(self, nodes, params, defaults):
         """A project function whose `return` compiles or traces one of its parameters."""
         for ret in nodes:
             if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Call):
@@ -381,16 +518,21 @@ class _Summarizer:
                 func = self.names.resolve(call.func)
                 if func in self.compile_funcs or func in self.trace_funcs:
                     if call.args and isinstance(call.args[0], ast.Name) and call.args[0].id in params:
-                        keywords = list(self.names.partial_keywords(call.func)) + [(k.arg, k.value) for k in call.keywords if k.arg]
-                        return (params.index(call.args[0].id), func, compile_options(keywords))
+                        keywords = self._keywords(call)
+                        self._wraps_param = call.args[0].id
+                        return (params.index(call.args[0].id), func, compile_options(keywords, defaults))
         return None
 
-    def _visit_class(self, node: ast.ClassDef) -> None:
+    def _visit_class(self, node: ast.ClassDef, outer: Scope) -> None:
         qualname = self.qualnames[id(node)]
         info = DefInfo(qualname, "class", node.lineno)
         info.bases = [b for b in (self.names.resolve(base) for base in node.bases) if b]
         self.summary.defs[qualname] = info
+        self._decorated(node)
         cls_dotted = self.summary.dotted(qualname)
+        info.decorators = tuple(t for t in (self.terms.term(d, outer, None) for d in node.decorator_list) if t is not None)
+        # class attributes: `model_cls = Net` in the class body
+        self.terms.collect(node.body, Scope(qualname, set(), parent=outer), cls_attrs=cls_dotted)
         # self.x = Cls(...) in any method: attribute types and submodules
         class_nodes = self._scope(node, node.body)
         method_nodes = [
@@ -411,7 +553,7 @@ class _Summarizer:
             site = self._decorator_site(deco, Ref(cls_dotted, instance=True))
             if site is not None:
                 self.summary.sites.append(site)
-        self._visit_body(class_nodes, {}, info, cls_dotted, None)
+        self._visit_body(class_nodes, {}, info, cls_dotted, None, outer)
 
 
 _walk_scope = walk_scope  # older name, still imported by some rules
@@ -422,7 +564,9 @@ def summarize(tree: ast.Module, names: NameTable, path: str, compile_wrappers=()
 
 
 class ProjectIndex:
-    """Regions across every summarized file of a run."""
+    """Regions across every summarized file of a run.
+
+    Declared and recorded regions (analysis/declared.py) come in through `declared`."""
 
     def __init__(self, summaries: Iterable[ModuleSummary], declared: Iterable = ()):
         self.summaries = list(summaries)
@@ -433,12 +577,81 @@ class ProjectIndex:
         for summary in self.summaries:
             self.modules.setdefault(summary.module, summary)
             for qualname, info in summary.defs.items():
-                self.defs[summary.dotted(qualname)] = (summary, info)
+                self.defs.setdefault(summary.dotted(qualname), (summary, info))
+        # a module by its file: `from models.net import Net` is `models/net.py` next to
+        # the importing file (or a folder above it, for `sys.path.append("..")` scripts)
+        self.by_file: dict[str, ModuleSummary] = {}
+        for summary in self.summaries:
+            base = os.path.splitext(os.path.abspath(summary.path))[0]
+            if base.endswith(os.sep + "__init__"):
+                base = base[: -len(os.sep + "__init__")]
+            self.by_file.setdefault(base, summary)
+        self.resolver = Resolver(self)
+        self._stores: Optional[dict] = None
+        self._calls: Optional[dict] = None
+        self._resolved: Optional[list] = None
+        self._candidates: dict = {}
+        self._suffixes: Optional[dict] = None
 
-    def lookup(self, dotted: str, _depth: int = 0) -> Optional[tuple[ModuleSummary, DefInfo]]:
+    # -- names -----------------------------------------------------------------------
+    def candidates(self, dotted: str, summary: Optional[ModuleSummary]) -> list[str]:
+        """Module names an import written in `summary` may stand for: `from model
+        import Net` in `tools/train.py` is `tools/model.py` first (the file next to it),
+        then the names from its import roots, then files in the folders above."""
+        if summary is None:
+            return self._import_name_candidates(dotted)
+        key = (dotted, summary.path)
+        found = self._candidates.get(key)
+        if found is not None:
+            return found
+        parts = dotted.split(".")
+        folder = os.path.dirname(os.path.abspath(summary.path))
+        folders = [folder, os.path.dirname(folder), os.path.dirname(os.path.dirname(folder))]
+        by_path = [self._by_file(f, parts) for f in folders]
+        out = [c for c in by_path[:1] if c]
+        out += [prefix + dotted for prefix in summary.import_prefixes]
+        out += [c for c in by_path[1:] if c]
+        seen: set = set()
+        found = self._candidates[key] = [c for c in out if not (c in seen or seen.add(c))]
+        return found
+
+    def _import_name_candidates(self, dotted: str) -> list[str]:
+        """`pkg.mod.Class` named in a config (no importing file): also the module whose
+        name carries a folder prefix (`src.pkg.mod`)."""
+        if self._suffixes is None:
+            self._suffixes = {}
+            for module in self.modules:
+                parts = module.split(".")
+                for cut in range(1, len(parts)):
+                    self._suffixes.setdefault(".".join(parts[cut:]), module)
+        parts = dotted.split(".")
+        for cut in range(len(parts), 0, -1):
+            head = ".".join(parts[:cut])
+            if head in self.modules:
+                return [dotted]
+            if head in self._suffixes:
+                return [dotted, ".".join([self._suffixes[head]] + parts[cut:])]
+        return [dotted]
+
+    def _by_file(self, folder: str, parts: list[str]) -> Optional[str]:
+        for cut in range(len(parts), 0, -1):
+            owner = self.by_file.get(os.path.join(folder, *parts[:cut]))
+            if owner is not None:
+                rest = parts[cut:]
+                return ".".join(([owner.module] if owner.module else []) + rest)
+        return None
+
+    def lookup(self, dotted: str, _depth: int = 0, _summary: Optional[ModuleSummary] = None) -> Optional[tuple[ModuleSummary, DefInfo]]:
         """The def a dotted name refers to, following re-exports and base classes."""
         if _depth > 6:
             return None
+        for candidate in self.candidates(dotted, _summary):
+            found = self._lookup(candidate, _depth)
+            if found is not None:
+                return found
+        return None
+
+    def _lookup(self, dotted: str, _depth: int) -> Optional[tuple[ModuleSummary, DefInfo]]:
         found = self.defs.get(dotted)
         if found is not None:
             return found
@@ -453,17 +666,118 @@ class ProjectIndex:
             if head in summary.bindings:
                 target = ".".join([summary.bindings[head]] + parts[cut + 1 :])
                 if target != dotted:
-                    return self.lookup(target, _depth + 1)
+                    return self.lookup(target, _depth + 1, summary)
             # a method inherited from a base class
             owner = self.defs.get(".".join(parts[:-1]))
             if owner is not None and owner[1].kind == "class":
                 for base in owner[1].bases:
-                    found = self.lookup(f"{base}.{parts[-1]}", _depth + 1)
+                    found = self.lookup(f"{base}.{parts[-1]}", _depth + 1, owner[0])
                     if found is not None:
                         return found
             break
         return None
 
+    def find_def(self, dotted: str, summary: Optional[ModuleSummary]):
+        return self.lookup(dotted, 0, summary)
+
+    def find_global(self, dotted: str, summary: Optional[ModuleSummary], _depth: int = 0):
+        """(summary, name) of a module-level variable, through imports and re-exports."""
+        if _depth > 6:
+            return None
+        for candidate in self.candidates(dotted, summary):
+            module, _, name = candidate.rpartition(".")
+            owner = self.modules.get(module)
+            if owner is None:
+                continue
+            if name in owner.scopes.get("", {}):
+                return owner, name
+            if name in owner.bindings and owner.bindings[name] != candidate:
+                return self.find_global(owner.bindings[name], owner, _depth + 1)
+        return None
+
+    def mro(self, cls_dotted: str) -> list[str]:
+        out: list[str] = []
+        todo = [cls_dotted]
+        while todo and len(out) < 16:
+            current = todo.pop(0)
+            if current in out:
+                continue
+            found = self.defs.get(current)
+            if found is None or found[1].kind != "class":
+                continue
+            out.append(current)
+            for base in found[1].bases:
+                base_found = self.lookup(base, 0, found[0])
+                if base_found is not None:
+                    todo.append(base_found[0].dotted(base_found[1].qualname))
+        return out
+
+    def attr_terms(self, cls_dotted: str, name: str) -> list:
+        out = []
+        for c in self.mro(cls_dotted):
+            summary = self.defs[c][0]
+            for term in summary.attrs.get(c, {}).get(name, ()):
+                out.append((summary, term))
+        return out
+
+    def calls_named(self, name: str) -> list:
+        """(summary, callee term, arg terms, kw terms) of every call of something named `name`."""
+        if self._calls is None:
+            calls: dict = {}
+            for summary in self.summaries:
+                for c_name, callee, args, kws in summary.calls:
+                    calls.setdefault(c_name, []).append((summary, callee, args, kws))
+            self._calls = calls
+        return self._calls.get(name, [])
+
+    def stored(self, location: tuple) -> list:
+        if self._stores is None:
+            self._stores = self._collect_stores()
+        return self._stores.get(location, [])
+
+    def _collect_stores(self) -> dict:
+        """Container stores of every file, and defs registered by decorators:
+        `@register` whose body stores its parameter (`REG[fn.__name__] = fn`), and
+        `@REGISTRY.register(...)` on a module-level registry object."""
+        stores: dict = {}
+        for summary in self.summaries:
+            for location, term in summary.stores:
+                stores.setdefault(location, []).append((summary, term))
+        for summary in self.summaries:
+            for qualname, info in summary.defs.items():
+                if not info.decorators:
+                    continue
+                dotted = summary.dotted(qualname)
+                value = Value("class" if info.kind == "class" else "func", dotted)
+                for deco in info.decorators:
+                    for location in self._registrations(deco, summary):
+                        stores.setdefault(location, []).append((summary, value))
+        return stores
+
+    def _registrations(self, deco, summary) -> list:
+        func = deco[1] if deco[0] == "call" else deco
+        out = []
+        if func[0] == G:
+            found = self.find_def(func[1], summary)
+            if found is not None and found[1].kind == "function":
+                f_summary, f_info = found
+                prefix = f_info.qualname
+                for location, term in f_summary.stores:
+                    if term[0] == "local" and (term[1] == prefix or term[1].startswith(prefix + ".")):
+                        owner = f_summary.defs.get(term[1])
+                        if owner is not None and owner.params and owner.params[0] == term[2]:
+                            out.append(location)
+        if func[0] == "attr" and func[2].startswith("register"):
+            base = func[1]
+            if base[0] == "local" and base[1] == "":
+                out.append(("G", summary.dotted(base[2])))
+            elif base[0] == G:
+                glob = self.find_global(base[1], summary)
+                if glob is not None:
+                    out.append(("G", glob[0].dotted(glob[1])))
+        return out
+
+    # -- sites -------------------------------------------------------------------------
     def _entry_defs(self, ref: Ref) -> list[tuple[str, ModuleSummary, DefInfo]]:
         """The code that runs when `ref` is compiled: a function, or a module's forward."""
         found = self.lookup(ref.dotted)
@@ -478,14 +792,102 @@ class ProjectIndex:
                 if method_found is not None:
                     out.append((method_found[0].dotted(method_found[1].qualname),) + method_found)
             return out
+        if ref.instance and info.kind == "function":
+            # an instance made by a factory function: what the factory returns runs
+            values = self.resolver.returns_of(summary, info, {}, 0)
+            return [e for v in values for e in self._value_entries(v, 0)]
         return [(dotted, summary, info)]
 
+    def _value_entries(self, value: Value, depth: int) -> list:
+        """The defs that run when `value` is compiled or traced."""
+        if depth > 4:
+            return []
+        kind = value.kind
+        if kind in ("class", "inst") and value.dotted in self.defs:
+            return self._entry_defs(Ref(value.dotted, True))
+        if kind in ("func", "bound") and value.dotted in self.defs:
+            summary, info = self.defs[value.dotted]
+            return [(value.dotted, summary, info)]
+        if value.elems is not None and kind in ("inst", "seq"):
+            out = []
+            for elems in value.elems:
+                for elem in sorted(elems, key=repr):
+                    out += self._value_entries(elem, depth + 1)
+            return out
+        return []
+
+    def _project_compile_method(self, value: Value) -> bool:
+        """`obj.compile()` on a class of the project that defines its own `compile`."""
+        if value.kind != "inst" or value.dotted not in self.defs:
+            return False
+        return any(f"{c}.compile" in self.defs for c in self.mro(value.dotted))
+
+    def resolve_site(self, site: Site, summary: Optional[ModuleSummary]) -> tuple[list, Optional[str]]:
+        """([(dotted, summary, DefInfo)] the site runs, None) or ([], why not)."""
+        resolver = self.resolver
+        resolver.why = []
+        if site.term is not None and summary is not None:
+            values = resolver.values(site.term, summary)
+        elif site.target is not None:
+            values = resolver.values((G, site.target.dotted), summary)
+            if site.target.instance:
+                values = frozenset(Value("inst", v.dotted) if v.kind == "class" else v for v in values)
+        else:
+            return [], "no target: nothing is passed to compile or trace"
+        if site.api == "Module.compile" and any(self._project_compile_method(v) for v in values):
+            return [], "`.compile()` is the project's own method, not nn.Module.compile"
+        entries, seen = [], set()
+        for value in sorted(values, key=repr):
+            for entry in self._value_entries(value, 0):
+                if entry[0] not in seen:
+                    seen.add(entry[0])
+                    entries.append(entry)
+        if entries:
+            return entries, None
+        return [], self._why_not(site, values, resolver.why)
+
+    def _why_not(self, site: Site, values, why: list) -> str:
+        for value in sorted(values, key=repr):
+            if value.kind in ("ext", "inst") and value.dotted and value.dotted not in self.defs:
+                call = "()" if value.kind == "inst" else ""
+                return f"`{value.dotted}{call}` is from another package"
+        if why:
+            return why[0]
+        if values:
+            return "the value has no forward or function the index knows"
+        return "no binding of the target is visible (a value from a config, a loader or another package)"
+
     def all_sites(self) -> list[Site]:
-        sites = [s for summary in self.summaries for s in summary.sites]
+        return [site for site, _entries, _why in self.resolved_sites()]
+
+    def resolved_sites(self) -> list[tuple[Site, list, Optional[str]]]:
+        """Every site of the run with the defs it runs, or why none was found."""
+        return [(site, entries, why) for site, entries, why, _role in self._all_resolved()]
+
+    def _delegated(self, site: Site, summary: ModuleSummary) -> Optional[str]:
+        """The wrapper whose `return torch.compile(param)` this site is: each call of the
+        wrapper is a site of its own, with the options that call passes."""
+        term = site.term
+        if term is None or term[0] != "local":
+            return None
+        info = summary.defs.get(term[1])
+        if info is None or info.wraps is None or info.wraps_param != term[2]:
+            return None
+        return summary.dotted(info.qualname)
+
+    def _all_resolved(self) -> list:
+        if self._resolved is not None:
+            return self._resolved
+        out = []
+        for summary in self.summaries:
+            for site in summary.sites:
+                entries, why = self.resolve_site(site, summary)
+                wrapper = self._delegated(site, summary)
+                out.append((self._with_target(site, entries), entries, why, ("delegated", wrapper) if wrapper else None))
         # calls of project wrappers that compile or trace their argument
         for summary in self.summaries:
-            for callee, target, row, kws in summary.wrapper_calls:
-                found = self.lookup(callee)
+            for callee, target, row, kws, term, col in summary.wrapper_calls:
+                found = self.lookup(callee, 0, summary)
                 if found is None or found[1].wraps is None:
                     continue
                 index, api, (mode, dynamic, cg) = found[1].wraps
@@ -496,23 +898,54 @@ class ProjectIndex:
                 if isinstance(kw.get("mode"), str):
                     mode = kw["mode"]
                     cg = cg or mode in CUDAGRAPH_MODES
-                sites.append(Site(kind, target, summary.path, row, found[1].qualname, mode, dynamic, cg, summary.module))
-        return sites
+                site = Site(kind, target, summary.path, row, found[1].qualname, mode, dynamic, cg, summary.module, col, None, term)
+                entries, why = self.resolve_site(site, summary)
+                wrapper = found[0].dotted(found[1].qualname)
+                out.append((self._with_target(site, entries), entries, why, ("call", wrapper)))
+        self._resolved = out
+        return out
+
+    @staticmethod
+    def _with_target(site: Site, entries: list) -> Site:
+        """The site with `target` naming what it resolved to (rules read it)."""
+        if not entries:
+            return site
+        dotted, _summary, info = entries[0]
+        if info.qualname.endswith((".forward", ".__call__")):
+            target = Ref(dotted.rsplit(".", 1)[0], instance=True)
+        else:
+            target = Ref(dotted)
+        return replace(site, target=target) if target != site.target else site
+
+    def declared_sites(self) -> list[Site]:
+        """Entry sites of config-declared, marker and recorded regions (origin != "static")."""
+        if self.resolved_declared is None:
+            from .declared import resolve
+
+            self.resolved_declared = resolve(self, self.declared)
+        return [site for site, _code in self.resolved_declared.entries]
 
     def regions(self) -> dict[str, RegionInfo]:
         """dotted def name -> RegionInfo, for every def in a compiled or traced region."""
         result: dict[str, RegionInfo] = {}
-        for site in self.all_sites():
-            if site.target is None:
-                continue
+        resolved = self._all_resolved()
+        covered: dict[str, set] = {}  # wrapper -> entries its calls compile
+        for _site, entries, _why, role in resolved:
+            if role and role[0] == "call":
+                covered.setdefault(role[1], set()).update(e[0] for e in entries)
+        # wrapper calls before the wrapper's own `return torch.compile(param)`: a
+        # region's first site is the call that decides its options
+        ordered = [r for r in resolved if not (r[3] and r[3][0] == "delegated")]
+        ordered += [r for r in resolved if r[3] and r[3][0] == "delegated"]
+        for site, entries, _why, role in ordered:
+            if role and role[0] == "delegated":
+                entries = [e for e in entries if e[0] not in covered.get(role[1], ())]
             kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
-            for dotted, summary, info in self._entry_defs(site.target):
+            for dotted, summary, info in entries:
                 self._mark(result, dotted, summary, info, kinds, site, None, 0)
         # declared and recorded regions: entry sites like any other, plus the code a
         # recorded run saw Dynamo compile (functions inlined into its graphs)
-        from .declared import resolve
-
-        self.resolved_declared = resolve(self, self.declared)
+        self.declared_sites()
         for site, compiled_code in self.resolved_declared.entries:
             kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
             entries = self._entry_defs(site.target)
@@ -546,16 +979,18 @@ class ProjectIndex:
             callees += owner[1].submodules
         short = info.qualname
         for callee in callees:
-            for c_dotted, c_summary, c_info in self._callee_defs(callee):
+            for c_dotted, c_summary, c_info in self._callee_defs(callee, summary):
                 if c_dotted != dotted:
                     self._mark(result, c_dotted, c_summary, c_info, kinds, site, short, depth + 1)
 
-    def _callee_defs(self, ref: Ref):
-        found = self.lookup(ref.dotted)
+    def _callee_defs(self, ref: Ref, summary: Optional[ModuleSummary] = None):
+        found = self.lookup(ref.dotted, 0, summary)
         if found is None:
             return []
-        summary, info = found
+        c_summary, info = found
         if info.kind == "class":
             # calling an instance runs forward; calling the class only builds one
-            return self._entry_defs(Ref(ref.dotted, True)) if ref.instance else []
-        return [(summary.dotted(info.qualname), summary, info)]
+            return self._entry_defs(Ref(c_summary.dotted(info.qualname), True)) if ref.instance else []
+        if ref.instance and info.kind == "function":
+            return self._entry_defs(Ref(c_summary.dotted(info.qualname), True))
+        return [(c_summary.dotted(info.qualname), c_summary, info)]

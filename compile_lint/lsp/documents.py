@@ -126,7 +126,29 @@ def lsp_range(codec, place: Place, start: Position, end: Position) -> types.Rang
     return types.Range(start=first, end=last)
 
 
-def diagnostic(codec, place: Place, f: Finding) -> types.Diagnostic:
+def related_information(codec, linted: "Linted", f: Finding) -> Optional[list[types.DiagnosticRelatedInformation]]:
+    """Where the code is compiled or traced, in this buffer (a cell of it) or another file."""
+    import os
+    from pathlib import Path
+
+    out = []
+    for rel in f.related or ():
+        column = rel.column or 1
+        if os.path.abspath(rel.path) == linted.path:
+            place = linted.place_of(rel.row)
+            if place is None:
+                continue
+            pos = lsp_position(codec, place, rel.row, column)
+            uri = place.uri
+        else:
+            pos = types.Position(line=max(rel.row - 1, 0), character=max(column - 1, 0))
+            uri = Path(os.path.abspath(rel.path)).as_uri()
+        out.append(types.DiagnosticRelatedInformation(
+            location=types.Location(uri=uri, range=types.Range(start=pos, end=pos)), message=rel.message))
+    return out or None
+
+
+def diagnostic(codec, place: Place, f: Finding, linted: Optional["Linted"] = None) -> types.Diagnostic:
     end = f.end
     if place.row_offset and end.row - place.row_offset > len(place.lines):
         end = f.start  # ends past the cell: mark its start
@@ -142,6 +164,7 @@ def diagnostic(codec, place: Place, f: Finding) -> types.Diagnostic:
         source=SOURCE,
         related_information=[related_information(r) for r in f.related] or None,
         data=data,
+        related_information=related_information(codec, linted, f) if linted is not None else None,
     )
 
 
@@ -159,7 +182,7 @@ def diagnostics_by_uri(codec, linted: Linted) -> dict[str, list[types.Diagnostic
     for f in linted.findings:
         place = linted.place_of(f.start.row)
         if place is not None:
-            out.setdefault(place.uri, []).append(diagnostic(codec, place, f))
+            out.setdefault(place.uri, []).append(diagnostic(codec, place, f, linted))
     return out
 
 

@@ -90,9 +90,15 @@ def run_recorded(command: list[str], output: str, root: str, fresh: bool, eager:
 
 def _run(command: list[str], env: dict) -> int:
     """The command's exit status (128+N when killed by signal N); SIGTERM/SIGHUP sent to
-    compile-lint are passed on, so the command never outlives it."""
+    compile-lint are passed on, and on Linux the command is killed if compile-lint is
+    killed outright (compile_lint/children.py), so it never outlives it."""
+    from ..children import _prctl_pdeathsig
+
+    def arm() -> None:  # in the child, before exec: the kernel kills it if we die (Linux)
+        _prctl_pdeathsig(signal.SIGKILL)
+
     try:
-        child = subprocess.Popen(command, env=env)
+        child = subprocess.Popen(command, env=env, preexec_fn=arm if sys.platform.startswith("linux") else None)
     except FileNotFoundError:
         raise click.UsageError(f"command not found: {command[0]}") from None
     except OSError as exc:

@@ -46,3 +46,10 @@ def location(f, cwd: str) -> str:
     cell = getattr(f, "cell", None)
     where = f"cell {cell}:" if cell is not None else ""
     return f"{display_path(f.path, cwd)}:{where}{f.start.row}:{f.start.column}"
+
+
+def related_location(rel, cwd: str) -> str:
+    """`path:row[:col]` of a related place, with its cell in a notebook."""
+    cell = getattr(rel, "cell", None)
+    where = f"cell {cell}:" if cell is not None else ""
+    return f"{display_path(rel.path, cwd)}:{where}{rel.row}" + (f":{rel.column}" if rel.column else "")

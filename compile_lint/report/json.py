@@ -38,6 +38,7 @@ def finding_dict(f, cwd: str) -> dict:
                 "filename": _filename(r.path, cwd),
                 "location": {"row": r.row, "column": r.column},
                 "message": r.message,
+                **({"cell": r.cell} if getattr(r, "cell", None) is not None else {}),  # in a notebook
             }
             for r in f.related
         ],

@@ -19,8 +19,8 @@ def _uri(path: str, cwd: str) -> str:
 
 
 def _related(index: int, rel, cwd: str) -> dict:
-    region = {"startLine": rel.row}
-    if rel.column:
+    region = {"startLine": getattr(rel, "file_row", rel.row)}  # a notebook: the .ipynb line
+    if rel.column and getattr(rel, "cell", None) is None:
         region["startColumn"] = rel.column
     return {
         "id": index,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import display_path, location
+from . import location, related_location
 
 
 @dataclass
@@ -66,7 +66,7 @@ def render_text(findings, *, cwd, summary=None, color=False) -> str:
                 out.append(f"{f.start.row} | {line}")
                 out.append(f"{gutter} | {' ' * (f.start.column - 1)}{red('^' * width)}")
         for rel in f.related:
-            where = f"{display_path(rel.path, cwd)}:{rel.row}" + (f":{rel.column}" if rel.column else "")
+            where = related_location(rel, cwd)
             out.append(f"  = {cyan('note')}: {where}: {rel.message}")
         if f.fix is not None:
             tag = "fix" if f.fix.applicability == "safe" else "unsafe fix"

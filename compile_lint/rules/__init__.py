@@ -53,9 +53,16 @@ def expand_selector(selector: str) -> set[str]:
 
 
 def select_codes(select, extend_select=(), ignore=()) -> set[str]:
+    """The enabled codes. `ALL` (the default `select`) enables every rule except those
+    off by default (`Rule.default_selected = False`, e.g. CL103, a small-input
+    hazard); naming such a rule by its code or a prefix (`CL103`, `CL1`) enables it."""
     enabled: set[str] = set()
+    rules = all_rules()
     for sel in list(select) + list(extend_select):
-        enabled |= expand_selector(sel)
+        codes = expand_selector(sel)
+        if sel.strip().upper() == "ALL":
+            codes = {c for c in codes if rules[c].default_selected}
+        enabled |= codes
     for sel in ignore:
         enabled -= expand_selector(sel)
     return enabled

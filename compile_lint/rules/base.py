@@ -60,6 +60,8 @@ class Rule:
     # every file. True: only looks inside regions, runs only on files holding one.
     # None (unknown): runs after the index, on every file (correct, but slower).
     uses_regions: ClassVar[Optional[bool]] = None
+    # False: `ALL` (the default selection) leaves the rule out; select it by code or prefix.
+    default_selected: ClassVar[bool] = True
     valid: ClassVar[list[Case]] = []
     invalid: ClassVar[list[Case]] = []
 
@@ -126,14 +128,10 @@ def site_note(site, via: Optional[str] = None) -> str:
     if site.dynamic is not None:
         opts.append(f"dynamic={site.dynamic}")
     verb = "compiled" if site.kind == COMPILE else "traced"
-    how = f" with {', '.join(opts)}" if opts else ""
-    origin = site.origin  # "static", or a declared region's (analysis/declared.py)
-    if origin == "marker":
-        text = f"declared {verb}{how} by a `# compile-lint: {verb}` comment"
-    elif origin == "config":
-        text = f"declared {verb}{how} in the configuration"
-    else:
-        api = site.recording.api if origin == "recorded" and site.recording else site.api
-        api = "Module.compile()" if api == "Module.compile" else f"{api}()"
-        text = f"{verb} by {api}{how}" + (", recorded at run time" if origin == "recorded" else "")
+    api = "Module.compile()" if site.api == "Module.compile" else f"{site.api}()"
+    text = f"{verb} by {api}" + (f" with {', '.join(opts)}" if opts else "")
+    if getattr(site, "origin", "static") != "static":  # declared or recorded (analysis/declared.py)
+        from ..analysis.declared import declared_note
+
+        text = declared_note(site)
     return f"{text}, reaching this code from `{via}`" if via else text

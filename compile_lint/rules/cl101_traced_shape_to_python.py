@@ -83,8 +83,9 @@ class TracedShapeToPython(Rule):
     attention scale is a channel count, constant for a given model.
 
     ## References
-    - hazards.md CL101 (jit.trace 32x32 run at 48x80; fx `int(Proxy)` TypeError;
-      export guard `ref.size()[2] == 32` with `Dim.AUTO`)
+    - measured on torch 2.13 CPU: jit.trace at 32x32 run at 48x80 fails or returns the
+      32x32 result; fx gives `int(Proxy)` TypeError; export fails its guard
+      `ref.size()[2] == 32` even with `Dim.AUTO`. `tests/test_verify_hazards.py` runs `compile-lint verify` on `fixtures/verify/` and reproduces it (traced_unet_skip.py)
     - pytorch#36596, pytorch#10654
     - https://pytorch.org/docs/stable/generated/torch.jit.trace.html (TracerWarning)
     """

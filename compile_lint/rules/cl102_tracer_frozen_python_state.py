@@ -23,6 +23,7 @@ from ..analysis.classes import (
     wraps_in,
 )
 from ..analysis.walk import walk as _walk
+from ..analysis.walk import walk_scope as _walk_scope
 from .base import Case, Related, Rule
 
 KINDS = frozenset({"int", "float", "bool", "list", "tuple"})
@@ -38,8 +39,11 @@ class TracerFrozenPythonState(Rule):
       `self.order.reverse()`, `self.step += 1` in `forward` itself), reported at the
       read in the traced code;
     - on the instance after tracing it, when the traced module is then called
-      (`traced = torch.jit.trace(model, x); model.alpha = 0.3; traced(y)`), reported
-      at the change. This works when the class is defined in another file too.
+      (`traced = torch.jit.trace(model, x); model.alpha = 0.3; traced(y)`), or when the
+      trace leaves the scope after the change: returned, saved (`traced.save(...)`,
+      `torch.jit.save`), stored on an object (`self.blend = traced`), or a module global
+      that a function reads; reported at the change. This works when the class is
+      defined in another file too.
 
     Traced means passed to `torch.jit.trace`, `torch.fx.symbolic_trace`,
     `torch.export.export` or `torch.onnx.export`, or reached from such code.
@@ -88,7 +92,8 @@ class TracerFrozenPythonState(Rule):
     parameters and buffers; `torch.jit.script` (it compiles attribute reads).
 
     ## References
-    - hazards.md CL102 (jit.trace / export / fx bake the value: diff 3.0 and 0.643)
+    - measured on torch 2.13 CPU: jit.trace / export / fx bake the value (a reordered layer
+      list: diff 3.0; a float attribute changed after tracing: 0.643). `tests/test_verify_hazards.py` runs `compile-lint verify` on `fixtures/verify/` and reproduces it (frozen_grade.py)
     - https://pytorch.org/docs/stable/generated/torch.jit.trace.html (traced functions
       record only tensor operations; Python values become constants)
     """
@@ -101,6 +106,43 @@ class TracerFrozenPythonState(Rule):
     requires = ()
 
     valid = [
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Blend(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.alpha = 0.5
+                def forward(self, fg, bg):
+                    return fg * self.alpha + bg * (1 - self.alpha)
+            def build(example):
+                model = Blend()
+                model.alpha = 0.3
+                traced = torch.jit.trace(model, example)
+                return traced
+            """,
+            note="changed before tracing, then returned",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Blend(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.alpha = 0.5
+                def forward(self, fg, bg):
+                    return fg * self.alpha + bg * (1 - self.alpha)
+            def check_trace(example):
+                model = Blend()
+                traced = torch.jit.trace(model, example)
+                ok = torch.allclose(traced(*example), model(*example))
+                model.alpha = 0.3
+                return ok
+            """,
+            note="the trace is used and dropped before the change",
+        ),
         Case(
             """\
             import torch
@@ -202,6 +244,82 @@ class TracerFrozenPythonState(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Blend(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.alpha = 0.5
+                def forward(self, fg, bg):
+                    return fg * self.alpha + bg * (1 - self.alpha)
+            def build(example):
+                model = Blend()
+                traced = torch.jit.trace(model, example)
+                model.alpha = 0.3
+                return traced
+            """,
+            rows=[12],
+            note="the trace is returned: its callers get alpha 0.5",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Blend(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.alpha = 0.5
+                def forward(self, fg, bg):
+                    return fg * self.alpha + bg * (1 - self.alpha)
+            model = Blend()
+            traced = torch.jit.trace(model, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 8, 8)))
+            model.alpha = 0.3
+            traced.save("blend.pt")
+            """,
+            rows=[11],
+            note="saved after the change: the file has alpha 0.5",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Blend(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.alpha = 0.5
+                def forward(self, fg, bg):
+                    return fg * self.alpha + bg * (1 - self.alpha)
+            model = Blend()
+            traced = torch.jit.trace(model, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 8, 8)))
+            model.alpha = 0.3
+            def composite(fg, bg):
+                return traced(fg, bg)
+            """,
+            rows=[11],
+            note="a module global that a function calls later",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Blend(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.alpha = 0.5
+                def forward(self, fg, bg):
+                    return fg * self.alpha + bg * (1 - self.alpha)
+            class Renderer:
+                def setup(self, example):
+                    model = Blend()
+                    traced = torch.jit.trace(model, example)
+                    self.blend = traced
+                    model.alpha = 0.3
+            """,
+            rows=[14],
+            note="stored on self, then the attribute changes",
+        ),
         Case(
             """\
             import torch
@@ -355,7 +473,8 @@ class TracerFrozenPythonState(Rule):
                 if wrap.kind != "traced":
                     continue
                 later_calls = [c for c in calls_of_name(body, wrap.result) if c.lineno > wrap.call.lineno]
-                if not later_calls:
+                escapes = self._escapes(facts, owner, body, wrap)
+                if not later_calls and not escapes:
                     continue
                 local = local_class(facts, wrap.cls)
                 if local is not None:
@@ -374,7 +493,8 @@ class TracerFrozenPythonState(Rule):
                     used_after = any(
                         c.lineno > node.lineno or any(c in _walk(loop) for loop in loops) for c in later_calls
                     )
-                    if not used_after:
+                    escape = next((e for e in escapes if e[0] is None or e[0] > node.lineno), None)
+                    if not used_after and escape is None:
                         continue
                     if local is not None:
                         if attr not in kinds or kinds[attr][0] not in KINDS or attr not in read:
@@ -388,14 +508,52 @@ class TracerFrozenPythonState(Rule):
                             continue
                     site = site_of_kind(region, "traced")
                     api = site.api if site is not None and site.api.startswith("torch.") else "the tracer"
-                    call = next(c for c in later_calls if c.lineno > node.lineno or any(c in _walk(l) for l in loops))
+                    related = []
+                    tail = ""
+                    if used_after:
+                        call = next(c for c in later_calls if c.lineno > node.lineno or any(c in _walk(l) for l in loops))
+                        related = [Related(facts.path, call.lineno, call.col_offset + 1, f"`{wrap.result}` is called here")]
+                    else:
+                        tail = f"; it {escape[1]}"
                     yield self.finding(
                         facts, node,
                         f"`{wrap.instance}.{attr}` is {how} after `{api}` traced `{wrap.instance}`: "
-                        f"`{wrap.result}` keeps the old value",
+                        f"`{wrap.result}` keeps the old value{tail}",
                         region=labelled(region, "traced"),
-                        related=[Related(facts.path, call.lineno, call.col_offset + 1, f"`{wrap.result}` is called here")],
+                        related=related,
                     )
+
+    @staticmethod
+    def _escapes(facts, owner, body, wrap) -> list[tuple]:
+        """(row or None, how) for each way the traced result leaves this scope, to be
+        used by code that runs later and that the linter may not see: returned, saved,
+        stored on an object, or a module global read by a function."""
+        name = wrap.result
+        out: list[tuple] = []
+        for node in _walk_scope(body):
+            if isinstance(node, ast.Return) and node.value is not None:
+                if any(isinstance(n, ast.Name) and n.id == name for n in _walk(node.value)):
+                    out.append((node.lineno, f"is returned at line {node.lineno}"))
+            elif isinstance(node, ast.Call):
+                func = node.func
+                saved = isinstance(func, ast.Attribute) and func.attr == "save" and isinstance(func.value, ast.Name) and func.value.id == name
+                saved = saved or (
+                    facts.resolve(func) in ("torch.jit.save", "torch.save")
+                    and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == name
+                )
+                if saved:
+                    out.append((node.lineno, f"is saved at line {node.lineno}"))
+            elif isinstance(node, ast.Assign) and node.lineno > wrap.call.lineno:
+                if isinstance(node.value, ast.Name) and node.value.id == name:
+                    for target in node.targets:
+                        if isinstance(target, (ast.Attribute, ast.Subscript)):
+                            out.append((None, f"is stored in `{facts.text(target)}` at line {node.lineno}"))
+        if owner is facts.tree:
+            for func in facts.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+                if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in _walk(func)):
+                    out.append((None, f"is a module global read by `{func.name}` (line {func.lineno})"))
+                    break
+        return out
 
     @staticmethod
     def _read_in_traced_code(facts, cls) -> set[str]:

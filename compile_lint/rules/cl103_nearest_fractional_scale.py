@@ -65,25 +65,48 @@ def const_value(facts, expr):
 # Eager's nearest kernels copy a dimension whose size does not change, and (CPU)
 # take `i >> 1` for an output exactly twice the input; the compiled decomposition
 # always computes floor(i / scale). The two disagree only when a dimension of n >= 2
-# keeps its size (floor(n * s) == n: 1 < s < 1.5) or exactly doubles
-# (floor(n * s) == 2n: 2 < s < 2.5). Measured on torch 2.13 (sizes 1-64, contiguous
-# and channels-last): 1.1, 1.25, 1.3, 2.2 differ; 1.5, 1.7, 2.5, 0.6, 0.75 never do.
+# keeps its size (floor(n * s) == n) or exactly doubles (floor(n * s) == 2n), that is
+# when n * frac(s) < 1: inputs smaller than 1 / frac(s) pixels, possible for n >= 2
+# only with 1 < s < 1.5 or 2 < s < 2.5. scripts/measure/cl103_sizes.py measures it
+# (square inputs 2..519 px): every size that differs is below that bound.
 HAZARD_RANGES = ((1.0, 1.5), (2.0, 2.5))
 
 
-def _hazardous(value) -> bool:
+def _scales(value) -> list:
     values = value if isinstance(value, (tuple, list)) else [value]
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-        return False
-    return any(lo < v < hi for v in values for lo, hi in HAZARD_RANGES)
+        return []
+    return [v for v in values if any(lo < v < hi for lo, hi in HAZARD_RANGES)]
+
+
+def _hazardous(value) -> bool:
+    return bool(_scales(value))
+
+
+def largest_diverging_size(value) -> int:
+    """The largest dimension (px) at which compiled and eager can differ for this scale."""
+    largest = 1
+    for s in _scales(value):
+        frac = s - int(s)
+        n = 1
+        while (n + 1) * frac < 1:
+            n += 1
+        largest = max(largest, n)
+    return largest
 
 
 class NearestFractionalScale(Rule):
     """
     ## What it does
+    Off by default (a small-input hazard): select it with `--extend-select CL103` or
+    `extend-select = ["CL103"]` when your compiled code resizes tensors of a few pixels
+    (masks, tiles, bottleneck feature maps).
+
     Finds nearest-neighbour resizing in a compiled region whose literal scale factor
-    makes eager and compiled code pick different pixels: a scale between 1 and 1.5
-    or between 2 and 2.5 (`1.25`, `1.3`, `(1.3, 1.5)`, `2.2`), with mode `"nearest"`
+    makes eager and compiled code pick different pixels on small inputs: a scale `s`
+    between 1 and 1.5 or between 2 and 2.5 (`1.25`, `1.3`, `(1.3, 1.5)`, `2.2`), where
+    an input dimension smaller than `1 / frac(s)` pixels keeps its size or exactly
+    doubles; the finding names that size. With mode `"nearest"`
     (the default when `mode` is absent). Covers `F.interpolate`, `F.upsample`,
     `F.upsample_nearest`, and `nn.Upsample` / `nn.UpsamplingNearest2d` built by a
     module whose `forward` is compiled (also when it is compiled from another file)
@@ -98,8 +121,17 @@ class NearestFractionalScale(Rule):
     in (1, 1.5) a small dimension keeps its size (3 * 1.3 -> 3), with one in (2, 2.5)
     it doubles exactly (2 * 2.2 -> 4), and then the compiled output is silently
     different: 1.0 off on 50% of elements (scale 1.3, a 1x2 input) and 4.0 off on
-    67% (scale (1.3, 1.5), 3x4), no error. Feature maps of a few pixels (bottlenecks,
-    strips, 1-pixel-high rows) are where it bites, so full-size tests pass.
+    67% (scale (1.3, 1.5), 3x4), no error.
+
+    It is a small-input hazard: at image sizes compiled and eager are identical for
+    every scale measured. `scripts/measure/cl103_sizes.py` (torch 2.13 CPU, square
+    inputs 2..519 px, eager against the decomposition aot_eager and Inductor share):
+    s=1.01: 63 sizes differ (all below 100 px); 1.05: 18 (2-19 px); 1.1: 8 (2-9 px);
+    1.2 and 2.2: 3 (2-4 px); 1.25, 1.3, 1.333: 2 (2-3 px); 1.4, 1.45, 2.4: 1 (2 px);
+    1.5, 1.7, 1.9, 2.0, 2.5, 3.0, 0.5, 0.6, 0.7, 0.75, 0.9: none. Inductor itself at
+    s=1.3: 3x8 differs, 9x14, 64x69 and 257x262 are identical. Masks, tiles,
+    bottleneck feature maps and 1-pixel strips are where it bites; full-size images
+    are safe, which is why the rule is not selected by default.
 
     ## Example
     ```python
@@ -130,14 +162,16 @@ class NearestFractionalScale(Rule):
     argument and get no fix.
 
     Not reported: integer scales; scales outside those ranges (`1.5`, `1.7`, `2.5`,
-    `0.6`, `0.75`: measured identical to eager on torch 2.13 at sizes 1-64, contiguous
-    and channels-last, because no dimension keeps its size or doubles exactly);
+    `0.6`, `0.75`: measured identical to eager at every size by the script above,
+    because no dimension of 2 px or more keeps its size or doubles exactly);
     `size=`; other modes (`"bilinear"`, `"bicubic"`; `"nearest-exact"` measured
     identical on CPU, although pytorch#184848 notes that CUDA also copies same-size
     dimensions for it); scales that are not literals; eager and traced code.
 
     ## References
-    - hazards.md CL103 (diff 1.0 on 50% of elements, 4.0 on 67%, aot_eager and inductor)
+    - `scripts/measure/cl103_sizes.py` (which sizes differ, per scale);
+      `fixtures/verify/pixel_zoom.py` with `compile-lint verify` (diff 1.0 on 50% of
+      elements at 1x2, scale 1.3)
     - pytorch#175154 (open), pytorch#198201 (open); the shortcut paths are described
       in pytorch#184848
     - https://pytorch.org/docs/stable/generated/torch.nn.functional.interpolate.html
@@ -146,7 +180,8 @@ class NearestFractionalScale(Rule):
     uses_regions = None
     code = "CL103"
     name = "nearest-fractional-scale"
-    summary = "Nearest resize by a scale in (1, 1.5) or (2, 2.5) gives other pixels when compiled"
+    summary = "Compiled nearest resize by a scale in (1, 1.5) or (2, 2.5) differs on inputs of a few pixels"
+    default_selected = False  # a small-input hazard: identical at image sizes
     fix_safety = "unsafe"
     codemod = "codemods.recompute_scale_factor:RecomputeScaleFactor"
     requires = (b"scale_factor", b"Upsampl", b"upsample")
@@ -383,7 +418,7 @@ class NearestFractionalScale(Rule):
             callee = facts.text(call.func)
             message = (
                 f"nearest resize `{callee}(scale_factor={stmt_text(facts, scale, 20)})` in compiled code "
-                "picks other pixels than eager"
+                f"picks other pixels than eager on inputs of {largest_diverging_size(value)} px or less per side"
             )
             fixable = recompute_pos is not None and recompute_pos >= len(call.args)
             kw = {"region": labelled(region, "compiled")} if region is not None else {"related": [reached]}

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import ast
+import os
 from typing import Optional
 
 from ..analysis.classes import labelled, methods
+from ..analysis.compiled_values import facts_for_module, regions_of
 from ..analysis.walk import walk as _walk
 from ..analysis.walk import walk_scope as _walk_scope
 from ._shapes import is_shape_value, shape_names, sink_of
@@ -15,7 +17,10 @@ _EXPORTS = {
     "torch.export.export": (1, ("dynamic_shapes",)),
     "torch.export.export_for_training": (1, ("dynamic_shapes",)),
     "torch.onnx.export": (1, ("dynamic_axes", "dynamic_shapes")),
+    "torch.onnx._export": (1, ("dynamic_axes", "dynamic_shapes")),
 }
+# `transform(img).unsqueeze(0)`: an image made into a batch of one (4-D) by the code
+_IMAGE_WORDS = ("transform", "to_tensor", "totensor", "preprocess", "img", "image", "frame", "photo")
 _RESIZE = frozenset(
     {
         "torch.nn.functional.interpolate", "torch.nn.functional.upsample", "torch.nn.functional.upsample_nearest",
@@ -60,6 +65,8 @@ def example_dims(facts, expr, _depth: int = 0) -> Optional[list[ast.AST]]:
         and facts.resolve(expr.func) is None
     ):
         expr = expr.func.value
+    if _batched_image(facts, expr):
+        return [ast.Constant(value=None)] * 4
     if isinstance(expr, ast.Call) and facts.resolve(expr.func) in _FACTORIES:
         args = list(expr.args)
         if facts.resolve(expr.func) == "torch.randint":
@@ -75,10 +82,27 @@ def example_dims(facts, expr, _depth: int = 0) -> Optional[list[ast.AST]]:
     return None
 
 
+def _batched_image(facts, expr) -> bool:
+    """`transform(img).unsqueeze(0)`, `to_tensor(image)[None]`: one image made a batch."""
+    inner = None
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in ("unsqueeze", "unsqueeze_"):
+        if expr.args and isinstance(expr.args[0], ast.Constant) and expr.args[0].value == 0:
+            inner = expr.func.value
+    elif isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and expr.slice.value is None:
+        inner = expr.value
+    if inner is None:
+        return False
+    if isinstance(inner, ast.Name):
+        value = _assigned_value(facts, inner)
+        inner = value if value is not None else inner
+    text = facts.text(inner).lower()
+    return any(word in text for word in _IMAGE_WORDS)
+
+
 class ExportFixedResolution(Rule):
     """
     ## What it does
-    Finds `torch.export.export(...)` and `torch.onnx.export(...)` of an image model
+    Finds `torch.export.export(...)`, `torch.onnx.export(...)` and `torch.onnx._export(...)` of an image model
     (one that resizes: `F.interpolate`, `nn.Upsample`, or sizes computed from the
     input's shape) with a 4-D example input and no `dynamic_shapes` /
     `dynamic_axes`. The model's code is followed from the export call through
@@ -112,12 +136,14 @@ class ExportFixedResolution(Rule):
 
     Not reported: exports with `dynamic_shapes` or `dynamic_axes`, example inputs that
     are not 4-D (or not built in view), models that do not resize (a classifier
-    exported at its one input size), and models whose code is in another file (it
-    cannot be seen from the export call).
+    exported at its one input size). The model's code is followed into other files of
+    the project; example inputs count when built by a torch factory
+    (`torch.rand(1, 3, h, w)`) or made from one image (`transform(img).unsqueeze(0)`).
 
     ## References
-    - hazards.md CL104 (`Guard failed: x.size()[2] == 16`; fast_neural_style ONNX
-      export; Real-ESRGAN pytorch2onnx at 64x64)
+    - `scripts/measure/cl104_static_export.py` (torch 2.13 CPU): a static export of a 2x
+      upscaler at 16x16 run at 24x32 fails with `Guard failed: x.size()[2] == 16`; with
+      `Dim.AUTO` on H/W it runs. `fixtures/rules/CL104/` shows the shapes
     - https://pytorch.org/docs/stable/export.html (dynamic shapes, `Dim.AUTO`)
     - https://pytorch.org/docs/stable/onnx_torchscript.html (`dynamic_axes`)
     """
@@ -130,6 +156,29 @@ class ExportFixedResolution(Rule):
     requires = (b"export",)
 
     valid = [
+        Case(
+            """\
+            import torch
+            from model import Classifier
+
+            net = Classifier().eval()
+            image = preprocess(img).unsqueeze(0)
+            torch.onnx.export(net, image, "c.onnx")
+            """,
+            files={
+                "model.py": (
+                    "import torch.nn as nn\n"
+                    "class Classifier(nn.Module):\n"
+                    "    def __init__(self):\n"
+                    "        super().__init__()\n"
+                    "        self.fc = nn.Linear(3 * 224 * 224, 10)\n"
+                    "    def forward(self, x):\n"
+                    "        return self.fc(x.flatten(1))\n"
+                ),
+            },
+            path="export.py",
+            note="the model in another file does not resize",
+        ),
         Case(
             """\
             import torch
@@ -187,6 +236,56 @@ class ExportFixedResolution(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """\
+            import torch
+            from PIL import Image
+            from torchvision import transforms
+            from nets.style import TransformerNet
+
+            def export(path, content):
+                model = TransformerNet()
+                content_transform = transforms.Compose([transforms.ToTensor()])
+                image = content_transform(Image.open(content)).unsqueeze(0)
+                torch.onnx._export(model, image, path, opset_version=11)
+            """,
+            files={
+                "nets/__init__.py": "",
+                "nets/style.py": (
+                    "import torch.nn as nn\n"
+                    "class TransformerNet(nn.Module):\n"
+                    "    def __init__(self):\n"
+                    "        super().__init__()\n"
+                    "        self.up = nn.Upsample(scale_factor=2, mode='nearest')\n"
+                    "    def forward(self, x):\n"
+                    "        return self.up(x)\n"
+                ),
+            },
+            path="export.py",
+            rows=[10],
+            note="model class in another file, torch.onnx._export, an image made a batch",
+        ),
+        Case(
+            """\
+            import torch
+            from model import Upscaler
+
+            h, w = 480, 640
+            net = Upscaler().eval()
+            torch.export.export(net, (torch.rand(1, 3, h, w),))
+            """,
+            files={
+                "model.py": (
+                    "import torch.nn as nn\nimport torch.nn.functional as F\n"
+                    "class Upscaler(nn.Module):\n"
+                    "    def forward(self, x):\n"
+                    "        return F.interpolate(x, size=(x.shape[-2] * 2, x.shape[-1] * 2))\n"
+                ),
+            },
+            path="export.py",
+            rows=[6],
+            note="sizes from names; the model in another file",
+        ),
         Case(
             """\
             import torch
@@ -260,7 +359,7 @@ class ExportFixedResolution(Rule):
             found = self._resizes(facts, call)
             if found is None:
                 continue
-            node, region = found
+            node, region, node_facts = found
             hw = ""
             if all(isinstance(d, ast.Constant) and isinstance(d.value, int) for d in dims[2:]):
                 hw = f" {dims[2].value}x{dims[3].value}"
@@ -269,7 +368,7 @@ class ExportFixedResolution(Rule):
                 "without dynamic shapes, but the model resizes by its input"
             )
             kw = {"region": labelled(region, "traced")} if region is not None else {}
-            resize = Related(facts.path, node.lineno, node.col_offset + 1, f"resizes by the input: `{stmt_text(facts, node, 50)}`")
+            resize = Related(node_facts.path, node.lineno, node.col_offset + 1, f"resizes by the input: `{stmt_text(node_facts, node, 50)}`")
             yield self.finding(facts, call, message, related=[resize], **kw)
 
     def _resizes(self, facts, call):
@@ -286,7 +385,10 @@ class ExportFixedResolution(Rule):
                     for method in methods(cls).values():
                         node = node or self._module_resize_in(facts, method)
             if node is not None:
-                return node, region
+                return node, region, facts
+        found = self._resizes_elsewhere(facts, call)
+        if found is not None:
+            return found
         # a built-in container: `head = nn.Sequential(..., nn.Upsample(...))` exported in the same scope
         target = call.args[0]
         if isinstance(target, ast.Name):
@@ -294,7 +396,35 @@ class ExportFixedResolution(Rule):
             if value is not None:
                 for sub in _walk(value):
                     if isinstance(sub, ast.Call) and facts.resolve(sub.func) in _RESIZE:
-                        return sub, None
+                        return sub, None, facts
+        return None
+
+    def _resizes_elsewhere(self, facts, call):
+        """The same, for a model whose code is in another file of the project."""
+        here = os.path.abspath(facts.path)
+        for dotted, region in regions_of(facts).items():
+            if "traced" not in region.kinds or not any(
+                s.row == call.lineno and os.path.abspath(s.path) == here for s in region.sites
+            ):
+                continue
+            parts = dotted.split(".")
+            for cut in range(len(parts) - 1, 0, -1):
+                other = facts_for_module(facts, ".".join(parts[:cut]))
+                if other is None or other is facts:
+                    continue
+                qualname = ".".join(parts[cut:])
+                for func in other.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+                    if other.qualname_of(func) != qualname:
+                        continue
+                    node = self._resize_in(other, func)
+                    if node is None and func.name in ("forward", "__call__"):
+                        cls = other.parent(func)
+                        if isinstance(cls, ast.ClassDef):
+                            for method in methods(cls).values():
+                                node = node or self._module_resize_in(other, method)
+                    if node is not None:
+                        return node, region, other
+                break
         return None
 
     @staticmethod

@@ -12,6 +12,7 @@ from ..analysis.classes import (
     module_construction,
     self_name,
 )
+from ..analysis.stateless_modules import stateless_local_class
 from ..analysis.walk import walk as _walk
 from ..analysis.walk import walk_scope as _walk_scope
 from .base import Case, Rule
@@ -131,11 +132,20 @@ class ModuleListNotRegistered(Rule):
 
     Not reported: containers wrapped later in the same class
     (`self.blocks = nn.ModuleList(self.blocks)`, `nn.Sequential(*layers)`), lists of
-    functions or numbers, and classes that are not modules (a trainer holding models).
+    functions or numbers, classes that are not modules (a trainer holding models),
+    modules registered one by one (`self.register_module(name, m)`,
+    `self.add_module(name, m)`, `setattr(self, name, m)`) before they go into the list,
+    and built-in modules that hold no parameters and no buffers (loss functions,
+    activations, pooling, padding, dropout: 97 classes, plus 7 losses unless given a
+    `weight`/`pos_weight`), measured on torch 2.13 by
+    `scripts/measure/cl201_stateless_modules.py` (it writes
+    `compile_lint/analysis/stateless_modules.py`). A list of those loses nothing in
+    `parameters()`, `state_dict()` or `.to()`.
 
     ## References
-    - hazards.md CL201 (parameters() and state_dict() empty; jit.trace and fx fail;
-      23 of 24 lists seen in real libraries were wrapped later)
+    - the invalid cases of this rule: `parameters()` and `state_dict()` of the module
+      miss the listed layers; `fixtures/rules/CL201/` reproduces it end to end
+    - `scripts/measure/cl201_stateless_modules.py` (which built-in modules hold state)
     - https://pytorch.org/docs/stable/generated/torch.nn.ModuleList.html
     """
 
@@ -232,6 +242,97 @@ class ModuleListNotRegistered(Rule):
                     return x
             """,
             note="image transforms: callables without state to register",
+        ),
+        Case(
+            """\
+            import torch.nn as nn
+            class Criterion(nn.Module):
+                def __init__(self, weights):
+                    super().__init__()
+                    self.losses = [nn.L1Loss(), nn.MSELoss(reduction="sum"), nn.SmoothL1Loss(beta=0.5)]
+                    self.weights = weights
+                def forward(self, pred, target):
+                    return sum(w * loss(pred, target) for w, loss in zip(self.weights, self.losses))
+            """,
+            note="loss functions hold no parameters or buffers (scripts/measure/cl201_stateless_modules.py)",
+        ),
+        Case(
+            """\
+            from torch import nn
+            class Acts(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.acts = {"relu": nn.ReLU(inplace=True), "gelu": nn.GELU(), "id": nn.Identity()}
+                    self.pools = []
+                    for k in (2, 4):
+                        self.pools.append(nn.AvgPool2d(k))
+                    self.ce = [nn.CrossEntropyLoss(label_smoothing=0.1)]
+                def forward(self, x, kind):
+                    return [p(self.acts[kind](x)) for p in self.pools]
+            """,
+            note="activations, pooling, a loss without a weight",
+        ),
+        Case(
+            """\
+            import torch.nn as nn
+            class Tower(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.convs = []
+                    for i in range(n):
+                        conv = nn.Conv2d(8, 8, 3, padding=1)
+                        self.register_module(f"conv{i}", conv)
+                        self.convs.append(conv)
+                    self.heads = []
+                    for i in range(2):
+                        head = nn.Conv2d(8, 3, 1)
+                        self.add_module("head%d" % i, head)
+                        self.heads += [head]
+                    self.extra = []
+                    norm = nn.BatchNorm2d(8)
+                    setattr(self, "norm", norm)
+                    self.extra.append(norm)
+                def forward(self, x):
+                    for c in self.convs:
+                        x = c(x)
+                    return [h(x) for h in self.heads]
+            """,
+            note="each module registered by hand (register_module / add_module / setattr)",
+        ),
+        Case(
+            """\
+            import torch
+            import torch.nn as nn
+            def make_window(size):
+                return torch.ones(1, 1, size, size) / size ** 2
+            class IoULoss(nn.Module):
+                def forward(self, pred, target):
+                    inter = (pred * target).sum()
+                    return 1 - inter / (pred + target - pred * target).sum()
+            class PatchIoULoss(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.iou = IoULoss()
+                def forward(self, pred, target):
+                    return self.iou(pred, target)
+            class SSIMLoss(nn.Module):
+                def __init__(self, size=11):
+                    super().__init__()
+                    self.window = make_window(size)
+                def forward(self, a, b):
+                    return (a - b).abs().mean()
+            class PixLoss(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.criterions = {}
+                    self.criterions["iou"] = IoULoss()
+                    self.criterions["patch"] = PatchIoULoss()
+                    self.criterions["ssim"] = SSIMLoss()
+                    self.criterions["bce"] = nn.BCELoss()
+                def forward(self, pred, gt):
+                    return sum(c(pred, gt) for c in self.criterions.values())
+            """,
+            note="loss classes of this file that hold no parameters or buffers",
         ),
     ]
     invalid = [
@@ -398,6 +499,90 @@ class ModuleListNotRegistered(Rule):
             note="no `nn` in scope: the fix spells torch.nn.ModuleDict and imports torch",
             at=[(5, 9)],
         ),
+        Case(
+            """\
+            import torch.nn as nn
+            class Criterion(nn.Module):
+                def __init__(self, class_weights):
+                    super().__init__()
+                    self.losses = [nn.CrossEntropyLoss(weight=class_weights), nn.L1Loss()]
+                def forward(self, pred, target):
+                    return sum(loss(pred, target) for loss in self.losses)
+            """,
+            fixed="""\
+            import torch.nn as nn
+            class Criterion(nn.Module):
+                def __init__(self, class_weights):
+                    super().__init__()
+                    self.losses = nn.ModuleList([nn.CrossEntropyLoss(weight=class_weights), nn.L1Loss()])
+                def forward(self, pred, target):
+                    return sum(loss(pred, target) for loss in self.losses)
+            """,
+            rows=[5],
+            note="a weighted loss holds a buffer: `.to()` leaves it behind",
+        ),
+        Case(
+            """\
+            import torch.nn as nn
+            class Tower(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.convs = []
+                    for i in range(n):
+                        conv = nn.Conv2d(8, 8, 3, padding=1)
+                        self.register_module(f"conv{i}", conv)
+                        self.convs.append(conv)
+                        self.convs.append(nn.Conv2d(8, 8, 1))
+                def forward(self, x):
+                    for c in self.convs:
+                        x = c(x)
+                    return x
+            """,
+            fixed="""\
+            import torch.nn as nn
+            class Tower(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.convs = nn.ModuleList()
+                    for i in range(n):
+                        conv = nn.Conv2d(8, 8, 3, padding=1)
+                        self.register_module(f"conv{i}", conv)
+                        self.convs.append(conv)
+                        self.convs.append(nn.Conv2d(8, 8, 1))
+                def forward(self, x):
+                    for c in self.convs:
+                        x = c(x)
+                    return x
+            """,
+            rows=[5],
+            note="one module registered, the other not",
+        ),
+        Case(
+            """\
+            from torch import nn
+            class Mixed(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.stages = [nn.ReLU(), nn.Conv2d(3, 3, 1), nn.Sigmoid()]
+                def forward(self, x):
+                    for s in self.stages:
+                        x = s(x)
+                    return x
+            """,
+            fixed="""\
+            from torch import nn
+            class Mixed(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.stages = nn.ModuleList([nn.ReLU(), nn.Conv2d(3, 3, 1), nn.Sigmoid()])
+                def forward(self, x):
+                    for s in self.stages:
+                        x = s(x)
+                    return x
+            """,
+            rows=[5],
+            note="stateless and stateful mixed",
+        ),
     ]
 
     def check(self, facts):
@@ -472,7 +657,7 @@ class ModuleListNotRegistered(Rule):
             yield self._finding(facts, cls, attr, called)
 
     # -- collection ------------------------------------------------------------------
-    def _elements(self, facts, value, local_mods: set[str]):
+    def _elements(self, facts, value, local_mods: dict[str, bool]):
         """(modules, unknown, others) among the items a container expression holds."""
         items: list[ast.AST] = []
         if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
@@ -490,8 +675,11 @@ class ModuleListNotRegistered(Rule):
             if isinstance(item, ast.Starred):
                 continue
             if isinstance(item, ast.Name) and item.id in local_mods:
-                mods.append(item)
+                if local_mods[item.id]:  # False: registered with add_module/register_module/setattr
+                    mods.append(item)
                 continue
+            if stateless_local_class(facts, item):
+                continue  # nn.L1Loss(), nn.ReLU(), a loss class of this file holding nothing: nothing to register
             verdict = module_construction(facts, item)
             (mods if verdict else unknown if verdict is None else others).append(item)
         return mods, unknown, others
@@ -500,13 +688,16 @@ class ModuleListNotRegistered(Rule):
         """Local containers of one method (name -> their items), the locals wrapped in
         a container or registered, and the locals holding one module."""
         items: dict[str, dict] = {}
-        local_mods: set[str] = set()
+        local_mods: dict[str, bool] = {}  # name -> holds a module (False: one registered by hand)
         wrapped: set[str] = set()
+        registered = self._registered_locals(facts, method)
         for node in _walk_scope(method.body):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 name = node.targets[0].id
-                if module_construction(facts, node.value):
-                    local_mods.add(name)
+                if name in registered:
+                    local_mods[name] = False
+                elif module_construction(facts, node.value):
+                    local_mods[name] = True
                 kind = _container_kind(node.value)
                 if kind:
                     entry = items.setdefault(name, {"kind": kind, "mods": [], "unknown": [], "others": [], "keys": []})
@@ -599,6 +790,24 @@ class ModuleListNotRegistered(Rule):
                 info.unknown += u
                 info.others += o
                 info.how = info.how or f"`.{node.func.attr}()`"
+
+    @staticmethod
+    def _registered_locals(facts, method) -> set[str]:
+        """Local names passed to `self.add_module(n, NAME)`, `self.register_module(n, NAME)`
+        or `setattr(self, n, NAME)`: those modules are registered, whatever list also holds them."""
+        out: set[str] = set()
+        for node in _walk_scope(method.body):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            value = None
+            if isinstance(func, ast.Attribute) and func.attr in ("add_module", "register_module") and len(node.args) >= 2:
+                value = node.args[1]
+            elif facts.resolve(func) == "builtins.setattr" and len(node.args) == 3:
+                value = node.args[2]
+            if isinstance(value, ast.Name):
+                out.add(value.id)
+        return out
 
     @staticmethod
     def _registered_names(func) -> set[str]:

@@ -81,7 +81,9 @@ class RecompileLimitRaised(Rule):
     not constants.
 
     ## References
-    - hazards.md CL204 (hides recompile storms process-wide; timm `optim/kron.py`)
+    - `torch._dynamo.config` is process-wide: a limit raised at import time applies to
+      every compiled frame of the program (real case: timm `optim/kron.py` sets
+      `cache_size_limit = 1_000_000` on import; see `bench/judged/`)
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html (recompilations)
     """
 

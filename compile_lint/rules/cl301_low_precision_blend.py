@@ -166,8 +166,9 @@ class LowPrecisionBlend(Rule):
     the author's decision.
 
     ## References
-    - hazards.md CL301 (fp16 <= 9.8e-4, gamma 1.95e-3, normalize 4.9e-3; bf16 <= 7.8e-3,
-      normalize 0.039; `emulate_precision_casts` removes all but `pow`)
+    - measured on torch 2.13 CPU: fp16 <= 9.8e-4, gamma 1.95e-3, normalize 4.9e-3; bf16 <=
+      7.8e-3, normalize 0.039; `emulate_precision_casts` removes all but `pow`.
+      `tests/test_verify_hazards.py` runs `compile-lint verify` on `fixtures/verify/` and reproduces it (fp16_screen.py: closer to fp64 than eager)
     - pytorch#183761 (Inductor keeps fp32 intermediates by design)
     - PyTorch docs, "Autocast Op Reference" (which ops autocast changes)
     """

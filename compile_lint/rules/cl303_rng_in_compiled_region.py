@@ -4,6 +4,7 @@ import ast
 from textwrap import dedent
 from typing import Optional
 
+from ..analysis.feature_tests import never_runs_compiled
 from ..analysis.compiled_values import chain_text, literal, site_call, target_history
 from ._regions import class_attrs, number_value, region_nodes, region_sets_config, runs_inductor
 from .base import Case, Rule
@@ -31,19 +32,24 @@ class RngInCompiledRegion(Rule):
     Finds random number generation in a `torch.compile`d region: `torch.rand`,
     `randn`, `randint`, `rand_like`, `randn_like`, `randperm`, `bernoulli`,
     `multinomial`, `normal`, in-place samplers (`x.normal_()`, `x.uniform_()`,
-    `x.bernoulli_()`, ...), `F.gumbel_softmax`, and dropout that is active:
+    `x.bernoulli_()`, ...), `F.gumbel_softmax`, attention dropout
+    (`F.scaled_dot_product_attention(..., dropout_p=p)` with `p` not 0; the
+    `p if self.training else 0.0` spelling counts as train mode), and dropout that is active:
     `F.dropout(x, p)` (its `training` defaults to True), `F.dropout(x, p,
     training=self.training)` and `nn.Dropout` modules called in `forward`, unless the
     compiled module is known to be in eval mode.
 
     Dropout that depends on `self.training` is quiet when the compile site shows the
     module in eval mode (`torch.compile(model.eval())`, or `model.eval()` before the
-    compile) and the site's file never calls `.train()` on it: hazards.md names
-    "train mode" dropout only, and in eval mode dropout draws no random numbers. Also
+    compile) and the site's file never calls `.train()` on it: in eval mode dropout
+    draws no random numbers. Also
     quiet: `p=0`, `training=False`, an explicit `generator=` (Dynamo does not trace
     through a user generator: measured diff 0 on torch 2.13), and
     `torch._inductor.config.fallback_random = True` set in this file, in the file of
-    every compile site, or in the site's `options`.
+    every compile site, or in the site's `options`. Code that runs only on a torch
+    without `torch.compile` is quiet too: the `else` (or the code after an early
+    `return`) of a feature test that is true on every torch that has `torch.compile`
+    (`hasattr(F, "scaled_dot_product_attention")`, `torch.__version__ >= "2.0"`).
 
     ## Why is this bad?
     Inductor generates random numbers with its own Philox-based kernels, not with
@@ -72,7 +78,9 @@ class RngInCompiledRegion(Rule):
     author's decision.
 
     ## References
-    - hazards.md CL303 (same seed, 100% of elements differ, max 2.13; `fallback_random = True`: 0)
+    - measured on torch 2.13 CPU: same seed, 100% of elements differ compiled vs eager
+      (max 2.13); with `fallback_random = True`: 0. `compile-lint verify` on
+      `fixtures/verify/` reproduces it (`tests/test_verify_hazards.py`)
     - pytorch#118735 (intended)
     """
 
@@ -189,6 +197,92 @@ class RngInCompiledRegion(Rule):
             """,
             note="fallback_random in the compile options",
         ),
+        Case(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            class Attention(torch.nn.Module):
+                def forward(self, q, k, v):
+                    if hasattr(F, "scaled_dot_product_attention"):
+                        return F.scaled_dot_product_attention(q, k, v)
+                    attn = (q @ k.transpose(-2, -1)).softmax(-1)
+                    attn = F.dropout(attn, 0.1)
+                    return attn @ v
+
+            attn = torch.compile(Attention())
+            """,
+            note="the fallback runs only on a torch without SDPA, which has no torch.compile either",
+        ),
+        Case(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+            class Attention(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.attn_dropout = nn.Dropout(0.1)
+                    self.flash = hasattr(torch.nn.functional, "scaled_dot_product_attention")
+
+                def forward(self, q, k, v):
+                    if self.flash:
+                        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                    else:
+                        att = self.attn_dropout((q @ k.transpose(-2, -1)).softmax(-1))
+                        return att @ v
+
+            attn = torch.compile(Attention())
+            """,
+            note="the feature test held in an attribute (nanoGPT's self.flash)",
+        ),
+        Case(
+            """
+            import torch
+            from packaging import version
+
+            @torch.compile
+            def f(x):
+                if version.parse(torch.__version__) < version.parse("2.0"):
+                    return x * torch.rand_like(x)
+                return x
+            """,
+            note="branch for torch < 2.0",
+        ),
+        Case(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            class Attention(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.attn_p = 0.0
+
+                def forward(self, q, k, v):
+                    a = F.scaled_dot_product_attention(q, k, v, dropout_p=0.0)
+                    b = F.scaled_dot_product_attention(q, k, v, None, self.attn_p)
+                    return a + b
+
+            attn = torch.compile(Attention())
+            """,
+            note="SDPA without dropout",
+        ),
+        Case(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            class Attention(torch.nn.Module):
+                def forward(self, q, k, v):
+                    p = 0.1 if self.training else 0.0
+                    return F.scaled_dot_product_attention(q, k, v, dropout_p=self.p if self.training else 0.0)
+
+            attn = torch.compile(Attention().eval())
+            """,
+            note="train-mode SDPA dropout in an eval-mode model",
+        ),
     ]
     invalid = [
         Case(
@@ -289,6 +383,52 @@ class RngInCompiledRegion(Rule):
             at=[(7, 16)],
             note="cross-file",
         ),
+        Case(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            class Attention(torch.nn.Module):
+                def __init__(self, attn_drop=0.1):
+                    super().__init__()
+                    self.attn_drop = attn_drop
+
+                def forward(self, q, k, v):
+                    return F.scaled_dot_product_attention(
+                        q, k, v, dropout_p=self.attn_drop if self.training else 0.0
+                    )
+
+            attn = torch.compile(Attention())
+            """,
+            rows=[11],
+            note="SDPA attention dropout in train mode",
+        ),
+        Case(
+            """
+            import torch
+            from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+            @torch.compile
+            def attend(q, k, v, p: float):
+                return sdpa(q, k, v, None, p)
+            """,
+            rows=[7],
+            note="dropout_p positional, from a parameter",
+        ),
+        Case(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            @torch.compile
+            def f(x):
+                if hasattr(torch, "compile"):
+                    return F.dropout(x, 0.1)
+                return x
+            """,
+            rows=[8],
+            note="the branch that runs on every torch with torch.compile",
+        ),
     ]
 
     def check(self, facts):
@@ -298,6 +438,8 @@ class RngInCompiledRegion(Rule):
             what = self._rng(facts, node)
             if what is None:
                 continue
+            if never_runs_compiled(facts, node):
+                continue  # a fallback for a torch older than torch.compile itself
             label, train_mode = what
             train_mode = train_mode or self._train_only(facts, node)
             key = id(region)
@@ -326,6 +468,8 @@ class RngInCompiledRegion(Rule):
             name = dotted.rsplit(".", 1)[-1]
             if name in DROPOUT_FUNCS:
                 return self._dropout(facts, call, f"`{facts.text(call.func)}(...)`", 1, 2)
+            if name == "scaled_dot_product_attention":
+                return self._attention_dropout(facts, call)
             if name in OTHER_RNG_FUNCS:
                 return f"`{facts.text(call.func)}(...)`", name == "rrelu"
             return None
@@ -361,6 +505,33 @@ class RngInCompiledRegion(Rule):
         if value is True:
             return label, False
         return label, True  # self.training: train mode only
+
+    @staticmethod
+    def _attention_dropout(facts, call) -> Optional[tuple[str, bool]]:
+        """`F.scaled_dot_product_attention(q, k, v, mask, dropout_p)`: dropout on the
+        attention weights whenever `dropout_p` is not 0 (there is no `training` flag:
+        `dropout_p=self.p if self.training else 0.0` is the train-mode spelling)."""
+        p = call.args[4] if len(call.args) > 4 else next((k.value for k in call.keywords if k.arg == "dropout_p"), None)
+        if p is None or number_value(p) == 0:
+            return None
+        label = f"`{facts.text(call.func)}(..., dropout_p=...)`"
+        if isinstance(p, ast.IfExp):
+            branches = (p.body, p.orelse)
+            if all(number_value(b) == 0 for b in branches):
+                return None
+            if "training" in facts.text(p.test) and any(number_value(b) == 0 for b in branches):
+                return label, True
+            return label, False
+        if isinstance(p, ast.Attribute) and isinstance(p.value, ast.Name) and p.value.id == "self":
+            cls = next((a for a in facts.ancestors(call) if isinstance(a, ast.ClassDef)), None)
+            values = [
+                sub.value for sub in (ast.walk(cls) if cls is not None else ())
+                if isinstance(sub, ast.Assign) and any(chain_text(t) == f"self.{p.attr}" for t in sub.targets)
+            ]
+            if values and all(number_value(v) == 0 for v in values):
+                return None  # self.attn_p = 0.0 everywhere it is set
+            return label, True
+        return label, False
 
     @staticmethod
     def _self_module(facts, call, attr) -> Optional[tuple[str, bool]]:

@@ -5,7 +5,8 @@ from textwrap import dedent
 from typing import Optional
 
 from ..analysis.compiled_values import chain_text
-from ._regions import is_number, number_value, region_nodes, stmt_text
+from ..analysis.gradients import GradientFacts, under_no_grad
+from ._regions import is_number, number_value, stmt_text
 from .base import Case, Rule
 
 POSITIVE = "positive"  # the op needs an input > 0 (a finite gradient at 0 is not enough)
@@ -46,8 +47,8 @@ def _variables(expr: ast.AST) -> set[str]:
 class NanGradInWhere(Rule):
     """
     ## What it does
-    Finds `torch.where(cond, a, b)` (also `a.where(cond, b)`) in a compiled region
-    where a branch applies an op with a restricted domain to a variable that the
+    Finds `torch.where(cond, a, b)` (also `a.where(cond, b)`), in any code that can be
+    differentiated (compiled or not: the NaN gradient happens in eager too), where a branch applies an op with a restricted domain to a variable that the
     condition compares with a constant (`u <= 0.04045`, `d != 0`): a fractional or
     negative power (`** 2.4`, `** (1/2.4)`, `.pow(...)`, `torch.pow`), `sqrt`, `rsqrt`,
     `log`, `reciprocal`, or a division by it, without first clamping the input into
@@ -60,8 +61,12 @@ class NanGradInWhere(Rule):
     only runs unselected for `q >= 50`; values known to be non-negative, such as
     `x ** 2` or `a*a + b*b`, are taken into account), when the input is a Python
     number, and when the condition compares two variables (nothing to tell the
-    domain by). The NaN appears in gradients only; code that never backpropagates
-    through it is still reported, since the same function usually serves training.
+    domain by); when no input of the op can carry a gradient (comparisons, counts of
+    thresholded values such as `(pred > t).sum()`, `.long()`/`.int()`/`.bool()`,
+    `.detach()`, `torch.arange`, sizes and Python numbers, and arithmetic on those
+    only); and code lexically under `torch.no_grad()` / `torch.inference_mode()`. The
+    NaN appears in gradients only; a function merely called under `no_grad` elsewhere is
+    still reported, since the same function usually serves training.
 
     ## Why is this bad?
     `torch.where` computes both branches for every element. Where the condition picks
@@ -100,8 +105,10 @@ class NanGradInWhere(Rule):
     hide a different bug, and because the branch's code changes.
 
     ## References
-    - hazards.md CL304 (grad NaN at u=-0.1; clamped 0.0774; diffusers shap_e sRGB
-      conversion; kornia `color/rgb.py` clamps before `pow`)
+    - measured on torch 2.13 CPU, eager and compiled alike: the sRGB decode above at
+      `u = -0.1` gives a NaN gradient, clamped 0.0774; `fixtures/rules/CL304/` and
+      `compile-lint verify` on `fixtures/verify/` reproduce it
+    - kornia `color/rgb.py` clamps before `pow` (the correct spelling)
     - PyTorch FAQ on NaN gradients through `torch.where` (the double-where trick)
     """
 
@@ -111,7 +118,7 @@ class NanGradInWhere(Rule):
     fix_safety = "unsafe"
     codemod = "codemods.clamp_branch_input:ClampBranchInput"
     requires = (b"where",)
-    uses_regions = True  # fires only inside compiled regions
+    uses_regions = None  # fires wherever the code can be differentiated; names the region when there is one
 
     valid = [
         Case(
@@ -139,9 +146,36 @@ class NanGradInWhere(Rule):
             import torch
 
             def srgb_to_linear(u):
-                return torch.where(u <= 0.04045, u / 12.92, ((u + 0.055) / 1.055) ** 2.4)
+                with torch.no_grad():
+                    return torch.where(u <= 0.04045, u / 12.92, ((u + 0.055) / 1.055) ** 2.4)
             """,
-            note="not in a compiled region",
+            note="under torch.no_grad(): no gradient is recorded",
+        ),
+        Case(
+            """
+            import torch
+
+            def f1_score(pred, gt, t=0.5):
+                tp = ((pred > t) & (gt > t)).sum()
+                fp = ((pred > t) & (gt <= t)).sum().float()
+                precision = torch.where(tp + fp > 0, tp / (tp + fp), torch.zeros_like(tp))
+                n = (gt > t).long().sum()
+                recall = torch.where(n > 0, tp / n, 0.0)
+                return precision, recall
+            """,
+            note="counts of thresholded values carry no gradient",
+        ),
+        Case(
+            """
+            import torch
+
+            @torch.compile
+            def ratio(x, valid):
+                count = valid.detach().sum()
+                idx = torch.arange(x.shape[0])
+                return torch.where(count > 0, x.sum() .detach() / count, 0.0), torch.where(idx > 0, 1.0 / idx, 0.0)
+            """,
+            note="detached and integer inputs",
         ),
         Case(
             """
@@ -175,6 +209,34 @@ class NanGradInWhere(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """
+            import torch
+
+            def srgb_to_linear(u):
+                return torch.where(u <= 0.04045, u / 12.92, ((u + 0.055) / 1.055) ** 2.4)
+            """,
+            fixed="""
+            import torch
+
+            def srgb_to_linear(u):
+                return torch.where(u <= 0.04045, u / 12.92, ((u.clamp(min=0.04045) + 0.055) / 1.055) ** 2.4)
+            """,
+            rows=[5],
+            note="not compiled: the NaN gradient happens in eager too",
+        ),
+        Case(
+            """
+            import torch
+
+            def soft_recall(prob, gt):
+                tp = (prob * gt).sum()
+                n = gt.sum()
+                return torch.where(n > 0, tp / n, 0.0)
+            """,
+            rows=[7],
+            note="a soft count of probabilities carries a gradient",
+        ),
         Case(
             files={
                 "train.py": dedent("""
@@ -276,9 +338,13 @@ class NanGradInWhere(Rule):
 
     def check(self, facts):
         self.facts = facts
-        for call, region in region_nodes(facts, (ast.Call,)):
+        grads = GradientFacts(facts)
+        for call in facts.nodes(ast.Call):
             if _name(facts, call) != "where":
                 continue
+            if under_no_grad(facts, call):
+                continue  # no gradient is recorded here
+            region = facts.in_region(call, "compiled") if facts.enclosing_function(call) is not None else None
             if _is_method(facts, call):
                 if len(call.args) < 2:
                     continue
@@ -301,8 +367,20 @@ class NanGradInWhere(Rule):
                         continue
                     if self._safe_when_unselected(cond, arg, need, when_true):
                         continue
+                    if self._carries_no_gradient(grads, op, arg):
+                        continue  # counts of thresholded values, integer tensors, .detach(): no gradient to poison
                     done.append(op)
                     yield self._report(facts, call, cond, op, need, arg, when_true, shared, region)
+
+    @staticmethod
+    def _carries_no_gradient(grads, op, arg) -> bool:
+        """No input of the risky op can carry a gradient (for a division: neither side)."""
+        if isinstance(op, ast.BinOp) and isinstance(op.op, (ast.Div, ast.FloorDiv)):
+            return grads.no_grad(op.left) and grads.no_grad(op.right)
+        if isinstance(op, ast.Call):
+            inputs = ([op.func.value] if isinstance(op.func, ast.Attribute) and not (grads.facts.resolve(op.func) or "").startswith("torch.") else []) + list(op.args)
+            return all(grads.no_grad(i) for i in inputs)
+        return grads.no_grad(arg)
 
     def _tested(self, facts, cond) -> set[str]:
         """Variables the condition compares with a constant (`u <= 0.04045`, `d != 0`)."""

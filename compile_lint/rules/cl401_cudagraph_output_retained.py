@@ -106,7 +106,9 @@ class CudagraphOutputRetained(Rule):
     may be a tuple, list or dict (an unpacked or tuple-returning call).
 
     ## References
-    - hazards.md CL401
+    - `torch/_inductor/cudagraph_trees.py`: "accessing tensor output of CUDAGraphs that has
+      been overwritten by a subsequent run" (CUDA only; `fixtures/verify/cuda_preview_history.py`
+      is the GPU check, reported "not checkable" on CPU)
     - pytorch#144386, pytorch#170604, pytorch#104435
     - PyTorch docs, "CUDAGraph Trees" (outputs are overwritten by the next run)
     """
@@ -201,6 +203,38 @@ class CudagraphOutputRetained(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """
+            import torch
+
+            class Predictor:
+                def __init__(self, model):
+                    self.model = model
+                    self.model.image_encoder = torch.compile(self.model.image_encoder, mode="reduce-overhead")
+
+                def set_image(self, img):
+                    self.features = self.model.image_encoder(img)
+
+                def predict(self, points):
+                    return self.model.decoder(self.features, points)
+            """,
+            fixed="""
+            import torch
+
+            class Predictor:
+                def __init__(self, model):
+                    self.model = model
+                    self.model.image_encoder = torch.compile(self.model.image_encoder, mode="reduce-overhead")
+
+                def set_image(self, img):
+                    self.features = self.model.image_encoder(img).clone()
+
+                def predict(self, points):
+                    return self.model.decoder(self.features, points)
+            """,
+            rows=[10],
+            note="kept across methods of a predictor: the next set_image overwrites the features predict reads",
+        ),
         Case(
             """
             import torch

@@ -89,8 +89,9 @@ class CudagraphDynamicShapes(Rule):
     Numerics do not change.
 
     ## References
-    - hazards.md CL402 (one graph per distinct size; warning past
-      `cudagraph_dynamic_shape_warn_limit` = 8, `cudagraph_utils.py`)
+    - `torch/_inductor/cudagraph_utils.py`: one CUDA graph per distinct size, a warning past
+      `cudagraph_dynamic_shape_warn_limit` (8). `fixtures/verify/cuda_multi_size_upscaler.py`
+      is the GPU check
     - PyTorch docs, "CUDAGraph Trees" (dynamic shapes re-record)
     """
 

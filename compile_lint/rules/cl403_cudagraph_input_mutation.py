@@ -62,7 +62,8 @@ class CudagraphInputMutation(Rule):
     No fix: callers may rely on the input being changed in place.
 
     ## References
-    - hazards.md CL403 ("skipping cudagraphs due to mutated inputs", `cudagraph_utils.py`)
+    - `torch/_inductor/cudagraph_utils.py`: "skipping cudagraphs due to mutated inputs".
+      `fixtures/verify/cuda_inplace_normalize.py` is the GPU check
     - pytorch#117281, pytorch#121861
     """
 
@@ -127,6 +128,18 @@ class CudagraphInputMutation(Rule):
             model = torch.compile(Block(), mode="reduce-overhead")
             """,
             note="in-place on intermediates; a dict and an int parameter",
+        ),        Case(
+            """
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def f(x, table: dict, key):
+                out = x.clone()
+                out[:, 3:4] = 0
+                table[key, 1] = out
+                return out
+            """,
+            note="writes into a clone and a dict keyed by a tuple",
         ),
     ]
     invalid = [
@@ -199,6 +212,32 @@ class CudagraphInputMutation(Rule):
             """,
             at=[(6, 9)],
             note="cross-file",
+        ),        Case(
+            """
+            import torch
+
+            @torch.compile(mode="reduce-overhead")
+            def composite(x, alpha):
+                x[:, 3:4] = alpha
+                return x
+            """,
+            rows=[6],
+            note="subscript assignment into a parameter; the multi-axis index says it is a tensor",
+        ),
+        Case(
+            """
+            import torch
+            import torch.nn as nn
+
+            class Paste(nn.Module):
+                def forward(self, canvas, patch, top: int, left: int):
+                    h, w = patch.shape[-2:]
+                    canvas[..., top:top + h, left:left + w] = patch
+                    return canvas
+
+            paste = torch.compile(Paste(), mode="max-autotune")
+            """,
+            rows=[8],
         ),
     ]
 
@@ -256,6 +295,9 @@ class CudagraphInputMutation(Rule):
                     return True
                 return False
         for node in ast.walk(func):
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name:
+                if multi_axis(node.slice):
+                    return True
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name:
                 attr = node.attr
                 if attr in TENSOR_METHODS or attr in NON_TENSOR_ATTRS or attr in TENSOR_ONLY or INPLACE_METHOD.match(attr):
@@ -424,6 +466,17 @@ class CudagraphInputMutation(Rule):
                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == func.attr:
                         return node
         return None
+
+
+def multi_axis(index) -> bool:
+    """`[:, 3:4]`, `[..., 0]`, `[None, :]`: a tuple index with a slice, `...` or `None`
+    in it indexes several axes, which lists and dicts do not support: a tensor (or array)."""
+    if not isinstance(index, ast.Tuple) or len(index.elts) < 2:
+        return False
+    return any(
+        isinstance(e, ast.Slice) or (isinstance(e, ast.Constant) and (e.value is Ellipsis or e.value is None))
+        for e in index.elts
+    )
 
 
 def _statements(body):

@@ -50,7 +50,9 @@ class CompileAsContextManager(Rule):
     shapes have no fix.
 
     ## References
-    - hazards.md CL502
+    - measured on torch 2.13: `TypeError: 'OptimizedModule' object does not support the
+      context manager protocol`; `RuntimeError: torch._dynamo.optimize(...) is used with a
+      context manager`. `fixtures/rules/CL502/hazard.py` holds the shapes
     - https://pytorch.org/docs/stable/torch.compiler_api.html
     """
 

@@ -79,7 +79,8 @@ class BuiltinModuleCompileNoop(Rule):
     an `_orig_mod.` prefix; load checkpoints into the original module.
 
     ## References
-    - hazards.md CL504; pytorch#150915
+    - measured on torch 2.13 CPU: 0 graphs compiled ("frame is in the Dynamo skipfiles
+      list"); user-defined modules do compile. pytorch#150915 (open)
     """
 
     uses_regions = False

@@ -46,7 +46,8 @@ class SuppressErrors(Rule):
     point, but may break a run that relied on the fallback.
 
     ## References
-    - hazards.md CL506
+    - `torch/_dynamo/config.py` (`suppress_errors`): a failing backend falls back to eager
+      silently. Real case: k-diffusion sets it on import (`bench/judged/`)
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html
     """
 

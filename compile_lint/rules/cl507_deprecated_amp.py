@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis.feature_tests import old_torch_branch
+from ..analysis.guards import in_compat_fallback
 from .base import Case, Rule
 
 # old name -> (new name under torch., device, how old positional arguments map)
@@ -49,7 +51,8 @@ class DeprecatedAmp(Rule):
     without a fix.
 
     ## References
-    - hazards.md CL507
+    - torch 2.4+ emits `FutureWarning: torch.cuda.amp.autocast(args...) is deprecated`
+      (`torch/cuda/amp/autocast_mode.py`); `fixtures/rules/CL507/` holds the shapes
     - https://pytorch.org/docs/stable/amp.html
     """
 
@@ -65,6 +68,24 @@ class DeprecatedAmp(Rule):
         Case("import torch\nwith torch.amp.autocast('cuda', dtype=torch.float16):\n    pass\n"),
         Case("import torch\nscaler = torch.amp.GradScaler('cuda')\n"),
         Case("import torch\nwith torch.autocast('cuda'):\n    pass\n"),
+        Case(
+            "import torch\ntry:\n    scaler = torch.amp.GradScaler('cuda', enabled=True)\n"
+            "except (AttributeError, TypeError):\n    scaler = torch.cuda.amp.GradScaler(enabled=True)\n",
+            note="old-torch fallback after the new API failed",
+        ),
+        Case(
+            "import torch\ndef ctx():\n    try:\n        return torch.amp.autocast(device_type='cuda')\n"
+            "    except Exception:\n        from torch.cuda.amp import autocast\n        return autocast()\n",
+        ),
+        Case(
+            "import torch\nif hasattr(torch.amp, 'GradScaler'):\n    scaler = torch.amp.GradScaler('cuda')\n"
+            "else:\n    scaler = torch.cuda.amp.GradScaler()\n",
+        ),
+        Case(
+            "import torch\nfrom packaging import version\n"
+            "if version.parse(torch.__version__) < version.parse('2.3'):\n    ac = torch.cuda.amp.autocast\n"
+            "else:\n    ac = torch.amp.autocast\n",
+        ),
     ]
     invalid = [
         Case(
@@ -89,6 +110,18 @@ class DeprecatedAmp(Rule):
         ),
         Case("import torch\nwith torch.cpu.amp.autocast():\n    pass\n", fixed="import torch\nwith torch.amp.autocast(\"cpu\"):\n    pass\n", at=[(2, 6)]),
         Case("import torch\nctx = torch.cuda.amp.autocast\n", note="not a call: no fix", at=[(2, 1), (2, 7)]),
+        Case(
+            "import torch\ntry:\n    scaler = torch.cuda.amp.GradScaler()\nexcept AttributeError:\n    scaler = None\n",
+            fixed="import torch\ntry:\n    scaler = torch.amp.GradScaler(\"cuda\")\nexcept AttributeError:\n    scaler = None\n",
+            rows=[3], note="the old API in the try body is the one tried first",
+        ),
+        Case(
+            "import torch\ntry:\n    import apex\nexcept ImportError:\n    apex = None\n"
+            "with torch.cuda.amp.autocast():\n    pass\n",
+            fixed="import torch\ntry:\n    import apex\nexcept ImportError:\n    apex = None\n"
+            "with torch.amp.autocast(\"cuda\"):\n    pass\n",
+            rows=[6], note="a try elsewhere changes nothing",
+        ),
     ]
 
     def check(self, facts):
@@ -101,6 +134,8 @@ class DeprecatedAmp(Rule):
             dotted = facts.resolve(node)
             if dotted not in REPLACEMENTS:
                 continue
+            if in_compat_fallback(facts, node) or old_torch_branch(facts, node) is not None:
+                continue  # the fallback for a torch without the new API: the "fix" would repeat what failed
             new, device, shape = REPLACEMENTS[dotted]
             old_text = facts.text(node)
             torch_name = facts.torch_alias()

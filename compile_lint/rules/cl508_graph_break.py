@@ -11,6 +11,7 @@ IS_COMPILING = frozenset(
     {"torch.compiler.is_compiling", "torch._dynamo.is_compiling", "torch.compiler.is_dynamo_compiling", "torch.jit.is_tracing", "torch.jit.is_scripting"}
 )
 SCALAR_CONFIG = "torch._dynamo.config.capture_scalar_outputs"
+REORDERABLE = "reorderable_logging_functions"
 
 
 class GraphBreak(Rule):
@@ -20,7 +21,9 @@ class GraphBreak(Rule):
     break: `.item()`, `.tolist()`, `.numpy()`; `print(...)`; `float(t)`, `int(t)`,
     `bool(t)` of a tensor; `if`/`while`/`assert` on a tensor value; and boolean-mask
     indexing `x[x > 0]` (a data-dependent shape). Code under
-    `if not torch.compiler.is_compiling():` is left alone.
+    `if not torch.compiler.is_compiling():` is left alone, and so is `print` in a
+    module that puts `print` into `torch._dynamo.config.reorderable_logging_functions`
+    (Dynamo then runs it after the graph), unless it prints a bare `x.shape`/`x.size()`.
 
     When a recorded run (`compile-lint record`, docs/record.md) saw graph breaks at the
     region's compile site, the message says how many.
@@ -32,6 +35,11 @@ class GraphBreak(Rule):
     CUDA graphs cannot span it, and with `fullgraph=True` it is an error. Note that
     `torch._dynamo.explain(...).graph_break_count` under-counts these (it said 0 for
     1-3 real breaks).
+
+    Measured on torch 2.13 CPU by `scripts/measure/cl508_print_reorderable.py`: a
+    `print` in a compiled function gives 2 graph-break counts without
+    `reorderable_logging_functions`, 0 with `print` in it (tensor, constant, f-string,
+    `y.shape[0]`, `y.dtype` arguments), and still 2 for a bare `y.shape` / `y.size()`.
 
     ## Example
     ```python
@@ -56,7 +64,7 @@ class GraphBreak(Rule):
     No fix: the tensor form of the logic depends on what the code means.
 
     ## References
-    - hazards.md CL508
+    - `scripts/measure/cl508_print_reorderable.py` (print and reorderable logging functions)
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html#graph-breaks
     """
 
@@ -72,6 +80,17 @@ class GraphBreak(Rule):
         Case("import torch\n@torch.compile\ndef f(x):\n    x[x > 1] = 1\n    return x\n", note="masked assignment is not a dynamic shape"),
         Case("import torch\n@torch.compile\ndef f(x):\n    if x.shape[-1] > 64:\n        x = x[..., ::2]\n    return x\n"),
     ]
+    valid += [
+        Case(
+            "import torch\nimport torch._dynamo\ntorch._dynamo.config.reorderable_logging_functions.add(print)\n"
+            "@torch.compile\ndef f(x):\n    print('step', x.shape[0], f'{x.shape}', x)\n    return x * 2\n",
+            note="print is reorderable: 0 graph breaks (scripts/measure/cl508_print_reorderable.py)",
+        ),
+        Case(
+            "import torch\nfrom torch._dynamo import config as dc\ndc.reorderable_logging_functions.update({print, len})\n"
+            "class M(torch.nn.Module):\n    def forward(self, x):\n        print(x.dtype, x)\n        return x\nm = torch.compile(M())\n",
+        ),
+    ]
     invalid = [
         Case("import torch\n@torch.compile\ndef f(x):\n    return x / x.amax().item()\n", at=[(4, 16)]),
         Case(
@@ -84,12 +103,23 @@ class GraphBreak(Rule):
             "import torch\ndef helper(x):\n    return x.tolist()\n@torch.compile\ndef f(x):\n    return helper(x)\n",
             at=[(3, 12)], note="reached through a call",
         ),
+        Case(
+            "import torch\nimport logging\ntorch._dynamo.config.reorderable_logging_functions.add(logging.info)\n"
+            "@torch.compile\ndef f(x):\n    print('step')\n    return x * 2\n",
+            rows=[6], note="another function is reorderable, print is not",
+        ),
+        Case(
+            "import torch\ntorch._dynamo.config.reorderable_logging_functions.add(print)\n"
+            "@torch.compile\ndef f(x):\n    print(x.shape)\n    return x * 2\n",
+            rows=[5], note="a bare torch.Size argument cannot be reordered: it still breaks",
+        ),
     ]
 
     def check(self, facts):
         if not facts.has_region("compiled"):
             return
         capture_scalars = self._captures_scalars(facts)
+        print_reorderable = self._print_reorderable(facts)
         guesses: dict[int, TensorGuess] = {}
 
         def guess_for(node) -> Optional[TensorGuess]:
@@ -122,7 +152,7 @@ class GraphBreak(Rule):
                 found = report(call, f"`.{func.attr}()`")
             else:
                 dotted = facts.resolve(func)
-                if dotted == "builtins.print":
+                if dotted == "builtins.print" and not (print_reorderable and not self._prints_size(call)):
                     found = report(call, "`print(...)`")
                 elif dotted in ("builtins.float", "builtins.int", "builtins.bool") and len(call.args) == 1:
                     guess = guess_for(call) if facts.in_region(call, "compiled") else None
@@ -154,6 +184,33 @@ class GraphBreak(Rule):
             for target in stmt.targets:
                 if facts.resolve(target) == SCALAR_CONFIG and isinstance(stmt.value, ast.Constant) and stmt.value.value:
                     return True
+        return False
+
+    @staticmethod
+    def _prints_size(call: ast.Call) -> bool:
+        """A bare `torch.Size` argument (`x.shape`, `x.size()`): Dynamo cannot reorder
+        that print even when `print` is reorderable."""
+        for arg in list(call.args) + [kw.value for kw in call.keywords]:
+            if isinstance(arg, ast.Attribute) and arg.attr == "shape":
+                return True
+            if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "size" and not arg.args:
+                return True
+        return False
+
+    @staticmethod
+    def _print_reorderable(facts) -> bool:
+        """The module puts `print` into Dynamo's `reorderable_logging_functions`
+        (`.add(print)`, `.update({print})`, `= {print}`, `patch(reorderable_logging_functions=...)`):
+        Dynamo then moves the call after the graph instead of breaking it."""
+        for node in facts.nodes(ast.Attribute, ast.keyword):
+            if isinstance(node, ast.keyword):
+                if node.arg != REORDERABLE:
+                    continue
+            elif node.attr != REORDERABLE or not (facts.resolve(node) or "").startswith("torch."):
+                continue
+            stmt = facts.statement_of(node)
+            if any(isinstance(n, ast.Name) and facts.resolve(n) == "builtins.print" for n in ast.walk(stmt)):
+                return True
         return False
 
     @staticmethod

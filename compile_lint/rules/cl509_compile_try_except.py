@@ -21,6 +21,22 @@ def _calls_name(nodes, names: set[str], skip: ast.Call) -> bool:
     return False
 
 
+_BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)
+
+
+def _nested_statements(body):
+    """The statements of a try body, including those inside `if`/`for`/`while`/`with`
+    blocks in it (a nested `try` is checked on its own; defs run later, if at all)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, _BLOCKS):
+            yield from _nested_statements(stmt.body)
+            yield from _nested_statements(getattr(stmt, "orelse", []))
+        elif hasattr(ast, "Match") and isinstance(stmt, ast.Match):
+            for case in stmt.cases:
+                yield from _nested_statements(case.body)
+
+
 class CompileTryExcept(Rule):
     """
     ## What it does
@@ -55,7 +71,8 @@ class CompileTryExcept(Rule):
     No fix: where to warm up, and with what input, is the author's decision.
 
     ## References
-    - hazards.md CL509
+    - `torch.compile` returns a wrapper and compiles at the first call (lazy); real cases:
+      k-diffusion `flags.py`, ccrestoration `base_model.py` (`bench/judged/`)
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html
     """
 
@@ -69,18 +86,42 @@ class CompileTryExcept(Rule):
         Case("import torch\ntry:\n    model = torch.compile(model)\n    model(example)\nexcept Exception:\n    model = eager\n"),
         Case("import torch\ntry:\n    fast = torch.compile(model)\nfinally:\n    log()\n", note="no handler"),
         Case("import torch\ntry:\n    import triton\nexcept ImportError:\n    triton = None\n"),
+        Case(
+            "import torch\ntry:\n    if args.compile:\n        model = torch.compile(model)\n    with torch.no_grad():\n"
+            "        model(warmup)\nexcept Exception:\n    model = eager\n",
+            note="warmed up inside the try",
+        ),
+        Case(
+            "import torch\ntry:\n    def build(m):\n        return torch.compile(m)\nexcept Exception:\n    pass\n",
+            note="a def in the try does not compile anything there",
+        ),
     ]
     invalid = [
         Case("import torch\ntry:\n    model = torch.compile(model)\nexcept Exception:\n    print('eager')\n", at=[(3, 13)]),
         Case("import torch as T\ndef setup(self):\n    try:\n        self.unet = T.compile(self.unet, mode='max-autotune')\n    except RuntimeError:\n        pass\n", at=[(4, 21)]),
         Case("import torch\ntry:\n    net.compile()\nexcept Exception:\n    pass\n", at=[(3, 5)]),
+        Case(
+            "import torch\ntry:\n    if use_compile:\n        model = torch.compile(model, mode='max-autotune')\n"
+            "except Exception as e:\n    print(e)\n",
+            rows=[4], note="compile inside an if within the try",
+        ),
+        Case(
+            "import torch\ndef setup(self):\n    try:\n        for name in ('unet', 'vae'):\n"
+            "            with torch.device('cuda'):\n                setattr(self, name, torch.compile(getattr(self, name)))\n"
+            "    except RuntimeError:\n        pass\n",
+            rows=[6], note="inside for and with",
+        ),
+        Case(
+            "import torch\ntry:\n    with timer():\n        self.model.compile()\nexcept Exception:\n    pass\n",
+            rows=[4],
+        ),
     ]
 
     def check(self, facts):
         for node in facts.nodes(ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ())):
             if not node.handlers:
                 continue
-            for stmt in node.body:
+            for stmt in _nested_statements(node.body):
                 for call, names in self._compiles(facts, stmt):
                     if names and _calls_name(node.body, names, call):
                         continue
@@ -100,3 +141,5 @@ class CompileTryExcept(Rule):
                 yield call, set()
             elif isinstance(call.func, ast.Attribute) and call.func.attr == "compile" and facts.resolve(call.func) is None:
                 yield call, {ast.unparse(call.func.value)}
+            elif facts.resolve(call.func) == "builtins.setattr" and len(call.args) == 3 and is_compile_call(facts, call.args[2]):
+                yield call.args[2], set()  # setattr(self, name, torch.compile(...))

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""The judged real-code report: lint real code, match every finding against a verdict
+read by hand, print precision per rule and overall, list what is not judged yet.
+
+    python bench/judged/run.py                      # corpus L + the apps set, this checkout
+    python bench/judged/run.py --code /tmp/main     # the same with another checkout's compile_lint
+    python bench/judged/run.py --json out.json      # also write every finding with its verdict
+
+Sets (each linted as its own run, default options plus `respect-gitignore = false`):
+- L: the pinned PyPI corpus, one folder per package, at $CORPUS_L (default /work/corpus/src;
+  scripts/fetch_corpus.sh-style unpack, pinned by SHA256SUMS);
+- apps: public applications that compile or trace their own models, one folder per
+  repository (`<owner>__<name>`), at $APPS (default /work/apps).
+
+Verdicts live in bench/judged/verdicts.jsonl, one JSON object a line:
+  {"set": "L"|"apps", "repo": "<package or owner__name>", "path": "<path in it>",
+   "code": "CL201", "line": "<the reported source line, stripped>",
+   "verdict": "true"|"latent"|"false", "why": "<one line>"}
+The source line's text is the key (not its number), so verdicts survive edits elsewhere.
+"true": the hazard happens in the code as written; "latent": the construct is the hazard
+but nothing in the repository triggers it today; "false": not a hazard.
+Precision counts true and latent as right. Exit status: 0 when every finding is judged,
+1 when some are not (they are listed), 2 on errors.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+VERDICTS = os.path.join(HERE, "verdicts.jsonl")
+CONFIG = os.path.join(HERE, "lint.toml")
+
+
+def sets() -> list[tuple[str, str, str]]:
+    """(set, repo, folder) for each project to lint."""
+    out = []
+    corpus = os.environ.get("CORPUS_L", "/work/corpus/src")
+    apps = os.environ.get("APPS", "/work/apps")
+    for name, base in (("L", corpus), ("apps", apps)):
+        if not os.path.isdir(base):
+            print(f"warning: set {name} missing at {base}", file=sys.stderr)
+            continue
+        for repo in sorted(os.listdir(base)):
+            folder = os.path.join(base, repo)
+            if os.path.isdir(folder):
+                out.append((name, repo, folder))
+    return out
+
+
+def lint(folder: str, code_root: str) -> list[dict]:
+    env = dict(os.environ, PYTHONPATH=code_root)
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
+        out = tmp.name
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "compile_lint", "check", folder, "--config", CONFIG, "--no-cache",
+             "--output-format", "json", "--exit-zero", "--output-file", out],
+            env=env, cwd=code_root, capture_output=True, text=True,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"compile-lint failed on {folder}: {proc.stderr.strip()[-500:]}")
+        with open(out, encoding="utf-8") as fh:
+            return json.load(fh)
+    finally:
+        os.unlink(out)
+
+
+def source_line(path: str, row: int) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for i, line in enumerate(fh, 1):
+                if i == row:
+                    return line.strip()
+    except OSError:
+        pass
+    return ""
+
+
+def load_verdicts() -> dict[tuple, dict]:
+    table = {}
+    if os.path.exists(VERDICTS):
+        with open(VERDICTS, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if line.strip():
+                    v = json.loads(line)
+                    table[(v["set"], v["repo"], v["path"], v["code"], v["line"])] = v
+    return table
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--code", default=ROOT, help="checkout whose compile_lint runs (default: this one)")
+    parser.add_argument("--json", help="write every finding with its verdict here")
+    parser.add_argument("--rescore", help="score the findings saved by an earlier --json run, without linting")
+    args = parser.parse_args(argv)
+    verdicts = load_verdicts()
+    rows = []
+    if args.rescore:
+        with open(args.rescore, encoding="utf-8") as fh:
+            for r in json.load(fh):
+                v = verdicts.get((r["set"], r["repo"], r["path"], r["code"], r["line"]))
+                r["verdict"], r["why"] = (v["verdict"], v["why"]) if v else (None, None)
+                rows.append(r)
+    for set_name, repo, folder in ([] if args.rescore else sets()):
+        for f in lint(folder, os.path.abspath(args.code)):
+            path = os.path.relpath(f["filename"], folder)
+            row = f["location"]["row"]
+            key = (set_name, repo, path, f["code"], source_line(f["filename"], row))
+            v = verdicts.get(key)
+            rows.append({"set": set_name, "repo": repo, "path": path, "row": row, "code": f["code"],
+                         "line": key[-1], "message": f["message"], "verdict": v["verdict"] if v else None,
+                         "why": v["why"] if v else None})
+    per_rule = collections.defaultdict(collections.Counter)
+    for r in rows:
+        per_rule[r["code"]][r["verdict"] or "unjudged"] += 1
+    print(f"{'rule':6} {'findings':>8} {'true':>5} {'latent':>6} {'false':>5} {'unjudged':>8} {'precision':>9}")
+    total = collections.Counter()
+    for code in sorted(per_rule):
+        c = per_rule[code]
+        total.update(c)
+        judged = c["true"] + c["latent"] + c["false"]
+        prec = f"{(c['true'] + c['latent']) / judged:.0%}" if judged else "-"
+        print(f"{code:6} {sum(c.values()):8} {c['true']:5} {c['latent']:6} {c['false']:5} {c['unjudged']:8} {prec:>9}")
+    judged = total["true"] + total["latent"] + total["false"]
+    prec = f"{(total['true'] + total['latent']) / judged:.1%}" if judged else "-"
+    print(f"{'all':6} {sum(total.values()):8} {total['true']:5} {total['latent']:6} {total['false']:5} {total['unjudged']:8} {prec:>9}")
+    by_set = collections.Counter(r["set"] for r in rows)
+    print("findings per set: " + ", ".join(f"{k} {v}" for k, v in sorted(by_set.items())))
+    unjudged = [r for r in rows if r["verdict"] is None]
+    for r in unjudged:
+        print(f"UNJUDGED {r['set']} {r['repo']} {r['path']}:{r['row']} {r['code']} | {r['line'][:100]} | {r['message'][:140]}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(rows, fh, indent=1)
+    return 1 if unjudged else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,727 @@
+"""One value model: which classes, instances and functions an expression can hold.
+
+Two halves, like the region index:
+
+1. Per file (`TermBuilder`, run by `regions.summarize` over the scopes it already
+   walks): every binding of a name (assignment, `for` target, parameter with its
+   annotation, nested def), every `return`, every `self.x = ...` and every store into
+   a container (`REGISTRY[name] = Cls`, `self.blocks.append(Block())`) is kept as a
+   *term*: a small picklable tuple describing the expression, e.g.
+   `("call", ("g", "pkg.models.build_model"), (("local", "", "cfg", 12),), ())`.
+   Names are bound to the scope and position that define them, so a use sees the
+   bindings that reach it (the last unconditional one and any conditional ones after
+   it: an `if`/`else` gives the union).
+2. Per project (`Resolver`, owned by `regions.ProjectIndex`): a term is evaluated to
+   a set of `Value`s across files: a call of a class is an instance, a call of a
+   project function is what its `return`s hold with the arguments bound (factories,
+   classmethods like `GPT.from_pretrained`, functions returning `nn.Sequential(...)`),
+   attributes are looked up in the instance's class and its bases, containers hold
+   their elements, `torch.compile(x)` / `DataParallel(x)` / `.module` /
+   `._orig_mod` hold what `x` holds, and an annotated parameter holds an instance of
+   its annotation. When nothing is found, the resolver says why in one line.
+
+Flow-insensitive beyond the rule above, bounded in depth; what is not visible is not
+assumed (an empty set, never a guess).
+"""
+from __future__ import annotations
+
+import ast
+from typing import NamedTuple, Optional
+
+# -- terms -------------------------------------------------------------------------
+G = "g"  # ("g", dotted): a name resolved through imports, or a def of this file
+LOCAL = "local"  # ("local", scope, name, row|None): a name bound in scope ("" = module)
+PARAM = "param"  # ("param", scope, index, name, annotation term|None)
+SELF = "self"  # ("self", class dotted): `self` in a method
+CLS = "cls"  # ("cls", class dotted): `cls` in a classmethod
+ATTR = "attr"  # ("attr", term, name)
+CALL = "call"  # ("call", func term, arg terms, ((kw, term), ...))
+ITEM = "item"  # ("item", term, index|None)
+SEQ = "seq"  # ("seq", element terms, ordered)
+UNION = "union"  # ("union", terms)
+ANN = "ann"  # ("ann", term): an instance of the annotated class
+STAR = "star"  # ("star", term): `*xs` in a call or display
+CONST = "const"  # ("const", "text"): a string constant (chooses branches guarded on it)
+
+MAX_ARGS = 16
+MAX_DEPTH = 24
+
+# nn.Module methods that return the module itself: `Net().to(dev).eval()` is a Net
+RETURNS_SELF = frozenset(
+    {"to", "eval", "train", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty", "share_memory"}
+)
+# attributes of a wrapper that hold the wrapped module
+WRAPPED_ATTRS = frozenset({"module", "_orig_mod"})
+# calls whose result holds what their first argument holds
+PASS_THROUGH = frozenset(
+    {
+        "torch.compile",
+        "torch._dynamo.optimize",
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.parallel.distributed.DistributedDataParallel",
+        "torch.jit.script",
+        "copy.deepcopy",
+        "copy.copy",
+        "typing.cast",
+    }
+)
+CONTAINER_MODULES = frozenset(
+    {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict", "collections.OrderedDict", "builtins.list", "builtins.tuple", "builtins.dict"}
+)
+ARGS_MATTER = PASS_THROUGH | CONTAINER_MODULES
+# calls of other packages whose result is known without their arguments
+OPAQUE_CALLS = ("torch.", "numpy.", "builtins.", "math.", "os.", "re.", "json.", "logging.", "typing.", "random.", "time.")
+CONTAINER_GETTERS = frozenset({"get", "pop", "values", "__getitem__", "setdefault"})
+TYPING_WRAPPERS = frozenset({"Optional", "Union", "Type", "type"})
+
+
+class Value(NamedTuple):
+    """One thing an expression can hold.
+
+    kind: "class" | "inst" | "func" | "bound" (a method with its receivers in
+    `elems[0]`) | "seq" (a container: `elems` holds one set per position) | "ext" (a
+    name from another package; `dotted` is how it was imported) | "getter" (a
+    container's `.get`/`.values`: calling it gives the elements) | "selfret" (a method
+    returning its receiver, such as `.to(device)`)."""
+
+    kind: str
+    dotted: Optional[str] = None
+    elems: Optional[tuple] = None
+    ordered: bool = False
+
+
+EMPTY: frozenset = frozenset()
+
+
+# -- per file: building terms ------------------------------------------------------
+class Scope:
+    """A function (or the module) as seen by the term builder."""
+
+    __slots__ = ("key", "bound", "params", "self_kind", "cls", "parent", "defaults")
+
+    def __init__(self, key, bound, params=(), self_kind=None, cls=None, parent=None, defaults=None):
+        self.key = key  # "" for the module, else the def's qualname
+        self.bound = bound  # names bound in this scope by assignment, `for`, params, defs
+        self.params = params
+        self.self_kind = self_kind  # "self" | "cls" | None: what the first parameter is
+        self.cls = cls  # dotted name of the class a method belongs to
+        self.parent = parent  # the enclosing function scope (classes are skipped)
+        self.defaults = defaults or {}  # parameter name -> default expression
+
+
+def assigned_names(body) -> set:
+    """Names a block of statements binds (not descending into nested scopes)."""
+    out: set = set()
+    declared: set = set()  # `global x` / `nonlocal x`: bound elsewhere
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+            continue
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+            continue
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                _target_names(t, out)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            _target_names(node.target, out)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            _target_names(node.target, out)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    _target_names(item.optional_vars, out)
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, name, None)
+            if block:
+                stack.extend(block)
+    return out - declared
+
+
+def _target_names(target, out: set) -> None:
+    if isinstance(target, ast.Name):
+        out.add(target.id)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for elt in target.elts:
+            _target_names(elt, out)
+    elif isinstance(target, ast.Starred):
+        _target_names(target.value, out)
+
+
+class TermBuilder:
+    """Turns expressions of one file into terms, and collects its bindings."""
+
+    def __init__(self, names, module: str):
+        self.names = names
+        self.module = module
+        self.module_bound: set = set()
+        # scope key -> name -> [(row, depth, term)]
+        self.bindings: dict[str, dict[str, list]] = {}
+        self.returns: dict[str, list] = {}  # scope key -> [term]
+        self.attrs: dict[str, dict[str, list]] = {}  # class dotted -> attr -> [term]
+        self.stores: list = []  # (location, term): ("G", dotted) / ("A", class, attr)
+
+    def dotted(self, qualname: str) -> str:
+        return f"{self.module}.{qualname}" if self.module else qualname
+
+    # -- expressions ---------------------------------------------------------------
+    def term(self, expr, scope: Scope, row: Optional[int]):
+        """The term of `expr` seen from `scope` at line `row` (None: anywhere in it)."""
+        t = type(expr)
+        if t is ast.Name:
+            return self.name_term(expr.id, scope, row)
+        if t is ast.Attribute:
+            base = expr.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and self._is_global_name(base.id, scope):
+                dotted = self.names.resolve(expr)
+                if dotted:
+                    return (G, dotted)
+            inner = self.term(expr.value, scope, row)
+            return (ATTR, inner, expr.attr) if inner is not None else None
+        if t is ast.Call:
+            func = self.term(expr.func, scope, row)
+            if func is None:
+                return None
+            if isinstance(expr.func, ast.Name):
+                partial = self.names.partials.get(expr.func.id) if expr.func.id not in scope.bound else None
+                if partial is not None:
+                    func = (G, partial.target)
+            if func[0] == G and func[1].startswith(OPAQUE_CALLS) and func[1] not in ARGS_MATTER:
+                return (CALL, func, (), ())  # `torch.cat(...)`: what it returns does not hang on its arguments
+            args = tuple(self.term(a, scope, row) for a in expr.args[:MAX_ARGS])
+            kws = tuple((k.arg, self.term(k.value, scope, row)) for k in expr.keywords[:MAX_ARGS] if k.arg)
+            return (CALL, func, args, kws)
+        if t is ast.Subscript:
+            inner = self.term(expr.value, scope, row)
+            if inner is None:
+                return None
+            index = expr.slice
+            key = index.value if isinstance(index, ast.Constant) and isinstance(index.value, int) else None
+            return (ITEM, inner, key)
+        if t in (ast.List, ast.Tuple, ast.Set):
+            return (SEQ, tuple(self.term(e, scope, row) for e in expr.elts[:MAX_ARGS]), not any(isinstance(e, ast.Starred) for e in expr.elts))
+        if t is ast.Dict:
+            return (SEQ, tuple(self.term(v, scope, row) for v in expr.values[:MAX_ARGS] if v is not None), False)
+        if t in (ast.ListComp, ast.GeneratorExp, ast.SetComp):
+            return (SEQ, (self.term(expr.elt, scope, row),), False)
+        if t is ast.DictComp:
+            return (SEQ, (self.term(expr.value, scope, row),), False)
+        if t is ast.IfExp:
+            return (UNION, (self.term(expr.body, scope, row), self.term(expr.orelse, scope, row)))
+        if t is ast.BoolOp:
+            return (UNION, tuple(self.term(v, scope, row) for v in expr.values))
+        if t is ast.Starred:
+            inner = self.term(expr.value, scope, row)
+            return (STAR, inner) if inner is not None else None
+        if t is ast.Lambda:
+            from .regions import lambda_qualname
+
+            return (G, self.dotted(lambda_qualname(expr)))
+        if t is ast.Constant and isinstance(expr.value, str) and len(expr.value) <= 64:
+            return (CONST, expr.value)
+        if t is ast.NamedExpr:
+            return self.term(expr.value, scope, row)
+        if t is ast.Await:
+            return self.term(expr.value, scope, row)
+        return None
+
+    def _is_global_name(self, name: str, scope: Scope) -> bool:
+        s = scope
+        while s is not None:
+            if name in s.bound or (s.self_kind and s.params and s.params[0] == name):
+                return False
+            s = s.parent
+        return name not in self.module_bound
+
+    def name_term(self, name: str, scope: Scope, row: Optional[int]):
+        s, here = scope, True
+        while s is not None:
+            if s.params and s.self_kind and name == s.params[0]:
+                return (SELF if s.self_kind == "self" else CLS, s.cls)
+            if name in s.bound:
+                return (LOCAL, s.key, name, row if here else None)
+            s, here = s.parent, False
+        if name in self.module_bound:
+            return (LOCAL, "", name, row if scope.key == "" else None)
+        dotted = self.names.resolve(ast.Name(id=name))
+        return (G, dotted) if dotted else None
+
+    def annotation_term(self, ann, scope: Scope):
+        """`Net`, `Optional[Net]`, `"Net"`, `Net | None` -> the classes named."""
+        if ann is None:
+            return None
+        if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+            try:
+                ann = ast.parse(ann.value, mode="eval").body
+            except SyntaxError:
+                return None
+        if isinstance(ann, ast.Subscript):
+            head = ann.value.attr if isinstance(ann.value, ast.Attribute) else getattr(ann.value, "id", None)
+            if head in TYPING_WRAPPERS:
+                inner = ann.slice
+                parts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+                return (UNION, tuple(self.annotation_term(p, scope) for p in parts))
+            return None
+        if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+            return (UNION, (self.annotation_term(ann.left, scope), self.annotation_term(ann.right, scope)))
+        if isinstance(ann, (ast.Name, ast.Attribute)):
+            inner = self.term(ann, scope, None)
+            return (ANN, inner) if inner is not None else None
+        return None
+
+    # -- statements ------------------------------------------------------------------
+    def bind(self, scope: Scope, name: str, row: int, depth: int, term) -> None:
+        if term is not None:
+            entry = (row, depth, term, self._guards) if self._guards else (row, depth, term)
+            self.bindings.setdefault(scope.key, {}).setdefault(name, []).append(entry)
+
+    _guards: tuple = ()  # (parameter, constant, equal) of the `if`s around a binding
+
+    def _guard(self, test, scope: Scope):
+        """`if kind == "warp":` on a parameter: the branch runs only for that value."""
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+            left, right = test.left, test.comparators[0]
+            if isinstance(left, ast.Constant):
+                left, right = right, left
+            if isinstance(left, ast.Name) and left.id in scope.params and isinstance(right, ast.Constant) and isinstance(right.value, str):
+                return (left.id, right.value, isinstance(test.ops[0], ast.Eq))
+        return None
+
+    def collect(self, body, scope: Scope, cls_attrs: Optional[str] = None) -> None:
+        """Bindings, returns, self attributes and container stores of one scope."""
+        self._block(body, scope, 0, cls_attrs)
+
+    def _block(self, body, scope: Scope, depth: int, cls_attrs) -> None:
+        for stmt in body:
+            t = type(stmt)
+            if t is ast.Assign:
+                row = stmt.lineno
+                value = None  # built once, on demand
+                for target in stmt.targets:
+                    value = value or self.term(stmt.value, scope, row)
+                    self._assign(target, value, scope, row, depth, cls_attrs)
+            elif t is ast.AnnAssign:
+                row = stmt.lineno
+                value = self.term(stmt.value, scope, row) if stmt.value is not None else None
+                if isinstance(stmt.target, ast.Name) and stmt.target.id in scope.bound:
+                    ann = self.annotation_term(stmt.annotation, scope)
+                    self.bind(scope, stmt.target.id, row, depth, value or ann)
+                else:
+                    self._assign(stmt.target, value, scope, row, depth, cls_attrs)
+            elif t is ast.Return:
+                if stmt.value is not None:
+                    term = self.term(stmt.value, scope, stmt.lineno)
+                    if term is not None:
+                        self.returns.setdefault(scope.key, []).append(term)
+            elif t is ast.Expr:
+                call = stmt.value
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.args:
+                    if call.func.attr in ("append", "add", "insert", "extend", "update", "add_module", "register_module"):
+                        loc = self._location(call.func.value, scope)
+                        if loc is not None:
+                            arg = call.args[-1]
+                            value = self.term(arg, scope, stmt.lineno)
+                            if call.func.attr in ("extend", "update"):
+                                value = (ITEM, value, None) if value is not None else None
+                            if value is not None:
+                                self.stores.append((loc, value))
+            elif t in (ast.For, ast.AsyncFor):
+                if isinstance(stmt.target, ast.Name):
+                    it = self.term(stmt.iter, scope, stmt.lineno)
+                    self.bind(scope, stmt.target.id, stmt.lineno, depth + 1, (ITEM, it, None) if it else None)
+                self._block(stmt.body, scope, depth + 1, cls_attrs)
+                self._block(stmt.orelse, scope, depth + 1, cls_attrs)
+            elif t is ast.If:
+                guard = self._guard(stmt.test, scope)
+                outer = self._guards
+                if guard is not None:
+                    self._guards = outer + (guard,)
+                self._block(stmt.body, scope, depth + 1, cls_attrs)
+                if guard is not None:
+                    self._guards = outer + ((guard[0], guard[1], not guard[2]),)
+                self._block(stmt.orelse, scope, depth + 1, cls_attrs)
+                self._guards = outer
+            elif t is ast.While:
+                self._block(stmt.body, scope, depth + 1, cls_attrs)
+                self._block(stmt.orelse, scope, depth + 1, cls_attrs)
+            elif t in (ast.With, ast.AsyncWith):
+                self._block(stmt.body, scope, depth + 1, cls_attrs)
+            elif t is ast.Try or t.__name__ == "TryStar":
+                self._block(stmt.body, scope, depth + 1, cls_attrs)
+                for handler in stmt.handlers:
+                    self._block(handler.body, scope, depth + 1, cls_attrs)
+                self._block(stmt.orelse, scope, depth + 1, cls_attrs)
+                self._block(stmt.finalbody, scope, depth + 1, cls_attrs)
+            elif t.__name__ == "Match":
+                for case in stmt.cases:
+                    self._block(case.body, scope, depth + 1, cls_attrs)
+
+    def _assign(self, target, value, scope: Scope, row: int, depth: int, cls_attrs) -> None:
+        if isinstance(target, ast.Name):
+            if cls_attrs is not None:  # a class body: `model_cls = Net` is a class attribute
+                if value is not None:
+                    self.attrs.setdefault(cls_attrs, {}).setdefault(target.id, []).append(value)
+                return
+            self.bind(scope, target.id, row, depth, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for i, elt in enumerate(target.elts):
+                if isinstance(elt, ast.Starred):
+                    elt = elt.value
+                    i = None
+                self._assign(elt, (ITEM, value, i) if value is not None else None, scope, row, depth, cls_attrs)
+        elif isinstance(target, ast.Attribute):
+            base = target.value
+            if scope.self_kind == "self" and isinstance(base, ast.Name) and scope.params and base.id == scope.params[0]:
+                if value is not None:
+                    self.attrs.setdefault(scope.cls, {}).setdefault(target.attr, []).append(value)
+        elif isinstance(target, ast.Subscript):
+            loc = self._location(target.value, scope)
+            if loc is not None and value is not None:
+                self.stores.append((loc, value))
+
+    def _location(self, expr, scope: Scope):
+        """Where a container lives: a module-level name or a `self` attribute."""
+        if isinstance(expr, ast.Name):
+            if expr.id in self.module_bound and not self._bound_in_function(expr.id, scope):
+                return ("G", self.dotted(expr.id))
+            return None
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+            if scope.self_kind == "self" and scope.params and expr.value.id == scope.params[0]:
+                return ("A", scope.cls, expr.attr)
+        return None
+
+    def _bound_in_function(self, name: str, scope: Scope) -> bool:
+        s = scope
+        while s is not None and s.key != "":
+            if name in s.bound:
+                return True
+            s = s.parent
+        return False
+
+
+# -- per project: evaluating terms -------------------------------------------------
+def _refs(values) -> list:
+    return sorted(values, key=repr)
+
+
+class Resolver:
+    """Evaluates terms across the files of a `regions.ProjectIndex`."""
+
+    def __init__(self, index):
+        self.index = index
+        self._active: set = set()
+        self.why: list[str] = []  # reasons collected by the last evaluations
+
+    def values(self, term, summary, env=None, depth: int = 0) -> frozenset:
+        if term is None or depth > MAX_DEPTH:
+            return EMPTY
+        key = (id(summary), term, _env_key(env))
+        if key in self._active:
+            return EMPTY  # a cycle (`m = wrap(m)`): the other bindings give the answer
+        self._active.add(key)
+        try:
+            return self._values(term, summary, env or {}, depth + 1)
+        finally:
+            self._active.discard(key)
+
+    def _values(self, term, summary, env, depth) -> frozenset:
+        tag = term[0]
+        if tag == G:
+            return self._global(term[1], summary, depth)
+        if tag == LOCAL:
+            return self._local(summary, term[1], term[2], term[3], env, depth)
+        if tag == PARAM:
+            _, scope, index, name, ann = term
+            bound = env.get((scope, index))
+            if bound is not None:
+                return bound
+            declared = self.values(ann, summary, env, depth) if ann is not None else EMPTY
+            if any(v.dotted in self.index.defs for v in declared):
+                return declared  # `model: Transformer`
+            passed = self._passed(summary, scope, index, name, depth)
+            if passed:
+                return passed
+            if not declared:
+                self.why.append(f"`{name}` is a parameter of `{scope}()` and no call of it passes a known value")
+            return declared
+        if tag == SELF:
+            got = env.get("self")
+            return got if got is not None else self._def_value(term[1], instance=True)
+        if tag == CLS:
+            got = env.get("self")
+            if got is not None:
+                return frozenset(Value("class", v.dotted) if v.kind == "inst" else v for v in got)
+            return self._def_value(term[1], instance=False)
+        if tag == ATTR:
+            out: set = set()
+            for base in self.values(term[1], summary, env, depth):
+                out |= self._attr(base, term[2], depth)
+            return frozenset(out)
+        if tag == CALL:
+            return self._call(term, summary, env, depth)
+        if tag == ITEM:
+            out = set()
+            for base in self.values(term[1], summary, env, depth):
+                out |= self._elements(base, term[2])
+            return frozenset(out)
+        if tag == SEQ:
+            elems, ordered = [], term[2]
+            for t in term[1]:
+                if t is not None and t[0] == STAR:
+                    inner = self.values(t[1], summary, env, depth)
+                    elems.append(frozenset(e for v in inner for e in self._elements(v, None)))
+                    ordered = False
+                else:
+                    elems.append(self.values(t, summary, env, depth))
+            return frozenset({Value("seq", None, tuple(elems), ordered)})
+        if tag == UNION:
+            out = set()
+            for t in term[1]:
+                out |= self.values(t, summary, env, depth)
+            return frozenset(out)
+        if tag == ANN:
+            out = set()
+            for v in self.values(term[1], summary, env, depth):
+                if v.kind == "class":
+                    out.add(Value("inst", v.dotted))
+                elif v.kind == "ext":
+                    out.add(Value("inst", v.dotted))
+            return frozenset(out)
+        if tag == STAR:
+            return self.values(term[1], summary, env, depth)
+        if tag == CONST:
+            return frozenset({Value("const", term[1])})
+        return EMPTY
+
+    # -- names -------------------------------------------------------------------
+    def _def_value(self, dotted: str, instance: bool) -> frozenset:
+        found = self.index.defs.get(dotted)
+        if found is None:
+            return frozenset({Value("inst" if instance else "ext", dotted)})
+        kind = found[1].kind
+        if kind == "class":
+            return frozenset({Value("inst" if instance else "class", dotted)})
+        return frozenset({Value("func", dotted)})
+
+    def _global(self, dotted: str, summary, depth) -> frozenset:
+        found = self.index.find_def(dotted, summary)
+        if found is not None:
+            d_summary, info = found
+            return self._def_value(d_summary.dotted(info.qualname), instance=False)
+        glob = self.index.find_global(dotted, summary)
+        if glob is not None:
+            g_summary, name = glob
+            return self._local(g_summary, "", name, None, {}, depth)
+        return frozenset({Value("ext", dotted)})
+
+    def _local(self, summary, scope: str, name: str, row, env, depth) -> frozenset:
+        entries = summary.scopes.get(scope, {}).get(name) or []
+        if row is not None:
+            before = [e for e in entries if e[0] < row] or []
+            chosen = []
+            for entry in reversed(before):
+                chosen.append(entry)
+                if entry[1] == 0:
+                    break
+            if not chosen:
+                chosen = entries  # used above its bindings: a loop, or a closure
+        else:
+            chosen = entries
+        out: set = set()
+        for entry in chosen:
+            if len(entry) > 3 and env and not self._guards_hold(entry[3], summary, scope, env):
+                continue  # a branch for another value of the parameter this call passes
+            out |= self.values(entry[2], summary, env, depth)
+        if scope == "":  # a module-level container: what is stored in it anywhere
+            stored = self.index.stored(("G", summary.dotted(name)))
+            if stored:
+                out.add(Value("seq", None, (self._stored_values(stored, depth),), False))
+        return frozenset(out)
+
+    def _guards_hold(self, guards, summary, scope: str, env) -> bool:
+        for name, const, equal in guards:
+            params = summary.scopes.get(scope, {}).get(name) or ()
+            index = next((e[2][2] for e in params if e[2][0] == PARAM), None)
+            passed = env.get((scope, index)) if index is not None else None
+            if not passed or any(v.kind != "const" for v in passed):
+                continue  # not known here: the branch may run
+            known = {v.dotted for v in passed}
+            if equal and const not in known:
+                return False
+            if not equal and known == {const}:
+                return False
+        return True
+
+    def _stored_values(self, stored, depth) -> frozenset:
+        out: set = set()
+        for s_summary, term in stored:
+            if isinstance(term, Value):
+                out.add(term)
+            else:
+                out |= self.values(term, s_summary, None, depth)
+        return frozenset(out)
+
+    # -- attributes and items -------------------------------------------------------
+    def _attr(self, base: Value, name: str, depth) -> set:
+        kind = base.kind
+        if kind in ("inst", "class") and base.dotted in self.index.defs:
+            if kind == "inst" and name in WRAPPED_ATTRS and not self.index.attr_terms(base.dotted, name):
+                return {base}
+            out: set = set()
+            for c_summary, term in self.index.attr_terms(base.dotted, name):
+                out |= self.values(term, c_summary, {"self": frozenset({base})}, depth)
+            stored = [s for c in self.index.mro(base.dotted) for s in self.index.stored(("A", c, name))]
+            if stored:
+                out.add(Value("seq", None, (self._stored_values(stored, depth),), False))
+            if out:
+                return out
+            method = self.index.find_def(f"{base.dotted}.{name}", None)
+            if method is not None:
+                m_summary, info = method
+                dotted = m_summary.dotted(info.qualname)
+                if info.method_kind == "property":
+                    return set(self.returns_of(m_summary, info, {"self": frozenset({base})}, depth))
+                if info.method_kind == "static":
+                    return {Value("func", dotted)}
+                return {Value("bound", dotted, (frozenset({base}),))}
+            if kind == "inst" and name in RETURNS_SELF:
+                return {Value("selfret", None, (frozenset({base}),))}
+            return set()
+        if kind == "inst":
+            if name in WRAPPED_ATTRS:
+                return {base}
+            if name in RETURNS_SELF:
+                return {Value("selfret", None, (frozenset({base}),))}
+            return set()
+        if kind == "ext":
+            return {Value("ext", f"{base.dotted}.{name}")}
+        if kind == "seq" and name in CONTAINER_GETTERS:
+            return {Value("getter", None, base.elems)}
+        return set()
+
+    def _elements(self, base: Value, index) -> set:
+        if base.elems is None or base.kind in ("bound", "selfret"):
+            return set()
+        if base.ordered and isinstance(index, int) and -len(base.elems) <= index < len(base.elems):
+            return set(base.elems[index])
+        out: set = set()
+        for elem in base.elems:
+            out |= elem
+        return out
+
+    # -- calls ---------------------------------------------------------------------
+    def _call(self, term, summary, env, depth) -> frozenset:
+        _, func_term, arg_terms, kw_terms = term
+        funcs = self.values(func_term, summary, env, depth)
+        if not funcs:
+            return EMPTY
+        args_cache: dict = {}
+
+        def arg(i):
+            if i not in args_cache:
+                args_cache[i] = self.values(arg_terms[i], summary, env, depth) if i < len(arg_terms) else EMPTY
+            return args_cache[i]
+
+        out: set = set()
+        for f in funcs:
+            if f.kind == "class":
+                out.add(Value("inst", f.dotted))
+            elif f.kind == "func":
+                found = self.index.defs.get(f.dotted)
+                if found is None:
+                    continue
+                f_summary, info = found
+                bound = self._bind(info, f.dotted, arg_terms, kw_terms, summary, env, depth, skip_first=False)
+                got = self.returns_of(f_summary, info, bound, depth)
+                if not got and f_summary is not None and not f_summary.returns.get(info.qualname):
+                    self.why.append(f"`{info.qualname}()` returns nothing the index can follow")
+                out |= got
+            elif f.kind == "bound":
+                found = self.index.defs.get(f.dotted)
+                if found is None:
+                    continue
+                f_summary, info = found
+                bound = self._bind(info, f.dotted, arg_terms, kw_terms, summary, env, depth, skip_first=True)
+                bound["self"] = f.elems[0]
+                out |= self.returns_of(f_summary, info, bound, depth)
+            elif f.kind == "selfret":
+                out |= f.elems[0]
+            elif f.kind == "getter":
+                for elem in f.elems:
+                    out |= elem
+            elif f.kind == "ext":
+                dotted = f.dotted
+                if dotted in PASS_THROUGH:
+                    out |= arg(0)
+                elif dotted in CONTAINER_MODULES:
+                    elems = [arg(i) for i in range(len(arg_terms))]
+                    flat: set = set()
+                    for values in elems:
+                        for v in values:
+                            if v.kind == "seq":
+                                flat |= self._elements(v, None)
+                            else:
+                                flat.add(v)
+                    out.add(Value("inst" if dotted.startswith("torch.") else "seq", dotted, (frozenset(flat),), False))
+                elif not dotted.startswith("builtins."):
+                    out.add(Value("inst", dotted))
+                    self.why.append(f"`{dotted}()` is from another package")
+        return frozenset(out)
+
+    def _bind(self, info, dotted, arg_terms, kw_terms, summary, env, depth, skip_first) -> dict:
+        params = list(info.params)
+        offset = 1 if skip_first and info.method_kind != "static" else 0
+        bound: dict = {}
+        for i, t in enumerate(arg_terms):
+            if t is not None and t[0] == STAR:
+                break
+            index = i + offset
+            if index < len(params):
+                bound[(info.qualname, index)] = self.values(t, summary, env, depth)
+        for name, t in kw_terms:
+            if name in params:
+                bound[(info.qualname, params.index(name))] = self.values(t, summary, env, depth)
+        return bound
+
+    def _passed(self, summary, qualname: str, index: int, name: str, depth) -> frozenset:
+        """What the calls of def `qualname` anywhere in the project pass for one parameter."""
+        if depth > MAX_DEPTH // 2:
+            return EMPTY
+        dotted = summary.dotted(qualname)
+        found = self.index.defs.get(dotted)
+        if found is None or found[1].kind != "function":
+            return EMPTY
+        info = found[1]
+        out: set = set()
+        for c_summary, callee, args, kws in self.index.calls_named(qualname.rsplit(".", 1)[-1]):
+            for f in self.values(callee, c_summary, None, depth):
+                if f.dotted != dotted or f.kind not in ("func", "bound"):
+                    continue
+                offset = 1 if f.kind == "bound" and info.method_kind != "static" else 0
+                position = index - offset
+                if 0 <= position < len(args) and not any(a is not None and a[0] == STAR for a in args[: position + 1]):
+                    out |= self.values(args[position], c_summary, None, depth)
+                for kw, term in kws:
+                    if kw == name:
+                        out |= self.values(term, c_summary, None, depth)
+        return frozenset(out)
+
+    def returns_of(self, summary, info, env, depth) -> frozenset:
+        out: set = set()
+        for term in summary.returns.get(info.qualname, ()):
+            out |= self.values(term, summary, env, depth)
+        if info.ret_ann is not None and not any(v.dotted in self.index.defs for v in out):
+            out |= self.values(info.ret_ann, summary, env, depth)  # `def load() -> Net: return torch.load(...)`
+        return frozenset(out)
+
+
+def _env_key(env):
+    if not env:
+        return None
+    return tuple(sorted(((k if isinstance(k, str) else repr(k)), v) for k, v in env.items()))

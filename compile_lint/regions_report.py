@@ -1,0 +1,135 @@
+"""`compile-lint regions`: every compile/trace site, what it resolved to or why not.
+
+Users debug silence with it (a rule that says nothing because the model it should
+look at was never found), and the region-resolution benchmark reads its JSON
+(bench/region_resolution.py). The JSON keys are a contract: add, never rename.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Optional
+
+from .analysis.regions import COMPILE, ProjectIndex, RegionInfo, Site
+
+
+def build_index(files: list[str], settings_for, stdin: Optional[tuple[str, bytes]] = None) -> tuple[ProjectIndex, list]:
+    """The region index over `files` (and stdin), and the files that could not be read."""
+    from .engine import parse_file
+    from .source import SourceFile
+
+    summaries, errors = [], []
+    inputs = [(p, None) for p in files] + ([stdin] if stdin else [])
+    for path, data in inputs:
+        if data is None:
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError as exc:
+                errors.append((path, f"cannot read: {exc.strerror or exc}"))
+                continue
+        parsed = parse_file(SourceFile(path, data), settings_for(path))
+        if parsed.summary is not None:
+            summaries.append(parsed.summary)
+    return ProjectIndex(summaries, _declared(inputs, settings_for)), errors
+
+
+def _declared(inputs, settings_for) -> list:
+    """Config-declared and recorded regions (analysis/declared.py) for these files."""
+    from .analysis.declared import DeclarationError, declarations_for
+    from .config import ConfigError
+
+    seen: dict = {}
+    for path, _data in inputs:
+        settings = settings_for(path)
+        seen.setdefault(id(settings), (settings, path))
+    try:
+        return declarations_for(seen.values()).regions
+    except DeclarationError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _rel(path: str, root: str) -> str:
+    rel = os.path.relpath(os.path.abspath(path), root)
+    return path if rel.startswith("..") else rel
+
+
+def report(index: ProjectIndex, root: str) -> dict:
+    regions = index.regions()
+    by_site: dict[tuple, list[str]] = {}
+    for dotted, region in regions.items():
+        for site in region.sites:
+            by_site.setdefault(_site_key(site), []).append(dotted)
+    sites = []
+    resolved = list(index.resolved_sites())
+    for site, _code in (index.resolved_declared.entries if index.resolved_declared else ()):
+        resolved.append((site, index._entry_defs(site.target), None))
+    for site, entries, why in resolved:
+        targets, seen = [], set()
+        for dotted, summary, info in entries:
+            # the class a forward belongs to is the target people name
+            qualname, row, kind = info.qualname, info.row, "function"
+            if qualname.endswith((".forward", ".__call__")):
+                owner = index.defs.get(dotted.rsplit(".", 1)[0])
+                if owner is not None and owner[1].kind == "class":
+                    qualname, row, kind = owner[1].qualname, owner[1].row, "class"
+            key = (summary.path, qualname)
+            if key in seen:
+                continue
+            seen.add(key)
+            targets.append({"path": _rel(summary.path, root), "qualname": qualname, "row": row, "kind": kind,
+                            "module": summary.module})
+        sites.append({
+            "path": _rel(site.path, root),
+            "row": site.row,
+            "col": site.col,
+            "kind": site.kind,
+            "api": site.api,
+            "origin": site.origin,
+            "mode": site.mode,
+            "dynamic": site.dynamic,
+            "fullgraph": site.fullgraph,
+            "targets": targets,
+            "unresolved": None if targets else (why or "not resolved"),
+            "reached": sorted(set(by_site.get(_site_key(site), ()))),
+        })
+    sites.sort(key=lambda s: (s["path"], s["row"], s["col"]))
+    region_rows = []
+    for dotted, region in sorted(regions.items()):
+        found = index.defs.get(dotted)
+        region_rows.append({
+            "def": dotted,
+            "path": _rel(found[0].path, root) if found else None,
+            "row": found[1].row if found else None,
+            "kinds": sorted(region.kinds),
+            "via": region.via,
+        })
+    return {"root": root, "sites": sites, "regions": region_rows}
+
+
+def _site_key(site: Site) -> tuple:
+    return (site.path, site.row, site.api, site.kind)
+
+
+def render_text(data: dict) -> str:
+    lines = []
+    for site in data["sites"]:
+        opts = [f"{name}={site[name]!r}" for name in ("mode", "dynamic", "fullgraph") if site[name] is not None]
+        api = site["api"] + f"({', '.join(opts)})"
+        head = f"{site['path']}:{site['row']}:{site['col']} {api}"
+        if site["targets"]:
+            names = ", ".join(f"{t['path']}:{t['row']} {t['qualname']}" for t in site["targets"])
+            lines.append(f"{head} -> {names}")
+        else:
+            lines.append(f"{head} -> unresolved: {site['unresolved']}")
+        for dotted in site["reached"]:
+            lines.append(f"    {dotted}")
+    resolved = sum(1 for s in data["sites"] if s["targets"])
+    lines.append(f"{len(data['sites'])} site(s), {resolved} resolved, {len(data['regions'])} def(s) in regions")
+    return "\n".join(lines) + "\n"
+
+
+def render(data: dict, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(data, indent=2) + "\n"
+    return render_text(data)

@@ -1,0 +1,141 @@
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..analysis.walk import walk_scope as _walk_scope
+from ._compile import is_compile_call
+from .base import Case, Rule
+
+# nn.Module methods that do not run the model: calling them on the wrapper is fine
+MODULE_API = frozenset({
+    "eval", "train", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_",
+    "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
+    "modules", "named_modules", "state_dict", "load_state_dict", "zero_grad", "apply", "register_buffer",
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook", "share_memory",
+    "extra_repr", "type", "to_empty", "get_submodule", "get_parameter", "get_buffer", "save_pretrained",
+    "compile", "forward", "__call__",
+})
+
+
+class CompiledModuleOtherMethod(Rule):
+    """
+    ## What it does
+    Finds `m = torch.compile(model)` where the code then calls only other methods of
+    `m` (`m.generate(...)`, `m.sample(...)`, `m.encode(...)`) and never `m(...)` itself,
+    in the same scope, with `m` not passed on, returned or stored elsewhere.
+
+    ## Why is this bad?
+    `torch.compile(model)` returns a wrapper that compiles calls of the wrapper only
+    (`m(x)`, which runs `forward`). Any other attribute is looked up on the original
+    module, so `m.generate(x)` is the original, eager `generate`, and the `self(x)` it
+    makes inside goes to the original module too: nothing is compiled, with no
+    warning. Measured on torch 2.13 CPU by
+    `scripts/measure/compile_other_method.py`: `m(x)` gives 1 frame and 1 graph;
+    `m.generate(x)` (calling `self(x)` or `self.forward(x)` inside) gives 0 frames and
+    0 graphs; after the in-place `model.compile()`, `model.generate(x)` calling `self(x)`
+    compiles (2 graphs), one calling `self.forward(x)` still does not (0).
+
+    ## Example
+    ```python
+    model = torch.compile(Sampler())
+    images = model.sample(noise, steps=50)
+    ```
+
+    ## Use instead
+    ```python
+    model = Sampler()
+    model.compile()          # compiles model(...) and the self(...) calls in sample()
+    images = model.sample(noise, steps=50)
+    ```
+    or compile the method itself: `model.sample = torch.compile(model.sample)`.
+
+    ## Fix safety
+    No fix: which calls should be compiled is the author's decision.
+
+    ## References
+    - `scripts/measure/compile_other_method.py` (frames and graphs per spelling)
+    - `torch/_dynamo/eval_frame.py` (`OptimizedModule.__getattr__` forwards to `_orig_mod`)
+    """
+
+    uses_regions = False
+    code = "CL510"
+    name = "compiled-module-other-method"
+    summary = "Only calls of a `torch.compile`d module are compiled: its other methods run eagerly"
+    requires = (b"compile",)
+
+    valid = [
+        Case("import torch\nm = torch.compile(Net())\ny = m(x)\nz = m.generate(x)\n", note="the module is called too"),
+        Case("import torch\nm = torch.compile(Net())\nm.eval()\ntrainer.fit(m)\nm.generate(x)\n", note="passed on: its use is elsewhere"),
+        Case("import torch\ndef build():\n    m = torch.compile(Net())\n    m.eval()\n    return m\n", note="returned"),
+        Case("import torch\nstep = torch.compile(train_step)\nstep.__name__\n", note="a function, not a module"),
+        Case("import torch\nm = Net()\nm.compile()\nm.generate(x)\n", note="in-place compile: self(x) inside generate is compiled"),
+        Case("import torch\nm = torch.compile(Net())\nm.eval().to('cuda')\nm.load_state_dict(sd)\n", note="module API only, never run here"),
+        Case("import torch\nm = torch.compile(Net())\ndef run(x):\n    return m(x)\nm.warmup(x)\n", note="called in a closure"),
+    ]
+    invalid = [
+        Case(
+            "import torch\nmodel = torch.compile(GPT(cfg))\nmodel.eval()\nout = model.generate(idx, max_new_tokens=100)\n",
+            rows=[4],
+        ),
+        Case(
+            "import torch as T\ndef main(cfg):\n    sampler = T.compile(Sampler(cfg), mode='max-autotune')\n"
+            "    for noise in batches:\n        images = sampler.sample(noise, steps=50)\n",
+            rows=[5], note="inside a function and a loop",
+        ),
+    ]
+
+    def check(self, facts):
+        scopes = [facts.tree] + list(facts.nodes(ast.FunctionDef, ast.AsyncFunctionDef))
+        for scope in scopes:
+            body = scope.body
+            nodes = _walk_scope(body)
+            for node in nodes:
+                if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+                    continue
+                call = node.value
+                if not (isinstance(call, ast.Call) and is_compile_call(facts, call) and call.args):
+                    continue
+                if not self._module_instance(facts, call.args[0]):
+                    continue
+                uses = list(ast.walk(scope))  # nested defs too: a closure may call it
+                found = self._only_other_methods(uses, node.targets[0].id, node)
+                if found is not None:
+                    yield self.finding(
+                        facts, found,
+                        f"`{facts.text(found.func)}(...)` runs eagerly: `torch.compile` compiles only calls of "
+                        f"`{node.targets[0].id}(...)`",
+                    )
+
+    @staticmethod
+    def _module_instance(facts, arg) -> bool:
+        """`GPT(cfg)`, `Net().to(dev)`: a class built right there (a capitalised callee)."""
+        while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr in ("to", "eval", "cuda", "half", "float", "train"):
+            arg = arg.func.value
+        if not isinstance(arg, ast.Call):
+            return False
+        func = arg.func
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return last[:1].isupper()
+
+    @staticmethod
+    def _only_other_methods(nodes, name: str, assign) -> Optional[ast.Call]:
+        """The first `name.method(...)` call, when every use of `name` after `assign` is
+        such a call (or module API) and the name is never rebound, called or passed on."""
+        first = None
+        for node in nodes:
+            if not (isinstance(node, ast.Name) and node.id == name) or node is assign.targets[0]:
+                continue
+            if not isinstance(node.ctx, ast.Load):
+                return None  # rebound
+            parent = getattr(node, "_cl_parent", None)
+            if not (isinstance(parent, ast.Attribute) and parent.value is node):
+                return None  # called, passed, returned or stored
+            grand = getattr(parent, "_cl_parent", None)
+            if not (isinstance(grand, ast.Call) and grand.func is parent):
+                return None  # an attribute read: unknown use
+            if parent.attr in MODULE_API:
+                continue
+            if first is None or (node.lineno, node.col_offset) < (first.lineno, first.col_offset):
+                first = grand
+        return first
