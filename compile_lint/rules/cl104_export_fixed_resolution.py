@@ -262,7 +262,6 @@ class ExportFixedResolution(Rule):
                 ),
             },
             path="export.py",
-            rows=[10],
             at=[(10, 5)], note="model class in another file, torch.onnx._export, an image made a batch",
         ),
         Case(
@@ -283,7 +282,6 @@ class ExportFixedResolution(Rule):
                 ),
             },
             path="export.py",
-            rows=[6],
             at=[(6, 1)], note="sizes from names; the model in another file",
         ),
         Case(

@@ -518,7 +518,6 @@ class ModuleListNotRegistered(Rule):
                 def forward(self, pred, target):
                     return sum(loss(pred, target) for loss in self.losses)
             """,
-            rows=[5],
             at=[(5, 9)], note="a weighted loss holds a buffer: `.to()` leaves it behind",
         ),
         Case(
@@ -554,7 +553,6 @@ class ModuleListNotRegistered(Rule):
                         x = c(x)
                     return x
             """,
-            rows=[5],
             at=[(5, 9)], note="one module registered, the other not",
         ),
         Case(
@@ -580,7 +578,6 @@ class ModuleListNotRegistered(Rule):
                         x = s(x)
                     return x
             """,
-            rows=[5],
             at=[(5, 9)], note="stateless and stateful mixed",
         ),
     ]

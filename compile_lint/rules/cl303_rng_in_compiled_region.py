@@ -400,7 +400,6 @@ class RngInCompiledRegion(Rule):
 
             attn = torch.compile(Attention())
             """,
-            rows=[11],
             at=[(11, 16)], note="SDPA attention dropout in train mode",
         ),
         Case(
@@ -412,7 +411,6 @@ class RngInCompiledRegion(Rule):
             def attend(q, k, v, p: float):
                 return sdpa(q, k, v, None, p)
             """,
-            rows=[7],
             at=[(7, 12)], note="dropout_p positional, from a parameter",
         ),
         Case(
@@ -426,7 +424,6 @@ class RngInCompiledRegion(Rule):
                     return F.dropout(x, 0.1)
                 return x
             """,
-            rows=[8],
             at=[(8, 16)], note="the branch that runs on every torch with torch.compile",
         ),
     ]

@@ -222,7 +222,6 @@ class NanGradInWhere(Rule):
             def srgb_to_linear(u):
                 return torch.where(u <= 0.04045, u / 12.92, ((u.clamp(min=0.04045) + 0.055) / 1.055) ** 2.4)
             """,
-            rows=[5],
             at=[(5, 49)], note="not compiled: the NaN gradient happens in eager too",
         ),
         Case(
@@ -234,7 +233,6 @@ class NanGradInWhere(Rule):
                 n = gt.sum()
                 return torch.where(n > 0, tp / n, 0.0)
             """,
-            rows=[7],
             at=[(7, 31)], note="a soft count of probabilities carries a gradient",
         ),
         Case(

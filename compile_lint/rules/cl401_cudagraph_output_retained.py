@@ -232,7 +232,6 @@ class CudagraphOutputRetained(Rule):
                 def predict(self, points):
                     return self.model.decoder(self.features, points)
             """,
-            rows=[10],
             at=[(10, 25)], note="kept across methods of a predictor: the next set_image overwrites the features predict reads",
         ),
         Case(

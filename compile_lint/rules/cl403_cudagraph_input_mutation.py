@@ -221,7 +221,6 @@ class CudagraphInputMutation(Rule):
                 x[:, 3:4] = alpha
                 return x
             """,
-            rows=[6],
             at=[(6, 5)], note="subscript assignment into a parameter; the multi-axis index says it is a tensor",
         ),
         Case(
@@ -237,7 +236,7 @@ class CudagraphInputMutation(Rule):
 
             paste = torch.compile(Paste(), mode="max-autotune")
             """,
-            rows=[8], at=[(8, 9)], note="slices on two axes into a parameter",
+            at=[(8, 9)], note="slices on two axes into a parameter",
         ),
     ]
 

@@ -117,7 +117,7 @@ class UnknownCompileConfig(Rule):
             settings={"target-torch-version": "2.13.0"},
             at=[(2, 29)],
         ),
-        Case("import torch\ntorch._dynamo.config.reorderable_logging_function.add(print)\n", rows=[2], at=[(2, 1)], note="misspelt key, then a method"),
+        Case("import torch\ntorch._dynamo.config.reorderable_logging_function.add(print)\n", at=[(2, 1)], note="misspelt key, then a method"),
         Case("import torch._inductor.config as ic\nic.triton.cudagraph = True\n", at=[(2, 1)]),
         Case("import torch\nx = torch._inductor.config.patch({'emulate_precision_cast': True})\n", at=[(2, 35)]),
         Case("import torch\nsetattr(torch._dynamo.config, 'suppress_error', True)\n", at=[(2, 31)]),

@@ -113,14 +113,14 @@ class DeprecatedAmp(Rule):
         Case(
             "import torch\ntry:\n    scaler = torch.cuda.amp.GradScaler()\nexcept AttributeError:\n    scaler = None\n",
             fixed="import torch\ntry:\n    scaler = torch.amp.GradScaler(\"cuda\")\nexcept AttributeError:\n    scaler = None\n",
-            rows=[3], at=[(3, 14)], note="the old API in the try body is the one tried first",
+            at=[(3, 14)], note="the old API in the try body is the one tried first",
         ),
         Case(
             "import torch\ntry:\n    import apex\nexcept ImportError:\n    apex = None\n"
             "with torch.cuda.amp.autocast():\n    pass\n",
             fixed="import torch\ntry:\n    import apex\nexcept ImportError:\n    apex = None\n"
             "with torch.amp.autocast(\"cuda\"):\n    pass\n",
-            rows=[6], at=[(6, 6)], note="a try elsewhere changes nothing",
+            at=[(6, 6)], note="a try elsewhere changes nothing",
         ),
     ]
 

@@ -103,17 +103,17 @@ class CompileTryExcept(Rule):
         Case(
             "import torch\ntry:\n    if use_compile:\n        model = torch.compile(model, mode='max-autotune')\n"
             "except Exception as e:\n    print(e)\n",
-            rows=[4], at=[(4, 17)], note="compile inside an if within the try",
+            at=[(4, 17)], note="compile inside an if within the try",
         ),
         Case(
             "import torch\ndef setup(self):\n    try:\n        for name in ('unet', 'vae'):\n"
             "            with torch.device('cuda'):\n                setattr(self, name, torch.compile(getattr(self, name)))\n"
             "    except RuntimeError:\n        pass\n",
-            rows=[6], at=[(6, 37)], note="inside for and with",
+            at=[(6, 37)], note="inside for and with",
         ),
         Case(
             "import torch\ntry:\n    with timer():\n        self.model.compile()\nexcept Exception:\n    pass\n",
-            rows=[4], at=[(4, 9)], note="Module.compile inside a with",
+            at=[(4, 9)], note="Module.compile inside a with",
         ),
     ]
 

@@ -76,12 +76,12 @@ class CompiledModuleOtherMethod(Rule):
     invalid = [
         Case(
             "import torch\nmodel = torch.compile(GPT(cfg))\nmodel.eval()\nout = model.generate(idx, max_new_tokens=100)\n",
-            rows=[4], at=[(4, 7)],
+            at=[(4, 7)],
         ),
         Case(
             "import torch as T\ndef main(cfg):\n    sampler = T.compile(Sampler(cfg), mode='max-autotune')\n"
             "    for noise in batches:\n        images = sampler.sample(noise, steps=50)\n",
-            rows=[5], at=[(5, 18)], note="inside a function and a loop",
+            at=[(5, 18)], note="inside a function and a loop",
         ),
     ]
 
