@@ -162,19 +162,9 @@ def diagnostic(codec, place: Place, f: Finding, linted: Optional["Linted"] = Non
         code=f.code,
         code_description=types.CodeDescription(href=DOC_URL.format(code=f.code)),
         source=SOURCE,
-        related_information=[related_information(r) for r in f.related] or None,
         data=data,
         related_information=related_information(codec, linted, f) if linted is not None else None,
     )
-
-
-def related_information(rel) -> types.DiagnosticRelatedInformation:
-    """A finding's related location (where its code is compiled), as the editor shows it."""
-    import pathlib
-
-    at = types.Position(line=max(rel.row - 1, 0), character=max((rel.column or 1) - 1, 0))
-    uri = pathlib.Path(rel.path).absolute().as_uri()
-    return types.DiagnosticRelatedInformation(types.Location(uri, types.Range(at, at)), rel.message)
 
 
 def diagnostics_by_uri(codec, linted: Linted) -> dict[str, list[types.Diagnostic]]:
