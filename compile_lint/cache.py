@@ -19,7 +19,7 @@ holds what the last run learned about that path:
 
 Contract this relies on (compile_lint.analysis.facts): a rule sees the region index only
 through lookups of its own module's defs (`region_of`, `has_region`, ...) and through
-the ModuleFacts of other files it reads (`facts_for_path`), which look up theirs.
+the ModuleFacts of other files it reads (`facts.project.facts_for_path`), which look up theirs.
 
 Entries are written atomically (temp file + os.replace) and read with an unpickler
 that only builds compile_lint's own plain data classes, so a corrupt or foreign

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
 from .analysis.facts import ModuleFacts
+from .analysis.project import Project, RegionView, Sources
 from .analysis.names import NameTable, module_name_for
 from .analysis.walk import walk
 from .analysis.regions import ModuleSummary, RegionInfo, summarize
@@ -58,13 +59,6 @@ class Selection:
     target_torch: Optional[str] = None
 
 
-def read_source(path: str, data: Optional[bytes] = None) -> SourceFile:
-    if data is None:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    return SourceFile(path, data)
-
-
 def parse_file(source: SourceFile, settings: Settings) -> ParsedFile:
     try:
         tree = source.parse()
@@ -83,48 +77,38 @@ def syntax_finding(parsed: ParsedFile) -> Finding:
     return Finding(SYNTAX_ERROR, failure.message, parsed.source.path, pos, pos)
 
 
-# Which rules run in which pass. Pass 1 runs on every file before the region index
-# exists; pass 2 runs after it, and re-parses only the files that need it.
-LOCAL = "local"  # rules that never ask about regions: pass 1
-REGION = "region"  # rules that only look inside regions: pass 2, files holding a region
-ANY = "any"  # rules that need the index but may fire anywhere: pass 2, every file
-
-
-def rule_pass(rule) -> str:
-    uses = getattr(rule, "uses_regions", None)
-    return LOCAL if uses is False else REGION if uses is True else ANY
-
-
 def run_rules(
     parsed: ParsedFile,
-    regions: dict[str, RegionInfo],
+    project: Project,
     codes: Iterable[str],
-    settings: Settings,
-    target_torch: Optional[str] = None,
-    passes: Iterable[str] = (LOCAL, REGION, ANY),
-    others: Optional[dict] = None,
 ) -> list[Finding]:
-    """The enabled rules' findings for one parsed file. With `others`, it is filled
-    with the other files the rules read ({path: their ModuleFacts or None})."""
+    """The enabled rules' findings for one parsed file, seen within `project` (its
+    region index and other files; `project.read` collects the files the rules read)."""
     if parsed.failure is not None:
-        return [syntax_finding(parsed)] if SYNTAX_ERROR in codes and LOCAL in passes else []
-    facts = ModuleFacts(parsed.source, parsed.tree, parsed.names, regions, settings, parsed.nodes)
-    facts.target_torch = target_torch or settings.target_torch_version
+        return [syntax_finding(parsed)] if SYNTAX_ERROR in codes else []
+    facts = ModuleFacts(parsed.source, parsed.tree, parsed.names, nodes=parsed.nodes, project=project)
     data = parsed.source.data
     findings: list[Finding] = []
     rules = all_rules()
-    for code in sorted(codes):
-        rule = rules[code]
-        if rule_pass(rule) not in passes:
-            continue
-        if rule.requires and not any(token in data for token in rule.requires):
-            continue
-        findings.extend(rule.check(facts))
-    if others is not None:
-        others.update(facts.__dict__.get("_cl_other_facts", None) or {})
+    try:
+        for code in sorted(codes):
+            rule = rules[code]
+            if rule.requires and not any(token in data for token in rule.requires):
+                continue
+            project.allowed = frozenset(rule.needs)
+            # a fresh instance per file: rules may keep per-file state on `self`
+            findings.extend(type(rule)().check(facts))
+    finally:
+        project.allowed = None
     findings = filter_suppressed(findings, parsed.source)
     findings.sort(key=Finding.sort_key)
     return findings
+
+
+def project_for(settings: Settings, regions, selection: "Selection", sources: Optional[Sources] = None) -> Project:
+    """The project handle one file is linted in: `regions` a RegionView (or a dict)."""
+    view = regions if isinstance(regions, RegionView) else RegionView(regions)
+    return Project(view, settings, target_torch=selection.target_torch or settings.target_torch_version, sources=sources)
 
 
 class Linter:
@@ -144,6 +128,7 @@ class Linter:
         self.jobs = jobs  # worker processes; 0 for one per core (compile_lint.parallel)
         self.cache = cache  # a compile_lint.cache.ResultsCache, or None
         self.stats: dict = {}  # what the last lint() did (files parsed, cached, ...)
+        self.sources = Sources()  # other files read while re-linting in this process (fix loop)
 
     def lint(self, paths: list[str], stdin: Optional[tuple[str, bytes]] = None) -> list[FileResult]:
         """Both passes over every file, in worker processes and through the cache when
@@ -155,13 +140,11 @@ class Linter:
     def _codes(self, path: str) -> frozenset[str]:
         return enabled_codes(self.settings_for(path), self.selection, path)
 
-    def _run(self, item: ParsedFile, regions, passes) -> list[Finding]:
-        settings = self.settings_for(item.source.path)
-        return run_rules(item, regions, self._codes(item.source.path), settings, self.selection.target_torch, passes)
-
     def lint_parsed(self, item: ParsedFile, regions: dict[str, RegionInfo]) -> list[Finding]:
-        """Every enabled rule on one parsed file (both passes at once)."""
-        return self._run(item, regions, (LOCAL, REGION, ANY))
+        """Every enabled rule on one parsed file against a region index."""
+        settings = self.settings_for(item.source.path)
+        project = project_for(settings, regions, self.selection, self.sources)
+        return run_rules(item, project, self._codes(item.source.path))
 
     def relint(self, path: str, data: bytes, regions: dict[str, RegionInfo]) -> tuple[ParsedFile, list[Finding]]:
         """Lint new contents of one file against an existing region index (fix loop)."""

@@ -9,7 +9,7 @@ cross-file region index between the two passes.
                     facts that the whole-run index answers differently
 
 A file's findings depend on its bytes, its settings, the region facts its rules looked
-at (TrackedRegions records them: its own module's regions, single defs looked up by
+at (cache_validity.TrackedRegionView records them: its own module's regions, single defs looked up by
 name, or all of them) and the bytes of other files they read. `used` keeps the digest
 of each region fact a result was computed from, so the parent can tell, per file,
 whether a result, fresh from pass 1 or from the cache, still holds. In a typical
@@ -18,7 +18,6 @@ project few files hold or reach a region, so almost every file is parsed once.
 from __future__ import annotations
 
 import gc
-import hashlib
 import os
 import sys
 import time
@@ -26,11 +25,12 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import cache as cache_mod
-from .engine import FileResult, enabled_codes, parse_file, run_rules
+from .analysis.project import Sources
+from .cache_validity import RegionDigests, TrackedRegionView, still_holds
+from .engine import FileResult, enabled_codes, parse_file, project_for, run_rules
 from .model import Finding
 from .source import SourceFile
 
-EMPTY = "-"  # the digest of "no region facts"
 # The cyclic GC is off while linting: ASTs with parent links and the facts caches make
 # every collection walk big live trees (gen-2 sweeps cost ~35% of a cold run's CPU).
 # Garbage cycles are collected by hand once this many tracked objects have piled up
@@ -65,131 +65,6 @@ class Done:
     trusted: bool = True  # the summary was made by this run (False: read from the cache)
 
 
-# -- region facts a result was computed from ----------------------------------------
-class TrackedRegions(dict):
-    """The region index as the rules see it, recording what they look at.
-
-    Lookups by name (`get`, `[]`, `in`) record the name. Iteration is recorded as "the
-    regions under a module" when ModuleFacts.__init__ does it (it filters by its own
-    module's prefix), and as "everything" anywhere else. Always truthy, so that
-    `regions or {}` keeps the tracker even when it is empty."""
-
-    __slots__ = ("seen", "modules", "everything")
-
-    def __init__(self, regions):
-        super().__init__(regions)
-        self.seen: set[str] = set()
-        self.modules: set[str] = set()
-        self.everything = False
-
-    def __bool__(self) -> bool:
-        return True
-
-    def __reduce__(self):  # never pickled as a tracker
-        return (dict, (dict(self),))
-
-    def get(self, key, default=None):
-        self.seen.add(key)
-        return dict.get(self, key, default)
-
-    def __getitem__(self, key):
-        self.seen.add(key)
-        return dict.__getitem__(self, key)
-
-    def __contains__(self, key):
-        self.seen.add(key)
-        return dict.__contains__(self, key)
-
-    def _iterated(self) -> None:
-        frame = sys._getframe(2)
-        if frame.f_code is _facts_init_code():
-            names = frame.f_locals.get("names")
-            if names is not None:
-                self.modules.add(names.module)
-                return
-        self.everything = True
-
-    def items(self):
-        self._iterated()
-        return dict.items(self)
-
-    def keys(self):
-        self._iterated()
-        return dict.keys(self)
-
-    def values(self):
-        self._iterated()
-        return dict.values(self)
-
-    def __iter__(self):
-        self._iterated()
-        return dict.__iter__(self)
-
-    def __len__(self):
-        self._iterated()
-        return dict.__len__(self)
-
-    def used(self) -> list[tuple]:
-        if self.everything:
-            return [("all",)]
-        return [("mod", m) for m in sorted(self.modules)] + [("key", k) for k in sorted(self.seen)]
-
-
-_FACTS_INIT = []
-
-
-def _facts_init_code():
-    if not _FACTS_INIT:
-        from .analysis.facts import ModuleFacts
-
-        _FACTS_INIT.append(ModuleFacts.__init__.__code__)
-    return _FACTS_INIT[0]
-
-
-def _region_repr(dotted: str, info) -> bytes:
-    return repr((dotted, sorted(info.kinds), info.sites, info.via)).encode("utf-8", "surrogatepass")
-
-
-class RegionDigests:
-    """The digest of one fact about a region index: ("mod", m) the regions of every def
-    under module m, ("key", name) one def's region (or none), ("all",) all of it."""
-
-    def __init__(self, regions: dict):
-        self.regions = dict(regions)
-        self._buckets: Optional[dict[str, list[str]]] = None
-        self._memo: dict[tuple, str] = {}
-
-    def _hash(self, keys) -> str:
-        keys = [k for k in keys if k in self.regions]
-        if not keys:
-            return EMPTY
-        h = hashlib.blake2b(digest_size=16)
-        for k in sorted(keys):
-            h.update(_region_repr(k, self.regions[k]))
-        return h.hexdigest()
-
-    def __call__(self, token: tuple) -> str:
-        found = self._memo.get(token)
-        if found is not None:
-            return found
-        kind = token[0]
-        if kind == "key":
-            value = self._hash([token[1]])
-        elif kind == "mod" and token[1]:
-            if self._buckets is None:
-                buckets: dict[str, list[str]] = {}
-                for dotted in self.regions:
-                    parts = dotted.split(".")
-                    for cut in range(1, len(parts)):
-                        buckets.setdefault(".".join(parts[:cut]), []).append(dotted)
-                self._buckets = buckets
-            value = self._hash(self._buckets.get(token[1], ()))
-        else:  # ("all",), or the regions under module "" (every one)
-            value = self._hash(self.regions)
-        self._memo[token] = value
-        return value
-
-
 # -- the worker side -----------------------------------------------------------------
 _STATE: dict = {}
 
@@ -197,7 +72,7 @@ _STATE: dict = {}
 def _init(settings_table, selection, regions, debug, worker=True) -> None:
     if worker:  # a pool process: lint only, so GC by hand (see GC_EVERY)
         gc.disable()
-    _STATE.update(settings=settings_table, selection=selection, regions=regions, debug=debug)
+    _STATE.update(settings=settings_table, selection=selection, regions=regions, debug=debug, sources=Sources())
     _STATE["digests"] = RegionDigests(regions) if regions is not None else None
 
 
@@ -235,13 +110,13 @@ def work(task: Task) -> Done:
             from .analysis.regions import ProjectIndex
 
             regions = ProjectIndex([item.summary]).regions() if item.summary is not None else {}
-        tracked = TrackedRegions(regions)
-        others: dict = {}
-        done.findings = run_rules(item, tracked, task.codes, settings, selection.target_torch, others=others)
+        tracked = TrackedRegionView(regions)
+        project = project_for(settings, tracked, selection, _STATE["sources"])
+        done.findings = run_rules(item, project, task.codes)
         digests = _STATE["digests"] or RegionDigests(regions)
         done.used = {token: digests(token) for token in tracked.used()}
         deps = []
-        for path, other in sorted(others.items()):
+        for path, other in sorted(project.read.items()):
             if other is not None and getattr(other, "source", None) is not None:
                 deps.append((path, cache_mod.digest(other.source.data)))
             else:
@@ -475,10 +350,7 @@ def lint_files(linter, paths: list[str], stdin: Optional[tuple[str, bytes]] = No
         return outside[path]
 
     def holds(done: Done) -> bool:
-        for token, used in done.used.items():
-            if digests(token) != used:
-                return False
-        return all(current_digest(path) == dig for path, dig in done.deps)
+        return still_holds(done.used, done.deps, digests, current_digest)
 
     second = []
     for path, data in inputs:

@@ -24,6 +24,7 @@ from ..analysis.classes import (
     wraps_in,
 )
 from ..analysis.walk import walk as _walk
+from ..analysis.facts import RegionsFact
 from .base import Case, Rule
 
 KINDS = frozenset({"int", "float", "bool", "list", "tuple"})
@@ -106,7 +107,7 @@ class TracerFrozenPythonState(Rule):
       record only tensor operations; Python values become constants)
     """
 
-    uses_regions = None
+    needs = (RegionsFact,)
     code = "CL102"
     name = "tracer-frozen-python-state"
     summary = "Traced module reads a Python attribute that is changed after tracing"

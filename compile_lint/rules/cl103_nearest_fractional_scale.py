@@ -5,6 +5,7 @@ from typing import Optional
 
 from ..analysis.classes import describe, labelled
 from ..analysis.walk import walk as _walk
+from ..analysis.facts import RegionsFact
 from .base import Case, Rule
 
 # callee -> (positions of scale_factor, mode, recompute_scale_factor; fixed mode or None)
@@ -142,7 +143,7 @@ class NearestFractionalScale(Rule):
     - https://pytorch.org/docs/stable/generated/torch.nn.functional.interpolate.html
     """
 
-    uses_regions = None
+    needs = (RegionsFact,)
     code = "CL103"
     name = "nearest-fractional-scale"
     summary = "Nearest resize by a scale in (1, 1.5) or (2, 2.5) gives other pixels when compiled"

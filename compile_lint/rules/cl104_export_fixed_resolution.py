@@ -7,6 +7,7 @@ from ..analysis.classes import labelled, methods
 from ..analysis.walk import walk as _walk
 from ..analysis.walk import walk_scope as _walk_scope
 from ._shapes import is_shape_value, shape_names, sink_of
+from ..analysis.facts import RegionsFact
 from .base import Case, Rule
 
 # export function -> (position of the example args, keywords that make it dynamic)
@@ -121,7 +122,7 @@ class ExportFixedResolution(Rule):
     - https://pytorch.org/docs/stable/onnx_torchscript.html (`dynamic_axes`)
     """
 
-    uses_regions = True
+    needs = (RegionsFact,)
     code = "CL104"
     name = "export-fixed-resolution"
     summary = "Static export of an image model that resizes: other resolutions fail"

@@ -25,6 +25,7 @@ from ..analysis.classes import (
     wraps_in,
 )
 from ..analysis.walk import walk as _walk
+from ..analysis.facts import RegionsFact
 from .base import Case, Rule
 
 # hazards.md lists bool too; a bool has two values, so alone it adds at most one
@@ -206,7 +207,7 @@ class PythonAttrRecompile(Rule):
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html (recompilations)
     """
 
-    uses_regions = None
+    needs = (RegionsFact,)
     code = "CL202"
     name = "python-attr-recompile"
     summary = "Changing an int/str attribute that compiled code depends on recompiles, up to the limit"

@@ -118,7 +118,7 @@ class CompileInLoop(Rule):
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html (recompilations)
     """
 
-    uses_regions = False
+    needs = ()
     code = "CL203"
     name = "compile-in-loop"
     summary = "torch.compile of a closure over the loop variable recompiles every iteration"

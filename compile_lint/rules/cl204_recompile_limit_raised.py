@@ -85,7 +85,7 @@ class RecompileLimitRaised(Rule):
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html (recompilations)
     """
 
-    uses_regions = False
+    needs = ()
     code = "CL204"
     name = "recompile-limit-raised"
     summary = "Raising Dynamo's recompile limit hides recompile storms process-wide"

@@ -6,6 +6,7 @@ from typing import Optional
 
 from ..analysis.compiled_values import chain_text
 from ._regions import is_number, number_value, region_nodes, stmt_text
+from ..analysis.facts import RegionsFact
 from .base import Case, Rule
 
 POSITIVE = "positive"  # the op needs an input > 0 (a finite gradient at 0 is not enough)
@@ -111,7 +112,7 @@ class NanGradInWhere(Rule):
     fix_safety = "unsafe"
     codemod = "codemods.clamp_branch_input:ClampBranchInput"
     requires = (b"where",)
-    uses_regions = True  # fires only inside compiled regions
+    needs = (RegionsFact,)  # fires only inside compiled regions
 
     valid = [
         Case(

@@ -7,6 +7,8 @@ from typing import Optional
 
 from ..analysis.compiled_values import CompileCall, chain_text, compiled_values, site_call
 from ._regions import file_sets_config, is_number, region_nodes, stmt_text
+from ..analysis.facts import RegionsFact
+from ..analysis.compiled_values import CompiledValuesFact
 from .base import Case, Rule
 
 MARK_DYNAMIC = frozenset({"torch._dynamo.mark_dynamic", "torch._dynamo.maybe_mark_dynamic", "torch._dynamo.mark_unbacked", "torch._dynamo.decorators.mark_dynamic"})
@@ -97,7 +99,7 @@ class CudagraphDynamicShapes(Rule):
     fix_safety = "unsafe"
     codemod = "codemods.disable_cudagraphs_mode:DisableCudagraphsMode"
     requires = ()  # the compiled callable may be imported
-    uses_regions = None  # call sites anywhere, and sizes inside CUDA-graph regions
+    needs = (RegionsFact, CompiledValuesFact,)  # call sites anywhere, and sizes inside CUDA-graph regions
 
     valid = [
         Case(

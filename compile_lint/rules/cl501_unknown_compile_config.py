@@ -53,7 +53,7 @@ class UnknownCompileConfig(Rule):
     - torch/utils/_config_module.py (`Config(alias=...)`)
     """
 
-    uses_regions = False
+    needs = ()
     code = "CL501"
     name = "unknown-compile-config"
     summary = "Config key that the target torch release does not have"
@@ -102,7 +102,7 @@ class UnknownCompileConfig(Rule):
         def verdict(module: str, key: str):
             nonlocal table
             if table is None:
-                table = ConfigTable(resolve_version(getattr(facts, "target_torch", None)))
+                table = ConfigTable(resolve_version(facts.project.target_torch))
             return table.lookup(module, key)
 
         def report(node, module, key):

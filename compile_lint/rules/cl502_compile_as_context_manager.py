@@ -54,7 +54,7 @@ class CompileAsContextManager(Rule):
     - https://pytorch.org/docs/stable/torch.compiler_api.html
     """
 
-    uses_regions = False
+    needs = ()
     code = "CL502"
     name = "compile-as-context-manager"
     summary = "`torch.compile` / `torch.compiler.disable` used as a context manager"

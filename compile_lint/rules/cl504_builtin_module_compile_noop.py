@@ -82,7 +82,7 @@ class BuiltinModuleCompileNoop(Rule):
     - hazards.md CL504; pytorch#150915
     """
 
-    uses_regions = False
+    needs = ()
     code = "CL504"
     name = "builtin-module-compile-noop"
     summary = "`.compile()` on a built-in nn module compiles nothing"

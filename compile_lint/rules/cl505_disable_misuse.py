@@ -4,6 +4,7 @@ import ast
 from typing import Optional
 
 from ._compile import DISABLE
+from ..analysis.facts import RegionsFact
 from .base import Case, Rule
 
 
@@ -58,7 +59,7 @@ class DisableMisuse(Rule):
     - https://pytorch.org/docs/stable/generated/torch.compiler.disable.html
     """
 
-    uses_regions = None
+    needs = (RegionsFact,)
     code = "CL505"
     name = "disable-misuse"
     summary = "`torch.compiler.disable` built inline in a compiled region, or its result discarded"

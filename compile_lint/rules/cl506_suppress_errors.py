@@ -50,7 +50,7 @@ class SuppressErrors(Rule):
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html
     """
 
-    uses_regions = False
+    needs = ()
     code = "CL506"
     name = "suppress-errors"
     summary = "`suppress_errors = True` makes compile failures silently run eagerly"

@@ -4,6 +4,7 @@ import ast
 from typing import Optional
 
 from ..analysis.tensors import TensorGuess
+from ..analysis.facts import RegionsFact
 from .base import Case, Rule
 
 IS_COMPILING = frozenset(
@@ -56,7 +57,7 @@ class GraphBreak(Rule):
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html#graph-breaks
     """
 
-    uses_regions = True
+    needs = (RegionsFact,)
     code = "CL508"
     name = "graph-break"
     summary = "Construct that forces a graph break in compiled code"
