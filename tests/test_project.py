@@ -87,3 +87,11 @@ def test_pre_commit_try_repo(tmp_path):
     git("add", "notes.txt")
     none = try_repo("notes.txt")
     assert none.returncode == 0, none.stdout + none.stderr
+
+
+def test_config_modules_table_matches_the_shipped_keys():
+    """analysis/torch_api.py names the same config modules the key table covers."""
+    from compile_lint.analysis.torch_api import CONFIG_MODULES
+    from compile_lint.torch_config import config_modules
+
+    assert CONFIG_MODULES == frozenset(config_modules())

@@ -21,9 +21,9 @@ from typing import Iterator, Optional
 
 from .facts import FUNCTION_NODES, Fact, ModuleFacts
 from .project import path_for_module
-from .regions import COMPILE, CUDAGRAPH_MODES, RegionInfo, Site
+from .regions import COMPILE, RegionInfo, Site
+from .torch_api import COMPILE_FUNCS, CUDAGRAPH_MODES
 
-COMPILE_FUNCS = frozenset({"torch.compile"})
 NOT_MODULE_COMPILE = ("re.", "builtins.", "torch.", "regex.")
 
 

@@ -20,26 +20,14 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional
 
 from .names import NameTable
+from .torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, TRACE_FUNCS
 from .walk import walk_scope
 
 COMPILE = "compiled"
 TRACED = "traced"
 CUDAGRAPH = "cudagraph"
 
-COMPILE_FUNCS = frozenset({"torch.compile", "torch._dynamo.optimize"})
-TRACE_FUNCS = frozenset(
-    {
-        "torch.jit.trace",
-        "torch.jit.trace_module",
-        "torch.fx.symbolic_trace",
-        "torch.export.export",
-        "torch.export.export_for_training",
-        "torch.onnx.export",
-        "torch.onnx.dynamo_export",
-    }
-)
-DISABLE_FUNCS = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
-CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
+COMPILE_FUNCS = COMPILERS  # torch.compile and torch._dynamo.optimize (analysis/torch_api.py)
 MAX_DEPTH = 12
 # nn.Module methods that return the module itself: `Net().to(dev).eval()` is a Net
 RETURNS_SELF = frozenset(

@@ -7,8 +7,8 @@ from typing import Iterator, Optional
 from ..analysis.compiled_values import chain_text, literal, NOT_LITERAL, site_call, facts_for_path
 from ..analysis.facts import FUNCTION_NODES, Fact, ModuleFacts
 from ..analysis.regions import RegionInfo
+from ..analysis.torch_api import INDUCTOR_CONFIG
 
-INDUCTOR_CONFIG = "torch._inductor.config"
 NOT_INDUCTOR = frozenset({"eager", "aot_eager", "aot_eager_decomp_partition", "cudagraphs", "onnxrt", "tvm", "openxla"})
 
 

@@ -6,6 +6,7 @@ from typing import Optional
 from ..analysis.classes import describe, labelled
 from ..analysis.walk import walk as _walk
 from ..analysis.facts import RegionsFact
+from ..analysis.torch_api import COMPILE
 from .base import Case, Rule
 
 # callee -> (positions of scale_factor, mode, recompute_scale_factor; fixed mode or None)
@@ -422,7 +423,7 @@ class NearestFractionalScale(Rule):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name = stmt.targets[0].id
             scope = facts.enclosing_function(stmt)
-            for other in facts.calls_to("torch.compile"):
+            for other in facts.calls_to(COMPILE):
                 if (
                     other.args
                     and isinstance(other.args[0], ast.Name)

@@ -4,6 +4,7 @@ import ast
 from typing import Optional
 
 from ..analysis.classes import labelled, methods
+from ..analysis.torch_api import EXPORTERS
 from ..analysis.walk import walk as _walk
 from ..analysis.walk import walk_scope as _walk_scope
 from ._shapes import is_shape_value, shape_names, sink_of
@@ -11,11 +12,7 @@ from ..analysis.facts import RegionsFact
 from .base import Case, Rule
 
 # export function -> (position of the example args, keywords that make it dynamic)
-_EXPORTS = {
-    "torch.export.export": (1, ("dynamic_shapes",)),
-    "torch.export.export_for_training": (1, ("dynamic_shapes",)),
-    "torch.onnx.export": (1, ("dynamic_axes", "dynamic_shapes")),
-}
+_EXPORTS = {api: how for api, how in EXPORTERS.items() if how[1] is not None}
 _RESIZE = frozenset(
     {
         "torch.nn.functional.interpolate", "torch.nn.functional.upsample", "torch.nn.functional.upsample_nearest",

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ._compile import DISABLE
+from ..analysis.torch_api import DISABLE_FUNCS as DISABLE
 from ..analysis.facts import RegionsFact
 from .base import Case, Rule
 

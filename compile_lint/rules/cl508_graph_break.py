@@ -4,13 +4,12 @@ import ast
 from typing import Optional
 
 from ..analysis.tensors import TensorGuess
+from ..analysis.torch_api import CAPTURE_SCALAR_OUTPUTS, IS_COMPILING_FUNCS
 from ..analysis.facts import RegionsFact
 from .base import Case, Rule
 
-IS_COMPILING = frozenset(
-    {"torch.compiler.is_compiling", "torch._dynamo.is_compiling", "torch.compiler.is_dynamo_compiling", "torch.jit.is_tracing", "torch.jit.is_scripting"}
-)
-SCALAR_CONFIG = "torch._dynamo.config.capture_scalar_outputs"
+IS_COMPILING = IS_COMPILING_FUNCS
+SCALAR_CONFIG = CAPTURE_SCALAR_OUTPUTS
 
 
 class GraphBreak(Rule):
