@@ -105,8 +105,10 @@ def tool_fingerprint() -> str:
     if _FINGERPRINT is None:
         from . import __version__
 
+        from .codemods_home import folder
+
         here = os.path.dirname(os.path.abspath(__file__))
-        roots = [here, os.path.join(os.path.dirname(here), "codemods")]
+        roots = [here, folder()]
         items = []
         for root in roots:
             for folder, dirs, files in os.walk(root):

@@ -7,7 +7,6 @@ so BOM, CRLF, tabs and comments outside an edit are untouched.
 from __future__ import annotations
 
 import ast
-import importlib
 import os
 import stat
 import tempfile
@@ -39,8 +38,9 @@ class FixOutcome:
 
 
 def _codemod_class(spec: str):
-    module, _, name = spec.partition(":")
-    return getattr(importlib.import_module(module), name)
+    from .codemods_home import codemod_class
+
+    return codemod_class(spec)
 
 
 def is_applicable(finding: Finding, unsafe: bool) -> bool:
