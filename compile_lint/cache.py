@@ -166,6 +166,28 @@ class ResultsCache:
             pass
         return None
 
+    def load_manifest(self) -> dict:
+        """{absolute path: (stat signature, digest, summary key, summary digest)} of the
+        files the last runs summarized: lets a partial run take the rest of its project
+        as it was, from one read, without loading every file's entry."""
+        try:
+            with open(os.path.join(self.folder, "manifest"), "rb") as fh:
+                entry = loads(fh.read())
+            if entry["format"] == FORMAT and entry["tool"] == self.tool and isinstance(entry["files"], dict):
+                return entry["files"]
+        except Exception:
+            pass
+        return {}
+
+    def store_manifest(self, files: dict) -> None:
+        if not self._prepare():
+            return
+        entry = {"format": FORMAT, "tool": self.tool, "files": files}
+        try:
+            _write_atomic(os.path.join(self.folder, "manifest"), pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            pass
+
     def store_regions(self, run_key: str, regions: dict) -> None:
         if not self._prepare():
             return

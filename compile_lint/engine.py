@@ -130,6 +130,7 @@ class _Run:
         self.fresh: set[str] = set()  # results computed in this run
         self.table: list[Settings] = []
         self.plan: dict[str, dict] = {}
+        self.manifest: dict = {}
 
     # -- plan ------------------------------------------------------------------------
     def make_plan(self) -> None:
@@ -170,7 +171,21 @@ class _Run:
         store, stats = self.store, self.stats
         if store is None:
             return
-        for path, data in self.inputs + [(p, None) for p in self.context]:
+        self.manifest = store.load_manifest()
+        for path in self.context:
+            known = self.manifest.get(os.path.abspath(path))
+            if known is None:
+                continue
+            signature, dig, summary_key, summary_digest = known
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            if signature is None or cache_mod.stat_signature(st) != signature or summary_key != self.summary_key(path, dig):
+                continue
+            self.digest_of[path] = dig
+            self.done_of[path] = Done(path, dig, signature, None, None, trusted=False, lazy=True, lazy_summary_digest=summary_digest)
+        for path, data in self.inputs + [(p, None) for p in self.context if p not in self.done_of]:
             if data is not None:
                 continue  # stdin is never cached
             entry = store.load(path)
@@ -227,17 +242,25 @@ class _Run:
     def build_index(self) -> dict:
         t1 = time.perf_counter()
         store, stats, done_of = self.store, self.stats, self.done_of
-        order = [p for p, _ in self.inputs if p in done_of] + [p for p in self.context if p in done_of]
+        # in one order whatever the run (a whole project, or one file of it with the rest
+        # as context), so that both build, and cache, the same index
+        order = sorted((p for p in self.plan if p in done_of), key=os.path.abspath)
         run_key = None
         regions = None
-        if store is not None and not self.stdin:
-            # the index is a pure function of the run's summaries, in order: cache it too,
-            # keyed on what the summaries say, not on the bytes: an edit that leaves a
-            # file's summary alone (most edits inside a body) keeps the index
-            run_key = cache_mod.key([(p, cache_mod.digest(done_of[p].summary) if done_of[p].summary else None) for p in order])
+        if store is not None:
+            # the index is a pure function of the run's summaries: cache it too, keyed on
+            # what the summaries say, not on the bytes: an edit that leaves a file's
+            # summary alone (most edits inside a body) keeps the index
+            run_key = cache_mod.key([(os.path.abspath(p), done_of[p].summary_digest()) for p in order])
             regions = store.load_regions(run_key)
             stats["index_cached"] = regions is not None
         if regions is None:
+            for p in order:
+                done = done_of[p]
+                if done.lazy:  # its summary is needed now: from its cache entry
+                    entry = store.load(p)
+                    ok = entry is not None and entry.get("digest") == done.digest
+                    done.summary, done.lazy = (entry.get("summary_blob") if ok else b"not loaded"), False
             decoded = {p: summary_of(done_of[p]) for p in order}
             broken = [p for p, obj in decoded.items() if obj is False]
             if broken:  # a cached summary that does not load: read those files afresh
@@ -313,6 +336,18 @@ class _Run:
                 "used": done.used,
                 "deps": done.deps,
             })
+        manifest = dict(self.manifest)
+        changed = False
+        for path, done in self.done_of.items():
+            if done.lazy or self.plan[path]["data"] is not None or done.signature is None or done.digest is None:
+                continue  # taken from the manifest as it is, or not cacheable
+            known = manifest.get(os.path.abspath(path))
+            if known is not None and known[0] == done.signature and known[1] == done.digest and path not in self.fresh:
+                continue
+            manifest[os.path.abspath(path)] = (done.signature, done.digest, self.summary_key(path, done.digest), done.summary_digest())
+            changed = True
+        if changed:
+            store.store_manifest(manifest)
         self.stats["written"] = store.written
 
     def run(self) -> list[FileResult]:

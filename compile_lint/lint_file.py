@@ -122,6 +122,15 @@ class Done:
     error: Optional[str] = None
     changed: bool = False  # pass 2 read other bytes than pass 1
     trusted: bool = True  # the summary was made by this run (False: read from the cache)
+    # a project file taken from the cache's manifest: `summary` is loaded only when the
+    # region index must be rebuilt; until then only its digest is known
+    lazy_summary_digest: Optional[str] = None
+    lazy: bool = False
+
+    def summary_digest(self) -> Optional[str]:
+        if self.lazy:
+            return self.lazy_summary_digest
+        return cache_mod.digest(self.summary) if self.summary is not None else None
 
 
 @dataclass
