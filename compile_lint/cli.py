@@ -95,6 +95,13 @@ class Run:
             paths.remove("-")
             name = self.opts.get("stdin_filename") or "-"
             stdin = (os.path.abspath(name) if name != "-" else "-", sys.stdin.buffer.read())
+            if name.endswith(".ipynb"):  # the reports map its rows to cells
+                from .notebook import NotebookError, remember
+
+                try:
+                    remember(stdin[0], stdin[1])
+                except NotebookError:
+                    pass  # linting it reports what is wrong
         elif not paths:
             paths = ["."]
         if not paths and stdin is not None:
@@ -206,9 +213,12 @@ def _guard(func):
 
 
 class LazyGroup(click.Group):
-    """Imports `verify` only when it runs: check/fix stay free of its imports."""
+    """Imports `verify` and `record` only when they run: check/fix stay free of their imports."""
 
-    lazy = {"verify": ("compile_lint.verify.command", "verify_command")}
+    lazy = {
+        "verify": ("compile_lint.verify.command", "verify_command"),
+        "record": ("compile_lint.record.command", "record_command"),
+    }
 
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
@@ -233,6 +243,11 @@ def cli():
     torch.jit.trace and torch.export."""
 
 
+def _report_warnings(linter) -> None:
+    for message in getattr(linter, "warnings", ()):
+        click.echo(f"compile-lint: warning: {message}", err=True)
+
+
 def _report_errors(errors) -> bool:
     for path, message in errors:
         _error(f"{path}: {message}")
@@ -248,19 +263,27 @@ def check(**opts):
 
     run = Run(opts)
     files, stdin, errors = run.files()
-    results = run.lint(run.linter(), files, stdin)
+    linter = run.linter()
+    results = run.lint(linter, files, stdin)
+    _report_warnings(linter)
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
     errors = list(errors) + [(r.path, r.error) for r in results if r.error]
     if run.fmt in ("json", "json-lines"):
         from .fixer import edits_for  # only here: it is the fix machinery
 
-        data_of = {stdin[0]: stdin[1]} if stdin else {}
+        from .notebook import code_bytes
+
+        raw_of = {stdin[0]: stdin[1]} if stdin else {}
+        data_of: dict = {}
         for f in findings:
             if f.fix is not None:
                 data = data_of.get(f.path)
                 if data is None:
-                    with open(f.path, "rb") as fh:
-                        data = data_of[f.path] = fh.read()
+                    raw = raw_of.get(f.path)
+                    if raw is None:
+                        with open(f.path, "rb") as fh:
+                            raw = fh.read()
+                    data = data_of[f.path] = code_bytes(f.path, raw)  # a notebook's code
                 f.fix.edits = edits_for(f.path, data, f)
     summary = Summary(
         safe_fixable=sum(1 for f in findings if f.fix and f.fix.applicability == "safe"),
@@ -286,11 +309,15 @@ def fix(**opts):
     files, stdin, errors = run.files()
     linter = run.linter()
     results = run.lint(linter, files, stdin)
+    _report_warnings(linter)
     errors = list(errors) + [(r.path, r.error) for r in results if r.error]
     fixing = fix_files(linter, results, stdin, opts["unsafe_fixes"], write=not opts["diff"])
     errors += fixing.errors
     remaining, fixed_count, stdin_out = fixing.remaining, fixing.fixed_count, fixing.stdin_out
-    diffs = [_unified_diff(outcome, run.cwd) for outcome in fixing.outcomes] if opts["diff"] else []
+    diffs = []
+    if opts["diff"]:
+        for outcome in fixing.outcomes:
+            diffs.append(_notebook_diff(outcome, run.cwd) if outcome.path.endswith(".ipynb") else _unified_diff(outcome, run.cwd))
     if stdin_out is not None and not opts["diff"]:
         sys.stdout.buffer.write(stdin_out)
         sys.stdout.flush()
@@ -318,6 +345,25 @@ def _unified_diff(outcome, cwd: str) -> str:
     old = outcome.original.decode("utf-8", errors="replace").splitlines(keepends=True)
     new = outcome.fixed.decode("utf-8", errors="replace").splitlines(keepends=True)
     return "".join(difflib.unified_diff(old, new, fromfile=f"a/{name}", tofile=f"b/{name}"))
+
+
+def _notebook_diff(outcome, cwd: str) -> str:
+    """One unified diff per changed cell, named `nb.ipynb:cell N` (as Ruff does)."""
+    from .notebook import read_notebook
+
+    name = display_path(outcome.path, cwd)
+    before = read_notebook(outcome.path, outcome.original)
+    after = read_notebook(outcome.path, outcome.fixed)
+    out = []
+    for old, new in zip(before.cells, after.cells):
+        if old.text != new.text:
+            # a cell's last line has no newline: give both one, so lines stay lines
+            a, b = (t if t.endswith("\n") else t + "\n" for t in (old.text, new.text))
+            out.extend(difflib.unified_diff(
+                a.splitlines(keepends=True), b.splitlines(keepends=True),
+                fromfile=f"a/{name}:cell {old.number}", tofile=f"b/{name}:cell {new.number}",
+            ))
+    return "".join(out)
 
 
 @cli.command()
@@ -376,6 +422,17 @@ def rule_command(code):
     click.echo(f"# {rule.name} ({rule.code})\n")
     click.echo(f"Family: {rule.family}. Fix: {rule.fix_safety}.\n")
     click.echo(rule.page())
+
+
+@cli.command("server")
+def server_command():
+    """Run the language server on stdio (editors: see the README)."""
+    try:
+        from .lsp.server import main as serve
+    except ImportError as exc:
+        _error(f"the language server needs `pip install 'compile-lint[server]'` ({exc})")
+        sys.exit(EXIT_ERROR)
+    serve()
 
 
 def main() -> None:

@@ -29,6 +29,10 @@ DEFAULT_EXCLUDE = (
 )
 
 
+# files a folder walk lints (Ruff's default `include`, notebooks included)
+DEFAULT_INCLUDE = ("*.py", "*.pyi", "*.ipynb")
+
+
 class ConfigError(Exception):
     """A user error in configuration: reported in one line, exit code 2."""
 
@@ -42,12 +46,20 @@ class Settings:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True
+    include: tuple[str, ...] = DEFAULT_INCLUDE
+    extend_include: tuple[str, ...] = ()
     target_torch_version: Optional[str] = None
     compile_wrappers: tuple[str, ...] = ()
     trace_wrappers: tuple[str, ...] = ()
+    compiled: tuple = ()  # declared regions (analysis/declared.py DeclaredRegion)
+    traced: tuple = ()
+    regions_file: Optional[str] = None  # a recording other than compile-lint-regions.json
     verify: Any = field(default_factory=dict, compare=False, hash=False)
     root: str = "."  # folder the config file lives in: globs are relative to it
     source: Optional[str] = None  # the config file, if any
+
+    def all_includes(self) -> tuple[str, ...]:
+        return tuple(self.include) + tuple(self.extend_include)
 
     def all_excludes(self) -> tuple[str, ...]:
         return tuple(self.exclude) + tuple(self.extend_exclude)
@@ -77,9 +89,14 @@ _KEYS: dict[str, tuple[str, str]] = {
     "exclude": ("exclude", "strings"),
     "extend-exclude": ("extend_exclude", "strings"),
     "respect-gitignore": ("respect_gitignore", "bool"),
+    "include": ("include", "strings"),
+    "extend-include": ("extend_include", "strings"),
     "target-torch-version": ("target_torch_version", "version"),
     "compile-wrappers": ("compile_wrappers", "dotted"),
     "trace-wrappers": ("trace_wrappers", "dotted"),
+    "compiled": ("compiled", "declared"),
+    "traced": ("traced", "declared"),
+    "regions-file": ("regions_file", "string"),
     "verify": ("verify", "table"),
 }
 
@@ -129,6 +146,17 @@ def parse_table(table: dict, where: str, root: str) -> Settings:
             values[attr] = value
         elif kind == "version":
             values[attr] = check_version(value, f"{where}: {key!r}")
+        elif kind == "declared":
+            from .analysis.declared import DeclarationError, parse_config_list
+
+            try:
+                values[attr] = parse_config_list(value, key, where)
+            except DeclarationError as exc:
+                raise ConfigError(str(exc)) from None
+        elif kind == "string":
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{where}: {key!r} must be a path, got {value!r}")
+            values[attr] = value
         elif kind == "table":
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: {key!r} must be a table")

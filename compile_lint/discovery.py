@@ -1,7 +1,8 @@
 """Find the files to lint: walk the given paths, skip excluded and gitignored ones.
 
 Matching follows Ruff: `exclude` patterns are gitignore-style globs relative to the
-config's folder (a bare name matches at any depth); a file named explicitly on the
+config's folder (a bare name matches at any depth); a folder walk lints the files
+`include` (default `*.py`, `*.pyi`, `*.ipynb`) plus `extend-include` match; a file named explicitly on the
 command line is linted even when excluded, unless `--force-exclude` is given.
 .gitignore files (and .git/info/exclude) are honoured inside git work trees, with
 pathspec doing the matching.
@@ -16,9 +17,9 @@ from typing import Callable, Iterator, Optional
 
 import pathspec
 
-from .config import Settings
+from .config import DEFAULT_INCLUDE, Settings
 
-PY_SUFFIXES = (".py", ".pyi")
+PY_SUFFIXES = (".py", ".pyi", ".ipynb")  # what the default `include` matches
 
 
 @dataclass
@@ -68,6 +69,24 @@ def _gitignored(path: str, is_dir: bool) -> bool:
         if probe == root:
             return False
         probe = os.path.dirname(probe)
+
+
+@lru_cache(maxsize=None)
+def _include_spec(patterns: tuple[str, ...]) -> Optional[pathspec.PathSpec]:
+    """None for the default patterns (a suffix test is enough and much faster)."""
+    if patterns == DEFAULT_INCLUDE:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
+
+
+def is_included(path: str, name: str, settings: Settings) -> bool:
+    """Whether a folder walk lints the file: `include` + `extend-include` (gitignore-
+    style globs relative to the config's folder; `*.py` matches at any depth)."""
+    spec = _include_spec(settings.all_includes())
+    if spec is None:
+        return name.endswith(PY_SUFFIXES)
+    rel = os.path.relpath(path, settings.root).replace(os.sep, "/")
+    return spec.match_file(rel if not rel.startswith("../") else name)
 
 
 def is_excluded(path: str, settings: Settings, is_dir: bool) -> bool:
@@ -147,7 +166,7 @@ def _walk(top: str, settings_for, found: Discovery) -> Iterator[str]:
                 if entry.is_dir(follow_symlinks=False):
                     if not is_excluded(entry.path, settings, True):
                         subdirs.append(entry.path)
-                elif entry.name.endswith(PY_SUFFIXES) and entry.is_file():
+                elif is_included(entry.path, entry.name, settings) and entry.is_file():
                     if not is_excluded(entry.path, settings, False):
                         yield entry.path
             except OSError as exc:

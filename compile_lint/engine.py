@@ -30,12 +30,14 @@ from .analysis.regions import ProjectIndex, RegionInfo
 from .cache_validity import RegionDigests, still_holds
 from .config import Settings
 from .lint_file import (
-    Done, JobContext, ParsedFile, Task, file_digest, init_worker, lint_one, parse_file, project_for, run_rules, summary_of,
+    Done, JobContext, ParsedFile, Task, file_digest, init_worker, lint_one, parse_file, project_for, read_source, run_rules, summary_of,
 )
+
+__all__ = ["FileResult", "Linter", "Selection", "enabled_codes", "parse_file", "read_source", "run_rules"]
 from .model import Finding
 from .parallel import default_jobs, run_jobs
 from .rules import select_codes
-from .source import SourceFile
+from .source import source_for
 
 
 @dataclass
@@ -79,6 +81,7 @@ class Linter:
         self.cache = cache  # a compile_lint.cache.ResultsCache, or None
         self.stats: dict = {}  # what the last lint() did (files parsed, cached, ...)
         self.sources = Sources()  # other files read while re-linting in this process (fix loop)
+        self.warnings: list[str] = []  # for the user, once per run (stale recorded regions)
 
     def lint(self, paths: list[str], stdin: Optional[tuple[str, bytes]] = None, context: Iterable[str] = ()) -> list[FileResult]:
         """Findings for `paths` (and stdin), with the region index built over them and
@@ -96,7 +99,7 @@ class Linter:
 
     def relint(self, path: str, data: bytes, regions: dict[str, RegionInfo]) -> tuple[ParsedFile, list[Finding]]:
         """Lint new contents of one file against an existing region index (fix loop)."""
-        item = parse_file(SourceFile(path, data), self.settings_for(path))
+        item = parse_file(source_for(path, data), self.settings_for(path))
         return item, self.lint_parsed(item, regions)
 
 
@@ -245,13 +248,15 @@ class _Run:
         # in one order whatever the run (a whole project, or one file of it with the rest
         # as context), so that both build, and cache, the same index
         order = sorted((p for p in self.plan if p in done_of), key=os.path.abspath)
+        declared = _declarations(self.table, self.plan)
         run_key = None
         regions = None
         if store is not None:
-            # the index is a pure function of the run's summaries: cache it too, keyed on
-            # what the summaries say, not on the bytes: an edit that leaves a file's
-            # summary alone (most edits inside a body) keeps the index
-            run_key = cache_mod.key([(os.path.abspath(p), done_of[p].summary_digest()) for p in order])
+            # the index is a pure function of the run's summaries and of the declared/
+            # recorded regions: cache it too, keyed on what the summaries say, not on the
+            # bytes: an edit that leaves a file's summary alone (most edits inside a body)
+            # keeps the index
+            run_key = cache_mod.key([(os.path.abspath(p), done_of[p].summary_digest()) for p in order], declared.key())
             regions = store.load_regions(run_key)
             stats["index_cached"] = regions is not None
         if regions is None:
@@ -272,8 +277,21 @@ class _Run:
                     if not done.error:
                         decoded[done.path] = summary_of(done)
                 order = [p for p in order if p in done_of]
-            regions = ProjectIndex(decoded[p] for p in order if decoded[p]).regions()
-            if run_key is not None:
+            index = ProjectIndex((decoded[p] for p in order if decoded[p]), declared.regions)
+            regions = index.regions()
+            problems = index.resolved_declared
+            if problems.unknown:
+                from .config import ConfigError
+
+                bad = problems.unknown[0]
+                raise ConfigError(f"{bad.where}: {bad.kind!r}: {bad.target!r} names no class or function of this project")
+            for entry in problems.stale:
+                path, _, qual = entry.target.partition(":")
+                message = (f"{_shown(entry.where)}: `{_shown(path)}:{qual}` was recorded but is no longer defined there "
+                           "(stale entry: re-run `compile-lint record`)")
+                if message not in self.linter.warnings:
+                    self.linter.warnings.append(message)
+            if run_key is not None and not problems.stale:  # stale entries: warn again next run
                 store.store_regions(run_key, regions)
         stats["index_s"] = round(time.perf_counter() - t1, 3)
         return regions
@@ -365,6 +383,26 @@ class _Run:
         self.stats["wall_s"] = round(time.perf_counter() - t0, 3)
         write_stats(self.stats)
         return [self.results[p] for p, _ in self.inputs if p in self.results]
+
+
+def _shown(path: str) -> str:
+    rel = os.path.relpath(path)
+    return (path if rel.startswith("..") else rel).replace(os.sep, "/")
+
+
+def _declarations(table: list, plan: dict):
+    """Config-declared and recorded regions for the settings in use (a malformed
+    recording is a configuration error)."""
+    from .analysis.declared import DeclarationError, declarations_for
+    from .config import ConfigError
+
+    first_path: dict[int, str] = {}
+    for path, item in plan.items():
+        first_path.setdefault(item["sid"], path)
+    try:
+        return declarations_for((table[sid], path) for sid, path in sorted(first_path.items()))
+    except DeclarationError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def write_stats(stats: dict) -> None:

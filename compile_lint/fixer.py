@@ -103,6 +103,29 @@ def fix_source(linter, path: str, data: bytes, findings: list[Finding], unsafe: 
     return outcome
 
 
+def fix_notebook(linter, path: str, data: bytes, findings: list[Finding], unsafe: bool) -> FixOutcome:
+    """fix_source for a notebook: fix the module of its code cells, then write back only
+    the cells that changed (compile_lint.notebook). The result must read back as the
+    same module, or the notebook is left as it was."""
+    from .notebook import NotebookError, read_notebook
+
+    try:
+        notebook = read_notebook(path, data)
+    except NotebookError as exc:
+        return FixOutcome(path, data, data, 0, findings, error=str(exc))
+    outcome = fix_source(linter, path, notebook.code.encode("utf-8"), findings, unsafe)
+    if outcome.error is not None or not outcome.changed:
+        return FixOutcome(path, data, data, outcome.applied, outcome.remaining, error=outcome.error)
+    fixed_code = outcome.fixed.decode("utf-8")
+    try:
+        fixed = notebook.with_code(fixed_code)
+        if read_notebook(path, fixed).code != fixed_code:
+            raise NotebookError("the fixed notebook does not read back as the fixed code; the notebook was left as it was")
+    except NotebookError as exc:
+        return FixOutcome(path, data, data, 0, findings, error=str(exc))
+    return FixOutcome(path, data, fixed, outcome.applied, outcome.remaining)
+
+
 @dataclass
 class FixRun:
     """What fixing a run's files did."""
@@ -131,7 +154,8 @@ def fix_files(linter, results, stdin: Optional[tuple[str, bytes]], unsafe: bool,
             except OSError as exc:
                 run.errors.append((result.path, f"cannot read: {exc.strerror or exc}"))
                 continue
-        outcome = fix_source(linter, result.path, data, result.findings, unsafe)
+        fix_file = fix_notebook if result.path.endswith(".ipynb") else fix_source
+        outcome = fix_file(linter, result.path, data, result.findings, unsafe)
         if outcome.error:
             run.errors.append((result.path, outcome.error))
         run.remaining.extend(outcome.remaining)

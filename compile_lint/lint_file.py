@@ -26,7 +26,7 @@ from .cache_validity import RegionDigests, TrackedRegionView
 from .config import Settings
 from .model import Finding, Position
 from .rules import all_rules
-from .source import ParseFailure, SourceFile
+from .source import ParseFailure, SourceFile, source_for
 from .suppression import filter_suppressed
 
 SYNTAX_ERROR = "CL000"
@@ -56,7 +56,20 @@ def parse_file(source: SourceFile, settings: Settings) -> ParsedFile:
     nodes = walk(tree, link_parents=True)
     names = NameTable.build(tree, module, is_package, nodes)
     summary = summarize(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers)
+    if b"compile-lint:" in source.data:
+        from .analysis.declared import find_markers
+        from .analysis.regions import def_qualnames
+
+        summary.declared = find_markers(source.data, tree, def_qualnames(tree), source.path)
     return ParsedFile(source, tree, names, summary, nodes=nodes)
+
+
+def read_source(path: str, data: Optional[bytes] = None) -> SourceFile:
+    """The source of `path` (a notebook's code cells for .ipynb), read unless `data`."""
+    if data is None:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    return source_for(path, data)
 
 
 def syntax_finding(parsed: ParsedFile) -> Finding:
@@ -180,7 +193,7 @@ def lint_one(task: Task) -> Done:
         done.signature = signature
         if task.expect is not None and task.expect != done.digest:
             done.changed = True
-        item = parse_file(SourceFile(task.path, data), settings)
+        item = parse_file(source_for(task.path, data), settings)
         done.summary = summary_blob(item.summary)
         if task.summary_only:
             done.findings = None

@@ -34,16 +34,28 @@ class Fix:
     edits: Optional[list[Edit]] = None  # filled in only when an output format needs them
 
 
+@dataclass(frozen=True)
+class Related:
+    """Another place that explains a finding, such as the call that compiles or traces
+    the code it is in. `column` is None when only the line is known."""
+
+    path: str
+    row: int
+    column: Optional[int]
+    message: str
+
+
 @dataclass
 class Finding:
     code: str
-    message: str
+    message: str  # one line, what is wrong; the why is on the rule's page
     path: str
     start: Position
     end: Position
     fix: Optional[Fix] = None
     scope: Optional[str] = None  # top-level def/class holding the finding
     region_kind: Optional[str] = None  # "compiled" | "traced" | "cudagraph"
+    related: list[Related] = field(default_factory=list)
 
     @property
     def row(self) -> int:

@@ -29,8 +29,11 @@ def _pool(jobs: int, initializer, initargs):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from .children import pool_initializer
+
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method), initializer=initializer, initargs=initargs)
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method), initializer=pool_initializer,
+                               initargs=(os.getpid(), initializer, *initargs))  # workers die with this process
 
 
 def _serial(job: Callable[[T], R], tasks, initializer, initargs) -> Iterator[R]:

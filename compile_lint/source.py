@@ -89,3 +89,13 @@ class SourceFile:
             raise ParseFailure(f"SyntaxError: {msg}", row, max(col, 1)) from None
         except (ValueError, UnicodeDecodeError, MemoryError, RecursionError) as exc:
             raise ParseFailure(f"cannot parse: {exc}") from None
+
+
+def source_for(path: str, data: bytes) -> SourceFile:
+    """The SourceFile for a file's bytes as read from disk: for a notebook, the module
+    of its code cells (compile_lint.notebook; NotebookError when it is not one)."""
+    if path.endswith(".ipynb"):
+        from .notebook import code_bytes
+
+        data = code_bytes(path, data)
+    return SourceFile(path, data)

@@ -1,6 +1,9 @@
 """Check a `compile-lint verify --device cuda` report of scripts/gpu_verify.toml's targets:
 CL401-CL403 must be confirmed on CUDA, the clean compositor must pass in every mode
-(max-autotune included). Prints what was measured; exits 1 on a mismatch.
+(max-autotune included), the clean conv nets (fixtures/verify/clean) must pass forward
+and gradients. Statuses: pass, diverged, could-not-check (a tool limit, e.g. a timeout),
+error (the code failed), not-run (interrupted), skipped. Prints what was measured; exits
+1 on a mismatch.
 
     python scripts/gpu_verify_check.py verify-gpu/report.json
 """
@@ -33,6 +36,15 @@ def main(path: str) -> int:
         if not checks or checks[0]["status"] != status or code not in checks[0]["confirms"]:
             problems.append(f"{name}: expected {check_name} {status} confirming {code}, got "
                             f"{[(c['status'], c['confirms'], c['message']) for c in checks] or 'no such check'}")
+    for name in ("StyleNet", "FlowInterpolator", "DenseUpscaler"):
+        target = by_name.get(name, {})
+        ran = {c["name"] for c in target.get("checks", []) if c["status"] == "pass"}
+        if target.get("status") != "pass" or not {"forward", "gradients"} <= ran:
+            problems.append(f"{name}: expected pass in forward and gradients, got {target.get('status')}: "
+                            f"{[(c['name'], c['status'], c['message'][:120]) for c in target.get('checks', []) if c['status'] != 'pass']}")
+    for name, target in sorted(by_name.items()):
+        if target["status"] in ("not-run", "could-not-check"):
+            problems.append(f"{name}: {target['status']} (the GPU run did not finish it)")
     compositor = by_name.get("Compositor", {})
     modes = {c["mode"] for c in compositor.get("checks", []) if c["name"] == "forward" and c["status"] == "pass"}
     if compositor.get("status") != "pass" or "max-autotune" not in modes:

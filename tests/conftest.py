@@ -1,9 +1,42 @@
 import os
+import subprocess
 import sys
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# a file with one safe-fixable finding (CL503) and a look-alike without it
+HAZARD = "import torch\nmodel = Net()\ntorch.compile(model)\n"
+CLEAN = "import torch\nmodel = torch.compile(Net())\n"
+
+
+def run(*args, cwd, stdin=None):
+    """The real command line, as a user runs it, in `cwd`."""
+    return subprocess.run(
+        [sys.executable, "-m", "compile_lint", *args],
+        capture_output=True, text=True, cwd=str(cwd), input=stdin,
+    )
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "bad.py").write_text(HAZARD)
+    (tmp_path / "good.py").write_text(CLEAN)
+    return tmp_path
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="Rewrite the expected files of fixtures/rules/ (tests/test_golden.py) from the current output.",
+    )
+
+
+@pytest.fixture
+def update_golden(request) -> bool:
+    return bool(request.config.getoption("--update-golden"))
 
 
 @pytest.fixture(autouse=True)

@@ -62,11 +62,10 @@ def test_ten_megabyte_file(project):
     text = "".join(line.format(i) for i in range(150_000))
     assert len(text) > 10_000_000
     (project / "huge.py").write_text(text + HAZARD)
-    start = time.perf_counter()
+    # Speed lives in bench/, not here: a loaded CI machine must not fail this test.
     proc = run("check", "huge.py", "--no-cache", cwd=project)
     assert proc.returncode == 1, proc.stderr
     assert "huge.py:150003:1: CL503" in proc.stdout
-    assert time.perf_counter() - start < 120
 
 
 def test_deeply_nested_expression_is_a_cl000_finding_not_a_crash(project):

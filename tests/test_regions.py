@@ -214,3 +214,113 @@ def test_self_passed_to_a_tracer_marks_the_class(tmp_path):
         },
     )
     assert regions["sr.SuperRes.forward"].kinds == {"traced"}
+
+
+# -- region labels and related locations on findings ------------------------------------
+CL34 = ("CL301", "CL302", "CL303", "CL304", "CL401", "CL402", "CL403")
+
+
+def run_rule(code, source, tmp_path, **kw):
+    from compile_lint.rules import get_rule
+    from compile_lint.rules.base import Case
+    from compile_lint.testing import run_case
+
+    return run_case(get_rule(code), Case(textwrap.dedent(source), **kw), str(tmp_path))
+
+
+def lint_codes(tmp_path, files: dict, codes=CL34):
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    linter = Linter(lambda _p: Settings(root=str(tmp_path)), Selection(select=tuple(codes)))
+    results = linter.lint([str(tmp_path / rel) for rel in files])
+    return {os.path.basename(r.path): r.findings for r in results}
+
+
+def test_traced_finding_is_labelled_traced_even_when_also_compiled(tmp_path):
+    result = run_rule("CL101", """\
+        import torch
+        import torch.nn.functional as F
+        def up(x, ref):
+            return F.interpolate(x, size=(int(ref.shape[2]), ref.shape[3]))
+        fast = torch.compile(up)
+        traced = torch.jit.trace(up, (torch.rand(1, 3, 4, 4), torch.rand(1, 3, 8, 8)))
+        """, tmp_path)
+    assert [f.region_kind for f in result.findings] == ["traced"]
+    (site,) = result.findings[0].related
+    assert site.row == 6 and site.path.endswith("case.py")
+    assert site.message.startswith("traced by torch.jit.trace()") and "compiled" not in site.message
+
+
+def test_region_description_names_the_path_through_submodules(tmp_path):
+    result = run_rule("CL102", """\
+        import torch
+        from torch import nn
+        class Inner(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.k = 2
+            def set_k(self, k):
+                self.k = k
+            def forward(self, x):
+                return x * self.k
+        class Outer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = Inner()
+            def forward(self, x):
+                return self.inner(x)
+        t = torch.jit.trace(Outer(), torch.rand(2))
+        """, tmp_path)
+    (finding,) = result.findings
+    assert "set_k" in finding.message
+    site, write = finding.related
+    assert site.row == 17 and "reaching this code from `Outer.forward`" in site.message
+    assert (write.row, write.column) == (8, 9) and write.message == "assigned here"
+
+
+def test_findings_name_the_compile_site_as_a_related_location(tmp_path):
+    found = lint_codes(tmp_path, {
+        "train.py": """
+            import torch
+            model = torch.compile(model, mode="reduce-overhead")
+            outs = []
+            for frame in frames:
+                outs.append(model(frame))
+
+            @torch.compile
+            def grain(x):
+                return x + torch.randn_like(x)
+        """,
+    })["train.py"]
+    by_code = {f.code: f for f in found}
+    cl401 = by_code["CL401"]
+    (site,) = cl401.related
+    assert site.path.endswith("train.py") and site.row == 3
+    assert site.message == "compiled by torch.compile() with mode='reduce-overhead'"
+    assert "overwrites it" in cl401.message and "train.py" not in cl401.message
+    assert cl401.region_kind == "cudagraph"
+    assert cl401.fix is not None and cl401.fix.applicability == "safe"
+    cl303 = by_code["CL303"]
+    assert [(r.row, r.message) for r in cl303.related] == [(8, "compiled by torch.compile()")]
+    assert "differ from eager" in cl303.message
+    assert cl303.region_kind == "compiled"
+
+
+def test_cl403_only_for_graph_inputs(tmp_path):
+    found = lint_codes(tmp_path, {
+        "m.py": """
+            import torch
+
+            def helper(buf):
+                buf.zero_()      # an intermediate, when called from the region
+                return buf
+
+            @torch.compile(mode="reduce-overhead")
+            def step(x):
+                y = helper(x * 2)
+                return y
+        """,
+    }, codes=("CL403",))
+    assert found["m.py"] == []

@@ -25,10 +25,14 @@ def test_invalid_case_fires_and_fixes(code, index, tmp_path):
     case = rule.invalid[index]
     run = run_case(rule, case, str(tmp_path))
     assert run.findings, f"{code} missed an invalid case ({case.note}):\n{case.code}"
+    found_at = sorted((f.start.row, f.start.column) for f in run.findings)
+    assert case.at is not None, f"{code}: pin this invalid case with at={found_at} (check each position)"
+    assert found_at == sorted(tuple(p) for p in case.at)
     if case.rows is not None:
         assert sorted({f.start.row for f in run.findings}) == sorted(case.rows)
     for finding in run.findings:
-        assert finding.message and finding.code == code
+        assert finding.code == code
+        assert finding.message and "\n" not in finding.message, "a message is one line"
     if case.fixed is None:
         assert run.fixed is None, f"{code} rewrote a case that has no fix:\n{run.fixed}"
     else:
@@ -49,3 +53,28 @@ def test_rule_has_page_and_cases(code):
     if rule.fix_safety != "none":
         assert rule.codemod, f"{code} declares a fix but names no codemod"
         assert any(c.fixed for c in rule.invalid), f"{code} has no case showing its fix"
+
+
+# -- odd code the cases do not show must not crash a rule -------------------------------
+ODD_CODE_RULES = ["CL101", "CL102", "CL103", "CL104", "CL201", "CL202", "CL203", "CL204"]
+ODD = [
+    "",
+    "x = 1\n",
+    "class A:\n    pass\n",
+    "import torch\nclass M(torch.nn.Module):\n    @staticmethod\n    def forward(x):\n        return x\n",
+    "import torch\nf = torch.compile(lambda x: x)\nfor i in range(3):\n    g = torch.compile(lambda: i)\n",
+    "import torch\nasync def f(x):\n    async for i in x:\n        torch.compile(lambda: i)\n",
+    "import torch\ndef f(x):\n    match x.shape:\n        case (a, b):\n            return x.view(int(a), b)\nt = torch.jit.trace(f, torch.rand(2, 2))\n",
+    "import torch\nclass M(torch.nn.Module):\n    def __init__(self, *a, **k):\n        super().__init__()\n        self.x, self.y = [], {}\n        self.x += (yield)\n",
+    "import torch\ntorch._dynamo.config.recompile_limit = 10 ** 10 ** 10\n",
+    "import torch\ntorch.onnx.export(*args)\ntorch.export.export(m, **kw)\n",
+    "import torch.nn.functional as F\nimport torch\n@torch.compile\ndef f(x, **kw):\n    return F.interpolate(x, scale_factor=1.2, **kw)\n",
+]
+
+
+@pytest.mark.parametrize("source", ODD)
+@pytest.mark.parametrize("code", ODD_CODE_RULES)
+def test_odd_code_does_not_crash(code, source, tmp_path):
+    from compile_lint.rules.base import Case
+
+    run_case(RULES[code], Case(source), str(tmp_path))

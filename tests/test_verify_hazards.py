@@ -80,6 +80,7 @@ resolutions = ["16x16"]
 [[verify.targets]]
 target = "{F}/compositor.py:Compositor"
 checks = ["forward", "gradients"]
+modes = ["default", "reduce-overhead", "max-autotune-no-cudagraphs"]
 
 [[verify.targets]]
 target = "{F}/native_lut_decoder.py:NativeToneCurve"
@@ -119,7 +120,11 @@ def run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("verify")
     config = folder / "compile-lint.toml"
     config.write_text(CONFIG.format(F=FIXTURES))
-    done = run_verify("fixtures/verify", "--config", str(config), "--jobs", "2", "--device", "cpu",
+    # The hazard fixtures, not the clean nets (clean/, test_verify_defaults.py) nor the
+    # export fixture (test_verify_traced.py): each has its own run.
+    files = sorted(os.path.join("fixtures", "verify", name) for name in os.listdir(FIXTURES)
+                   if name.endswith(".py") and name != "cached_grid_export.py")
+    done = run_verify(*files, "--config", str(config), "--jobs", "2", "--device", "cpu",
                       "--report", "json", "--output-file", str(folder / "report.json"),
                       "--junit-xml", str(folder / "junit.xml"), "--artifacts", str(folder / "png"))
     assert (folder / "report.json").exists(), done.stderr[-3000:]
@@ -159,7 +164,8 @@ def test_divergent_images_are_written_as_png(run):
     assert data.startswith(b"\x89PNG\r\n\x1a\n")
     width = int.from_bytes(data[16:20], "big")
     height = int.from_bytes(data[20:24], "big")
-    assert width == 3 * (3 * height // 2) + 2 * 2  # eager | compiled | difference, 2 px gaps
+    panels = height - 16  # the scale bar strip under the panels
+    assert width == 3 * (3 * panels // 2) + 2 * 2  # eager | compiled | difference, 2 px gaps
 
 
 def test_cl101_traced_int_shape_fails_at_a_second_resolution(run):
@@ -167,8 +173,8 @@ def test_cl101_traced_int_shape_fails_at_a_second_resolution(run):
     assert jit["status"] == "diverged" and jit["confirms"] == ["CL101"]
     assert "traced at 32x32, run at 48x80" in jit["message"]
     assert "RuntimeError" in jit["message"] and "TracerWarning" in jit["message"]
-    (export,) = checks_of(run, "SkipUpsampleBlock", "traced", mode="export")
-    assert export["status"] == "diverged"  # even with Dim.AUTO on H and W
+    # the code traces with jit.trace alone: the traced check runs what the code runs
+    assert {c["mode"] for c in checks_of(run, "SkipUpsampleBlock", "traced")} == {"jit.trace"}
 
 
 def test_cl102_tracer_freezes_layer_order_and_float_attribute(run):
@@ -250,7 +256,8 @@ def test_crash_hang_and_unsynthesisable_are_reported_and_the_rest_kept(run):
     crash = run["by_name"]["NativeToneCurve"]
     assert crash["status"] == "error" and "SIGSEGV" in crash["checks"][-1]["message"]
     hang = run["by_name"]["LiveOverlay"]
-    assert hang["status"] == "error" and hang["checks"][-1]["verdict"] == "timeout"
+    # a timeout is a limit of the check, not a failure of the code: could-not-check
+    assert hang["status"] == "could-not-check" and hang["checks"][-1]["verdict"] == "timeout"
     assert "timed out after 15 s" in hang["checks"][-1]["message"]
     lut = run["by_name"]["LutGrade"]
     assert lut["status"] == "skipped" and "cannot synthesise 'lut'" in lut["checks"][0]["message"]
@@ -259,11 +266,11 @@ def test_crash_hang_and_unsynthesisable_are_reported_and_the_rest_kept(run):
     assert run["returncode"] == 1
 
 
-def test_cuda_graph_checks_are_not_checkable_on_cpu(run):
+def test_cuda_graph_checks_are_skipped_on_cpu(run):
     for name, code in (("ToneMap", "CL401"), ("Upscaler", "CL402"), ("normalize_", "CL403")):
         target = run["by_name"][name]
-        assert target["status"] == "not-checkable", name
-        assert all(c["status"] == "not-checkable" and "not checkable on cpu" in c["message"] for c in target["checks"])
+        assert target["status"] == "skipped", name
+        assert all(c["status"] == "skipped" and "not checkable on cpu" in c["message"] for c in target["checks"])
         assert code not in target["cleared"] and code not in target["confirmed"]
 
 

@@ -189,8 +189,21 @@ class ModuleFacts:
 
     # -- text ------------------------------------------------------------------
     def text(self, node: ast.AST) -> str:
-        return ast.get_source_segment(self._decoded, node) or ""
+        """ast.get_source_segment, from lines split once: get_source_segment splits the
+        whole source on every call (a 1,000-line file with 100 findings: 3 s)."""
+        end_row, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+        if end_row is None or end_col is None:
+            return ""
+        lines = self._decoded_lines
+        row, col = node.lineno - 1, node.col_offset
+        if end_row > len(lines):
+            return ""
+        if row == end_row - 1:
+            return lines[row].encode()[col:end_col].decode()
+        first = lines[row].encode()[col:].decode()
+        last = lines[end_row - 1].encode()[:end_col].decode()
+        return "\n".join([first, *lines[row + 1:end_row - 1], last])
 
     @cached_property
-    def _decoded(self) -> str:
-        return "\n".join(self.source.text_line(i) for i in range(1, len(self.source.byte_lines) + 1))
+    def _decoded_lines(self) -> list[str]:
+        return [self.source.text_line(i) for i in range(1, len(self.source.byte_lines) + 1)]

@@ -31,7 +31,8 @@ def module_name_for(path: str, _cache: dict = {}) -> tuple[str, bool]:
     """Dotted module name of `path` from its package folders, and whether it is a package."""
     path = os.path.abspath(path)
     folder, filename = os.path.split(path)
-    stem = filename.rsplit(".", 1)[0]
+    # a notebook is never imported: keep its suffix so it cannot shadow a module
+    stem = filename if filename.endswith(".ipynb") else filename.rsplit(".", 1)[0]
     parts = [] if stem == "__init__" else [stem]
     while True:
         has_init = _cache.get(folder)

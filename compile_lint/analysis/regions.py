@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional
 
+from .declared import Recording, describe_declared
 from .names import NameTable
 from .torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, TRACE_FUNCS
 from .walk import walk_scope
@@ -64,9 +65,13 @@ class Site:
     dynamic: Optional[bool] = None
     cudagraphs: bool = False
     module: str = ""
+    origin: str = "static"  # "static" | "config" | "marker" | "recorded" (analysis/declared.py)
+    recording: Optional["Recording"] = None  # what a recorded run saw at this site
 
     def describe(self) -> str:
         """e.g. "compiled by torch.compile with mode='reduce-overhead' at train.py:41"."""
+        if self.origin != "static":
+            return describe_declared(self)
         opts = []
         if self.mode:
             opts.append(f"mode={self.mode!r}")
@@ -105,6 +110,7 @@ class ModuleSummary:
     # calls of project functions with a resolvable first argument: maybe wrappers
     wrapper_calls: list[tuple[str, Ref, int, tuple]] = field(default_factory=list)
     bindings: dict[str, str] = field(default_factory=dict)
+    declared: list = field(default_factory=list)  # `# compile-lint: compiled` markers (analysis/declared.py)
 
     def dotted(self, qualname: str) -> str:
         return f"{self.module}.{qualname}" if self.module else qualname
@@ -406,8 +412,10 @@ def summarize(tree: ast.Module, names: NameTable, path: str, compile_wrappers=()
 class ProjectIndex:
     """Regions across every summarized file of a run."""
 
-    def __init__(self, summaries: Iterable[ModuleSummary]):
+    def __init__(self, summaries: Iterable[ModuleSummary], declared: Iterable = ()):
         self.summaries = list(summaries)
+        self.declared = list(declared)  # config and recorded regions (analysis/declared.py)
+        self.resolved_declared = None  # their entry sites, unknown names and stale entries
         self.modules: dict[str, ModuleSummary] = {}
         self.defs: dict[str, tuple[ModuleSummary, DefInfo]] = {}
         for summary in self.summaries:
@@ -488,6 +496,21 @@ class ProjectIndex:
             kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
             for dotted, summary, info in self._entry_defs(site.target):
                 self._mark(result, dotted, summary, info, kinds, site, None, 0)
+        # declared and recorded regions: entry sites like any other, plus the code a
+        # recorded run saw Dynamo compile (functions inlined into its graphs)
+        from .declared import resolve
+
+        self.resolved_declared = resolve(self, self.declared)
+        for site, compiled_code in self.resolved_declared.entries:
+            kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
+            entries = self._entry_defs(site.target)
+            for dotted, summary, info in entries:
+                self._mark(result, dotted, summary, info, kinds, site, None, 0)
+            via = entries[0][2].qualname if entries else None
+            for dotted in compiled_code:
+                found = self.defs.get(dotted)
+                if found is not None and dotted not in result:
+                    self._mark(result, dotted, found[0], found[1], kinds, site, via, 1)
         return result
 
     def _mark(self, result, dotted, summary, info, kinds, site, via, depth) -> None:

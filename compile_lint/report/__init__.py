@@ -5,6 +5,10 @@ FORMATS = ("text", "concise", "json", "json-lines", "sarif", "github")
 
 
 def render(fmt: str, findings, *, cwd: str, summary=None, color: bool = False) -> str:
+    if any(f.path.endswith(".ipynb") for f in findings):
+        from ..notebook import in_cells
+
+        findings = in_cells(findings)  # rows relative to the cell, `cell` set
     if fmt == "text":
         from .text import render_text
 
@@ -35,3 +39,10 @@ def display_path(path: str, cwd: str) -> str:
         return path
     rel = os.path.relpath(path, cwd)
     return path if rel.startswith("..") else rel
+
+
+def location(f, cwd: str) -> str:
+    """`path:row:col`, or `nb.ipynb:cell 3:row:col` for a finding in a notebook cell."""
+    cell = getattr(f, "cell", None)
+    where = f"cell {cell}:" if cell is not None else ""
+    return f"{display_path(f.path, cwd)}:{where}{f.start.row}:{f.start.column}"

@@ -1,7 +1,7 @@
 """GitHub Actions workflow commands: findings show up as annotations on the PR."""
 from __future__ import annotations
 
-from . import display_path
+from . import display_path, location
 
 
 def _escape_data(s: str) -> str:
@@ -16,9 +16,12 @@ def render_github(findings, *, cwd) -> str:
     out = []
     for f in findings:
         path = display_path(f.path, cwd)
+        if getattr(f, "cell", None) is not None:  # the line of the .ipynb file
+            place = f"line={f.file_row}"
+        else:
+            place = f"line={f.start.row},col={f.start.column},endLine={f.end.row},endColumn={f.end.column}"
         out.append(
-            f"::error title={_escape_prop(f'compile-lint ({f.code})')},file={_escape_prop(path)},"
-            f"line={f.start.row},col={f.start.column},endLine={f.end.row},endColumn={f.end.column}::"
-            f"{_escape_data(f'{path}:{f.start.row}:{f.start.column}: {f.code} {f.message}')}"
+            f"::error title={_escape_prop(f'compile-lint ({f.code})')},file={_escape_prop(path)},{place}::"
+            f"{_escape_data(f'{location(f, cwd)}: {f.code} {f.message}')}"
         )
     return "".join(line + "\n" for line in out)

@@ -22,18 +22,30 @@ def finding_dict(f, cwd: str) -> dict:
                 for e in (f.fix.edits or [])
             ],
         }
-    filename = f.path if f.path == "-" or os.path.isabs(f.path) else os.path.join(cwd, f.path)
     return {
-        "cell": None,
+        "cell": getattr(f, "cell", None),
         "code": f.code,
         "end_location": {"row": f.end.row, "column": f.end.column},
-        "filename": filename,
+        "filename": _filename(f.path, cwd),
         "fix": fix,
         "location": {"row": f.start.row, "column": f.start.column},
         "message": f.message,
         "noqa_row": f.start.row,
         "url": DOC_URL.format(code=f.code),
+        # not in Ruff's format: other places that explain the finding (where it is compiled)
+        "related": [
+            {
+                "filename": _filename(r.path, cwd),
+                "location": {"row": r.row, "column": r.column},
+                "message": r.message,
+            }
+            for r in f.related
+        ],
     }
+
+
+def _filename(path: str, cwd: str) -> str:
+    return path if path == "-" or os.path.isabs(path) else os.path.join(cwd, path)
 
 
 def render_json(findings, *, cwd, lines=False) -> str:

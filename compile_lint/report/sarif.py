@@ -18,6 +18,17 @@ def _uri(path: str, cwd: str) -> str:
     return rel.replace(os.sep, "/") if not rel.startswith("..") else "file://" + os.path.abspath(path)
 
 
+def _related(index: int, rel, cwd: str) -> dict:
+    region = {"startLine": rel.row}
+    if rel.column:
+        region["startColumn"] = rel.column
+    return {
+        "id": index,
+        "physicalLocation": {"artifactLocation": {"uri": _uri(rel.path, cwd)}, "region": region},
+        "message": {"text": rel.message},
+    }
+
+
 def render_sarif(findings, *, cwd) -> str:
     rules = all_rules()
     used = sorted({f.code for f in findings} | set(rules))
@@ -40,27 +51,30 @@ def render_sarif(findings, *, cwd) -> str:
         )
     results = []
     for f in findings:
-        results.append(
-            {
-                "ruleId": f.code,
-                "ruleIndex": index[f.code],
-                "level": "error",
-                "message": {"text": f.message},
-                "locations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": _uri(f.path, cwd)},
-                            "region": {
-                                "startLine": f.start.row,
-                                "startColumn": f.start.column,
-                                "endLine": f.end.row,
-                                "endColumn": max(f.end.column, 1),
-                            },
-                        }
+        result = {
+            "ruleId": f.code,
+            "ruleIndex": index[f.code],
+            "level": "error",
+            "message": {"text": f.message},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": _uri(f.path, cwd)},
+                        "region": _notebook_region(f) or {
+                            "startLine": f.start.row,
+                            "startColumn": f.start.column,
+                            "endLine": f.end.row,
+                            "endColumn": max(f.end.column, 1),
+                        },
                     }
-                ],
-            }
-        )
+                }
+            ],
+        }
+        if getattr(f, "cell", None) is not None:
+            result["properties"] = {"cell": f.cell, "cellRow": f.start.row, "cellColumn": f.start.column}
+        if f.related:
+            result["relatedLocations"] = [_related(i, r, cwd) for i, r in enumerate(f.related)]
+        results.append(result)
     doc = {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -79,3 +93,12 @@ def render_sarif(findings, *, cwd) -> str:
         ],
     }
     return json.dumps(doc, indent=2) + "\n"
+
+
+def _notebook_region(f):
+    """For a finding in a notebook cell: the line of the .ipynb file that holds the
+    code (columns there are the JSON string's, so none is given); the position in the
+    cell goes in the result's properties."""
+    if getattr(f, "cell", None) is None:
+        return None
+    return {"startLine": f.file_row}

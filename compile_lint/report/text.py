@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import display_path
+from . import display_path, location
 
 
 @dataclass
@@ -32,7 +32,7 @@ def _count_line(findings, summary) -> str:
 
 def render_concise(findings, *, cwd, summary=None) -> str:
     lines = [
-        f"{display_path(f.path, cwd)}:{f.start.row}:{f.start.column}: {f.code} {f.message}" for f in findings
+        f"{location(f, cwd)}: {f.code} {f.message}" for f in findings
     ]
     lines.append(_count_line(findings, summary))
     return "\n".join(lines) + "\n"
@@ -47,9 +47,11 @@ def render_text(findings, *, cwd, summary=None, color=False) -> str:
     sources: dict[str, SourceFile] = {}
     out = []
     for f in findings:
-        out.append(f"{bold(display_path(f.path, cwd))}:{f.start.row}:{f.start.column}: {red(bold(f.code))} {f.message}")
+        out.append(f"{bold(location(f, cwd))}: {red(bold(f.code))} {f.message}")
         src = sources.get(f.path)
-        if src is None and f.path != "-":
+        if getattr(f, "cell", None) is not None:
+            src = _cell_lines(f)
+        elif src is None and f.path != "-":
             try:
                 with open(f.path, "rb") as fh:
                     src = sources[f.path] = SourceFile(f.path, fh.read())
@@ -63,9 +65,29 @@ def render_text(findings, *, cwd, summary=None, color=False) -> str:
                 out.append(f"{gutter} |")
                 out.append(f"{f.start.row} | {line}")
                 out.append(f"{gutter} | {' ' * (f.start.column - 1)}{red('^' * width)}")
+        for rel in f.related:
+            where = f"{display_path(rel.path, cwd)}:{rel.row}" + (f":{rel.column}" if rel.column else "")
+            out.append(f"  = {cyan('note')}: {where}: {rel.message}")
         if f.fix is not None:
             tag = "fix" if f.fix.applicability == "safe" else "unsafe fix"
             out.append(f"  = {cyan('help')}: {f.fix.message} ({tag})")
         out.append("")
     out.append(_count_line(findings, summary))
     return "\n".join(out) + "\n"
+
+
+class _CellLine:
+    """The one line of a notebook cell the text report shows under a finding."""
+
+    def __init__(self, line: str):
+        self.line = line
+
+    def text_line(self, row: int) -> str:
+        return self.line
+
+
+def _cell_lines(f):
+    from ..notebook import load
+
+    nb = load(f.path)
+    return _CellLine(nb.cell_line(f.module_start.row)) if nb is not None else None

@@ -99,6 +99,16 @@ def region_sets_config(facts: ModuleFacts, region: Optional[RegionInfo], key: st
     return True
 
 
+def def_name(func: ast.AST) -> ast.AST:
+    """A node spanning the name of a def or class (`def forward`), to report at."""
+    keyword = "class " if isinstance(func, ast.ClassDef) else "async def " if isinstance(func, ast.AsyncFunctionDef) else "def "
+    col = func.col_offset + len(keyword)
+    node = ast.Name(id=func.name, ctx=ast.Load(), lineno=func.lineno, col_offset=col,
+                    end_lineno=func.lineno, end_col_offset=col + len(func.name))
+    node._cl_parent = func
+    return node
+
+
 def stmt_text(facts: ModuleFacts, node: ast.AST, limit: int = 60) -> str:
     text = " ".join(facts.text(node).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -179,6 +189,6 @@ def same(facts: ModuleFacts, a: ast.AST, b: ast.AST) -> bool:
 
 
 __all__ = [
-    "ClassAttrsFact", "ELEMENTWISE", "FUNCTION_NODES", "call_name", "chain_text", "class_attrs", "facts_for_path", "file_sets_config", "is_number", "number_value",
+    "ClassAttrsFact", "ELEMENTWISE", "FUNCTION_NODES", "call_name", "chain_text", "class_attrs", "def_name", "facts_for_path", "file_sets_config", "is_number", "number_value",
     "region_nodes", "region_sets_config", "runs_inductor", "same", "stmt_text",
 ]

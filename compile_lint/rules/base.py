@@ -13,8 +13,10 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator, Optional
 
+from ..analysis.classes import site_of_kind
+from ..analysis.regions import COMPILE
+from ..model import SAFE, UNSAFE, Finding, Fix, Related
 from ..analysis.facts import Fact, ModuleFacts
-from ..model import SAFE, UNSAFE, Finding, Fix
 
 DOC_URL = "https://github.com/compile-lint/compile-lint/blob/main/docs/rules/{code}.md"
 PAGE_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
@@ -27,12 +29,15 @@ class Case:
     `code` is the module under test. For a cross-file case, `files` maps relative
     paths to sources and `path` names the file whose findings are checked.
     `fixed` is the expected result of `compile-lint fix` (with `--unsafe-fixes`
-    when the rule's fix is unsafe); `rows` pins where findings are reported.
+    when the rule's fix is unsafe). `at` pins where an invalid case's findings are
+    reported: the (row, column) of each, 1-based as editors show them (`rows` is the
+    older, row-only form).
     """
 
     code: str
     fixed: Optional[str] = None
     rows: Optional[list[int]] = None
+    at: Optional[list[tuple[int, int]]] = None
     files: dict[str, str] = field(default_factory=dict)
     path: str = "case.py"
     settings: dict[str, Any] = field(default_factory=dict)
@@ -84,17 +89,43 @@ class Rule:
         unsafe: bool = False,
         data: Optional[dict[str, Any]] = None,
         region=None,
+        related: Optional[list[Related]] = None,
     ) -> Finding:
-        """A finding at `node`; with `fix` (its message), the rule's codemod applies."""
+        """A finding at `node`; with `fix` (its title), the rule's codemod applies.
+
+        `message` is one line saying what is wrong (the page says why). With `region`
+        (the compiled or traced region holding `node`), the call that compiles or
+        traces it becomes the finding's first related location, unless the finding is
+        on that call's line."""
         start, end = facts.source.node_range(node)
         fix_obj = None
         if fix is not None:
             assert self.codemod, f"{self.code} offers a fix but names no codemod"
             fix_obj = Fix(UNSAFE if unsafe else SAFE, fix, self.codemod, dict(data or {}))
         kind = None
+        notes = []
         if region is not None:
             kind = "cudagraph" if "cudagraph" in region.kinds else sorted(region.kinds)[0]
+            # a finding on a compile/trace call itself needs no note pointing at a call
+            on_site = any(s.path == facts.path and s.row == start.row for s in region.sites)
+            site = None if on_site else site_of_kind(region, kind)
+            if site is not None:
+                notes.append(Related(site.path, site.row, None, site_note(site, region.via)))
         return Finding(
             self.code, message, facts.path, start, end, fix_obj,
-            scope=facts.scope_of(node), region_kind=kind,
+            scope=facts.scope_of(node), region_kind=kind, related=notes + list(related or ()),
         )
+
+
+def site_note(site, via: Optional[str] = None) -> str:
+    """What a compile/trace site does, for a related location placed on it:
+    "compiled by torch.compile() with mode='reduce-overhead', reaching this code from `Net.forward`"."""
+    opts = []
+    if site.mode:
+        opts.append(f"mode={site.mode!r}")
+    if site.dynamic is not None:
+        opts.append(f"dynamic={site.dynamic}")
+    verb = "compiled" if site.kind == COMPILE else "traced"
+    api = "Module.compile()" if site.api == "Module.compile" else f"{site.api}()"
+    text = f"{verb} by {api}" + (f" with {', '.join(opts)}" if opts else "")
+    return f"{text}, reaching this code from `{via}`" if via else text

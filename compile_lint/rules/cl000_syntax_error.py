@@ -35,7 +35,7 @@ class SyntaxError_(Rule):
     name = "syntax-error"
     summary = "File cannot be parsed, so it was not linted"
     valid = [Case("x = 1\n")]
-    invalid = [Case("def f(:\n    pass\n", rows=[1])]
+    invalid = [Case("def f(:\n    pass\n", at=[(1, 7)])]
 
     def check(self, facts):
         return iter(())  # the engine reports parse failures itself

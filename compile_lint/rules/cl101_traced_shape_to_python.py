@@ -2,25 +2,19 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.classes import describe, labelled, site_of_kind
+from ..analysis.classes import labelled, site_of_kind
 from ._shapes import cast_kind, direct_shape_element, flows_to_sink, shape_names
+from ._regions import stmt_text
 from ..analysis.facts import RegionsFact
 from .base import Case, Rule
 
+# what the tracer does with the Python number (the page says why)
 _EFFECT = {
-    "torch.jit.trace": "torch.jit.trace records it as the constant it was while tracing (TracerWarning): "
-    "at another input size the trace raises a RuntimeError or silently computes with the traced size",
-    "torch.jit.trace_module": "torch.jit.trace_module records it as the constant it was while tracing: "
-    "at another input size the trace raises a RuntimeError or silently computes with the traced size",
-    "torch.onnx.export": "the exported graph keeps it as the constant it was while exporting, so the model "
-    "is wrong or fails at any other input size",
-    "torch.fx.symbolic_trace": "torch.fx.symbolic_trace fails on it (`int(Proxy)` raises TypeError)",
-    "torch.export.export": "torch.export specializes the size: the program gets a guard such as "
-    "`x.size()[2] == 32` that rejects every other size, even with `Dim.AUTO`",
-    "torch.export.export_for_training": "torch.export specializes the size: the program gets a guard that "
-    "rejects every other size, even with `Dim.AUTO`",
+    "torch.fx.symbolic_trace": "symbolic tracing fails on it",
+    "torch.export.export": "the export accepts only the traced size",
+    "torch.export.export_for_training": "the export accepts only the traced size",
 }
-_GENERIC = "the tracer turns it into the constant it was while tracing, so other input sizes fail or give wrong results"
+_GENERIC = "the trace keeps the traced size"
 
 
 def _float_fix_is_exact(facts, call: ast.Call) -> bool:
@@ -193,7 +187,7 @@ class TracedShapeToPython(Rule):
                 return F.interpolate(x, size=(ref.shape[2], ref.shape[3]), mode="bilinear")
             traced = torch.jit.trace(up, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 16, 16)))
             """,
-            rows=[4],
+            at=[(4, 35), (4, 54)],
         ),
         Case(
             """\
@@ -224,7 +218,7 @@ class TracedShapeToPython(Rule):
             model = Decoder().eval()
             ex = T.export.export(model, (T.rand(1, 8, 16, 16), T.rand(1, 8, 32, 32)))
             """,
-            rows=[7, 8],
+            at=[(7, 13), (8, 13)],
             note="aliases, x.size()[i], flow through names, export",
         ),
         Case(
@@ -241,7 +235,7 @@ class TracedShapeToPython(Rule):
                     return nn.functional.pad(y, (0, pad))
             gm = torch.fx.symbolic_trace(Upscale())
             """,
-            rows=[7, 8],
+            at=[(7, 17), (8, 15)],
             note="comprehension over x.shape, math.floor; no fix for casts of arithmetic",
         ),
         Case(
@@ -252,7 +246,7 @@ class TracedShapeToPython(Rule):
                 return x.new_zeros(x.shape[0], hw)
             torch.onnx.export(flatten_hw, (torch.rand(1, 3, 8, 8),), "m.onnx")
             """,
-            rows=[3],
+            at=[(3, 10)],
             note=".item() of a tensor built from sizes, onnx.export",
         ),
         Case(
@@ -270,7 +264,7 @@ class TracedShapeToPython(Rule):
                 return x[:, :, int(top):, :]
             t = torch.jit.trace(crop, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 4, 4)))
             """,
-            rows=[3, 4],
+            at=[(3, 11), (4, 20)],
             note="float() dropped where the value is divided; int(top) stays, without a fix",
         ),
         Case(
@@ -298,7 +292,7 @@ class TracedShapeToPython(Rule):
                 ),
             },
             path="pkg/blocks.py",
-            rows=[5],
+            at=[(5, 40)],
             note="cross-file: a submodule's forward, traced from another file",
         ),
     ]
@@ -336,16 +330,12 @@ class TracedShapeToPython(Rule):
     def _finding(self, facts, call, kind, sink, region):
         site = site_of_kind(region, "traced")
         effect = _EFFECT.get(site.api if site else "", _GENERIC)
-        what = facts.text(call)
-        sink_text = f"`{facts.text(sink.func)}`" if isinstance(sink, ast.Call) else "an index"
+        what = stmt_text(facts, call, 40)
+        sink_text = f"`{stmt_text(facts, sink.func, 30)}`" if isinstance(sink, ast.Call) else "an index"
         arg = call.args[0] if call.args else None
         direct = kind in ("int", "float") and arg is not None and direct_shape_element(arg)
         keep = facts.text(arg) if direct else "the size itself (`x.shape[2]`, `x.shape[-2:]`)"
-        message = (
-            f"`{what}` makes a Python number of a traced size that feeds {sink_text}; {effect}. "
-            f"Pass {'`' + keep + '`' if direct else keep} without the cast "
-            f"({describe(region, 'traced')})"
-        )
+        message = f"`{what}` makes a traced size a Python number for {sink_text}: {effect}"
         fixable = direct and (kind == "int" or _float_fix_is_exact(facts, call))
         if fixable:
             return self.finding(

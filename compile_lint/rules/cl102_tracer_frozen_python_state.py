@@ -6,7 +6,6 @@ from ..analysis.classes import (
     local_class_region,
     calls_of_name,
     class_region,
-    describe,
     enclosing_loops,
     init_attr_kinds,
     instance_writes,
@@ -24,22 +23,10 @@ from ..analysis.classes import (
     wraps_in,
 )
 from ..analysis.walk import walk as _walk
+from .base import Case, Related, Rule
 from ..analysis.facts import RegionsFact
-from .base import Case, Rule
 
 KINDS = frozenset({"int", "float", "bool", "list", "tuple"})
-_CONSEQUENCE = (
-    "the trace keeps the value it had while tracing (measured: a float changed after tracing left the "
-    "output off by 0.643, a reordered layer list by 3.0, with no error)"
-)
-
-
-def _article(kind: str) -> str:
-    return "an" if kind == "int" else "a"
-
-
-def _what(kind: str) -> str:
-    return "a Python value" if kind == "Python value" else f"{_article(kind)} {kind}"
 
 
 class TracerFrozenPythonState(Rule):
@@ -230,7 +217,7 @@ class TracerFrozenPythonState(Rule):
                     return fg * self.alpha + bg * (1 - self.alpha)
             traced = torch.jit.trace(Blend(), (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 8, 8)))
             """,
-            rows=[10],
+            at=[(10, 21)],
         ),
         Case(
             """\
@@ -249,7 +236,7 @@ class TracerFrozenPythonState(Rule):
                     return x
             gm = fx.symbolic_trace(Pipeline())
             """,
-            rows=[11],
+            at=[(11, 18)],
             note="a list mutated in place, fx",
         ),
         Case(
@@ -269,7 +256,7 @@ class TracerFrozenPythonState(Rule):
                 model.alpha = a
                 out = traced(fg, bg)
             """,
-            rows=[13],
+            at=[(13, 5)],
             note="changed after tracing, traced module called after",
         ),
         Case(
@@ -295,7 +282,7 @@ class TracerFrozenPythonState(Rule):
                 ),
             },
             path="pkg/run.py",
-            rows=[6],
+            at=[(6, 5)],
             note="cross-file: the class in blocks.py, traced and changed in run.py",
         ),
         Case(
@@ -319,7 +306,7 @@ class TracerFrozenPythonState(Rule):
                 ),
             },
             path="pkg/blocks.py",
-            rows=[8],
+            at=[(8, 22)],
             note="cross-file: forward changes its own counter; exported from export.py",
         ),
     ]
@@ -334,15 +321,18 @@ class TracerFrozenPythonState(Rule):
     # `self.x` read in traced code, changed in a method
     def _class_side(self, facts):
         for cls in facts.nodes(ast.ClassDef):
+            # the traced methods first: most classes have none, and the attribute
+            # facts below walk every method
+            traced = {name: (method, region) for name, method in methods(cls).items()
+                      if (region := facts.in_region(method, "traced")) is not None}
+            if not traced:
+                continue
             kinds = {a: k for a, k in init_attr_kinds(facts, cls).items() if k[0] in KINDS}
             if not kinds or not is_module_class(facts, cls):
                 continue
             writes = method_attr_writes(facts, cls)
             done: set[str] = set()
-            for name, method in methods(cls).items():
-                region = facts.in_region(method, "traced")
-                if region is None:
-                    continue
+            for name, (method, region) in traced.items():
                 reads = sorted(self_reads(method), key=lambda r: (r[1].lineno, r[1].col_offset))
                 for attr, node in reads:
                     if attr in done or attr not in kinds or attr not in writes or is_write_target(facts, node):
@@ -352,11 +342,10 @@ class TracerFrozenPythonState(Rule):
                     write = writes[attr][0]
                     yield self.finding(
                         facts, node,
-                        f"`{facts.text(node)}` ({_article(kind)} {kind} set in `__init__`) is read by "
-                        f"`{cls.name}.{name}`, which is traced ({describe(region, 'traced')}), and it is "
-                        f"{write.how} in `{write.where}` (line {write.node.lineno}): {_CONSEQUENCE}. Make it "
-                        f"an input of forward (a tensor) or a buffer, or trace again after each change",
+                        f"traced `{cls.name}.{name}` reads `{facts.text(node)}`, which `{write.where}` changes: "
+                        "the trace keeps the old value",
                         region=labelled(region, "traced"),
+                        related=[Related(facts.path, write.node.lineno, write.node.col_offset + 1, f"{write.how} here")],
                     )
 
     # `model.x = ...` after `traced = torch.jit.trace(model, ...)`, then `traced(...)`
@@ -403,11 +392,10 @@ class TracerFrozenPythonState(Rule):
                     call = next(c for c in later_calls if c.lineno > node.lineno or any(c in _walk(l) for l in loops))
                     yield self.finding(
                         facts, node,
-                        f"`{wrap.instance}.{attr}` ({_what(kind)}) is {how} after `{api}` traced "
-                        f"`{wrap.instance}` at line {wrap.call.lineno}, and `{wrap.result}` is called at line "
-                        f"{call.lineno}: {_CONSEQUENCE}. Trace again after the change, or make `{attr}` an input "
-                        f"of forward",
+                        f"`{wrap.instance}.{attr}` is {how} after `{api}` traced `{wrap.instance}`: "
+                        f"`{wrap.result}` keeps the old value",
                         region=labelled(region, "traced"),
+                        related=[Related(facts.path, call.lineno, call.col_offset + 1, f"`{wrap.result}` is called here")],
                     )
 
     @staticmethod

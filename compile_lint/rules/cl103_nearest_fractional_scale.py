@@ -3,11 +3,12 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..analysis.classes import describe, labelled
+from ..analysis.classes import labelled
 from ..analysis.walk import walk as _walk
+from ._regions import stmt_text
+from .base import Case, Related, Rule
 from ..analysis.facts import RegionsFact
 from ..analysis.torch_api import COMPILE
-from .base import Case, Rule
 
 # callee -> (positions of scale_factor, mode, recompute_scale_factor; fixed mode or None)
 _SIGNATURES = {
@@ -246,7 +247,7 @@ class NearestFractionalScale(Rule):
             def enlarge(x):
                 return F.interpolate(x, scale_factor=1.3, recompute_scale_factor=True)
             """,
-            rows=[5],
+            at=[(5, 12)],
         ),
         Case(
             """\
@@ -278,6 +279,7 @@ class NearestFractionalScale(Rule):
             fast = torch.compile(resize)
             """,
             note="positional mode, a constant name, recompute_scale_factor=False",
+            at=[(5, 12)],
         ),
         Case(
             """\
@@ -311,7 +313,7 @@ class NearestFractionalScale(Rule):
                 "sr/train.py": "import torch\nfrom sr.blocks import Upscaler\nmodel = Upscaler().cuda()\nmodel.compile(mode='reduce-overhead')\n",
             },
             path="sr/blocks.py",
-            rows=[7],
+            at=[(7, 13)],
             note="cross-file: nn.Upsample built in __init__, the module compiled in train.py",
         ),
         Case(
@@ -321,7 +323,7 @@ class NearestFractionalScale(Rule):
             head = nn.Sequential(nn.Conv2d(3, 3, 1), nn.UpsamplingNearest2d(scale_factor=2.2))
             head = torch.compile(head)
             """,
-            rows=[3],
+            at=[(3, 42)],
             note="a built-in container compiled directly; no recompute argument, so no fix",
         ),
         Case(
@@ -347,6 +349,7 @@ class NearestFractionalScale(Rule):
                 )
             """,
             note="one argument per line, trailing comma kept",
+            at=[(5, 12)],
         ),
     ]
 
@@ -381,19 +384,11 @@ class NearestFractionalScale(Rule):
             region, reached = how
             callee = facts.text(call.func)
             message = (
-                f"`{callee}(..., scale_factor={facts.text(scale)})` resizes with mode 'nearest' in compiled code "
-                f"({reached}): at this scale a dimension of a few pixels keeps its size or exactly doubles, and "
-                f"there torch.compile picks other source pixels than eager (up to 67% of elements differ, "
-                f"silently; pytorch#175154, #198201). "
-                + (
-                    "Pass `recompute_scale_factor=True`, an explicit `size=`, or an integer scale"
-                    if recompute_pos is not None
-                    else "It takes no `recompute_scale_factor`: use `nn.Upsample`/`F.interpolate` with "
-                    "`recompute_scale_factor=True`, an explicit `size=`, or an integer scale"
-                )
+                f"nearest resize `{callee}(scale_factor={stmt_text(facts, scale, 20)})` in compiled code "
+                "picks other pixels than eager"
             )
             fixable = recompute_pos is not None and recompute_pos >= len(call.args)
-            kw = {"region": labelled(region, "compiled")} if region is not None else {}
+            kw = {"region": labelled(region, "compiled")} if region is not None else {"related": [reached]}
             if fixable:
                 yield self.finding(
                     facts, call, message, fix="pass `recompute_scale_factor=True` (changes eager output slightly)",
@@ -403,10 +398,10 @@ class NearestFractionalScale(Rule):
                 yield self.finding(facts, call, message, **kw)
 
     def _compiled(self, facts, call, dotted):
-        """(region or None, how it was reached) when the resize runs compiled."""
+        """(region, None), or (None, the compile call as a related location), when the resize runs compiled."""
         region = facts.in_region(call, "compiled")
         if region is not None:
-            return region, describe(region, "compiled")
+            return region, None
         if dotted not in _MODULES:
             return None
         # built in a method of a module class whose forward is compiled
@@ -416,7 +411,7 @@ class NearestFractionalScale(Rule):
                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ("forward", "__call__"):
                         region = facts.in_region(node, "compiled")
                         if region is not None:
-                            return region, f"built for `{anc.name}`, {describe(region, 'compiled')}"
+                            return region, None
                 break
         # `head = nn.Sequential(..., nn.Upsample(...))`, then `torch.compile(head)` in the same scope
         stmt = facts.statement_of(call)
@@ -431,5 +426,5 @@ class NearestFractionalScale(Rule):
                     and other.lineno > stmt.lineno
                     and facts.enclosing_function(other) is scope
                 ):
-                    return None, f"compiled by `{facts.text(other.func)}` at line {other.lineno}"
+                    return None, Related(facts.path, other.lineno, other.col_offset + 1, f"compiled by `{facts.text(other.func)}`")
         return None

@@ -8,8 +8,9 @@ from ..analysis.torch_api import EXPORTERS
 from ..analysis.walk import walk as _walk
 from ..analysis.walk import walk_scope as _walk_scope
 from ._shapes import is_shape_value, shape_names, sink_of
+from ._regions import stmt_text
+from .base import Case, Related, Rule
 from ..analysis.facts import RegionsFact
-from .base import Case, Rule
 
 # export function -> (position of the example args, keywords that make it dynamic)
 _EXPORTS = {api: how for api, how in EXPORTERS.items() if how[1] is not None}
@@ -199,7 +200,7 @@ class ExportFixedResolution(Rule):
             example = torch.randn(1, 3, 64, 64)
             ep = torch.export.export(model, (example,))
             """,
-            rows=[12],
+            at=[(12, 6)],
         ),
         Case(
             """\
@@ -217,7 +218,7 @@ class ExportFixedResolution(Rule):
                 dummy = torch.randn(1, 3, 256, 256).cuda()
                 torch.onnx.export(net, dummy, path, opset_version=17, input_names=["input"])
             """,
-            rows=[13],
+            at=[(13, 5)],
             note="fast_neural_style-like ONNX export; Upsample built in __init__",
         ),
         Case(
@@ -235,7 +236,7 @@ class ExportFixedResolution(Rule):
                     return self.body(pad_to_multiple(x))
             ep = torch.export.export(Restorer(), args=(torch.rand((1, 3, 120, 200)),))
             """,
-            rows=[12],
+            at=[(12, 6)],
             note="sizes computed from the input's shape, in a helper forward calls",
         ),
     ]
@@ -261,20 +262,13 @@ class ExportFixedResolution(Rule):
             hw = ""
             if all(isinstance(d, ast.Constant) and isinstance(d.value, int) for d in dims[2:]):
                 hw = f" {dims[2].value}x{dims[3].value}"
-            fix = (
-                "`dynamic_shapes=({2: Dim.AUTO, 3: Dim.AUTO},)` (from torch.export import Dim)"
-                if api.startswith("torch.export")
-                else "`dynamic_axes={\"input\": {2: \"height\", 3: \"width\"}}` with `input_names=[\"input\"]` "
-                "(or `dynamic_shapes=` with `dynamo=True`)"
-            )
             message = (
-                f"`{facts.text(call.func)}` exports `{facts.text(call.args[0])}` at the example's{hw or ' size'} "
-                f"without dynamic shapes, and the model resizes by its input (`{facts.text(node)[:60]}` at line "
-                f"{node.lineno}): the export only accepts that resolution (`Guard failed: x.size()[2] == ...`) "
-                f"or computes sizes for it. Mark height and width dynamic: {fix}"
+                f"`{facts.text(call.func)}` exports `{stmt_text(facts, call.args[0], 30)}` at a fixed{hw or ' size'} "
+                "without dynamic shapes, but the model resizes by its input"
             )
             kw = {"region": labelled(region, "traced")} if region is not None else {}
-            yield self.finding(facts, call, message, **kw)
+            resize = Related(facts.path, node.lineno, node.col_offset + 1, f"resizes by the input: `{stmt_text(facts, node, 50)}`")
+            yield self.finding(facts, call, message, related=[resize], **kw)
 
     def _resizes(self, facts, call):
         """A node of the exported model, in this file, that resizes by the input."""

@@ -266,7 +266,7 @@ class ModuleListNotRegistered(Rule):
                         x = layer(x)
                     return x
             """,
-            rows=[7],
+            at=[(7, 9)],
             note="pytorch/examples mnist_forward_forward",
         ),
         Case(
@@ -294,7 +294,7 @@ class ModuleListNotRegistered(Rule):
                         x = block(x) + skip(x)
                     return x
             """,
-            rows=[5, 6],
+            at=[(5, 9), (6, 9)],
         ),
         Case(
             """\
@@ -320,6 +320,7 @@ class ModuleListNotRegistered(Rule):
                     return {k: h(x) for k, h in self.heads.items()}
             """,
             note="a dict filled by item assignment",
+            at=[(5, 9)],
         ),
         Case(
             """\
@@ -355,6 +356,7 @@ class ModuleListNotRegistered(Rule):
             files={"gan/__init__.py": "", "gan/blocks.py": "import torch.nn as nn\nclass ResBlock(nn.Module):\n    pass\n"},
             path="gan/generator.py",
             note="a local list; the element class is in another file, and the items are called",
+            at=[(9, 9)],
         ),
         Case(
             """\
@@ -369,7 +371,7 @@ class ModuleListNotRegistered(Rule):
                         x = s(x)
                     return x
             """,
-            rows=[5],
+            at=[(5, 9)],
             note="no fix: nn.ModuleList has no .sort()",
         ),
         Case(
@@ -394,6 +396,7 @@ class ModuleListNotRegistered(Rule):
                     return {k: h(x) for k, h in self.heads.items()}
             """,
             note="no `nn` in scope: the fix spells torch.nn.ModuleDict and imports torch",
+            at=[(5, 9)],
         ),
     ]
 
@@ -683,20 +686,17 @@ class ModuleListNotRegistered(Rule):
         snippet = snippet if len(snippet) <= 50 else snippet[:47] + "..."
         key = "<key>" if container == "dict" else "0"
         message = (
-            f"`self.{attr.name}` in `{cls.name}` keeps modules (`{snippet}`, "
-            f"line {example.lineno}) in a plain {container} that is never wrapped in `nn.{wrapper}`: they are not "
-            f"registered, so `parameters()` and `state_dict()` miss them (not trained, not saved), `.to()`/`.half()` "
-            f"leave them behind, and torch.jit.trace / fx fail on them. Wrap it in `nn.{wrapper}` "
-            f"(this adds `state_dict` keys under `{attr.name}.{key}.`)"
+            f"`self.{attr.name}` in `{cls.name}` keeps modules in a plain {container}, not `nn.{wrapper}`: "
+            "they are not registered"
         )
         reason = self._no_fix_reason(facts, cls, attr, called)
         if reason is not None:
-            return self.finding(facts, facts.parent(attr.first), message + f"; no automatic fix: {reason}")
+            return self.finding(facts, facts.parent(attr.first), message + f" (no automatic fix: {reason})")
         spelled = facts.names.alias_for(f"torch.nn.{wrapper}")
         data = {"wrapper": spelled or f"torch.nn.{wrapper}", "add_import": spelled is None}
         return self.finding(
             facts, facts.parent(attr.first), message,
-            fix=f"wrap in `nn.{wrapper}` (unsafe: adds state_dict keys; old checkpoints need strict=False or a key map)",
+            fix=f"wrap in `nn.{wrapper}` (adds state_dict keys under `{attr.name}.{key}.`)",
             unsafe=True, data=data,
         )
 

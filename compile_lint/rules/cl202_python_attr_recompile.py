@@ -8,7 +8,6 @@ from ..analysis.classes import (
     calls_of_name,
     self_name,
     class_region,
-    describe,
     enclosing_loops,
     init_attr_kinds,
     instance_writes,
@@ -25,8 +24,9 @@ from ..analysis.classes import (
     wraps_in,
 )
 from ..analysis.walk import walk as _walk
+from ..analysis.declared import recorded_counts
+from .base import Case, Related, Rule
 from ..analysis.facts import RegionsFact
-from .base import Case, Rule
 
 # hazards.md lists bool too; a bool has two values, so alone it adds at most one
 # graph and never reaches the limit (torch's own DDP flags `_lazy_init_ran` and
@@ -99,29 +99,6 @@ def unspec_ints(facts) -> bool:
     return False
 
 
-def _consequence(kind: str) -> str:
-    return (
-        "Dynamo guards on its value, so every new value compiles a new graph, and after 8 it hits "
-        "`config.recompile_limit` (8) and silently runs the frame eagerly (pytorch#135458)"
-    )
-
-
-def _advice(kind: str, category: Optional[str]) -> str:
-    if category == "loop":
-        return (
-            "compile the per-iteration work (the step module) instead of the loop, or keep the count fixed: "
-            "the loop is unrolled per count, so neither a tensor nor `allow_unspec_int_on_nn_module` helps"
-        )
-    if category == "branch":
-        return "pass it to forward as a tensor and select with `torch.where`/`torch.cond`, or compile one module per value"
-    if kind == "int" and category == "value":
-        return "pass it to forward as a tensor, or set `torch.compiler.config.allow_unspec_int_on_nn_module = True`"
-    return (
-        "pass it to forward as an argument (ints used as plain values: a tensor, or "
-        "`torch.compiler.config.allow_unspec_int_on_nn_module = True`), or compile the per-step work instead of a loop"
-    )
-
-
 def _article(kind: str) -> str:
     return "an" if kind == "int" else "a"
 
@@ -138,6 +115,9 @@ class PythonAttrRecompile(Rule):
     - on the instance inside a loop that also calls the compiled module
       (`for n in (10, 20, 50): model.steps = n; out = compiled(x)`), reported at the
       change; this works when the class is defined in another file too.
+
+    When a recorded run (`compile-lint record`, docs/record.md) saw recompiles at the
+    region's compile site, the message says how many.
 
     ## Why is this bad?
     Dynamo treats Python attributes of a module as constants of the graph and guards
@@ -326,7 +306,7 @@ class PythonAttrRecompile(Rule):
                     return x
             model = torch.compile(Denoiser(), mode="reduce-overhead")
             """,
-            rows=[11],
+            at=[(11, 24)],
         ),
         Case(
             """\
@@ -351,7 +331,7 @@ class PythonAttrRecompile(Rule):
                 "app/serve.py": "import torch\nfrom app.style import Stylize\nnet = Stylize()\nnet.compile()\n",
             },
             path="app/style.py",
-            rows=[10, 13],
+            at=[(10, 9), (13, 29)],
             note="cross-file: a counter in forward, a str mode; compiled in serve.py",
         ),
         Case(
@@ -380,7 +360,7 @@ class PythonAttrRecompile(Rule):
                 ),
             },
             path="pkg/sweep.py",
-            rows=[7],
+            at=[(7, 5)],
             note="cross-file: the class in model.py, changed in a loop in sweep.py",
         ),
         Case(
@@ -397,7 +377,7 @@ class PythonAttrRecompile(Rule):
                     return self.conv(torch.roll(x, 1, -1))
             model = torch.compile(Tiler())
             """,
-            rows=[9],
+            at=[(9, 9)],
             note="an int counter in forward: a recompile per call, no control flow needed",
         ),
         Case(
@@ -421,7 +401,7 @@ class PythonAttrRecompile(Rule):
                 model.iters = iters
                 y = compiled(torch.rand(1, 3, 8, 8))
             """,
-            rows=[17],
+            at=[(17, 5)],
             note="a loop count: allow_unspec_int_on_nn_module does not help (unrolled per value)",
         ),
     ]
@@ -456,11 +436,10 @@ class PythonAttrRecompile(Rule):
                     write = writes[attr][0]
                     yield self.finding(
                         facts, node,
-                        f"`{facts.text(node)}` ({_article(kind)} {kind} set in `__init__`) {use} in "
-                        f"`{cls.name}.{name}`, which is compiled ({describe(region, 'compiled')}), and it is "
-                        f"{write.how} in `{write.where}` (line {write.node.lineno}): {_consequence(kind)}. "
-                        f"To keep one graph, {_advice(kind, category)}",
+                        f"`{facts.text(node)}` {use} in compiled `{cls.name}.{name}`: each new value "
+                        f"(set in `{write.where}`) recompiles" + recorded_counts(region, "recompiles"),
                         region=labelled(region, "compiled"),
+                        related=[Related(facts.path, write.node.lineno, write.node.col_offset + 1, f"{write.how} here")],
                     )
 
     def _instance_side(self, facts):
@@ -502,10 +481,10 @@ class PythonAttrRecompile(Rule):
                     loop = in_loop[0]
                     yield self.finding(
                         facts, node,
-                        f"`{holder}.{attr}` ({_article(kind)} {kind}) changes on every pass of the loop at line "
-                        f"{loop.lineno}, which calls the compiled `{wrap.result}` ({describe(region, 'compiled')}): "
-                        f"{_consequence(kind)}. To keep one graph, {_advice(kind, category)}",
+                        f"`{holder}.{attr}` ({_article(kind)} {kind}) changes on every pass of a loop that calls "
+                        f"compiled `{wrap.result}`: each new value recompiles" + recorded_counts(region, "recompiles"),
                         region=labelled(region, "compiled"),
+                        related=[Related(facts.path, loop.lineno, loop.col_offset + 1, f"this loop calls `{wrap.result}`")],
                     )
 
     @staticmethod

@@ -101,21 +101,21 @@ class RecompileLimitRaised(Rule):
     invalid = [
         Case(
             "import torch\nimport torch._dynamo\ntorch._dynamo.config.cache_size_limit = 1_000_000\n",
-            rows=[3],
+            at=[(3, 1)],
             note="timm optim/kron.py, on import",
         ),
         Case(
             "from torch._dynamo import config\ndef setup():\n    config.recompile_limit = 2 ** 10\n",
-            rows=[3],
+            at=[(3, 5)],
         ),
         Case(
             "import torch._dynamo.config as dc\ndc.cache_size_limit += 56\n"
             "setattr(dc, 'recompile_limit', max(dc.recompile_limit, 64))\n",
-            rows=[2, 3],
+            at=[(2, 1), (3, 1)],
         ),
         Case(
             "import torch\ntorch._dynamo.config.accumulated_recompile_limit = 4096\n",
-            rows=[2],
+            at=[(2, 1)],
             note="the process-wide total",
         ),
     ]
@@ -153,19 +153,11 @@ class RecompileLimitRaised(Rule):
     def _finding(self, facts, node, target, key, shown):
         stmt = facts.statement_of(node)
         module_level = facts.enclosing_function(node) is None and not self._in_main_guard(facts, stmt)
-        if module_level:
-            when = (
-                "at import time: every program that imports this module gets it, process-wide, and never sees "
-                "the recompile warnings"
-            )
-        else:
-            when = "process-wide from the moment this runs, for every compiled function"
+        when = "for every importer" if module_level else "process-wide"
         what = "total recompile limit" if key.startswith("accumulated") else "recompile limit"
         return self.finding(
             facts, node,
-            f"`{target} {shown}` raises Dynamo's {what} (default {DEFAULTS[key]}) {when}: a recompile storm then "
-            f"compiles on every call instead of stopping at the limit with a warning. Find what recompiles "
-            f"(TORCH_LOGS=recompiles) and fix the cause, or scope it with `config.patch({REAL_NAME.get(key, key)}=...)`",
+            f"Dynamo's {what} raised (`{shown}`, default {DEFAULTS[key]}) {when}: recompile storms go unseen",
         )
 
     @staticmethod

@@ -323,7 +323,7 @@ class LowPrecisionBlend(Rule):
                 y = x.pow(1 / 2.2)
                 return lut_a.lerp(y, t), y.where(y > 0.5, x * 0.5 + 0.25)
             """,
-            rows=[7, 8],
+            at=[(7, 9), (8, 30)],
             note="method spellings: .pow, .where (and lerp on a value of unknown dtype stays quiet)",
         ),
         Case(
@@ -336,7 +336,7 @@ class LowPrecisionBlend(Rule):
 
             out = screen(fg.half(), bg.half())
             """,
-            rows=[6],
+            at=[(6, 12)],
             note="low precision from the arguments at the call site",
         ),
         Case(
@@ -349,7 +349,7 @@ class LowPrecisionBlend(Rule):
                 b = b.to(dtype=torch.bfloat16)
                 return torch.where(a < 0.5, 2 * a * b, 1 - 2 * (1 - a) * (1 - b))
             """,
-            rows=[8],
+            at=[(8, 12), (8, 44)],
         ),
         Case(
             """
@@ -362,7 +362,7 @@ class LowPrecisionBlend(Rule):
 
             model = torch.compile(Compositor().half())
             """,
-            rows=[7],
+            at=[(7, 16)],
             note="module converted at the compile site",
         ),
         Case(
@@ -377,7 +377,7 @@ class LowPrecisionBlend(Rule):
                 img = torch.zeros(1, 3, 8, 8, dtype=torch.float16) + z
                 return to_srgb(img)
             """,
-            rows=[5],
+            at=[(5, 12)],
             note="gamma in a helper reached from the region; dtype from the factory",
         ),
         Case(
@@ -398,7 +398,7 @@ class LowPrecisionBlend(Rule):
 
             head = torch.compile(Head())
             """,
-            rows=[14],
+            at=[(14, 20)],
             note="a conv output under autocast is fp16; lerp then runs in fp16",
         ),
         Case(
@@ -414,7 +414,7 @@ class LowPrecisionBlend(Rule):
 
             image = normalize(pipe.vae.decode(latents).sample)
             """,
-            rows=[9],
+            at=[(9, 12)],
             note="pipeline loaded with torch_dtype=torch.float16",
         ),
         Case(
@@ -435,7 +435,7 @@ class LowPrecisionBlend(Rule):
                 def forward(self, a, b):
                     return 1 - (1 - a) * (1 - b)
             """,
-            rows=[6],
+            at=[(6, 16)],
             note="cross-file: defined in blocks.py, converted and compiled in train.py",
         ),
     ]
@@ -463,19 +463,10 @@ class LowPrecisionBlend(Rule):
                 continue
             dtype = precision.dtype(low)
             reported.append(node)
-            worst = {"float16": "9.8e-4", "bfloat16": "7.8e-3"}[dtype]
-            if kind == "gamma curve":
-                worst = "1.95e-3" if dtype == "float16" else "7.8e-3"
-            elif kind == "normalization":
-                worst = "4.9e-3" if dtype == "float16" else "0.039"
             yield self.finding(
                 facts, node,
-                f"{kind} `{stmt_text(facts, node)}` runs in {SHORT[dtype]} ({precision.why_low(low)}) in code "
-                f"{region.describe()}: Inductor fuses it and keeps fp32 intermediates where eager rounds each "
-                f"step to {SHORT[dtype]}, so compiled output differs from eager by ~1 ULP on 10-67% of elements "
-                f"(up to {worst}). Blend in fp32 (`.float()` on the inputs, cast once at the end)"
-                + (" or set `torch._inductor.config.emulate_precision_casts = True`" if kind != "gamma curve" else "")
-                + " if results must match eager",
+                f"{kind} `{stmt_text(facts, node, 30)}` in {SHORT[dtype]} differs from eager when compiled "
+                f"({precision.why_low(low)})",
                 region=region,
             )
 

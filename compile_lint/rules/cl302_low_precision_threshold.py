@@ -169,7 +169,7 @@ class LowPrecisionThreshold(Rule):
                 luma = 0.2126 * img[:, 0] + 0.7152 * img[:, 1] + 0.0722 * img[:, 2]
                 return torch.where(luma.lt(0.5), bg, fg)
             """,
-            rows=[6],
+            at=[(6, 24)],
             fixed="""
             import torch
 
@@ -188,7 +188,7 @@ class LowPrecisionThreshold(Rule):
                 luma = 0.299 * img[:, 0] + 0.587 * img[:, 1] + 0.114 * img[:, 2]
                 return torch.where(luma > 0.6, fg, bg)
             """,
-            rows=[7],
+            at=[(7, 24)],
             fixed="""
             import torch
 
@@ -218,6 +218,7 @@ class LowPrecisionThreshold(Rule):
             m = key(x.bfloat16(), y.bfloat16())
             """,
             note="method spelling, inputs from the call site",
+            at=[(6, 12)],
         ),
         Case(
             """
@@ -229,7 +230,7 @@ class LowPrecisionThreshold(Rule):
                 luma = img.mean(1) * 1.2
                 return luma.float() > 0.6
             """,
-            rows=[8],
+            at=[(8, 12)],
             note="converted inside the region, compared after .float(): no fix",
         ),
         Case(
@@ -266,6 +267,7 @@ class LowPrecisionThreshold(Rule):
             matte = torch.compile(Matte())
             """,
             note="a conv output under autocast",
+            at=[(13, 32)],
         ),
     ]
 
@@ -290,26 +292,19 @@ class LowPrecisionThreshold(Rule):
                 dtype = precision.dtype(expr)
                 leaves = self._leaves(facts, precision, expr, region)
                 message = (
-                    f"`{stmt_text(facts, node)}` thresholds `{stmt_text(facts, expr, 50)}`, computed in {SHORT[dtype]} "
-                    f"({precision.why_low(expr)}) in code {region.describe()}: eager rounds it to {SHORT[dtype]} before "
-                    f"comparing, Inductor compares the unrounded fp32 value, so values near the threshold flip "
-                    f"(luma key: errors of 0.885 fp16 / 0.937 bf16 on 0.1-0.4% of pixels)"
+                    f"`{stmt_text(facts, node, 40)}` thresholds a value computed in {SHORT[dtype]}: compiled code "
+                    "flips pixels near the threshold"
                 )
                 if after:
-                    message += "; `.float()` after the computation does not help, Inductor drops that rounding too"
+                    message += " (`.float()` after computing it does not help)"
                 if leaves:
                     yield self.finding(
-                        facts, node, message + ". Compute it from fp32 inputs",
+                        facts, node, message,
                         fix="convert the inputs of the computation with `.float()`", unsafe=True,
                         data={"wrap": [self._range(facts, leaf) for leaf in leaves]}, region=region,
                     )
                 else:
-                    yield self.finding(
-                        facts, node,
-                        message + ". Convert its inputs to fp32 before the arithmetic, or set "
-                        "`torch._inductor.config.emulate_precision_casts = True`",
-                        region=region,
-                    )
+                    yield self.finding(facts, node, message, region=region)
                 break
 
     @staticmethod

@@ -192,7 +192,7 @@ class NanGradInWhere(Rule):
             def srgb_to_linear(img):
                 return torch.where(img > 0.04045, torch.pow((img + 0.055) / 1.055, 2.4), img / 12.92)
             """,
-            rows=[5],
+            at=[(5, 39)],
             fixed="""
             import torch
 
@@ -209,7 +209,7 @@ class NanGradInWhere(Rule):
             def srgb_to_linear(u):
                 return torch.where(u <= 0.04045, u / 12.92, ((u + 0.055) / 1.055) ** 2.4)
             """,
-            rows=[6],
+            at=[(6, 49)],
             fixed="""
             import torch
 
@@ -236,6 +236,7 @@ class NanGradInWhere(Rule):
                 return x.mul(12.92).where(low, 1.055 * x.clamp(min=0.0031308).pow(1 / 2.4) - 0.055)
             """,
             note="method spelling, condition in a name",
+            at=[(7, 44)],
         ),
         Case(
             """
@@ -245,7 +246,7 @@ class NanGradInWhere(Rule):
             def inverse_depth(depth, rgb):
                 return torch.where(depth > 0, rgb / depth, torch.zeros_like(rgb))
             """,
-            rows=[6],
+            at=[(6, 35)],
             note="division: no fix (the threshold is the singular point)",
         ),
         Case(
@@ -270,6 +271,7 @@ class NanGradInWhere(Rule):
                 return log_luma(y)
             """,
             note="in a helper the region calls",
+            at=[(5, 34)],
         ),
     ]
 
@@ -474,17 +476,15 @@ class NanGradInWhere(Rule):
             NONZERO: "needs a non-zero denominator",
         }[need]
         message = (
-            f"`{stmt_text(facts, op)}` {what}, but `torch.where` computes it for every element, also where "
-            f"`{stmt_text(facts, cond, 40)}` selects the other branch; there it gives NaN/inf and, if gradients "
-            f"flow, `0 * NaN` puts NaN into the gradient of `{sorted(shared)[0]}` (in code {region.describe()}; "
-            "sRGB decode at u=-0.1: grad NaN, clamped 0.0774). Clamp the input inside the branch"
+            f"`{stmt_text(facts, op, 40)}` {what} but `torch.where` computes it on unselected elements too: "
+            f"NaN gradient for `{sorted(shared)[0]}`"
         )
         if fix is None:
-            return self.finding(facts, op, message + " (`.clamp(min=eps)`, or `torch.where(cond, x, 1)` as the input)", region=region)
+            return self.finding(facts, op, message, region=region)
         var_nodes, suffix = fix
         start_end = [self._range(facts, n) for n in var_nodes]
         return self.finding(
-            facts, op, message + f": `{chain_text(var_nodes[0])}{suffix}`, as kornia does",
+            facts, op, message,
             fix=f"clamp `{chain_text(var_nodes[0])}` inside the branch with `{suffix}`", unsafe=True,
             data={"wrap": start_end, "suffix": suffix}, region=region,
         )

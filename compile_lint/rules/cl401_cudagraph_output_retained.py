@@ -215,7 +215,7 @@ class CudagraphOutputRetained(Rule):
             losses = [step(net, x, y) for x, y in loader]
             print(torch.stack(losses).mean())
             """,
-            rows=[10],
+            at=[(10, 11)],
             fixed="""
             import torch
 
@@ -238,7 +238,7 @@ class CudagraphOutputRetained(Rule):
             for frame in frames:
                 outs.append(model(frame))
             """,
-            rows=[6],
+            at=[(6, 17)],
             fixed="""
             import torch
             model = torch.compile(model, mode="reduce-overhead")
@@ -260,7 +260,7 @@ class CudagraphOutputRetained(Rule):
                     self.last = y
                     return y
             """,
-            rows=[10],
+            at=[(10, 21)],
             fixed="""
             import torch
 
@@ -286,7 +286,7 @@ class CudagraphOutputRetained(Rule):
             b = upscale(right)
             stereo = torch.cat([a, b], -1)
             """,
-            rows=[8],
+            at=[(8, 5)],
             fixed="""
             import torch
 
@@ -311,7 +311,7 @@ class CudagraphOutputRetained(Rule):
                     flow(prev, out)
                 prev = out
             """,
-            rows=[9],
+            at=[(9, 12)],
             fixed="""
             import torch
             fast = torch.compile(model, mode="reduce-overhead")
@@ -331,7 +331,7 @@ class CudagraphOutputRetained(Rule):
             both = torch.cat([unet(cond), unet(uncond)])
             frames = torch.stack([unet(z) for z in latents])
             """,
-            rows=[4, 5],
+            at=[(4, 19), (5, 23)],
             fixed="""
             import torch
             unet = torch.compile(unet, mode="reduce-overhead")
@@ -366,6 +366,7 @@ class CudagraphOutputRetained(Rule):
             for i, x in enumerate(xs):
                 history[i] = run(net, x).clone()
             """,
+            at=[(11, 18)],
         ),
         Case(
             files={
@@ -387,7 +388,7 @@ class CudagraphOutputRetained(Rule):
                 cache.append(img)
                 return img
             """,
-            rows=[8],
+            at=[(8, 18)],
             fixed="""
             from engine import decoder
 
@@ -746,17 +747,16 @@ class CudagraphOutputRetained(Rule):
         facts = self.facts
         callee = stmt_text(facts, out.origin.func, 30) if isinstance(out.origin, ast.Call) else "the call"
         message = (
-            f"`{stmt_text(facts, node, 50)}` is the output of `{callee}(...)`, {out.cc.describe()}, and is "
-            f"{how}: the next CUDA graph replay overwrites it, and reading it then raises \"RuntimeError: accessing "
-            "tensor output of CUDAGraphs that has been overwritten by a subsequent run\""
+            f"`{stmt_text(facts, node, 40)}`, output of CUDA-graph compiled `{callee}`, is {how}: "
+            "the next replay overwrites it"
         )
         if out.tuple_like or isinstance(node, (ast.Starred, ast.Tuple, ast.List)) or not isinstance(node, ast.expr):
-            self.found.append(self.finding(facts, node, message + ". Keep a `.clone()` of each tensor", region=out.cc.region()))
+            self.found.append(self.finding(facts, node, message, region=out.cc.region()))
             return
         start, end = facts.source.node_range(node)
         self.found.append(
             self.finding(
-                facts, node, message + f". Keep a copy: `{stmt_text(facts, node, 40)}.clone()`",
+                facts, node, message,
                 fix="add `.clone()` where the output is kept",
                 data={"wrap": [[start.row, start.column, end.row, end.column]], "suffix": ".clone()"},
                 region=out.cc.region(),

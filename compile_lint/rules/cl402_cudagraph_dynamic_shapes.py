@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..analysis.torch_api import MARK_DYNAMIC_FUNCS
 from ..analysis.compiled_values import CompileCall, chain_text, compiled_values, site_call
-from ._regions import file_sets_config, is_number, region_nodes, stmt_text
+from ._regions import def_name, file_sets_config, is_number, region_nodes, stmt_text
 from ..analysis.facts import RegionsFact
 from ..analysis.compiled_values import CompiledValuesFact
 from .base import Case, Rule
@@ -50,7 +50,10 @@ class CudagraphDynamicShapes(Rule):
       variable or size-named parameter passed straight in (`for scale in (2, 3, 4):
       sr(img, scale)`);
     - inside a CUDA-graph region, a parameter of the compiled function used as a size
-      (`F.interpolate(x, size=size)`).
+      (`F.interpolate(x, size=size)`);
+    - a run recorded by `compile-lint record` (`compile-lint-regions.json`, docs/record.md)
+      called a CUDA-graph compiled callable at more than one input shape: reported at its
+      `forward` (or function), with the shapes (tests/test_record.py, tests/test_declared.py).
 
     Quiet: modes without CUDA graphs (`"default"`, `"max-autotune-no-cudagraphs"`),
     calls whose shapes are not known to vary (`for img in images: model(img)`), and,
@@ -158,7 +161,7 @@ class CudagraphDynamicShapes(Rule):
             import torch
             model = torch.compile(model, mode="reduce-overhead", dynamic=True)
             """,
-            rows=[3],
+            at=[(3, 62)],
             fixed="""
             import torch
             model = torch.compile(model, mode="max-autotune-no-cudagraphs", dynamic=True)
@@ -174,7 +177,7 @@ class CudagraphDynamicShapes(Rule):
             def upscale(latents, scale):
                 return decode(F.interpolate(latents, scale_factor=scale))
             """,
-            rows=[8],
+            at=[(8, 12)],
             fixed="""
             import torch
             import torch.nn.functional as F
@@ -194,7 +197,7 @@ class CudagraphDynamicShapes(Rule):
                 x = torch.randn(1, 3, size, size, device="cuda")
                 net(x)
             """,
-            rows=[6],
+            at=[(6, 5)],
             note="a loop over sizes; options: no fix",
         ),
         Case(
@@ -208,7 +211,7 @@ class CudagraphDynamicShapes(Rule):
             for scale in (2, 3, 4):
                 sr(img, scale)
             """,
-            rows=[9],
+            at=[(9, 5)],
             fixed="""
             import torch
 
@@ -229,7 +232,7 @@ class CudagraphDynamicShapes(Rule):
             torch._dynamo.mark_dynamic(x, 2)
             y = model(x)
             """,
-            rows=[5],
+            at=[(5, 1)],
             fixed="""
             import torch
             model = torch.compile(model, mode="max-autotune-no-cudagraphs")
@@ -247,7 +250,7 @@ class CudagraphDynamicShapes(Rule):
             def fit(x, size):
                 return F.interpolate(x, size=size, mode="bilinear")
             """,
-            rows=[7],
+            at=[(7, 12)],
             fixed="""
             import torch
             import torch.nn.functional as F
@@ -276,7 +279,7 @@ class CudagraphDynamicShapes(Rule):
                 def forward(self, x, factor):
                     return F.interpolate(x, scale_factor=factor)
             """,
-            rows=[7],
+            at=[(7, 16)],
             note="cross-file: the compile site is in serve.py (no fix here)",
         ),
     ]
@@ -297,7 +300,7 @@ class CudagraphDynamicShapes(Rule):
             if cc is not None and cc.mode_node is not None and cc.path == facts.path and cc.mode in ("reduce-overhead", "max-autotune"):
                 start, _ = facts.source.node_range(cc.mode_node)
                 out.append(self.finding(
-                    facts, node, message + '; or compile with `mode="max-autotune-no-cudagraphs"`',
+                    facts, node, message,
                     fix='compile with `mode="max-autotune-no-cudagraphs"`', unsafe=True,
                     data={"mode_at": [start.row, start.column]}, region=region,
                 ))
@@ -320,9 +323,7 @@ class CudagraphDynamicShapes(Rule):
         for cc in seen_cc.values():
             if cc.cudagraphs and cc.dynamic is True and not skipped(cc):
                 node = cc.dynamic_node or cc.node
-                emit(node, cc, f"`dynamic=True` on a CUDA-graph compile ({cc.describe()}): every distinct input shape "
-                     "records another CUDA graph with its own memory pool, with a warning past "
-                     "`cudagraph_dynamic_shape_warn_limit` (8) sizes. Bucket inputs to a few fixed sizes")
+                emit(node, cc, "`dynamic=True` on a CUDA-graph compile: every distinct input shape records another CUDA graph")
 
         # (b) mark_dynamic, (c) several resolutions, at calls of CUDA-graph callables
         for call in facts.nodes(ast.Call) if may_call else ():
@@ -333,16 +334,13 @@ class CudagraphDynamicShapes(Rule):
                 continue
             marked = self._marked(call)
             if marked is not None and not skipped(cc):
-                emit(marked, cc, f"`{stmt_text(facts, marked)}` makes the input of `{stmt_text(facts, call, 40)}` dynamic, and "
-                     f"the callable uses CUDA graphs ({cc.describe()}): one graph is recorded per distinct size "
-                     "(warning past 8), memory grows with each. Bucket inputs to a few fixed sizes")
+                emit(marked, cc, f"`{stmt_text(facts, marked, 40)}` makes an input of a CUDA-graph callable dynamic: "
+                     "one graph per distinct size")
                 continue
             reason = self._varying(call)
             if reason is not None and not skipped(cc):
-                emit(call, cc, f"`{stmt_text(facts, call, 50)}` calls a CUDA-graph compiled callable ({cc.describe()}) "
-                     f"at varying shapes ({reason}): one CUDA graph is recorded per distinct size, with a warning past "
-                     "`cudagraph_dynamic_shape_warn_limit` (8), and memory grows with each. Pad or bucket inputs "
-                     "to a few fixed sizes")
+                emit(call, cc, f"`{stmt_text(facts, call, 40)}` calls a CUDA-graph callable at varying shapes: "
+                     "one graph per distinct size")
 
         # (d) a parameter used as a size inside a CUDA-graph region (once per statement)
         seen_statements: set[int] = set()
@@ -364,12 +362,41 @@ class CudagraphDynamicShapes(Rule):
                 continue
             if site_cc is None and skip_file:
                 continue
-            emit(node, site_cc, f"parameter `{used}` sets a shape in `{stmt_text(facts, node, 50)}` inside code "
-                 f"{region.describe()}: each distinct value records another CUDA graph (warning past 8) and "
-                 "recompiles. Keep sizes fixed in the compiled code", region=region)
+            emit(node, site_cc, f"parameter `{used}` sets a shape in CUDA-graph compiled code: each distinct value "
+                 "records another graph", region=region)
+        # (e) a recorded run saw a CUDA-graph compiled callable at several input shapes
+        for func, site in self._recorded_shapes(facts):
+            shapes = site.recording.shapes
+            shown = "; ".join(shapes[:3]) + ("; ..." if len(shapes) > 3 else "")
+            out.append(self.finding(
+                facts, def_name(func),
+                f"CUDA-graph compiled `{facts.qualname_of(func)}` ran at {len(shapes)} input shapes in a recorded run "
+                f"({shown}): one graph per shape",
+                region=facts.region_of(func),
+            ))
         yield from out
 
     # -- helpers -----------------------------------------------------------------------
+    @staticmethod
+    def _recorded_shapes(facts):
+        """(entry def, recorded site) for CUDA-graph sites whose recording saw >1 input shape."""
+        if not facts.has_region("cudagraph"):
+            return
+        for func in facts.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+            region = facts.region_of(func)
+            if region is None or region.via is not None or "cudagraph" not in region.kinds:
+                continue
+            qual = facts.qualname_of(func)
+            dotted = f"{facts.names.module}.{qual}" if facts.names.module else qual
+            for site in region.sites:
+                rec = site.recording
+                target = site.target.dotted if site.target else None
+                if target not in (dotted, dotted.rsplit(".", 1)[0]):
+                    continue  # not this site's entry
+                if rec is not None and site.cudagraphs and len(rec.shapes) > 1:
+                    yield func, site
+                    break
+
     @staticmethod
     def _entry(facts, func, region) -> bool:
         if func is None or isinstance(func, ast.Lambda):

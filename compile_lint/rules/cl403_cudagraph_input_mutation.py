@@ -7,9 +7,8 @@ from typing import Optional
 
 from ..analysis.compiled_values import literal
 from ..analysis.tensors import NON_TENSOR_ATTRS, TENSOR_ANNOTATIONS, TENSOR_METHODS
-from ._regions import class_attrs, stmt_text
+from ._regions import ClassAttrsFact, class_attrs, stmt_text
 from ..analysis.facts import RegionsFact
-from ._regions import ClassAttrsFact
 from ..analysis.compiled_values import CompiledValuesFact
 from .base import Case, Rule
 from .cl401_cudagraph_output_retained import ALIAS_METHODS
@@ -142,7 +141,7 @@ class CudagraphInputMutation(Rule):
                 img.mul_(std).add_(mean)
                 return img.clamp_(0, 1)
             """,
-            rows=[6, 7],
+            at=[(6, 5), (7, 12)],
         ),
         Case(
             """
@@ -162,7 +161,7 @@ class CudagraphInputMutation(Rule):
 
             model = torch.compile(Inpaint(), mode="max-autotune")
             """,
-            rows=[12, 13, 14],
+            at=[(12, 9), (13, 9), (14, 16)],
         ),
         Case(
             """
@@ -179,7 +178,7 @@ class CudagraphInputMutation(Rule):
 
             fast = torch.compile(step, options={"triton.cudagraphs": True})
             """,
-            rows=[9, 10, 11],
+            at=[(9, 5), (10, 5), (11, 12)],
             note="through a helper, out=, inplace=True",
         ),
         Case(
@@ -200,7 +199,7 @@ class CudagraphInputMutation(Rule):
                     x.copy_(x.roll(1, -1))
                     return x
             """,
-            rows=[6],
+            at=[(6, 9)],
             note="cross-file",
         ),
     ]
@@ -221,9 +220,7 @@ class CudagraphInputMutation(Rule):
             for node, name, how in self._mutations(func, set(params), depth=0):
                 yield self.finding(
                     facts, node,
-                    f"`{stmt_text(facts, node, 50)}` {how.format(name=name)}; `{name}` is an input of code {region.describe()}: "
-                    "a graph that mutates its inputs runs without CUDA graphs (\"skipping cudagraphs due to mutated "
-                    "inputs\"), so the CUDA-graph speed-up is silently lost. Compute out of place, or clone the input first",
+                    f"{how.format(name=name)}: CUDA graphs are skipped for this compiled code",
                     region=region,
                 )
 

@@ -69,22 +69,25 @@ class UnknownCompileConfig(Rule):
         Case("import myproj.config as config\nconfig.anything = 1\n", note="not torch's"),
     ]
     invalid = [
-        Case("import torch._dynamo\ntorch._dynamo.config.compile_fusion_guard = True\n", rows=[2]),
+        Case("import torch._dynamo\ntorch._dynamo.config.compile_fusion_guard = True\n", at=[(2, 1)]),
         Case(
             "import torch._dynamo.config as dc\ndc.cache_size_limit = 64\n",
             fixed="import torch._dynamo.config as dc\ndc.recompile_limit = 64\n",
+            at=[(2, 1)],
         ),
         Case(
             "from torch._dynamo import config\nwith config.patch(cache_size_limit=64):\n    pass\n",
             fixed="from torch._dynamo import config\nwith config.patch(recompile_limit=64):\n    pass\n",
+            at=[(2, 19)],
         ),
         Case(
             "import torch\n@torch._dynamo.config.patch('cache_size_limit', 8)\ndef test():\n    pass\n",
             fixed="import torch\n@torch._dynamo.config.patch('recompile_limit', 8)\ndef test():\n    pass\n",
+            at=[(2, 29)],
         ),
-        Case("import torch._inductor.config as ic\nic.triton.cudagraph = True\n", rows=[2]),
-        Case("import torch\nx = torch._inductor.config.patch({'emulate_precision_cast': True})\n"),
-        Case("import torch\nsetattr(torch._dynamo.config, 'suppress_error', True)\n"),
+        Case("import torch._inductor.config as ic\nic.triton.cudagraph = True\n", at=[(2, 1)]),
+        Case("import torch\nx = torch._inductor.config.patch({'emulate_precision_cast': True})\n", at=[(2, 35)]),
+        Case("import torch\nsetattr(torch._dynamo.config, 'suppress_error', True)\n", at=[(2, 31)]),
     ]
 
     def check(self, facts) -> Iterator:
@@ -112,16 +115,14 @@ class UnknownCompileConfig(Rule):
             if status == "alias":
                 return self.finding(
                     facts, node,
-                    f"`{module}.{key}` is an old name of `{extra}` in torch {table.version}: "
-                    f"use the real key before the alias is removed",
+                    f"`{module}.{key}` is an old name of `{extra}` in torch {table.version}",
                     fix=f"rename `{key}` to `{extra}`",
                     data={"old": key, "new": extra},
                 )
             hint = f" (did you mean `{extra}`?)" if extra else ""
             return self.finding(
                 facts, node,
-                f"`{module}.{key}` does not exist in torch {table.version}: setting or patching it "
-                f"raises AttributeError{hint}",
+                f"`{module}.{key}` does not exist in torch {table.version}{hint}",
             )
 
         # attribute chains: torch._dynamo.config.KEY[.SUB]

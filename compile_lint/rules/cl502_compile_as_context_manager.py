@@ -71,18 +71,20 @@ class CompileAsContextManager(Rule):
         Case(
             "import torch\nwith torch.compile(model) as fast:\n    y = fast(x)\n    z = fast(y)\n",
             fixed="import torch\nfast = torch.compile(model)\ny = fast(x)\nz = fast(y)\n",
-            rows=[2],
+            at=[(2, 6)],
         ),
         Case(
             "import torch\ndef run(self, x):\n    with torch.compile(self.unet, mode='max-autotune'):\n        return self.unet(x)\n",
             fixed="import torch\ndef run(self, x):\n    self.unet = torch.compile(self.unet, mode='max-autotune')\n    return self.unet(x)\n",
+            at=[(3, 10)],
         ),
         Case(
             "import torch\ndef preview(a, b):\n    \"\"\"Eager preview.\"\"\"\n    with torch.compiler.disable():\n        return overlay(a, b)\n",
             fixed="import torch\n@torch.compiler.disable\ndef preview(a, b):\n    \"\"\"Eager preview.\"\"\"\n    return overlay(a, b)\n",
+            at=[(4, 10)],
         ),
-        Case("import torch._dynamo as dynamo\nwith dynamo.optimize('inductor'):\n    y = model(x)\n"),
-        Case("import torch\ndef f(x):\n    y = x + 1\n    with torch.compiler.disable():\n        print(y)\n", note="not the whole body: no fix"),
+        Case("import torch._dynamo as dynamo\nwith dynamo.optimize('inductor'):\n    y = model(x)\n", at=[(2, 6)]),
+        Case("import torch\ndef f(x):\n    y = x + 1\n    with torch.compiler.disable():\n        print(y)\n", note="not the whole body: no fix", at=[(4, 10)]),
     ]
 
     def check(self, facts):
@@ -99,7 +101,7 @@ class CompileAsContextManager(Rule):
                     if dotted == COMPILE
                     else "raises at run time: it is not a context manager"
                 )
-                message = f"`with {short}(...)` {consequence}; this block never ran compiled as intended"
+                message = f"`with {short}(...)` {consequence}"
                 data = self._fix_data(facts, stmt, item, dotted)
                 if data is None:
                     hint = "assign the compiled result" if dotted == COMPILE else "decorate a function with it"

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from ._compile import is_compile_call, target_text
+from ._regions import stmt_text
 from .base import Case, Rule
 
 
@@ -58,18 +59,20 @@ class CompileResultDiscarded(Rule):
         Case(
             "import torch\nmodel = Net()\ntorch.compile(model)\n",
             fixed="import torch\nmodel = Net()\nmodel = torch.compile(model)\n",
-            rows=[3],
+            at=[(3, 1)],
         ),
         Case(
             "import torch as T\nclass Runner:\n    def setup(self):\n        T.compile(self.unet, mode='max-autotune')  # speed\n",
             fixed="import torch as T\nclass Runner:\n    def setup(self):\n        self.unet = T.compile(self.unet, mode='max-autotune')  # speed\n",
+            at=[(4, 9)],
         ),
-        Case("from torch import compile as tc\ntc(model)\n", fixed="from torch import compile as tc\nmodel = tc(model)\n"),
+        Case("from torch import compile as tc\ntc(model)\n", fixed="from torch import compile as tc\nmodel = tc(model)\n", at=[(2, 1)]),
         Case(
             "import functools, torch\nfast = functools.partial(torch.compile, mode='reduce-overhead')\nfast(model)\n",
             fixed="import functools, torch\nfast = functools.partial(torch.compile, mode='reduce-overhead')\nmodel = fast(model)\n",
+            at=[(3, 1)],
         ),
-        Case("import torch\ntorch.compile(make_model())\n", note="no fix: nothing to assign to"),
+        Case("import torch\ntorch.compile(make_model())\n", note="no fix: nothing to assign to", at=[(2, 1)]),
     ]
 
     def check(self, facts):
@@ -78,12 +81,11 @@ class CompileResultDiscarded(Rule):
             if not is_compile_call(facts, call):
                 continue
             target = target_text(facts, call.args[0]) if call.args else None
-            what = facts.text(call.args[0]) if call.args else "the function"
             message = (
-                f"`{facts.text(call.func)}(...)` returns the compiled {what}; this statement "
-                "throws it away, so nothing is compiled and the code runs eagerly"
+                f"`{facts.text(call.func)}({stmt_text(facts, call.args[0], 30) if call.args else ''})` "
+                "returns the compiled code, and this statement throws it away"
             )
             if target:
                 yield self.finding(facts, call, message, fix=f"assign the result: `{target} = {facts.text(call.func)}(...)`", data={"target": target})
             else:
-                yield self.finding(facts, call, message + "; assign the result and call it")
+                yield self.finding(facts, call, message)

@@ -100,14 +100,16 @@ class BuiltinModuleCompileNoop(Rule):
         Case(
             "import torch\nfrom torch import nn\nhead = nn.Sequential(nn.Conv2d(64, 3, 3), nn.Sigmoid())\nhead.compile(mode='max-autotune')\n",
             fixed="import torch\nfrom torch import nn\nhead = nn.Sequential(nn.Conv2d(64, 3, 3), nn.Sigmoid())\nhead = torch.compile(head, mode='max-autotune')\n",
-            rows=[4],
+            at=[(4, 1)],
         ),
         Case(
             "import torch.nn as nn\nclass SR(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.up = nn.PixelShuffle(2).to('cuda')\n        self.up.compile()\n",
             fixed="import torch.nn as nn\nimport torch\n\nclass SR(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.up = nn.PixelShuffle(2).to('cuda')\n        self.up = torch.compile(self.up)\n",
+            at=[(6, 9)],
         ),
         Case(
             "import torch as T\nT.nn.Linear(4, 4).compile()\n",
+            at=[(2, 1)],
         ),
     ]
 
@@ -122,8 +124,7 @@ class BuiltinModuleCompileNoop(Rule):
                 continue
             short = cls.rsplit(".", 1)[-1]
             message = (
-                f"`.compile()` on a built-in `nn.{short}` compiles nothing on torch 2.13 (0 graphs: torch's own "
-                "modules are in Dynamo's skipfiles); it keeps running eagerly"
+                f"`.compile()` on a built-in `nn.{short}` compiles nothing: it keeps running eagerly"
             )
             stmt = facts.parent(call)
             target = target_text(facts, func.value)
@@ -132,4 +133,4 @@ class BuiltinModuleCompileNoop(Rule):
                 data = {"target": target, "torch": torch_name or "torch", "add_import": torch_name is None}
                 yield self.finding(facts, call, message, fix=f"use `{target} = torch.compile({target})`", data=data)
             else:
-                yield self.finding(facts, call, message + "; use `torch.compile(module)` and keep its result")
+                yield self.finding(facts, call, message)

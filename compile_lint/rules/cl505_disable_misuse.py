@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ._regions import stmt_text
 from ..analysis.torch_api import DISABLE_FUNCS as DISABLE
 from ..analysis.facts import RegionsFact
 from .base import Case, Rule
@@ -76,16 +77,18 @@ class DisableMisuse(Rule):
         Case(
             "import torch\n\ndef overlay(a, b):\n    return a * b\n\n@torch.compile\ndef composite(a, b):\n    return torch.compiler.disable()(lambda a, b: overlay(a, b))(a, b)\n",
             fixed="import torch\n\n@torch.compiler.disable\ndef overlay(a, b):\n    return a * b\n\n@torch.compile\ndef composite(a, b):\n    return overlay(a, b)\n",
-            rows=[8],
+            at=[(8, 12)],
         ),
         Case(
             "import torch._dynamo as dynamo\nimport torch\n\ndef screen(a, b):\n    return 1 - (1 - a) * (1 - b)\n\nclass Blend(torch.nn.Module):\n    def forward(self, a, b):\n        return dynamo.disable(screen)(a, b)\n\nblend = torch.compile(Blend())\n",
             fixed="import torch._dynamo as dynamo\nimport torch\n\n@dynamo.disable\ndef screen(a, b):\n    return 1 - (1 - a) * (1 - b)\n\nclass Blend(torch.nn.Module):\n    def forward(self, a, b):\n        return screen(a, b)\n\nblend = torch.compile(Blend())\n",
+            at=[(9, 16)],
         ),
-        Case("import torch\ntorch.compiler.disable(overlay)\n", rows=[2]),
+        Case("import torch\ntorch.compiler.disable(overlay)\n", at=[(2, 1)]),
         Case(
             "import torch\n@torch.compile\ndef f(x, fn):\n    return torch.compiler.disable(fn)(x)\n",
             note="fn is a parameter: no fix",
+            at=[(4, 12)],
         ),
     ]
 
@@ -104,9 +107,7 @@ class DisableMisuse(Rule):
                 if region is None:
                     continue
                 message = (
-                    f"`{facts.text(disable.func)}` is built and called inline in code {region.describe()}: "
-                    "each trace wraps a new function and adds graph breaks (3 instead of 1 in the measured "
-                    "blend); decorate the function at module scope"
+                    f"`{facts.text(disable.func)}` built and called inline in compiled code adds graph breaks"
                 )
                 data = self._fix_data(facts, disable, wrapped)
                 if data:
@@ -118,8 +119,8 @@ class DisableMisuse(Rule):
             if disable is not None and disable.args:
                 yield self.finding(
                     facts, disable,
-                    f"`{facts.text(disable)}` returns a disabled wrapper that is thrown away: "
-                    f"`{facts.text(disable.args[0])}` itself is not disabled; decorate its def or assign the result",
+                    f"`{stmt_text(facts, disable, 50)}` returns a disabled wrapper that is thrown away: "
+                    f"`{stmt_text(facts, disable.args[0], 30)}` stays enabled",
                 )
 
     @staticmethod

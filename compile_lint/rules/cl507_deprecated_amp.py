@@ -70,22 +70,25 @@ class DeprecatedAmp(Rule):
         Case(
             "import torch\nwith torch.cuda.amp.autocast():\n    y = model(x)\n",
             fixed="import torch\nwith torch.amp.autocast(\"cuda\"):\n    y = model(x)\n",
-            rows=[2],
+            at=[(2, 6)],
         ),
         Case(
             "import torch as T\nwith T.cuda.amp.autocast(True, T.bfloat16):\n    pass\n",
             fixed="import torch as T\nwith T.amp.autocast(\"cuda\", enabled=True, dtype=T.bfloat16):\n    pass\n",
+            at=[(2, 6)],
         ),
         Case(
             "from torch.cuda.amp import GradScaler, autocast\nscaler = GradScaler(init_scale=1024)\nwith autocast(dtype=dt):\n    pass\n",
             fixed="import torch\n\nscaler = torch.amp.GradScaler(\"cuda\", init_scale=1024)\nwith torch.amp.autocast(\"cuda\", dtype=dt):\n    pass\n",
+            at=[(2, 10), (3, 6)],
         ),
         Case(
             "import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n    @torch.cuda.amp.custom_fwd\n    def forward(ctx, x):\n        return x\n",
             fixed="import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n    @torch.amp.custom_fwd(device_type=\"cuda\")\n    def forward(ctx, x):\n        return x\n",
+            at=[(4, 6)],
         ),
-        Case("import torch\nwith torch.cpu.amp.autocast():\n    pass\n", fixed="import torch\nwith torch.amp.autocast(\"cpu\"):\n    pass\n"),
-        Case("import torch\nctx = torch.cuda.amp.autocast\n", note="not a call: no fix"),
+        Case("import torch\nwith torch.cpu.amp.autocast():\n    pass\n", fixed="import torch\nwith torch.amp.autocast(\"cpu\"):\n    pass\n", at=[(2, 6)]),
+        Case("import torch\nctx = torch.cuda.amp.autocast\n", note="not a call: no fix", at=[(2, 1), (2, 7)]),
     ]
 
     def check(self, facts):
@@ -102,8 +105,7 @@ class DeprecatedAmp(Rule):
             old_text = facts.text(node)
             torch_name = facts.torch_alias()
             message = (
-                f"`{old_text}` is deprecated (FutureWarning) and device-bound: on a CPU-only build the CUDA "
-                f"spelling silently stays fp32; use `torch.{new}(\"{device}\", ...)`"
+                f"`{old_text}` is deprecated: use `torch.{new}(\"{device}\", ...)`"
             )
             base = {"torch": torch_name or "torch", "add_import": torch_name is None, "new": new, "device": device}
             if isinstance(node, ast.Name):  # `from torch.cuda.amp import autocast`: drop it once unused

@@ -4,6 +4,7 @@ import ast
 from typing import Optional
 
 from ..analysis.tensors import TensorGuess
+from ..analysis.declared import recorded_counts
 from ..analysis.torch_api import CAPTURE_SCALAR_OUTPUTS, IS_COMPILING_FUNCS
 from ..analysis.facts import RegionsFact
 from .base import Case, Rule
@@ -20,6 +21,9 @@ class GraphBreak(Rule):
     `bool(t)` of a tensor; `if`/`while`/`assert` on a tensor value; and boolean-mask
     indexing `x[x > 0]` (a data-dependent shape). Code under
     `if not torch.compiler.is_compiling():` is left alone.
+
+    When a recorded run (`compile-lint record`, docs/record.md) saw graph breaks at the
+    region's compile site, the message says how many.
 
     ## Why is this bad?
     Each one splits the graph: Dynamo compiles the part before it, runs the construct
@@ -69,16 +73,16 @@ class GraphBreak(Rule):
         Case("import torch\n@torch.compile\ndef f(x):\n    if x.shape[-1] > 64:\n        x = x[..., ::2]\n    return x\n"),
     ]
     invalid = [
-        Case("import torch\n@torch.compile\ndef f(x):\n    return x / x.amax().item()\n", rows=[4]),
+        Case("import torch\n@torch.compile\ndef f(x):\n    return x / x.amax().item()\n", at=[(4, 16)]),
         Case(
             "import torch\nfrom torch import nn\nclass ToneMap(nn.Module):\n    def forward(self, x):\n        if x.mean() > 0.5:\n            x = x * 0.8\n        print('tone mapped')\n        return x\nmodel = torch.compile(ToneMap())\n",
-            rows=[5, 7],
+            at=[(5, 12), (7, 9)],
         ),
-        Case("import torch\n@torch.compile(mode='max-autotune')\ndef f(img):\n    luma = img.mean(1)\n    return img[luma > 0.5]\n", rows=[5]),
-        Case("import torch\n@torch.compile\ndef f(x: torch.Tensor):\n    return x * bool(x.any())\n"),
+        Case("import torch\n@torch.compile(mode='max-autotune')\ndef f(img):\n    luma = img.mean(1)\n    return img[luma > 0.5]\n", at=[(5, 12)]),
+        Case("import torch\n@torch.compile\ndef f(x: torch.Tensor):\n    return x * bool(x.any())\n", at=[(4, 16)]),
         Case(
             "import torch\ndef helper(x):\n    return x.tolist()\n@torch.compile\ndef f(x):\n    return helper(x)\n",
-            rows=[3], note="reached through a call",
+            at=[(3, 12)], note="reached through a call",
         ),
     ]
 
@@ -102,8 +106,7 @@ class GraphBreak(Rule):
                 return None
             return self.finding(
                 facts, node,
-                f"{what} in code {region.describe()} forces a graph break: the graph is split here and "
-                "this runs in Python (no fusion across it; an error under fullgraph=True)",
+                f"{what} in compiled code forces a graph break" + recorded_counts(region, "graph_breaks"),
                 region=region,
             )
 

@@ -71,9 +71,9 @@ class CompileTryExcept(Rule):
         Case("import torch\ntry:\n    import triton\nexcept ImportError:\n    triton = None\n"),
     ]
     invalid = [
-        Case("import torch\ntry:\n    model = torch.compile(model)\nexcept Exception:\n    print('eager')\n", rows=[3]),
-        Case("import torch as T\ndef setup(self):\n    try:\n        self.unet = T.compile(self.unet, mode='max-autotune')\n    except RuntimeError:\n        pass\n"),
-        Case("import torch\ntry:\n    net.compile()\nexcept Exception:\n    pass\n"),
+        Case("import torch\ntry:\n    model = torch.compile(model)\nexcept Exception:\n    print('eager')\n", at=[(3, 13)]),
+        Case("import torch as T\ndef setup(self):\n    try:\n        self.unet = T.compile(self.unet, mode='max-autotune')\n    except RuntimeError:\n        pass\n", at=[(4, 21)]),
+        Case("import torch\ntry:\n    net.compile()\nexcept Exception:\n    pass\n", at=[(3, 5)]),
     ]
 
     def check(self, facts):
@@ -86,9 +86,7 @@ class CompileTryExcept(Rule):
                         continue
                     yield self.finding(
                         facts, call,
-                        "compilation is lazy: this only wraps the model, errors surface at its first call, "
-                        "outside this `try`, so the `except` never runs; call the compiled model inside the `try` "
-                        "to catch them",
+                        "compile errors surface at the first call, outside this `try`: the `except` never catches them",
                     )
 
     @staticmethod

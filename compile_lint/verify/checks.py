@@ -13,9 +13,9 @@ from typing import Any, Callable, Optional
 import torch
 
 from . import artifacts
-from .compare import DIVERGENCE, ROUNDING, Judgement, judge, worst
+from .compare import DIVERGENCE, FLIP, ROUNDING, ROUNDING_ULPS, Judgement, judge, worst
 from .inputs import input_shapes, torch_dtype
-from .results import DIVERGED, ERROR, NOT_CHECKABLE, PASS, SKIPPED, CheckResult
+from .results import COULD_NOT_CHECK, DIVERGED, ERROR, PASS, SKIPPED, CheckResult
 from .session import CounterSnapshot, Session, flat_tensors, inductor_config, reset_compiler
 
 Emit = Callable[[CheckResult], None]
@@ -83,7 +83,12 @@ def save_artifact(session: Session, result: CheckResult, eager: list, compiled: 
     name = "-".join(str(part) for part in (
         f"{stem}.{session.spec['qualname']}", result.name, result.mode or "", "dynamic" if result.dynamic else "static",
         result.dtype or "", shape_label(result.shape and result.shape[0][-2:] if result.shape else None)))
-    result.artifact = artifacts.save_comparison(folder, name, eager[0], compiled[0])
+    index = artifacts.most_different(eager, compiled)
+    if index is None:
+        return
+    if len(eager) > 1:
+        name += f"-output{index}"
+    result.artifact = artifacts.save_comparison(folder, name, eager[index], compiled[index])
 
 
 # ---------------------------------------------------------------------------
@@ -149,9 +154,7 @@ def _classify(session: Session, judgement: Judgement, compute_dtype, rerun: Call
         confirmed = (" emulate_precision_casts = True brings it to "
                      f"{result.emulated_max_abs_diff:.3g}: Inductor skipped an intermediate down-cast."
                      if result.emulated_max_abs_diff is not None else "")
-        result.message = (f"rounding, not a bug: compiled is {'closer to' if judgement.compiled_rmse_vs_fp64 <= judgement.eager_rmse_vs_fp64 else 'as close to'} "
-                          f"the fp64 reference (RMSE {judgement.compiled_rmse_vs_fp64:.3g}) than eager "
-                          f"(RMSE {judgement.eager_rmse_vs_fp64:.3g}).{confirmed}")
+        result.message = rounding_message(judgement) + confirmed
         return
     # A divergence: first rule out expected randomness (hazards.md CL303).
     random_free = judge_outputs(eager, rerun(fallback_random=True), fp64, session, compute_dtype)
@@ -166,6 +169,14 @@ def _classify(session: Session, judgement: Judgement, compute_dtype, rerun: Call
         return
     result.status = DIVERGED
     result.confirms = codes_for(session, *(("CL302",) if low_precision else ("CL103",)))
+    if judgement.verdict == FLIP:
+        result.message = (f"compiled flips {percent(judgement.mismatch_fraction)} of elements vs eager by up to "
+                          f"{judgement.max_abs_diff:.3g} (a threshold on a rounded {str(compute_dtype)[6:]} value "
+                          f"takes the other side), although its RMSE vs fp64 is {judgement.compiled_rmse_vs_fp64:.3g} "
+                          f"against eager's {judgement.eager_rmse_vs_fp64:.3g}"
+                          + (f"; with emulate_precision_casts = True: {result.emulated_max_abs_diff:.3g}"
+                             if result.emulated_max_abs_diff is not None else ""))
+        return
     fp64_note = ""
     if judgement.max_diff_vs_fp64 is not None:
         fp64_note = (f"; vs fp64: compiled {judgement.max_diff_vs_fp64:.3g}, eager "
@@ -176,6 +187,17 @@ def _classify(session: Session, judgement: Judgement, compute_dtype, rerun: Call
                         + (" (it comes from rounding an intermediate)" if result.emulated_max_abs_diff == 0 else ""))
     result.message = (f"compiled differs from eager by {judgement.max_abs_diff:.3g} on "
                       f"{percent(judgement.mismatch_fraction)} of elements{fp64_note}{emulate_note}")
+
+
+def rounding_message(judgement: Judgement) -> str:
+    if judgement.compiled_rmse_vs_fp64 is None:
+        return (f"rounding, not a bug: compiled differs by {judgement.max_abs_diff:.3g}, within "
+                f"{ROUNDING_ULPS} ULPs (no fp64 reference could be computed).")
+    closer = judgement.compiled_rmse_vs_fp64 <= judgement.eager_rmse_vs_fp64
+    return (f"rounding, not a bug: compiled differs from eager by {judgement.max_abs_diff:.3g} and is "
+            f"{'closer to' if closer else 'within the harness multiplier of'} the fp64 reference "
+            f"(RMSE {judgement.compiled_rmse_vs_fp64:.3g} vs eager's {judgement.eager_rmse_vs_fp64:.3g}; "
+            f"the rule of torch._dynamo.utils.same).")
 
 
 def forward_check(session: Session, baselines: Baselines, emit: Emit, modes: list, dynamics: list,
@@ -211,19 +233,56 @@ def forward_check(session: Session, baselines: Baselines, emit: Emit, modes: lis
                         return session.call(fresh.fn, args, kwargs)
 
                 _classify(session, judgement, compute_dtype, rerun, eager, fp64, result)
-                _note_breaks_and_fallbacks(session, result)
+                _note_breaks_and_fallbacks(session, result, target, args, kwargs)
                 if result.status == DIVERGED:
                     save_artifact(session, result, eager, outputs)
                 emit(result)
-                if not judgement.passed and result.verdict != "expected-randomness":
-                    # the reruns reset Dynamo: start this (mode, dynamic) afresh
+                if not judgement.passed and result.verdict != "expected-randomness" or session.compiler_was_reset:
+                    # the reruns (or explaining a graph break) reset Dynamo: start this (mode, dynamic) afresh
+                    session.compiler_was_reset = False
                     compiled = session.compile(target, mode, dynamic)
 
 
-def _note_breaks_and_fallbacks(session: Session, result: CheckResult) -> None:
+def break_reasons(session: Session, target: Any, args: list, kwargs: dict, limit: int = 3) -> list[str]:
+    """Dynamo's own explanation of each graph break, with the user source line that
+    caused it (torch._dynamo.explain: one more trace, no Inductor compile). Asked once
+    per target, only when breaks were counted."""
+    if session.break_reasons is None:
+        session.break_reasons = []
+        try:
+            import torch._dynamo
+
+            args, kwargs = session_copies(args, kwargs)
+            explained = torch._dynamo.explain(target)(*args, **kwargs)
+            for reason in explained.break_reasons:
+                frame = reason.user_stack[-1] if reason.user_stack else None
+                where = f" at {os.path.relpath(frame.filename)}:{frame.lineno}" if frame else ""
+                text = " ".join(str(reason.reason).split())[:200]
+                entry = f"{text}{where}"
+                if entry not in session.break_reasons:
+                    session.break_reasons.append(entry)
+        except Exception as exc:  # explaining is a courtesy: never fail the check over it
+            session.break_reasons.append(f"(Dynamo could not explain: {type(exc).__name__})")
+        finally:
+            reset_compiler()
+            session.compiler_was_reset = True
+    return session.break_reasons[:limit]
+
+
+def session_copies(args: list, kwargs: dict) -> tuple[list, dict]:
+    from .session import fresh_copies
+
+    return fresh_copies(args, kwargs)
+
+
+def _note_breaks_and_fallbacks(session: Session, result: CheckResult, target: Any = None, args=(),
+                               kwargs=None) -> None:
     if result.breaks:
         result.confirms = sorted(set(result.confirms) | set(codes_for(session, "CL508")))
-        result.message = (result.message + f"; {result.breaks} graph break(s)").lstrip("; ")
+        reasons = break_reasons(session, target, list(args), kwargs or {}) if target is not None else []
+        result.break_reasons = reasons
+        why = f": {'; '.join(reasons)}" if reasons else ""
+        result.message = (result.message + f"; {result.breaks} graph break(s){why}").lstrip("; ")
     elif result.breaks == 0:
         result.clears = sorted(set(result.clears) | set(codes_for(session, "CL508")))
     if result.fell_back:
@@ -398,7 +457,7 @@ def cuda_graph_checks(session: Session, baselines: Baselines, emit: Emit, names:
     for name in names:
         code = CUDA_CHECKS[name]
         if session.device != "cuda":
-            emit(CheckResult(name=name, status=NOT_CHECKABLE, verdict="cuda-only", mode="reduce-overhead",
+            emit(CheckResult(name=name, status=SKIPPED, verdict="cuda-only", mode="reduce-overhead",
                              message=f"not checkable on cpu: CUDA graphs exist only on CUDA; on cpu "
                                      f"reduce-overhead runs without them, so {code} cannot show"))
             continue

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import sys
 import time
 from typing import Optional
@@ -15,11 +16,12 @@ from typing import Optional
 import click
 
 from .config import (
-    CPU_MODES,
-    CUDA_ONLY_MODES,
+    STATUS_NAMES,
     VerifyConfigError,
     VerifyOptions,
+    default_modes,
     parse_checks,
+    parse_fail_on,
     parse_dtypes,
     parse_dynamic,
     parse_modes,
@@ -28,13 +30,16 @@ from .config import (
 )
 from .report import Progress, json_report, junit_report, text_report
 from .results import exit_code
-from .runner import Runner, probe_torch
+from .runner import Interrupted, Runner, not_run, probe_torch
+from .sites import targets_from_sites
 from .targets import (
     TargetPlan,
     add_codes_from_lint,
+    add_sites,
     lint,
     merge,
     parse_shard,
+    python_files,
     resolve_file,
     shard,
     spec_from_cli,
@@ -62,6 +67,27 @@ def _load_options(first_path: str, config_file: Optional[str]) -> VerifyOptions:
     return parse_verify_table(settings.verify or {}, where=where, root=settings.root)
 
 
+def _config_syntax(anchor: str, config_file: Optional[str]) -> dict:
+    """Where a [[verify.targets]] entry to paste goes, in that file's syntax: the config
+    in use, else pyproject.toml when the project has one, else compile-lint.toml."""
+    from compile_lint.config import ConfigError, load_config_for
+    from compile_lint.project_root import find_project_root
+
+    source = config_file
+    if source is None:
+        try:
+            source = load_config_for(anchor).source
+        except ConfigError:
+            source = None
+    if source is None:
+        root = find_project_root(anchor)
+        if root and os.path.isfile(os.path.join(root, "pyproject.toml")):
+            source = os.path.join(root, "pyproject.toml")
+    if source and os.path.basename(source) == "pyproject.toml":
+        return {"config_file": source, "targets_table": "[[tool.compile-lint.verify.targets]]"}
+    return {"config_file": source or "compile-lint.toml", "targets_table": "[[verify.targets]]"}
+
+
 def _config_anchor(paths: tuple, targets: tuple) -> str:
     """Where to look for the config: the first path, else the first --target's file."""
     if paths:
@@ -85,26 +111,39 @@ def _apply_command_line(options: VerifyOptions, **given) -> None:
         options.dynamic = parse_dynamic(given["dynamic"], "--dynamic")
     if given["checks"]:
         options.checks = parse_checks(given["checks"], "--checks")
-    for name in ("timeout", "jobs", "device", "seed"):
+    for name in ("timeout", "check_timeout", "jobs", "device", "seed"):
         if given[name] is not None:
             setattr(options, name, given[name])
     options.quick = given["quick"]
+    options.full = options.full or given["full"]
+    if given["fail_on"]:
+        options.fail_on = parse_fail_on(given["fail_on"], "--fail-on")
+    if given["strict"]:
+        options.fail_on = [s for s in STATUS_NAMES if s != "pass"]
 
 
 def _plan_targets(paths: tuple, explicit: tuple, options: VerifyOptions) -> TargetPlan:
+    """--target refs when given (with PATHS, the PATHS' targets too); else every function
+    and class of PATHS that a finding or a compile/trace site names, plus config targets."""
     if explicit:
         chosen = [spec_from_cli(ref) for ref in explicit]
         notes = add_codes_from_lint(chosen)
+        add_sites(chosen)
         # A config entry for the same target says how to call it.
         chosen = merge(chosen, [s for s in options.targets
                                 if any(_same_target(s, c) for c in chosen)])
         plan = TargetPlan(chosen, notes)
         if paths:
-            found = targets_from_findings(lint(list(paths)))
+            found = _found_in(list(paths))
             plan = TargetPlan(merge(found.targets, plan.targets), plan.notes + found.notes)
         return plan
-    found = targets_from_findings(lint(list(paths) or ["."]))
+    found = _found_in(list(paths) or ["."])
     return TargetPlan(merge(found.targets, [s for s in options.targets if _under(s, paths)]), found.notes)
+
+
+def _found_in(paths: list) -> TargetPlan:
+    found = targets_from_findings(lint(paths))
+    return TargetPlan(merge(targets_from_sites(python_files(paths)), found.targets), found.notes)
 
 
 def _under(spec, paths: tuple) -> bool:
@@ -123,8 +162,9 @@ def _same_target(a, b) -> bool:
     return a.qualname == b.qualname and resolve_file(a) == resolve_file(b)
 
 
-def _job_options(options: VerifyOptions, device: str, artifacts: Optional[str]) -> dict:
+def _job_options(options: VerifyOptions, device: str, artifacts: Optional[str], syntax: dict) -> dict:
     return {
+        **syntax,
         "device": device,
         "modes": options.modes,
         "resolutions": options.resolutions,
@@ -132,6 +172,8 @@ def _job_options(options: VerifyOptions, device: str, artifacts: Optional[str]) 
         "dynamic": list(options.dynamic),
         "checks": options.checks,
         "quick": options.quick,
+        "full": options.full,
+        "check_timeout": options.check_timeout,
         "atol": options.atol,
         "rtol": options.rtol,
         "fp64_multiplier": options.fp64_multiplier,
@@ -152,12 +194,21 @@ def _job_options(options: VerifyOptions, device: str, artifacts: Optional[str]) 
 @click.option("--checks", help="Run only these checks, comma-separated.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default=None,
               help="auto: CUDA when available (default).")
-@click.option("--timeout", type=click.FloatRange(min=1), default=None, help="Seconds per target (default 600).")
+@click.option("--timeout", type=click.FloatRange(min=1), default=None,
+              help="Seconds per target; then its worker is killed (default 1800).")
+@click.option("--check-timeout", type=click.FloatRange(min=1), default=None,
+              help="Seconds per check; then it is could-not-check and the next check runs (default 600).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Targets in parallel on CPU.")
 @click.option("--gpu-jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Targets in parallel on CUDA.")
 @click.option("--shard", "shard_spec", metavar="K/N", help="Run the K-th of N slices of the targets (CI).")
 @click.option("--quick", is_flag=True, help="Fewest checks: default mode, static shapes, no gradients/latency.")
+@click.option("--full", is_flag=True,
+              help="Every compile mode and the latency check (default: mode 'default' only, no latency).")
+@click.option("--strict", is_flag=True,
+              help="Exit 1 on any status but pass (could-not-check, skipped, not-run too).")
+@click.option("--fail-on", "fail_on", metavar="STATUSES",
+              help="Statuses that make verify exit 1, comma-separated (default: diverged,error).")
 @click.option("--report", "report_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--output-file", type=click.Path(dir_okay=False), help="Write the report here, not to stdout.")
 @click.option("--junit-xml", type=click.Path(dir_okay=False), help="Also write a JUnit XML report.")
@@ -165,8 +216,9 @@ def _job_options(options: VerifyOptions, device: str, artifacts: Optional[str]) 
 @click.option("--seed", type=int, default=None, help="Seed for inputs and random numbers (default 0).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="Take the verify table from this file instead of the config found above PATHS.")
-def verify_command(paths, targets, modes, resolutions, dtypes, dynamic, checks, device, timeout, jobs, gpu_jobs,
-                   shard_spec, quick, report_format, output_file, junit_xml, artifacts, seed, config_file) -> None:
+def verify_command(paths, targets, modes, resolutions, dtypes, dynamic, checks, device, timeout, check_timeout, jobs,
+                   gpu_jobs, shard_spec, quick, full, strict, fail_on, report_format, output_file, junit_xml,
+                   artifacts, seed, config_file) -> None:
     """Run the code the linter flags, eagerly and compiled, and report which findings are real."""
     if importlib.util.find_spec("torch") is None:
         _fail(NO_TORCH)
@@ -174,12 +226,16 @@ def verify_command(paths, targets, modes, resolutions, dtypes, dynamic, checks, 
     try:
         options = _load_options(_config_anchor(paths, targets), config_file)
         _apply_command_line(options, modes=modes, resolutions=resolutions, dtypes=dtypes, dynamic=dynamic,
-                            checks=checks, timeout=timeout, jobs=jobs, device=device, seed=seed, quick=quick)
+                            checks=checks, timeout=timeout, check_timeout=check_timeout, jobs=jobs, device=device,
+                            seed=seed, quick=quick, full=full, strict=strict, fail_on=fail_on)
         for path in paths:
             if not os.path.exists(path):
                 raise VerifyConfigError(f"no such file or folder: {path}")
         plan = _plan_targets(paths, targets, options)
         specs = shard(plan.targets, parse_shard(shard_spec))
+        from .recorded_inputs import use_recorded_inputs
+
+        use_recorded_inputs(specs)  # shapes a `compile-lint record` run saw, where none are configured
     except VerifyConfigError as exc:
         _fail(str(exc))
         return
@@ -195,30 +251,42 @@ def verify_command(paths, targets, modes, resolutions, dtypes, dynamic, checks, 
     header = {
         "torch": torch_info["version"],
         "device": resolved_device,
-        "modes": (options.modes or list(CPU_MODES + (CUDA_ONLY_MODES if resolved_device == "cuda" else ())))[
-            :1 if options.quick else None],
+        "modes": (options.modes or default_modes(resolved_device, options.full))[:1 if options.quick else None],
         "quick": options.quick,
+        "full": options.full,
+        "fail_on": options.fail_on,
         "shard": shard_spec,
     }
     if not specs:
         click.echo("compile-lint verify: nothing to verify (no findings in a function or class, and no "
                    "[[verify.targets]] in the config)", err=True)
 
-    progress = Progress(len(specs), enabled=None if report_format == "text" else False)
+    progress = Progress(len(specs))
     parallel = options.jobs if resolved_device == "cpu" else gpu_jobs
-    runner = Runner(_job_options(options, resolved_device, artifacts), parallel, options.timeout,
+    syntax = _config_syntax(_config_anchor(paths, targets), config_file)
+    runner = Runner(_job_options(options, resolved_device, artifacts, syntax), parallel, options.timeout,
                     on_done=progress.finish, on_start=progress.start)
+    interrupted = None
+    previous = {signum: signal.signal(signum, _raise_interrupted) for signum in (signal.SIGTERM, signal.SIGINT)}
     try:
         results = runner.run(specs)
-    except KeyboardInterrupt:
-        progress.close()
-        _fail("interrupted")
-        return
+    except (Interrupted, KeyboardInterrupt) as exc:
+        interrupted = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        results = getattr(exc, "results", None) or [not_run(spec, "interrupted before it started") for spec in specs]
+        # A second signal while the report is written must not cut it short.
+        for signum in previous:
+            signal.signal(signum, signal.SIG_IGN)
+    finally:
+        if interrupted is None:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
     progress.close()
     wall_s = time.monotonic() - started
 
     render = json_report if report_format == "json" else text_report
-    text = render(results, header, plan.notes, wall_s)
+    notes = plan.notes + ([f"interrupted by {signal.Signals(interrupted).name}: targets not finished are not-run"]
+                          if interrupted else [])
+    text = render(results, header, notes, wall_s)
     if output_file:
         with open(output_file, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -227,4 +295,18 @@ def verify_command(paths, targets, modes, resolutions, dtypes, dynamic, checks, 
     if junit_xml:
         with open(junit_xml, "w", encoding="utf-8") as fh:
             fh.write(junit_report(results))
-    sys.exit(exit_code(results))
+    if interrupted:
+        click.echo(f"compile-lint verify: interrupted by {signal.Signals(interrupted).name}", err=True)
+        sys.exit(128 + interrupted)
+    sys.exit(exit_code(results, options.fail_on))
+
+
+_SIGNALLED: list = []
+
+
+def _raise_interrupted(signum, frame) -> None:
+    """The first SIGTERM/SIGINT stops the run; later ones must not cut the report short."""
+    if _SIGNALLED:
+        return
+    _SIGNALLED.append(signum)
+    raise Interrupted(signum)

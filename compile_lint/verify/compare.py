@@ -2,19 +2,34 @@
 
 Imported only inside a worker process (it imports torch).
 
-The rule follows PyTorch's own accuracy harness, `torch._dynamo.utils.same(ref, res,
-fp64_ref, tol)` as of torch 2.13 (torch/_dynamo/utils.py), used by the dynamo benchmarks'
-`--accuracy` mode and the accuracy minifier. It is reimplemented here rather than
-imported because it is private API:
-  1. `allclose(eager, compiled, atol=tol, rtol=tol)` passes outright;
+The verdict is the rule of PyTorch's own accuracy harness, `same(ref, res, fp64_ref, tol)`
+in torch/_dynamo/utils.py (torch 2.13), used by the dynamo benchmarks' `--accuracy` mode
+and the accuracy minifier. It is reimplemented here because it is private API:
+  1. `allclose(eager, compiled, atol, rtol)` passes outright ("within-tolerance");
   2. otherwise compiled passes when its RMSE against an fp64 reference is within a
      multiplier of eager's RMSE against it: `res_error <= multiplier * ref_error + tol / 10`,
-     multiplier 3.0 for fp16/bf16 or for fewer than 1000 elements, else 2.0.
-On top of that rule, verify adds one thing the harness does not need: step 2 alone would
-accept a threshold that flips a few pixels by 0.9 (hazards.md CL302) whenever the
-RMSE stays small, so an element-wise bound is kept too: "rounding" means every element
-differs by at most ROUNDING_ULPS units in the last place, at the output's largest
-magnitude, of the precision the target computed in.
+     multiplier 3.0 for fp16/bf16 or for fewer than 1000 elements, else 2.0 (its
+     `get_multiplier`). Compiled code is not expected to match eager's rounding, only to
+     be as accurate: a gradient summed in another order (error 3.3e-4 against eager's
+     2.8e-4 on values of 60) passes.
+Two additions:
+- Where no fp64 reference could be computed (an op without a float64 kernel), a
+  difference of at most ROUNDING_ULPS units in the last place at the output's largest
+  magnitude counts as rounding. With a reference, the ULP bound is never the verdict
+  (8 fp16 ULPs near 1.0 are 0.008: far more than an accurate compiled result needs).
+- A flip guard for the RMSE average: a threshold that flips 0.2% of pixels by 0.9
+  (CL302) can keep the RMSE small. So compiled's largest element error against fp64
+  must also stay within the same multiplier of eager's largest element error (plus the
+  ULP bound): eager that never strays far from fp64 leaves no room for compiled flips.
+- A flip rule for low precision: when the target computes in fp16/bf16 and a few
+  elements (at most FLIP_FRACTION) differ from eager by more than 8 ULPs while the rest
+  are rounding, a threshold on a rounded intermediate chose the other side there. That
+  is a divergence from eager ("flip", CL302) even when compiled is nearer fp64 than
+  eager (measured on fixtures/verify/fp16_luma_key.py: 0.1% of pixels off by 0.6,
+  compiled RMSE against fp64 0.0071 vs eager's 0.0089); continuous rounding (fp16
+  blends, 1 ULP on a third of the pixels) stays rounding.
+The fp64 reference is computed from the inputs as given to eager (already rounded to
+fp16/bf16 in the low-precision check), so it measures the arithmetic, not the inputs.
 """
 from __future__ import annotations
 
@@ -28,8 +43,10 @@ ROUNDING_ULPS = 8  # hazards.md CL301 measured up to ~4 ULP (gamma, normalize)
 
 BIT_IDENTICAL = "bit-identical"
 WITHIN_TOLERANCE = "within-tolerance"
-ROUNDING = "rounding"
+ROUNDING = "rounding"  # within ROUNDING_ULPS, or as accurate as eager against fp64
 DIVERGENCE = "divergence"
+FLIP = "flip"  # a few elements jump (a threshold on a rounded value): a divergence from eager
+FLIP_FRACTION = 0.01
 PASSING_VERDICTS = (BIT_IDENTICAL, WITHIN_TOLERANCE, ROUNDING)
 
 
@@ -112,18 +129,31 @@ def judge(
     # Rounding errors scale with the magnitude of the values computed, not with each
     # output element (an element near 0 can come from cancelling large terms).
     scale = torch.maximum(e.abs().nan_to_num(posinf=0), c.abs().nan_to_num(posinf=0)).max()
-    within_ulps = max_diff <= ROUNDING_ULPS * ulp(scale, compute_dtype).item()
-    if fp64_ref is not None and within_ulps:
-        allowed = _multiplier(compute_dtype, e.numel(), tol) * judgement.eager_rmse_vs_fp64 + tol.atol / 10.0
-        if judgement.compiled_rmse_vs_fp64 <= allowed:
-            judgement.verdict = ROUNDING
-            return judgement
-    judgement.verdict = DIVERGENCE
+    ulp_bound = ROUNDING_ULPS * ulp(scale, compute_dtype).item()
+    if fp64_ref is not None:
+        accurate = fp64_accurate(judgement, compute_dtype, e.numel(), tol, ulp_bound)
+    else:
+        accurate = max_diff <= ulp_bound
+    judgement.verdict = ROUNDING if accurate else DIVERGENCE
+    if accurate and compute_dtype in (torch.float16, torch.bfloat16):
+        beyond = (diff > ulp_bound).double().mean().item()
+        if 0 < beyond <= FLIP_FRACTION:
+            judgement.verdict = FLIP
     return judgement
+
+
+def fp64_accurate(j: Judgement, compute_dtype: torch.dtype, numel: int, tol: Tolerance, ulp_bound: float) -> bool:
+    """The harness's rule (torch._dynamo.utils.same, fp64 branch) plus the flip guard."""
+    if math.isnan(j.compiled_rmse_vs_fp64) or math.isnan(j.eager_rmse_vs_fp64):
+        return False  # NaN where the other has numbers: never "rounding"
+    multiplier = _multiplier(compute_dtype, numel, tol)
+    rmse_ok = j.compiled_rmse_vs_fp64 <= multiplier * j.eager_rmse_vs_fp64 + tol.atol / 10.0
+    worst_ok = j.max_diff_vs_fp64 <= multiplier * j.eager_max_diff_vs_fp64 + ulp_bound + tol.atol
+    return rmse_ok and worst_ok
 
 
 def worst(judgements: list[Judgement]) -> Judgement:
     """The judgement that decides a multi-output result: a divergence first, then the
     largest difference."""
-    order = {BIT_IDENTICAL: 0, WITHIN_TOLERANCE: 1, ROUNDING: 2, DIVERGENCE: 3}
+    order = {BIT_IDENTICAL: 0, WITHIN_TOLERANCE: 1, ROUNDING: 2, FLIP: 3, DIVERGENCE: 4}
     return max(judgements, key=lambda j: (order[j.verdict], j.max_abs_diff))

@@ -48,6 +48,18 @@ CHECK_NAMES = (
     "input-mutation",
     "latency",
 )
+# The default plan drops what costs the most compile time for the least news on CPU:
+# the modes other than "default" (on CPU reduce-overhead has no CUDA graphs to add, and
+# max-autotune-no-cudagraphs benchmarks every conv choice) and the latency check. --full
+# runs them all.
+FULL_ONLY_CHECKS = ("latency",)
+STATUS_NAMES = ("pass", "diverged", "could-not-check", "error", "not-run", "skipped")
+
+
+def default_modes(device: str, full: bool) -> list:
+    if not full:
+        return ["default"]
+    return list(CPU_MODES + (CUDA_ONLY_MODES if device == "cuda" else ()))
 
 
 class VerifyConfigError(Exception):
@@ -92,6 +104,11 @@ class TargetSpec:
     file: Optional[str] = None  # absolute file path ("path/file.py:Name" form)
     codes: list = field(default_factory=list)  # lint codes found in it
     region_kinds: list = field(default_factory=list)  # "compiled" / "traced" / "cudagraph"
+    # the code's own trace/export calls of this target: {"api", "dynamic", "where"}
+    trace_sites: list = field(default_factory=list)
+    where: Optional[str] = None  # the compile/trace site or finding that made it a target
+    value_range: Optional[list] = None  # [low, high] for synthesised float inputs (default [0, 1])
+    range_reason: Optional[str] = None  # why: "config", or the comparison in the code that suggests it
     args: list = field(default_factory=list)  # constructor arguments
     kwargs: dict = field(default_factory=dict)
     inputs: Optional[list] = None  # InputSpec list; None: synthesise
@@ -126,10 +143,13 @@ class VerifyOptions:
     dtypes: list = field(default_factory=list)  # extra low-precision dtypes for every target
     dynamic: tuple = (False, True)
     checks: Optional[list] = None  # None: every check that applies
-    timeout: float = 600.0
+    timeout: float = 1800.0  # per target (the worker is killed)
+    check_timeout: float = 600.0  # per check (the check is abandoned, the next one runs)
     jobs: int = 1
     device: str = "auto"
     quick: bool = False
+    full: bool = False  # every mode and check (default: the plan of FULL_ONLY_CHECKS' comment)
+    fail_on: list = field(default_factory=lambda: ["diverged", "error"])  # statuses that exit 1
     atol: float = 1e-5
     rtol: float = 1e-5
     fp64_multiplier: Optional[float] = None
@@ -179,6 +199,15 @@ def parse_checks(values, where: str) -> list:
     return values
 
 
+def parse_fail_on(values, where: str) -> list:
+    values = _string_list(values, where)
+    for name in values:
+        if name not in STATUS_NAMES:
+            raise VerifyConfigError(f"{where}: unknown status {name!r}{_did_you_mean(name, STATUS_NAMES)}; "
+                                    f"choose from {', '.join(STATUS_NAMES)}")
+    return values
+
+
 def parse_dynamic(value, where: str) -> tuple:
     if value not in DYNAMIC_CHOICES:
         raise VerifyConfigError(f"{where}: dynamic must be one of {', '.join(DYNAMIC_CHOICES)}, got {value!r}")
@@ -223,10 +252,10 @@ def _check_keys(table: dict, allowed, where: str) -> None:
 
 # ---- the table ----
 
-_RUN_KEYS = ("modes", "resolutions", "dtypes", "dynamic", "checks", "timeout", "jobs", "device",
-             "atol", "rtol", "fp64-multiplier", "seed", "targets")
+_RUN_KEYS = ("modes", "resolutions", "dtypes", "dynamic", "checks", "timeout", "check-timeout", "jobs", "device",
+             "atol", "rtol", "fp64-multiplier", "seed", "targets", "full", "fail-on")
 _TARGET_KEYS = ("target", "args", "kwargs", "inputs", "resolutions", "modes", "dtypes", "checks", "codes",
-                "train", "mutate", "atol", "rtol", "fp64-multiplier", "timeout")
+                "train", "mutate", "atol", "rtol", "fp64-multiplier", "timeout", "range")
 _INPUT_KEYS = ("shape", "dtype", "range", "fill", "value", "name")
 
 
@@ -250,6 +279,14 @@ def parse_verify_table(table: Optional[dict], where: str = "[tool.compile-lint.v
         options.checks = parse_checks(table["checks"], f"{where} checks")
     if "timeout" in table:
         options.timeout = _number(table["timeout"], f"{where} timeout")
+    if "check-timeout" in table:
+        options.check_timeout = _number(table["check-timeout"], f"{where} check-timeout")
+    if "full" in table:
+        if not isinstance(table["full"], bool):
+            raise VerifyConfigError(f"{where} full: must be true or false")
+        options.full = table["full"]
+    if "fail-on" in table:
+        options.fail_on = parse_fail_on(table["fail-on"], f"{where} fail-on")
     if "jobs" in table:
         options.jobs = int(_number(table["jobs"], f"{where} jobs"))
     if "device" in table:
@@ -304,6 +341,12 @@ def parse_target_entry(entry: dict, where: str, root: str = ".") -> TargetSpec:
         if bad:
             raise VerifyConfigError(f"{where} codes: {bad[0]!r} is not a lint code like 'CL103'")
         spec.codes = codes
+    if "range" in entry:
+        rng = _list(entry["range"], f"{where} range")
+        if len(rng) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in rng) \
+                or rng[0] > rng[1]:
+            raise VerifyConfigError(f"{where} range: expected [low, high], got {rng!r}")
+        spec.value_range, spec.range_reason = [float(rng[0]), float(rng[1])], "config"
     if "train" in entry:
         if not isinstance(entry["train"], bool):
             raise VerifyConfigError(f"{where} train: must be true or false")

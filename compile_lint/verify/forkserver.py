@@ -10,9 +10,22 @@ out-of-memory kill costs that target alone.
 CPU only: CUDA state does not survive fork, so CUDA workers are started afresh
 (runner.SpawnLauncher). Linux only (fork after importing torch is unsafe on macOS).
 
+No compile thread or pool may exist in the server when it forks: a child forked from
+a server whose Inductor compile pool held threads waited forever on a future that only
+those threads could complete (`CppCodeCache.load_async` -> `Future.result`, default
+`--jobs 1`, cold Inductor cache). So the server is started with
+TORCHINDUCTOR_COMPILE_THREADS=1 (Inductor then compiles in the calling thread and starts
+no pool) and one intra-op thread, and it counts its threads (/proc/self/task) after the
+warm-up and before every fork: more than one, and it refuses to fork (the parent then
+starts a fresh interpreter per target instead).
+
+Lifetimes: the server and every child die with their parent (children.py), so killing
+verify, even with SIGKILL, leaves nothing behind.
+
 Protocol, one JSON object per line. Parent -> server: {"id", "job", "events", "stderr"}.
-Server -> parent: {"id", "pid"} when forked, {"pid", "status"} when reaped (status as
-os.waitstatus_to_exitcode gives it: negative for a signal).
+Server -> parent: {"ready": true} or {"ready": false, "why"} after the warm-up; {"id",
+"pid"} when forked or {"id", "error"} when it will not fork; {"pid", "status"} when
+reaped (status as os.waitstatus_to_exitcode gives it: negative for a signal).
 """
 from __future__ import annotations
 
@@ -21,6 +34,18 @@ import os
 import select
 import signal
 import sys
+
+from ..children import die_with_parent
+
+
+def thread_count() -> int:
+    """Threads of this process, native ones (OpenMP, Inductor's pool) included."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        import threading
+
+        return threading.active_count()
 
 
 def _warm_up() -> int:
@@ -40,10 +65,11 @@ def _warm_up() -> int:
     return threads
 
 
-def _run_child(request: dict, threads: int) -> None:
+def _run_child(request: dict, threads: int, server: int) -> None:
     """In the forked child: a new session, stdio to the stderr file, run the worker."""
     import torch
 
+    die_with_parent(server)
     torch.set_num_threads(threads)
     os.setsid()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -68,10 +94,17 @@ def _run_child(request: dict, threads: int) -> None:
 
 
 def serve() -> None:
+    die_with_parent()
     threads = _warm_up()
     out = sys.stdout
+    running = thread_count()
+    if running > 1:
+        out.write(json.dumps({"ready": False, "why": f"{running} threads after the warm-up"}) + "\n")
+        out.flush()
+        return
     out.write(json.dumps({"ready": True}) + "\n")
     out.flush()
+    server = os.getpid()
     stdin = sys.stdin.fileno()
     buffer = b""
     children: set[int] = set()
@@ -86,9 +119,15 @@ def serve() -> None:
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
                 request = json.loads(line)
+                running = thread_count()
+                if running > 1:  # forking now could copy a lock held by a thread that will not exist
+                    out.write(json.dumps({"id": request["id"], "error": f"{running} threads in the fork server"})
+                              + "\n")
+                    out.flush()
+                    continue
                 pid = os.fork()
                 if pid == 0:
-                    _run_child(request, threads)
+                    _run_child(request, threads, server)
                 children.add(pid)
                 out.write(json.dumps({"id": request["id"], "pid": pid}) + "\n")
                 out.flush()

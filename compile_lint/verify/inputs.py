@@ -67,7 +67,7 @@ def _looks_like_tensor(param: inspect.Parameter) -> bool:
     return param.name.lower() in IMAGE_NAMES or param.name.lower() in MASK_NAMES
 
 
-def synthesise(target: Any, target_ref: str, display_name: str) -> list[InputSpec]:
+def synthesise(target: Any, target_ref: str, display_name: str, syntax: Optional[dict] = None) -> list[InputSpec]:
     """Input specs for `target`'s call, or TargetProblem saying what to add to the config."""
     signature = call_signature(target)
     if signature is None:
@@ -94,11 +94,37 @@ def synthesise(target: Any, target_ref: str, display_name: str) -> list[InputSpe
         else:
             specs.append(InputSpec(shape=[1, channels, "H", "W"], name=keyword))
     if missing:
-        raise TargetProblem(_what_to_add(target_ref, display_name, specs, missing), skipped=True)
-    return specs
+        raise TargetProblem(_what_to_add(target_ref, display_name, specs, missing, syntax or {}), skipped=True)
+    return _split_concatenated_channels(target, specs, channels)
 
 
-def _what_to_add(target_ref: str, display_name: str, specs: list[InputSpec], missing: list[str]) -> str:
+def _split_concatenated_channels(target: Any, specs: list[InputSpec], channels: int) -> list[InputSpec]:
+    """Several images whose first conv sees them concatenated (`conv(cat([img0, img1]))`,
+    6 input channels for two RGB frames): when the target fails eagerly with `channels`
+    per image and runs with `channels / k`, take that. One tiny eager call decides."""
+    images = [s for s in specs if s.shape is not None and len(s.shape) == 4 and s.shape[1] == channels]
+    k = len(images)
+    if k < 2 or channels % k or channels // k not in (1, 3, 4) or not isinstance(target, torch.nn.Module):
+        return specs
+    if _runs(target, specs):
+        return specs
+    split = [InputSpec(shape=[1, channels // k, "H", "W"], name=s.name) if s in images else s for s in specs]
+    return split if _runs(target, split) else specs
+
+
+def _runs(target: Any, specs: list[InputSpec]) -> bool:
+    device = next((p.device for p in target.parameters()), torch.device("cpu"))
+    args, kwargs = make_inputs(specs, [16, 16], 0, str(device), None)
+    try:
+        with torch.no_grad():
+            target(*args, **kwargs)
+    except Exception:
+        return False
+    return True
+
+
+def _what_to_add(target_ref: str, display_name: str, specs: list[InputSpec], missing: list[str],
+                 syntax: dict) -> str:
     entries = []
     for spec in specs:
         if spec.shape is None:
@@ -106,9 +132,11 @@ def _what_to_add(target_ref: str, display_name: str, specs: list[InputSpec], mis
         else:
             dims = ", ".join(f'"{d}"' if isinstance(d, str) else str(d) for d in spec.shape)
             entries.append(f"    {{ shape = [{dims}] }},")
+    where = syntax.get("config_file") or "compile-lint.toml"
+    table = syntax.get("targets_table") or "[[verify.targets]]"
     return (f"cannot synthesise {', '.join(repr(m) for m in missing)} for {display_name} (not an image-like "
-            f"tensor argument); add to compile-lint.toml:\n"
-            f"[[verify.targets]]\ntarget = \"{target_ref}\"\ninputs = [\n" + "\n".join(entries) + "\n]")
+            f"tensor argument); add to {where}:\n"
+            f"{table}\ntarget = \"{target_ref}\"\ninputs = [\n" + "\n".join(entries) + "\n]")
 
 
 _TORCH_DTYPES = {

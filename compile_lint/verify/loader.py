@@ -71,7 +71,8 @@ def unwrap_compiled(obj: Any) -> Any:
     return obj
 
 
-def construct(loaded: LoadedTarget, args: list, kwargs: dict, module_name: str) -> Any:
+def construct(loaded: LoadedTarget, args: list, kwargs: dict, module_name: str, syntax: Optional[dict] = None,
+              ref: str = "") -> Any:
     """An instance of the target's class (or the function itself)."""
     import torch
 
@@ -86,9 +87,13 @@ def construct(loaded: LoadedTarget, args: list, kwargs: dict, module_name: str) 
     if not args and not kwargs:
         missing = required_parameters(loaded.obj.__init__, skip_self=True)
         if missing:
+            syntax = syntax or {}
+            values = ", ".join(f"{name} = ..." for name in missing)
             raise TargetProblem(
-                f"cannot construct {module_name}: its constructor needs {', '.join(missing)}; add "
-                f"args = [...] or kwargs = {{ {missing[0]} = ... }} to its [[verify.targets]] entry", skipped=True)
+                f"cannot construct {module_name}: its constructor needs {', '.join(missing)} (no default, and "
+                f"no literal call at a compile/trace site); add to {syntax.get('config_file') or 'compile-lint.toml'}:\n"
+                f"{syntax.get('targets_table') or '[[verify.targets]]'}\ntarget = \"{ref or module_name}\"\n"
+                f"kwargs = {{ {values} }}", skipped=True)
     try:
         return loaded.obj(*args, **kwargs)
     except Exception as exc:

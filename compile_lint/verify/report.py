@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from typing import Optional, TextIO
 
-from .results import DIVERGED, ERROR, NOT_CHECKABLE, PASS, SKIPPED, STATUSES, CheckResult, TargetResult
+from .results import COULD_NOT_CHECK, DIVERGED, ERROR, NOT_RUN, PASS, SKIPPED, STATUSES, CheckResult, TargetResult
 
 REPORT_VERSION = 1
 _NOTABLE_PASSES = ("rounding", "expected-randomness", "recompiles")
@@ -31,36 +31,47 @@ def check_label(check: CheckResult) -> str:
 # ---- progress ----
 
 class Progress:
-    """A one-line progress bar on a terminal's stderr; silent elsewhere."""
+    """Progress on stderr while verify runs, whatever the report's format or file: a
+    one-line bar on a terminal, else one line per target as it starts and ends (CI logs)."""
 
-    def __init__(self, total: int, stream: TextIO = sys.stderr, enabled: Optional[bool] = None) -> None:
+    def __init__(self, total: int, stream: TextIO = sys.stderr, enabled: bool = True) -> None:
         self.total = total
         self.done = 0
         self.running: list[str] = []
         self.stream = stream
-        self.enabled = stream.isatty() if enabled is None else enabled
+        self.enabled = enabled and total > 0
+        self.bar = enabled and stream.isatty()
         self._lock = threading.Lock()
 
     def start(self, spec) -> None:
         with self._lock:
             self.running.append(spec.ref)
-            self._draw()
+            if self.bar:
+                self._draw()
+            elif self.enabled:
+                self._line(f"start {spec.ref}")
 
     def finish(self, result: TargetResult) -> None:
         with self._lock:
             self.done += 1
             if result.target in self.running:
                 self.running.remove(result.target)
-            self._draw()
+            if self.bar:
+                self._draw()
+            elif self.enabled:
+                took = f" in {result.wall_s:.0f} s" if result.wall_s is not None else ""
+                self._line(f"{result.status} {result.target}{took}")
 
     def close(self) -> None:
-        if self.enabled and self.total:
+        if self.bar and self.total:
             self.stream.write("\r\033[K")
             self.stream.flush()
 
+    def _line(self, text: str) -> None:
+        self.stream.write(f"verify [{self.done}/{self.total}] {text}\n")
+        self.stream.flush()
+
     def _draw(self) -> None:
-        if not self.enabled:
-            return
         width = 24
         filled = width * self.done // max(1, self.total)
         label = self.running[0] if self.running else ""
@@ -84,6 +95,11 @@ def text_report(results: list[TargetResult], header: dict, notes: list[str], wal
                      f"{', ' + format(result.wall_s, '.0f') + ' s' if result.wall_s is not None else ''})"
                      + (f" [{codes.strip()}]" if codes else ""))
         lines.extend(_check_lines(result))
+    unbuilt = [r.target for r in results if any(c.verdict in ("cannot-call", "eager-fails") and c.name == "inputs"
+                                                 or c.verdict == "cannot-call" for c in r.checks)]
+    if unbuilt:
+        lines.append(f"could not build {len(unbuilt)} target(s), each with the config entry to add above: "
+                     + ", ".join(unbuilt))
     for note in notes:
         lines.append(f"note: {note}")
     counts = Counter(r.status for r in results)
@@ -94,7 +110,7 @@ def text_report(results: list[TargetResult], header: dict, notes: list[str], wal
 
 def _check_lines(result: TargetResult, limit: int = 8) -> list[str]:
     out = []
-    interesting = [c for c in result.checks if c.status != PASS or c.verdict in _NOTABLE_PASSES]
+    interesting = [c for c in result.checks if c.status != PASS or c.verdict in _NOTABLE_PASSES or c.breaks]
     # One line per distinct (status, verdict, message) keeps a 20-check target readable.
     seen = set()
     for check in interesting:
@@ -139,7 +155,7 @@ def junit_report(results: list[TargetResult]) -> str:
         counts = Counter(c.status for c in checks)
         suite = ET.SubElement(suites, "testsuite", name=result.target, tests=str(len(checks)),
                               failures=str(counts[DIVERGED]), errors=str(counts[ERROR]),
-                              skipped=str(counts[SKIPPED] + counts[NOT_CHECKABLE]),
+                              skipped=str(counts[SKIPPED] + counts[COULD_NOT_CHECK] + counts[NOT_RUN]),
                               time=f"{result.wall_s or 0:.2f}")
         for check in checks:
             seconds = check.times.get("compile_s", 0.0) if check.times else 0.0
@@ -150,7 +166,7 @@ def junit_report(results: list[TargetResult]) -> str:
                 ET.SubElement(case, "failure", message=check.message[:300] or check.verdict, type=check.verdict).text = text
             elif check.status == ERROR:
                 ET.SubElement(case, "error", message=check.message[:300] or check.verdict, type=check.verdict).text = text
-            elif check.status in (SKIPPED, NOT_CHECKABLE):
+            elif check.status in (SKIPPED, COULD_NOT_CHECK, NOT_RUN):
                 ET.SubElement(case, "skipped", message=f"{check.status}: {check.message}"[:300])
             else:
                 ET.SubElement(case, "system-out").text = text

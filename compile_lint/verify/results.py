@@ -7,15 +7,21 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Optional
 
-PASS = "pass"
-DIVERGED = "diverged"
-ERROR = "error"
-SKIPPED = "skipped"
-NOT_CHECKABLE = "not-checkable"
-STATUSES = (PASS, DIVERGED, ERROR, SKIPPED, NOT_CHECKABLE)
+# What a check or a target came to (docs/verify.md, "Statuses and exit codes"):
+PASS = "pass"  # compiled agrees with eager (bit-identical, within tolerance, or rounding)
+DIVERGED = "diverged"  # compiled differs beyond rounding, fails where eager works, or recompiles/falls back
+COULD_NOT_CHECK = "could-not-check"  # a limit of the tool or the tracer, not of the code: a timeout,
+# an output jit.trace cannot take, a missing exporter package
+ERROR = "error"  # the code itself failed: it does not import, construct or run eagerly
+NOT_RUN = "not-run"  # verify was interrupted before this finished
+SKIPPED = "skipped"  # nothing to run: no inputs could be made, a check that needs CUDA on CPU
+STATUSES = (PASS, DIVERGED, COULD_NOT_CHECK, ERROR, NOT_RUN, SKIPPED)
 
-# Severity of statuses of checks that ran; the target takes the worst one.
-_RAN_SEVERITY = {PASS: 0, DIVERGED: 1, ERROR: 2}
+# A target takes the status of its most severe check.
+_SEVERITY = {SKIPPED: 0, PASS: 1, COULD_NOT_CHECK: 2, NOT_RUN: 3, DIVERGED: 4, ERROR: 5}
+# The exit code policy: these statuses make verify exit 1 (--strict / fail-on add more).
+DEFAULT_FAIL_ON = (DIVERGED, ERROR)
+STRICT_FAIL_ON = (DIVERGED, ERROR, COULD_NOT_CHECK, NOT_RUN, SKIPPED)
 
 
 @dataclass
@@ -42,6 +48,7 @@ class CheckResult:
     breaks: Optional[int] = None
     recompiles: Optional[int] = None
     fell_back: bool = False  # some frame ran eagerly (recompile limit, swallowed error)
+    break_reasons: list = field(default_factory=list)  # Dynamo's reason and source line per graph break
     times: dict = field(default_factory=dict)  # seconds / milliseconds, keys say which
     confirms: list = field(default_factory=list)  # lint codes this check shows are real
     clears: list = field(default_factory=list)  # lint codes this check looked for and did not see
@@ -75,13 +82,9 @@ class TargetResult:
 
 
 def target_status(checks: list[CheckResult]) -> str:
-    """The worst of the checks that could run; not-checkable only when none could."""
-    ran = [c.status for c in checks if c.status in _RAN_SEVERITY]
-    if ran:
-        return max(ran, key=_RAN_SEVERITY.__getitem__)
-    if any(c.status == NOT_CHECKABLE for c in checks):
-        return NOT_CHECKABLE
-    return SKIPPED
+    """The most severe of its checks' statuses (skipped when there is none): a target
+    whose forward check passed and whose export timed out could not be checked."""
+    return max((c.status for c in checks), key=_SEVERITY.__getitem__, default=SKIPPED)
 
 
 def summarise_codes(checks: list[CheckResult]) -> tuple[list[str], list[str]]:
@@ -99,6 +102,6 @@ def finish(result: TargetResult) -> TargetResult:
     return result
 
 
-def exit_code(results: list[TargetResult]) -> int:
-    """1 when anything diverged beyond tolerance or errored, 0 otherwise."""
-    return 1 if any(r.status in (DIVERGED, ERROR) for r in results) else 0
+def exit_code(results: list[TargetResult], fail_on=DEFAULT_FAIL_ON) -> int:
+    """1 when a target's status is one of `fail_on` (default: diverged or error), else 0."""
+    return 1 if any(r.status in fail_on for r in results) else 0

@@ -14,17 +14,20 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import wait as wait_futures
 from typing import Callable, Optional
 
+from ..children import child_environment
 from .config import TargetSpec
-from .results import ERROR, CheckResult, TargetResult, finish
+from .results import COULD_NOT_CHECK, ERROR, NOT_RUN, CheckResult, TargetResult, finish
 
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STDERR_TAIL_LINES = 6
 
 
 def worker_environment(jobs: int) -> dict:
-    env = dict(os.environ)
+    env = child_environment()  # the worker dies with this process (children.py)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
     env.setdefault("PYTHONUNBUFFERED", "1")
     if jobs > 1:
@@ -49,6 +52,15 @@ def probe_torch(python: str = sys.executable) -> dict:
     return {"ok": True, **json.loads(lines[-1])}
 
 
+class Interrupted(BaseException):
+    """SIGTERM or SIGINT reached verify: stop, and report what finished. A BaseException
+    like KeyboardInterrupt, so that no `except Exception` on the way swallows it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
 class Runner:
     def __init__(self, options: dict, jobs: int, timeout: float,
                  on_done: Optional[Callable[[TargetResult], None]] = None,
@@ -61,20 +73,40 @@ class Runner:
         self._live: dict = {}
         self._lock = threading.Lock()
         self.launcher = None
+        self.stopping = False
 
     def run(self, specs: list[TargetSpec]) -> list[TargetResult]:
+        """Every target's result, in order. On Interrupted (raised by the caller's signal
+        handler in the main thread) the workers are killed at once; targets that had not
+        finished are "not-run", and the exception's `results` holds the list."""
         if not specs:
             return []
-        self.launcher = make_launcher(self.options["device"], self.jobs)
         pool = ThreadPoolExecutor(max_workers=self.jobs)
+        futures = []
         try:
-            return list(pool.map(self._run_and_report, specs))
-        except KeyboardInterrupt:
-            self.kill_all()  # before waiting for the threads, which wait for the workers
+            self.launcher = make_launcher(self.options["device"], self.jobs)
+            futures = [pool.submit(self._run_and_report, spec) for spec in specs]
+            for future in futures:
+                while True:  # short waits: the main thread must stay responsive to signals
+                    try:
+                        future.result(timeout=0.2)
+                        break
+                    except FutureTimeout:
+                        continue
+            return [future.result() for future in futures]
+        except (KeyboardInterrupt, Interrupted) as exc:
+            self.stopping = True
+            self.kill_all()  # before anything waits for the threads, which wait for the workers
+            wait_futures(futures, timeout=3)  # the killed targets' threads collect what they measured
+            futures += [None] * (len(specs) - len(futures))
+            exc.results = [future.result() if future is not None and future.done() and not future.cancelled()
+                           and future.exception() is None else not_run(spec, "interrupted before it finished")
+                           for spec, future in zip(specs, futures)]
             raise
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-            self.launcher.close()
+            if self.launcher is not None:
+                self.launcher.close(kill=self.stopping)
 
     def kill_all(self) -> None:
         with self._lock:
@@ -82,6 +114,8 @@ class Runner:
                 handle.kill()
 
     def _run_and_report(self, spec: TargetSpec) -> TargetResult:
+        if self.stopping:
+            return not_run(spec, "interrupted before it started")
         if self.on_start:
             self.on_start(spec)
         result = self.run_one(spec)
@@ -107,6 +141,8 @@ class Runner:
                 return finish(result)
             with self._lock:
                 self._live[handle.pid] = handle
+                if self.stopping:
+                    handle.kill()
             try:
                 returncode = handle.wait(timeout)
                 timed_out = returncode is None
@@ -134,8 +170,11 @@ class Runner:
         if timed_out:
             where = f" during {_step(current_check)}" if current_check else ""
             result.checks.append(CheckResult(
-                name="worker", status=ERROR, verdict="timeout",
+                name="worker", status=COULD_NOT_CHECK, verdict="timeout",
                 message=f"timed out after {timeout:g} s{where}; the checks before it are kept"))
+        elif self.stopping:
+            result.checks.append(CheckResult(name="worker", status=NOT_RUN, verdict="interrupted",
+                                             message=f"interrupted{where_of(current_check)}"))
         elif not finished or returncode != 0:
             result.checks.append(CheckResult(
                 name="worker", status=ERROR, verdict="crash",
@@ -143,11 +182,24 @@ class Runner:
         return finish(result)
 
 
+def not_run(spec: TargetSpec, why: str) -> TargetResult:
+    return finish(TargetResult(target=spec.ref, status=NOT_RUN, codes=list(spec.codes),
+                               checks=[CheckResult(name="worker", status=NOT_RUN, verdict="interrupted",
+                                                   message=why)]))
+
+
+def where_of(check: Optional[str]) -> str:
+    return f" during {_step(check)}" if check else ""
+
+
 def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    """SIGKILL a worker and its process group (Inductor's helpers), or the worker alone
+    when it has not made its own group yet."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 # ---- launchers: how a worker process comes to be ----
@@ -183,7 +235,7 @@ class SpawnLauncher:
             )
         return SpawnedWorker(proc)
 
-    def close(self) -> None:
+    def close(self, kill: bool = False) -> None:
         pass
 
 
@@ -201,67 +253,100 @@ class ForkedWorker:
 
 class ForkServerLauncher:
     """Workers forked from a server that imported torch and warmed up Inductor once
-    (forkserver.py says why)."""
+    (forkserver.py says why, and when it refuses to fork). Where the server refuses or
+    has died, targets get a fresh interpreter instead (SpawnLauncher)."""
 
     def __init__(self, jobs: int) -> None:
         self._log = tempfile.TemporaryFile()
+        env = worker_environment(jobs)
+        # No Inductor compile pool in the server: a forked child would wait forever on
+        # futures that only the pool's threads (absent in the child) could complete.
+        env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "compile_lint.verify.forkserver"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=self._log, env=worker_environment(jobs), start_new_session=True)
+            stdout=subprocess.PIPE, stderr=self._log, env=env, start_new_session=True)
         ready = self.proc.stdout.readline()
-        if not ready:
+        message = json.loads(ready) if ready.strip() else {}
+        if not message.get("ready"):
             self._log.seek(0)
             lines = self._log.read().decode("utf-8", "replace").strip().splitlines()
-            raise RuntimeError(lines[-1] if lines else "fork server exited")
+            self.close(kill=True)
+            raise RuntimeError(message.get("why") or (lines[-1] if lines else "fork server exited"))
         self._cond = threading.Condition()
         self._pids: dict[int, int] = {}  # request id -> pid
+        self._refused: dict[int, str] = {}  # request id -> why the server did not fork
         self._status: dict[int, int] = {}  # pid -> exit status
         self._next_id = 0
+        self.server_gone = False
+        self._fallback: Optional[SpawnLauncher] = None
+        self._jobs = jobs
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
-        for line in self.proc.stdout:
-            message = json.loads(line)
-            with self._cond:
-                if "id" in message:
-                    self._pids[message["id"]] = message["pid"]
-                else:
-                    self._status[message["pid"]] = message["status"]
-                self._cond.notify_all()
-        with self._cond:  # the server died: nothing more will be reaped
+        try:
+            for line in self.proc.stdout:
+                message = json.loads(line)
+                with self._cond:
+                    if "error" in message:
+                        self._refused[message["id"]] = message["error"]
+                    elif "id" in message:
+                        self._pids[message["id"]] = message["pid"]
+                    else:
+                        self._status[message["pid"]] = message["status"]
+                    self._cond.notify_all()
+        except (OSError, ValueError):
+            pass
+        with self._cond:  # the server died (watchdog): nothing more will be forked or reaped
+            self.server_gone = True
             self._cond.notify_all()
 
-    def start(self, job_path: str, events_path: str, stderr_path: str) -> ForkedWorker:
+    def _spawn(self, job_path: str, events_path: str, stderr_path: str) -> SpawnedWorker:
+        if self._fallback is None:
+            self._fallback = SpawnLauncher(self._jobs)
+        return self._fallback.start(job_path, events_path, stderr_path)
+
+    def start(self, job_path: str, events_path: str, stderr_path: str):
         with self._cond:
+            if self.server_gone:
+                return self._spawn(job_path, events_path, stderr_path)
             request_id = self._next_id
             self._next_id += 1
-            self.proc.stdin.write((json.dumps({"id": request_id, "job": job_path, "events": events_path,
-                                               "stderr": stderr_path}) + "\n").encode())
-            self.proc.stdin.flush()
+            try:
+                self.proc.stdin.write((json.dumps({"id": request_id, "job": job_path, "events": events_path,
+                                                   "stderr": stderr_path}) + "\n").encode())
+                self.proc.stdin.flush()
+            except (OSError, ValueError):
+                return self._spawn(job_path, events_path, stderr_path)
             while request_id not in self._pids:
-                if not self._cond.wait(timeout=60) and self.proc.poll() is not None:
-                    raise RuntimeError("the fork server exited")
+                if request_id in self._refused or self.server_gone:
+                    self._refused.pop(request_id, None)
+                    return self._spawn(job_path, events_path, stderr_path)
+                self._cond.wait(timeout=5)
             return ForkedWorker(self._pids.pop(request_id), self)
 
     def wait_for(self, pid: int, timeout: Optional[float]) -> Optional[int]:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while pid not in self._status:
-                if self.proc.poll() is not None and not self._reader.is_alive():
+                if self.server_gone:  # its children died with it (children.py)
+                    _kill_group(pid)
                     return -signal.SIGKILL
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return None
-                self._cond.wait(timeout=remaining if remaining is not None else 1.0)
+                self._cond.wait(timeout=min(remaining, 5.0) if remaining is not None else 5.0)
             return self._status.pop(pid)
 
-    def close(self) -> None:
+    def close(self, kill: bool = False) -> None:
+        if kill:
+            _kill_group(self.proc.pid)
         try:
             self.proc.stdin.close()  # the server exits once its children are reaped
             self.proc.wait(timeout=30)
-        except (OSError, subprocess.TimeoutExpired):
+        except (OSError, ValueError, subprocess.TimeoutExpired):
             _kill_group(self.proc.pid)
+            self.proc.wait()
         self._log.close()
 
 

@@ -100,6 +100,8 @@ class Session:
         self.resolutions = [list(r) for r in resolutions] if uses_resolution(input_specs) else [None]
         self._fp64_target = None
         self._cast_targets: dict = {}
+        self.break_reasons: Optional[list] = None  # Dynamo's explanation of graph breaks, asked once
+        self.compiler_was_reset = False  # Dynamo was reset behind a compiled function's back
 
     # ---- calling ----
 
@@ -164,6 +166,10 @@ class Session:
             "compiled_this_call": after.frames_total > before.frames_total,
         }
         return outputs, stats
+
+    def reset_after_timeout(self) -> None:
+        """A check abandoned midway may leave a half-built compile behind."""
+        reset_compiler()
 
     def synchronize(self) -> None:
         if self.device == "cuda":

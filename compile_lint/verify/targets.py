@@ -29,8 +29,12 @@ def targets_from_findings(findings: Iterable) -> TargetPlan:
     found in it; module-level findings become notes (there is nothing to call)."""
     grouped: dict[tuple, TargetSpec] = {}
     module_level: dict[str, set] = {}
+    notebooks: dict[str, set] = {}
     for finding in findings:
         path = os.path.abspath(finding.path)
+        if path.endswith(".ipynb"):  # not importable: nothing verify can load
+            notebooks.setdefault(path, set()).add(finding.code)
+            continue
         if not finding.scope:
             module_level.setdefault(path, set()).add(finding.code)
             continue
@@ -46,6 +50,8 @@ def targets_from_findings(findings: Iterable) -> TargetPlan:
             spec.region_kinds.append(kind)
     notes = [f"{_display_path(path)}: {', '.join(sorted(codes))} at module level: no function or class to run"
              for path, codes in sorted(module_level.items())]
+    notes += [f"{_display_path(path)}: {', '.join(sorted(codes))} in a notebook: verify imports modules only; "
+              "move the code into a .py file to verify it" for path, codes in sorted(notebooks.items())]
     for spec in grouped.values():
         spec.codes.sort()
     return TargetPlan(sorted(grouped.values(), key=lambda s: s.ref), notes)
@@ -90,16 +96,47 @@ def resolve_file(spec: TargetSpec) -> Optional[str]:
 
 def merge(discovered: list[TargetSpec], configured: list[TargetSpec]) -> list[TargetSpec]:
     """Config entries describe how to call a target; the linter says what was found in
-    it. A configured target the linter also found keeps both."""
+    it. A configured target the linter also found keeps both (config's constructor
+    arguments win over a site's literal ones)."""
     by_key = {(resolve_file(s), s.qualname): s for s in discovered}
     for spec in configured:
         key = (resolve_file(spec), spec.qualname)
         found = by_key.get(key)
         if found is not None:
-            spec.codes = sorted(set(spec.codes) | set(found.codes))
-            spec.region_kinds = sorted(set(spec.region_kinds) | set(found.region_kinds))
+            _take_found(spec, found)
         by_key[key] = spec
     return sorted(by_key.values(), key=lambda s: s.ref)
+
+
+def _take_found(spec: TargetSpec, found: TargetSpec) -> None:
+    spec.codes = sorted(set(spec.codes) | set(found.codes))
+    spec.region_kinds = sorted(set(spec.region_kinds) | set(found.region_kinds))
+    spec.trace_sites = spec.trace_sites or list(found.trace_sites)
+    spec.where = spec.where or found.where
+    if spec.value_range is None:
+        spec.value_range, spec.range_reason = found.value_range, found.range_reason
+    if not spec.args and not spec.kwargs:
+        spec.args, spec.kwargs = list(found.args), dict(found.kwargs)
+
+
+def python_files(paths: list[str]) -> list[str]:
+    from compile_lint.config import load_config_for
+    from compile_lint.discovery import find_files
+
+    return [f for f in find_files(list(paths), load_config_for).files if f.endswith(".py")]
+
+
+def add_sites(specs: list[TargetSpec]) -> None:
+    """Fill in explicit targets' compile/trace sites and literal constructor arguments
+    from their own files."""
+    from .sites import targets_from_sites
+
+    files = sorted({f for f in (resolve_file(s) for s in specs) if f})
+    found = {(t.file, t.qualname): t for t in targets_from_sites(files)}
+    for spec in specs:
+        hit = found.get((resolve_file(spec), spec.qualname))
+        if hit is not None:
+            _take_found(spec, hit)
 
 
 def add_codes_from_lint(specs: list[TargetSpec]) -> list[str]:

@@ -12,7 +12,7 @@ import torch
 
 from .checks import Baselines, Emit, codes_for, fill, first_line, judge_outputs, last_line, save_artifact, shape_label, with_type
 from .inputs import input_shapes
-from .results import DIVERGED, ERROR, PASS, SKIPPED, CheckResult
+from .results import COULD_NOT_CHECK, DIVERGED, PASS, SKIPPED, CheckResult
 from .session import Session
 
 
@@ -20,8 +20,9 @@ from .session import Session
 # traced targets (CL1xx): trace at one resolution, run at another
 
 
-def _trace(session: Session, tracer: str, args: list, kwargs: dict):
-    """A traced program of the target, made at the shapes of `args`."""
+def _trace(session: Session, tracer: str, args: list, kwargs: dict, dynamic: bool = True):
+    """A traced program of the target, made at the shapes of `args`. `dynamic`: export
+    with H and W free (Dim.AUTO), as a site with dynamic_shapes does; else fixed."""
     target = session.target
     if tracer == "jit.trace":
         with warnings.catch_warnings(record=True) as caught:
@@ -31,13 +32,48 @@ def _trace(session: Session, tracer: str, args: list, kwargs: dict):
         tracer_warnings = [str(w.message).splitlines()[0] for w in caught
                            if w.category.__name__ == "TracerWarning"]
         return traced, tracer_warnings
+    if tracer == "onnx":
+        return _onnx_program(session, args, kwargs, dynamic), []
     from torch.export import Dim, export
 
     module = target if session.is_module else _FunctionModule(target)
-    # Let H and W vary, as someone fixing CL104 would: what still fails is CL101.
-    dynamic_shapes = tuple(_auto_dims(spec, Dim) for spec in session.input_specs if spec.name is None)
-    program = export(module, tuple(args), kwargs or None, dynamic_shapes=None if kwargs else dynamic_shapes)
+    dynamic_shapes = None
+    if dynamic and not kwargs:
+        dynamic_shapes = tuple(_auto_dims(spec, Dim) for spec in session.input_specs if spec.name is None)
+        if not session.is_module:
+            dynamic_shapes = (dynamic_shapes,)  # the wrapper's forward(*args) takes them as one argument
+    program = export(module, tuple(args), kwargs or None, dynamic_shapes=dynamic_shapes)
     return program.module(), []
+
+
+class ToolMissing(Exception):
+    """An exporter's runtime is not installed: the check could not run (could-not-check)."""
+
+
+def _onnx_program(session: Session, args: list, kwargs: dict, dynamic: bool):
+    """torch.onnx.export to memory, run by ONNX Runtime on CPU (offline, no download)."""
+    import importlib.util
+    import io
+
+    missing = [name for name in ("onnx", "onnxscript", "onnxruntime") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ToolMissing(f"torch.onnx.export needs {', '.join(missing)} (pip install {' '.join(missing)})")
+    import onnxruntime
+
+    module = session.target if session.is_module else _FunctionModule(session.target)
+    names = [f"input{i}" for i in range(len(args))]
+    axes = {name: {i: f"{name}_{d}" for i, d in enumerate(spec.shape) if d in ("H", "W")}
+            for name, spec in zip(names, [s for s in session.input_specs if s.name is None]) if spec.shape}
+    buffer = io.BytesIO()
+    torch.onnx.export(module, tuple(args), buffer, input_names=names, dynamic_axes=axes if dynamic else None,
+                      kwargs=kwargs or None)
+    runtime = onnxruntime.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
+
+    def run(*call_args, **_):
+        feeds = {n: a.detach().cpu().numpy() for n, a in zip(names, call_args)}
+        return [torch.from_numpy(o) for o in runtime.run(None, feeds)]
+
+    return run
 
 
 class _FunctionModule(torch.nn.Module):
@@ -56,27 +92,58 @@ def _auto_dims(spec, Dim) -> Optional[dict]:
     return dims or None
 
 
-def tracers_for(session: Session) -> list[str]:
-    return ["jit.trace"] if session.options.get("quick") else ["jit.trace", "export"]
+def tracers_for(session: Session) -> list[tuple[str, bool]]:
+    """(tracer, dynamic) pairs: the code's own trace/export sites as they trace (the
+    site's dynamic shapes, none meaning fixed); without sites, jit.trace and an export
+    with H and W free."""
+    sites = session.spec.get("trace_sites") or []
+    if sites:  # a jit.trace program takes any size; whether it should is CL101's question
+        return sorted({(site["api"], site["api"] == "jit.trace" or bool(site["dynamic"])) for site in sites})
+    return every_tracer(session)
+
+
+def every_tracer(session: Session) -> list[tuple[str, bool]]:
+    return [("jit.trace", True)] if session.options.get("quick") else [("jit.trace", True), ("export", True)]
 
 
 def traced_check(session: Session, baselines: Baselines, emit: Emit) -> None:
-    if len(session.resolutions) < 2 or session.resolutions[0] is None:
+    """Trace at the first resolution. A dynamic tracer (jit.trace's program is run at any
+    size; an export with dynamic shapes) is run at the second resolution: CL101 shows
+    there. A fixed-size export, as the code's own site makes it, is run at the size it
+    was made for, and at the second only when CL104 asks whether other sizes fail."""
+    if session.resolutions[0] is None:
         emit(CheckResult(name="traced", status=SKIPPED, verdict="fixed-shape",
                          message="inputs have one fixed shape: nothing to run at a second resolution"))
         return
-    trace_at, run_at = session.resolutions[0], session.resolutions[1]
-    first, second = baselines.get(trace_at), baselines.get(run_at)
-    if first is None or second is None:
+    trace_at = session.resolutions[0]
+    run_at = session.resolutions[1] if len(session.resolutions) > 1 else trace_at
+    first = baselines.get(trace_at)
+    if first is None:
         return
-    for tracer in tracers_for(session):
-        result = CheckResult(name="traced", status=PASS, verdict="", mode=tracer, dtype="float32",
+    for tracer, dynamic in tracers_for(session):
+        other_size = dynamic or "CL104" in session.codes
+        at = run_at if other_size else trace_at
+        second = baselines.get(at)
+        if second is None:
+            continue
+        label = tracer if tracer == "jit.trace" else f"{tracer} {'dynamic' if dynamic else 'fixed'}"
+        result = CheckResult(name="traced", status=PASS, verdict="", mode=label, dtype="float32",
                              shape=input_shapes(second[0], second[1]))
         try:
-            program, tracer_warnings = _trace(session, tracer, first[0], first[1])
+            program, tracer_warnings = _trace(session, tracer, first[0], first[1], dynamic)
+        except ToolMissing as exc:
+            result.status, result.verdict, result.message = COULD_NOT_CHECK, "tool-missing", str(exc)
+            emit(result)
+            continue
         except Exception as exc:
-            result.status, result.verdict = ERROR, "trace-fails"
-            result.message = f"{tracer} at {shape_label(trace_at)} raised {with_type(exc, first_line(exc))}"[:800]
+            result.verdict = "trace-fails"
+            if session.spec.get("trace_sites"):
+                # the code's own trace/export, as its site asks for it, fails where eager works
+                result.status = DIVERGED
+                result.confirms = codes_for(session, "CL101", "CL104")
+            else:  # verify's own choice of tracer: a limit of the check, not of the code
+                result.status = COULD_NOT_CHECK
+            result.message = f"{label} at {shape_label(trace_at)} raised {with_type(exc, first_line(exc))}"[:800]
             emit(result)
             continue
         warned = (f" ({len(tracer_warnings)} TracerWarning at trace time: {tracer_warnings[0][:160]})"
@@ -86,7 +153,7 @@ def traced_check(session: Session, baselines: Baselines, emit: Emit) -> None:
         except Exception as exc:
             result.status, result.verdict = DIVERGED, "fails-at-other-resolution"
             result.confirms = codes_for(session, "CL101", "CL104")
-            result.message = (f"traced at {shape_label(trace_at)}, run at {shape_label(run_at)}: "
+            result.message = (f"traced at {shape_label(trace_at)}, run at {shape_label(at)}: "
                               f"{with_type(exc, last_line(exc))}")[:800] + warned
             emit(result)
             continue
@@ -94,14 +161,15 @@ def traced_check(session: Session, baselines: Baselines, emit: Emit) -> None:
         fill(result, judgement)
         result.verdict = judgement.verdict
         if judgement.passed:
-            result.clears = codes_for(session, "CL101", "CL104")
-            result.message = f"traced at {shape_label(trace_at)}, matches eager at {shape_label(run_at)}"
+            if at != trace_at:
+                result.clears = codes_for(session, "CL101", "CL104")
+            result.message = f"traced at {shape_label(trace_at)}, matches eager at {shape_label(at)}"
         else:
             result.status = DIVERGED
             result.confirms = codes_for(session, "CL101")
             got = "x".join(str(d) for d in outputs[0].shape) if outputs else "nothing"
             want = "x".join(str(d) for d in second[2][0].shape) if second[2] else "nothing"
-            result.message = (f"traced at {shape_label(trace_at)}, run at {shape_label(run_at)}: "
+            result.message = (f"traced at {shape_label(trace_at)}, run at {shape_label(at)}: "
                               + (f"silently returns shape {got} instead of {want}" if got != want else
                                  f"differs from eager by {judgement.max_abs_diff:.3g}"))
             if got == want:
@@ -153,11 +221,11 @@ def frozen_state_check(session: Session, baselines: Baselines, emit: Emit) -> No
     module = session.target
     changes = perturbations(module, session.spec.get("mutate") or {})
     mattered = 0
-    for tracer in tracers_for(session):
+    for tracer, dynamic in every_tracer(session):  # CL102 is a question for every tracer
         try:
-            program, _ = _trace(session, tracer, args, kwargs)
+            program, _ = _trace(session, tracer, args, kwargs, dynamic)
         except Exception as exc:
-            emit(CheckResult(name="frozen-state", status=ERROR, verdict="trace-fails", mode=tracer,
+            emit(CheckResult(name="frozen-state", status=COULD_NOT_CHECK, verdict="trace-fails", mode=tracer,
                              message=f"{tracer} raised {type(exc).__name__}: {exc}"[:800]))
             continue
         for attribute, new_value in changes:

@@ -6,13 +6,42 @@ soon as each check ends, so a target killed for its timeout keeps what it had me
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import sys
 import traceback
 from typing import Callable
 
-from .config import CPU_MODES, CUDA_ONLY_MODES, InputSpec
-from .results import ERROR, NOT_CHECKABLE, SKIPPED, CheckResult
+from .config import CUDA_ONLY_MODES, InputSpec, default_modes
+from .results import COULD_NOT_CHECK, ERROR, SKIPPED, CheckResult
+
+
+class CheckTimeout(BaseException):
+    """A check ran past its --check-timeout. A BaseException, so that the `except
+    Exception` of Dynamo, Inductor and the checks themselves do not turn it into a
+    compile error."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    """Raise CheckTimeout in this (the main) thread after `seconds`. SIGALRM interrupts
+    Python code and the waits on Inductor's compiler subprocesses; a C call that never
+    returns is left to the per-target timeout, which kills the worker."""
+    if not seconds or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise CheckTimeout()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 class Events:
@@ -48,7 +77,7 @@ def plan_checks(spec: dict, options: dict) -> list[str]:
     for name, code in (("held-outputs", "CL401"), ("cudagraph-sizes", "CL402"), ("input-mutation", "CL403")):
         if code in codes or "cudagraph" in kinds:
             checks.append(name)
-    if not options.get("quick"):
+    if options.get("full") and not options.get("quick"):
         checks.append("latency")
     return checks
 
@@ -58,6 +87,23 @@ def low_precision_dtypes(spec: dict, options: dict) -> list[str]:
     if not asked and set(spec.get("codes") or []) & {"CL301", "CL302"}:
         asked = ["float16", "bfloat16"]
     return [d for d in asked if d in ("float16", "bfloat16", "float64")]
+
+
+def forward_plan(session, baselines, emit, modes: list, dynamics: list, full: bool) -> None:
+    """The forward comparisons. With --full, or for a target with findings (CL103 shows
+    at some sizes only), every mode x dynamic x resolution. Otherwise one static compile
+    at the first resolution and one dynamic compile run at every resolution: two
+    compiles instead of one per resolution, the same sizes seen."""
+    from . import checks
+
+    resolutions = session.resolutions
+    if full or session.codes or len(resolutions) < 2 or dynamics != [False, True]:
+        checks.forward_check(session, baselines, emit, modes, dynamics, resolutions)
+        return
+    checks.forward_check(session, baselines, emit, modes, [False], resolutions[:1])
+    # First a size with H != W: traced at 16x16, Dynamo ties H to W (duck sizing) and
+    # recompiles at the next non-square size.
+    checks.forward_check(session, baselines, emit, modes, [True], sorted(resolutions, key=lambda r: r[0] == r[1]))
 
 
 def run(job: dict, events: Events) -> None:
@@ -74,18 +120,25 @@ def run(job: dict, events: Events) -> None:
     try:
         loaded = import_target(spec)
         torch.manual_seed(options.get("seed", 0))  # the same weights in every run
-        target = construct(loaded, spec.get("args") or [], spec.get("kwargs") or {}, name)
+        target = construct(loaded, spec.get("args") or [], spec.get("kwargs") or {}, name, options, spec["ref"])
         if spec.get("inputs") is not None:
             input_specs, synthesised = [InputSpec(**i) for i in spec["inputs"]], False
         else:
-            input_specs, synthesised = synthesise(target, spec["ref"], name), True
+            input_specs, synthesised = synthesise(target, spec["ref"], name, options), True
+            if spec.get("value_range"):  # from config, or from what the code compares against
+                for input_spec in input_specs:
+                    if input_spec.shape is not None and input_spec.dtype.startswith(("float", "bfloat")):
+                        input_spec.range = tuple(spec["value_range"])
     except TargetProblem as problem:
         events.check(CheckResult(name="inputs" if problem.skipped else "load",
                                  status=SKIPPED if problem.skipped else ERROR,
                                  verdict="cannot-call" if problem.skipped else "cannot-load",
                                  message=str(problem)))
         return
-    events.write({"event": "inputs", "synthesised": synthesised, "inputs": [i.describe() for i in input_specs]})
+    described = [i.describe() for i in input_specs]
+    if synthesised and spec.get("range_reason"):
+        described = [f"{d} ({spec['range_reason']})" if "[" in d else d for d in described]
+    events.write({"event": "inputs", "synthesised": synthesised, "inputs": described})
     if isinstance(target, torch.nn.Module):
         target.to(device)
         train = spec.get("train")
@@ -103,10 +156,10 @@ def run(job: dict, events: Events) -> None:
                                  message=f"eager fails at every resolution: {hint}"))
         return
 
-    modes = spec.get("modes") or options.get("modes") or list(CPU_MODES + (CUDA_ONLY_MODES if device == "cuda" else ()))
+    modes = spec.get("modes") or options.get("modes") or default_modes(device, bool(options.get("full")))
     if device != "cuda":
         for mode in [m for m in modes if m in CUDA_ONLY_MODES]:
-            events.check(CheckResult(name="forward", status=NOT_CHECKABLE, verdict="cuda-only", mode=mode,
+            events.check(CheckResult(name="forward", status=SKIPPED, verdict="cuda-only", mode=mode,
                                      message=f"not checkable on cpu: {mode} uses CUDA graphs"))
         modes = [m for m in modes if m not in CUDA_ONLY_MODES]
     dynamics = [bool(d) for d in options.get("dynamic", [False, True])]
@@ -114,7 +167,7 @@ def run(job: dict, events: Events) -> None:
         modes, dynamics = modes[:1], dynamics[:1]
     first = session.resolutions[0]
     runners: dict[str, Callable[[], None]] = {
-        "forward": lambda: checks.forward_check(session, baselines, events.check, modes, dynamics, session.resolutions),
+        "forward": lambda: forward_plan(session, baselines, events.check, modes, dynamics, bool(options.get("full"))),
         "low-precision": lambda: checks.low_precision_check(session, baselines, events.check,
                                                             low_precision_dtypes(spec, options) or ["float16", "bfloat16"],
                                                             session.resolutions),
@@ -126,11 +179,18 @@ def run(job: dict, events: Events) -> None:
     }
     for check in plan_checks(spec, options):
         events.write({"event": "start", "check": check})
+        limit = float(options.get("check_timeout") or 0)
         try:
-            if check in checks.CUDA_CHECKS:
-                checks.cuda_graph_checks(session, baselines, events.check, [check])
-            else:
-                runners[check]()
+            with time_limit(limit):
+                if check in checks.CUDA_CHECKS:
+                    checks.cuda_graph_checks(session, baselines, events.check, [check])
+                else:
+                    runners[check]()
+        except CheckTimeout:
+            events.check(CheckResult(name=check, status=COULD_NOT_CHECK, verdict="timeout",
+                                     message=f"the {check} check ran past --check-timeout {limit:g} s; "
+                                             "the results before it are kept"))
+            session.reset_after_timeout()
         except Exception as exc:  # a failing check is reported; the other checks still run
             where = traceback.extract_tb(exc.__traceback__)[-1]
             events.check(CheckResult(
@@ -149,4 +209,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    from ..children import die_with_parent
+
+    die_with_parent()  # a fresh interpreter started by runner.SpawnLauncher
     sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,1 @@
+"""The language server (`compile-lint server`); needs `pip install 'compile-lint[server]'`."""

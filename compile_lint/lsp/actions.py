@@ -1,0 +1,158 @@
+"""Code actions: a finding's fix, "fix all safe" and "add noqa", as workspace edits.
+
+Fixes are the same libcst codemods `compile-lint fix` runs (fixer.edits_for for one
+finding, fixer.fix_source for all safe ones), so an editor never applies anything the
+command line would not. In a notebook an edit goes to the cell it falls in; a fix that
+would span cells is not offered.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from lsprotocol import types
+
+from ..fixer import edits_for, fix_source
+from ..model import SAFE, Finding, Position
+from ..notebook import NotebookError
+from .documents import Linted, Place, Relinter, lsp_position, lsp_range, noqa_line
+
+FIX_ALL_KIND = types.CodeActionKind.SourceFixAll + ".compile-lint"
+UNSAFE_KIND = types.CodeActionKind.QuickFix + ".unsafe"
+
+
+def code_actions(codec, context, linted: Linted, params: types.CodeActionParams) -> list[types.CodeAction]:
+    only = params.context.only
+    want_quickfix = not only or any(types.CodeActionKind.QuickFix.startswith(k) or k.startswith(types.CodeActionKind.QuickFix) for k in only)
+    want_fix_all = not only or any(FIX_ALL_KIND.startswith(k) for k in only)
+    actions: list[types.CodeAction] = []
+    in_range = [f for f in linted.findings if _overlaps(codec, linted, f, params)]
+    if want_quickfix:
+        for f in in_range:
+            fix = _fix_action(codec, linted, f)
+            if fix is not None:
+                actions.append(fix)
+        for f in in_range:
+            noqa = _noqa_action(codec, linted, f)
+            if noqa is not None:
+                actions.append(noqa)
+    if want_fix_all and any(f.fix is not None and f.fix.applicability == SAFE for f in linted.findings):
+        fix_all = _fix_all_action(codec, context, linted)
+        if fix_all is not None:
+            actions.append(fix_all)
+    return actions
+
+
+def _overlaps(codec, linted: Linted, f: Finding, params: types.CodeActionParams) -> bool:
+    place = linted.place_of(f.start.row)
+    if place is None or place.uri != params.text_document.uri:
+        return False
+    rng = lsp_range(codec, place, f.start, f.end)
+    req = params.range
+    return (rng.start.line, rng.start.character) <= (req.end.line, req.end.character) and (
+        req.start.line, req.start.character) <= (rng.end.line, rng.end.character)
+
+
+def _diagnostic_for(codec, linted: Linted, f: Finding) -> Optional[types.Diagnostic]:
+    from .documents import diagnostic
+
+    place = linted.place_of(f.start.row)
+    return diagnostic(codec, place, f) if place is not None else None
+
+
+def _fix_action(codec, linted: Linted, f: Finding) -> Optional[types.CodeAction]:
+    if f.fix is None:
+        return None
+    edits = edits_for(linted.path, linted.code, f)
+    changes = _text_edits(codec, linted, edits)
+    if not changes:
+        return None
+    safe = f.fix.applicability == SAFE
+    title = f"{f.code}: {f.fix.message}" + ("" if safe else " (unsafe fix: read the rule page first)")
+    return types.CodeAction(
+        title=title,
+        kind=types.CodeActionKind.QuickFix if safe else UNSAFE_KIND,
+        diagnostics=[d for d in [_diagnostic_for(codec, linted, f)] if d is not None],
+        is_preferred=safe,
+        edit=types.WorkspaceEdit(changes=changes),
+    )
+
+
+def _text_edits(codec, linted: Linted, edits) -> dict[str, list[types.TextEdit]]:
+    changes: dict[str, list[types.TextEdit]] = {}
+    for e in edits:
+        place = linted.place_of(e.location.row)
+        end_place = linted.place_of(e.end_location.row)
+        if place is None or end_place is None or place.uri != end_place.uri:
+            return {}  # spans cells: not offered
+        rng = lsp_range(codec, place, e.location, e.end_location)
+        changes.setdefault(place.uri, []).append(types.TextEdit(range=rng, new_text=e.content))
+    return changes
+
+
+def _noqa_action(codec, linted: Linted, f: Finding) -> Optional[types.CodeAction]:
+    place = linted.place_of(f.start.row)
+    if place is None:
+        return None
+    index = f.start.row - 1 - place.row_offset
+    if not 0 <= index < len(place.lines):
+        return None
+    line = place.lines[index]
+    new = noqa_line(line, f.code)
+    if new is None:
+        return None
+    rng = types.Range(
+        start=types.Position(line=index, character=0),
+        end=lsp_position(codec, place, f.start.row, len(line) + 1),
+    )
+    return types.CodeAction(
+        title=f"{f.code}: add `# noqa: {f.code}` to this line",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[d for d in [_diagnostic_for(codec, linted, f)] if d is not None],
+        edit=types.WorkspaceEdit(changes={place.uri: [types.TextEdit(range=rng, new_text=new)]}),
+    )
+
+
+def _fix_all_action(codec, context, linted: Linted) -> Optional[types.CodeAction]:
+    outcome = fix_source(Relinter(context, context.regions), linted.path, linted.code, linted.findings, unsafe=False)
+    if outcome.error is not None or not outcome.changed:
+        return None
+    new_code = outcome.fixed.decode("utf-8", errors="surrogatepass")
+    changes: dict[str, list[types.TextEdit]] = {}
+    if linted.notebook is None:
+        place = linted.places()[0]
+        changes[place.uri] = [_replace_changed(codec, place, linted.code.decode("utf-8", errors="surrogatepass"), new_code)]
+    else:
+        try:
+            texts = linted.notebook.cell_texts(new_code)
+        except NotebookError:
+            return None
+        for place, cell, new in zip(linted.places(), linted.notebook.cells, texts):
+            if new != cell.text:
+                changes[place.uri] = [_replace_changed(codec, Place(place.uri, place.lines, 0), cell.text, new)]
+    return types.CodeAction(
+        title=f"compile-lint: fix all safe ({outcome.applied})",
+        kind=FIX_ALL_KIND,
+        edit=types.WorkspaceEdit(changes=changes),
+    )
+
+
+def _replace_changed(codec, place: Place, old: str, new: str) -> types.TextEdit:
+    """One edit replacing the part of `old` that differs from `new`."""
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end_old, end_new = len(old), len(new)
+    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+        end_old -= 1
+        end_new -= 1
+    return types.TextEdit(
+        range=types.Range(start=_at(codec, place, old, start), end=_at(codec, place, old, end_old)),
+        new_text=new[start:end_new],
+    )
+
+
+def _at(codec, place: Place, text: str, offset: int) -> types.Position:
+    row = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return lsp_position(codec, place, row, column) if row - 1 < len(place.lines) else types.Position(line=row - 1, character=0)

@@ -1,0 +1,190 @@
+"""Linting one editor buffer (a file or a notebook) and turning findings into LSP.
+
+Positions: findings use 1-based rows and 1-based columns in characters; LSP uses
+0-based lines and columns in the client's code units (UTF-16 unless negotiated), so
+every conversion goes through the workspace's position codec with the line's text.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from lsprotocol import types
+
+from ..engine import Selection, enabled_codes
+from ..lint_file import parse_file, project_for, run_rules
+from ..model import Finding, Position
+from ..notebook import Notebook, split_lines
+from ..rules import all_rules
+from ..rules.base import DOC_URL
+from ..source import SourceFile
+from ..suppression import line_codes
+
+SOURCE = "compile-lint"
+SYNTAX_ERROR = "CL000"
+
+
+@dataclass
+class Place:
+    """Where a module row lives in the editor: a document and its text's lines."""
+
+    uri: str
+    lines: list[str]
+    row_offset: int  # module row of the document's first line, minus 1
+
+
+@dataclass
+class Linted:
+    """The latest lint of one buffer."""
+
+    uri: str  # the text document, or the notebook document
+    path: str
+    code: bytes  # what was parsed: the text, or a notebook's module of code cells
+    version: Optional[int]
+    notebook: Optional[Notebook] = None
+    cell_uris: list[str] = field(default_factory=list)  # per code cell, in order
+    findings: list[Finding] = field(default_factory=list)
+    used: dict = field(default_factory=dict)  # region facts the rules read -> digest
+    _places: Optional[tuple] = field(default=None, repr=False)  # (code they split, places)
+
+    def places(self) -> list[Place]:
+        """The documents and their lines, split once per text (not once per finding)."""
+        if self._places is not None and self._places[0] is self.code:
+            return self._places[1]
+        if self.notebook is None:
+            places = [Place(self.uri, _lines(self.code.decode("utf-8", errors="replace")), 0)]
+        else:
+            places = [
+                Place(uri, _lines(cell.text), cell.first_row - 1)
+                for uri, cell in zip(self.cell_uris, self.notebook.cells)
+            ]
+        self._places = (self.code, places)
+        return places
+
+    def place_of(self, row: int) -> Optional[Place]:
+        places = self.places()
+        if self.notebook is None:
+            return places[0]
+        cell_number, _ = self.notebook.locate(row)
+        for place, cell in zip(places, self.notebook.cells):
+            if cell.number == cell_number:
+                return place
+        return None
+
+
+def _lines(text: str) -> list[str]:
+    return [line.rstrip("\r\n") for line in split_lines(text)] or [""]
+
+
+def lint(context, linted: Linted) -> bool:
+    """Lint `linted.code` against the project's index; fills findings and `used`.
+    Returns True when this buffer changed the project's index."""
+    from ..cache_validity import TrackedRegionView
+
+    settings = context.settings_for(linted.path)
+    item = parse_file(SourceFile(linted.path, linted.code), settings)
+    regions, changed = context.regions_with(linted.path, item.summary)
+    tracked = TrackedRegionView(regions)
+    codes = enabled_codes(settings, Selection(), linted.path)
+    linted.findings = run_rules(item, project_for(settings, tracked, None), codes)
+    digests = context.digests(regions)
+    linted.used = {token: digests(token) for token in tracked.used()}
+    return changed
+
+
+def still_holds(linted: Linted, digests) -> bool:
+    """Whether the region facts a lint read are the same in a new index."""
+    return all(digests(token) == digest for token, digest in linted.used.items())
+
+
+class Relinter:
+    """What fixer.fix_source needs from a linter, for one buffer."""
+
+    def __init__(self, context, regions):
+        self.context = context
+        self.regions = regions
+
+    def relint(self, path: str, data: bytes, regions):
+        settings = self.context.settings_for(path)
+        item = parse_file(SourceFile(path, data), settings)
+        return item, run_rules(item, project_for(settings, regions, None), enabled_codes(settings, Selection(), path))
+
+
+# -- findings -> LSP ------------------------------------------------------------------
+def lsp_position(codec, place: Place, row: int, column: int) -> types.Position:
+    line = row - 1 - place.row_offset
+    if line >= len(place.lines):
+        return types.Position(line=len(place.lines), character=0)
+    return codec.position_to_client_units(place.lines, types.Position(line=max(line, 0), character=max(column - 1, 0)))
+
+
+def lsp_range(codec, place: Place, start: Position, end: Position) -> types.Range:
+    first = lsp_position(codec, place, start.row, start.column)
+    last = lsp_position(codec, place, end.row, end.column)
+    if (last.line, last.character) < (first.line, first.character):
+        last = first
+    return types.Range(start=first, end=last)
+
+
+def diagnostic(codec, place: Place, f: Finding) -> types.Diagnostic:
+    end = f.end
+    if place.row_offset and end.row - place.row_offset > len(place.lines):
+        end = f.start  # ends past the cell: mark its start
+    data = {"row": f.start.row, "column": f.start.column, "code": f.code}
+    if f.fix is not None:
+        data["fix"] = f.fix.applicability
+    return types.Diagnostic(
+        range=lsp_range(codec, place, f.start, end),
+        message=f.message,
+        severity=types.DiagnosticSeverity.Error if f.code == SYNTAX_ERROR else types.DiagnosticSeverity.Warning,
+        code=f.code,
+        code_description=types.CodeDescription(href=DOC_URL.format(code=f.code)),
+        source=SOURCE,
+        data=data,
+    )
+
+
+def diagnostics_by_uri(codec, linted: Linted) -> dict[str, list[types.Diagnostic]]:
+    out: dict[str, list[types.Diagnostic]] = {place.uri: [] for place in linted.places()}
+    for f in linted.findings:
+        place = linted.place_of(f.start.row)
+        if place is not None:
+            out.setdefault(place.uri, []).append(diagnostic(codec, place, f))
+    return out
+
+
+def hover_text(code: str) -> Optional[str]:
+    rule = all_rules().get(code)
+    if rule is None:
+        return None
+    return (
+        f"**{rule.code}** `{rule.name}`: {rule.summary}\n\n"
+        f"Fix: {rule.fix_safety}. [Rule page]({DOC_URL.format(code=rule.code)})"
+    )
+
+
+_CODE = re.compile(r"\bCL\d{3}\b")
+
+
+def code_at(line: str, character: int) -> Optional[str]:
+    for match in _CODE.finditer(line):
+        if match.start() <= character <= match.end():
+            return match.group(0)
+    return None
+
+
+def noqa_line(line: str, code: str) -> Optional[str]:
+    """The line with `code` added to its `# noqa` comment (or one added); None when
+    the line's noqa already covers it."""
+    codes = line_codes(line)
+    if codes is None:
+        return None  # a bare `# noqa` silences everything already
+    if codes is not False:
+        if any(code.startswith(c) for c in codes):
+            return None
+        matches = list(re.finditer(r"#\s*noqa:\s*[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*", line, re.IGNORECASE))
+        if matches:
+            last = matches[-1]
+            return line[:last.end()] + f", {code}" + line[last.end():]
+    return line.rstrip() + f"  # noqa: {code}"

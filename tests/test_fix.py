@@ -1,0 +1,160 @@
+"""`compile-lint fix`: what it writes, --diff, the safe/unsafe tiers, convergence of
+nested fixes, bytes outside an edit (BOM, CRLF, tabs, comments, mode), and fix data
+that the rules' cases cannot show."""
+import os
+import stat
+import textwrap
+
+from compile_lint.config import Settings
+from compile_lint.engine import Linter, Selection
+from compile_lint.model import SAFE, UNSAFE
+from compile_lint.rules import get_rule
+from compile_lint.rules.base import Case
+from compile_lint.testing import run_case
+
+from conftest import run
+
+
+def run_rule(code, source, tmp_path, **kw):
+    return run_case(get_rule(code), Case(textwrap.dedent(source), **kw), str(tmp_path))
+
+
+def lint(tmp_path, files: dict[str, str], codes):
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    linter = Linter(lambda _p: Settings(root=str(tmp_path)), Selection(select=tuple(codes)))
+    results = linter.lint([str(tmp_path / rel) for rel in files])
+    return {os.path.basename(r.path): r.findings for r in results}
+
+
+def test_fix_writes_and_reports(project):
+    proc = run("fix", "bad.py", cwd=project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Fixed 1 finding" in proc.stdout
+    assert (project / "bad.py").read_text() == "import torch\nmodel = Net()\nmodel = torch.compile(model)\n"
+
+
+def test_fix_diff_writes_nothing(project):
+    before = (project / "bad.py").read_bytes()
+    proc = run("fix", "--diff", "bad.py", cwd=project)
+    assert proc.returncode == 1
+    assert "+model = torch.compile(model)" in proc.stdout and "-torch.compile(model)" in proc.stdout
+    assert (project / "bad.py").read_bytes() == before
+    assert run("fix", "--diff", "good.py", cwd=project).returncode == 0
+
+
+def test_unsafe_fixes_need_the_flag(tmp_path):
+    src = "import torch._dynamo\ntorch._dynamo.config.suppress_errors = True\nx = 1\n"
+    (tmp_path / "a.py").write_text(src)
+    proc = run("fix", "a.py", cwd=tmp_path)
+    assert proc.returncode == 1 and "1 more with `--unsafe-fixes`" in proc.stdout
+    assert (tmp_path / "a.py").read_text() == src
+    assert run("fix", "a.py", "--unsafe-fixes", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "a.py").read_text() == "import torch._dynamo\nx = 1\n"
+
+
+def test_fix_converges_on_nested_fixes(tmp_path):
+    # CL502's rewrite exposes a discarded-free assignment; CL507 inside must land in the same run
+    src = (
+        "import torch\n"
+        "def run(model, x):\n"
+        "    with torch.compile(model):\n"
+        "        with torch.cuda.amp.autocast():\n"
+        "            return model(x)\n"
+    )
+    (tmp_path / "a.py").write_text(src)
+    proc = run("fix", "a.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert (tmp_path / "a.py").read_text() == (
+        "import torch\n"
+        "def run(model, x):\n"
+        "    model = torch.compile(model)\n"
+        "    with torch.amp.autocast(\"cuda\"):\n"
+        "        return model(x)\n"
+    )
+    assert run("check", "a.py", cwd=tmp_path).returncode == 0
+
+
+def test_fix_preserves_bom_crlf_tabs_comments_and_mode(tmp_path):
+    src = (
+        "\ufeff# header comment\r\n"
+        "import torch\r\n"
+        "if True:\r\n"
+        "\tmodel = Net()  # keep me\r\n"
+        "\ttorch.compile(model)\t# and me\r\n"
+    )
+    path = tmp_path / "a.py"
+    path.write_bytes(src.encode("utf-8"))
+    os.chmod(path, 0o640)
+    assert run("fix", "a.py", cwd=tmp_path).returncode == 0
+    assert path.read_bytes() == src.replace("\ttorch.compile", "\tmodel = torch.compile").encode("utf-8")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_fix_tiers(tmp_path):
+    cl101 = run_rule("CL101", """\
+        import torch
+        def f(x, ref):
+            return x.view(int(ref.shape[0]), -1)
+        t = torch.jit.trace(f, (torch.rand(2, 4), torch.rand(2, 4)))
+        """, tmp_path / "a")
+    assert [f.fix.applicability for f in cl101.findings] == [SAFE]
+    cl103 = run_rule("CL103", """\
+        import torch
+        import torch.nn.functional as F
+        @torch.compile
+        def f(x):
+            return F.interpolate(x, scale_factor=1.25)
+        """, tmp_path / "b")
+    assert [f.fix.applicability for f in cl103.findings] == [UNSAFE]
+    cl201 = run_rule("CL201", """\
+        from torch import nn
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.b = [nn.ReLU()]
+        """, tmp_path / "c")
+    assert [f.fix.applicability for f in cl201.findings] == [UNSAFE]
+    assert "state_dict" in cl201.findings[0].fix.message
+
+
+def test_cl402_fix_only_for_a_literal_mode_on_the_call(tmp_path):
+    found = lint(tmp_path, {
+        "a.py": """
+            import functools, torch
+            fast = functools.partial(torch.compile, mode="reduce-overhead")
+            model = fast(model, dynamic=True)
+        """,
+        "b.py": """
+            import torch
+            model = torch.compile(model, mode='max-autotune', dynamic=True)
+        """,
+    }, codes=("CL402",))
+    assert [f.fix for f in found["a.py"]] == [None]
+    [b] = found["b.py"]
+    assert b.fix is not None and b.fix.applicability == "unsafe"
+
+
+def test_cl302_two_compares_share_one_rewrite(tmp_path):
+    from compile_lint.fixer import fix_source
+
+    code = textwrap.dedent("""
+        import torch
+
+        @torch.compile
+        def bands(img: torch.HalfTensor):
+            luma = img[:, 0] * 0.3 + img[:, 1] * 0.7
+            return (luma > 0.2) & (luma < 0.8)
+    """)
+    path = tmp_path / "bands.py"
+    path.write_text(code)
+    linter = Linter(lambda _p: Settings(root=str(tmp_path)), Selection(select=("CL302",)))
+    [result] = linter.lint([str(path)])
+    assert len(result.findings) == 2
+    outcome = fix_source(linter, str(path), code.encode(), result.findings, unsafe=True)
+    assert outcome.fixed.decode().count(".float()") == 2
+    assert "img[:, 0].float() * 0.3 + img[:, 1].float() * 0.7" in outcome.fixed.decode()
+    assert outcome.remaining == []

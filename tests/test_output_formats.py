@@ -1,0 +1,113 @@
+"""Output formats: text, concise, Ruff-compatible JSON and JSON lines, SARIF, GitHub
+annotations, --output-file; and the related locations (where the code is compiled)."""
+import json
+import os
+
+import pytest
+
+from conftest import ROOT, run
+
+
+def test_text_format_has_excerpt_hint_and_summary(project):
+    out = run("check", "bad.py", cwd=project).stdout
+    assert "bad.py:3:1: CL503" in out
+    assert "3 | torch.compile(model)" in out
+    assert "^^^^" in out
+    assert "help: assign the result" in out
+    assert "Found 1 finding (1 fixable with `compile-lint fix`)." in out
+
+
+def test_json_format_uses_ruff_fields(project):
+    data = json.loads(run("check", "bad.py", "--output-format", "json", cwd=project).stdout)
+    assert len(data) == 1
+    item = data[0]
+    assert item["code"] == "CL503"
+    assert item["location"] == {"row": 3, "column": 1}
+    assert item["end_location"] == {"row": 3, "column": 21}
+    assert item["filename"] == str(project / "bad.py")
+    assert item["url"].endswith("CL503.md")
+    fix = item["fix"]
+    assert fix["applicability"] == "safe"
+    assert fix["edits"] == [
+        {"content": "model = ", "location": {"row": 3, "column": 1}, "end_location": {"row": 3, "column": 1}}
+    ]
+
+
+def test_json_lines_format(project):
+    (project / "bad2.py").write_text("import torch\ntorch.compile(a)\ntorch.compile(b)\n")
+    lines = run("check", ".", "--output-format", "json-lines", cwd=project).stdout.splitlines()
+    assert len(lines) == 3
+    assert all(json.loads(line)["code"] == "CL503" for line in lines)
+
+
+def test_sarif_is_valid_and_carries_rules(project):
+    jsonschema = pytest.importorskip("jsonschema")
+    doc = json.loads(run("check", "bad.py", "--output-format", "sarif", cwd=project).stdout)
+    with open(os.path.join(ROOT, "tests", "data", "sarif-schema-2.1.0.json")) as fh:
+        schema = json.load(fh)
+    jsonschema.validate(doc, schema)
+    run0 = doc["runs"][0]
+    rules = {r["id"]: r for r in run0["tool"]["driver"]["rules"]}
+    assert rules["CL503"]["name"] == "compile-result-discarded"
+    assert rules["CL503"]["helpUri"].endswith("CL503.md")
+    assert rules["CL503"]["shortDescription"]["text"]
+    result = run0["results"][0]
+    assert result["ruleId"] == "CL503"
+    assert run0["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == "CL503"
+    region = result["locations"][0]["physicalLocation"]["region"]
+    assert (region["startLine"], region["startColumn"]) == (3, 1)
+
+
+def test_github_format(project):
+    out = run("check", "bad.py", "--output-format", "github", cwd=project).stdout
+    assert out.startswith("::error title=compile-lint (CL503),file=bad.py,line=3,col=1,endLine=3,endColumn=21::")
+
+
+def test_output_file(project):
+    proc = run("check", "bad.py", "--output-format", "json", "--output-file", "report.json", cwd=project)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert json.loads((project / "report.json").read_text())[0]["code"] == "CL503"
+
+
+def test_columns_count_characters_not_bytes(tmp_path):
+    (tmp_path / "u.py").write_text('import torch\nnom = "é"; torch.compile(model)\n', encoding="utf-8")
+    data = json.loads(run("check", "u.py", "--output-format", "json", cwd=tmp_path).stdout)
+    assert data[0]["location"] == {"row": 2, "column": 12}
+
+
+# -- related locations: where the code is compiled ---------------------------------------
+COMPILED = "import torch\n\n\n@torch.compile\ndef peak(x):\n    return x.amax().item()\n"
+
+
+def test_related_location_in_text_json_and_sarif(tmp_path):
+    (tmp_path / "peak.py").write_text(COMPILED)
+    text = run("check", "peak.py", cwd=tmp_path).stdout
+    assert "peak.py:6:12: CL508 `.item()` in compiled code forces a graph break\n" in text
+    assert "  = note: peak.py:4: compiled by torch.compile()\n" in text
+    concise = run("check", "peak.py", "--output-format", "concise", cwd=tmp_path).stdout
+    assert concise.splitlines()[0] == "peak.py:6:12: CL508 `.item()` in compiled code forces a graph break"
+
+    [item] = json.loads(run("check", "peak.py", "--output-format", "json", cwd=tmp_path).stdout)
+    assert item["related"] == [
+        {"filename": str(tmp_path / "peak.py"), "location": {"row": 4, "column": None}, "message": "compiled by torch.compile()"}
+    ]
+
+    jsonschema = pytest.importorskip("jsonschema")
+    doc = json.loads(run("check", "peak.py", "--output-format", "sarif", cwd=tmp_path).stdout)
+    with open(os.path.join(ROOT, "tests", "data", "sarif-schema-2.1.0.json")) as fh:
+        jsonschema.validate(doc, json.load(fh))
+    [result] = doc["runs"][0]["results"]
+    assert result["relatedLocations"] == [
+        {
+            "id": 0,
+            "physicalLocation": {"artifactLocation": {"uri": "peak.py"}, "region": {"startLine": 4}},
+            "message": {"text": "compiled by torch.compile()"},
+        }
+    ]
+
+
+def test_findings_without_a_site_have_no_related_locations(project):
+    [item] = json.loads(run("check", "bad.py", "--output-format", "json", cwd=project).stdout)
+    assert item["related"] == []
+    doc = json.loads(run("check", "bad.py", "--output-format", "sarif", cwd=project).stdout)
+    assert "relatedLocations" not in doc["runs"][0]["results"][0]

@@ -1,0 +1,60 @@
+"""Units of `compile-lint record` that need no torch: merging partial files, and verify's
+inputs taken from a recording."""
+import json
+import random
+
+from compile_lint.record.merge import merge_sites, write_recording
+from compile_lint.verify.config import TargetSpec
+from compile_lint.verify.recorded_inputs import use_recorded_inputs
+
+
+def site(qualname, shapes=(), calls=(), graphs=0, mode=None, code=()):
+    return {
+        "target": {"path": "m.py", "qualname": qualname, "row": 3, "kind": "class"},
+        "kind": "compiled", "api": "torch.compile", "options": {"mode": mode},
+        "calls": [{"path": "t.py", "row": r} for r in calls],
+        "seen": {"inputs": [[{"shape": list(s), "dtype": "float32"}] for s in shapes], "graphs": graphs,
+                 "recompiles": 0, "graph_breaks": 0, "graph_break_reasons": [],
+                 "code": [{"path": "m.py", "qualname": q, "row": 1} for q in code]},
+    }
+
+
+def test_merge_is_order_independent_and_bounded():
+    groups = [
+        [site("B", shapes=[(1, 8)], calls=[5], graphs=1)],
+        [site("A", shapes=[(1, 4), (1, 2)], calls=[9, 2], graphs=2, code=["f"])],
+        [site("A", shapes=[(1, 2), (1, 6)], calls=[2], graphs=1, code=["g", "f"]), site("A", mode="reduce-overhead")],
+    ]
+    merged = merge_sites(groups)
+    for _ in range(5):
+        shuffled = [list(g) for g in groups]
+        random.shuffle(shuffled)
+        assert merge_sites(shuffled) == merged
+    assert [(s["target"]["qualname"], s["options"].get("mode")) for s in merged] == [("A", "reduce-overhead"), ("A", None), ("B", None)]
+    a = merged[1]
+    assert [c["row"] for c in a["calls"]] == [2, 9]
+    assert [i[0]["shape"] for i in a["seen"]["inputs"]] == [[1, 2], [1, 4], [1, 6]]
+    assert a["seen"]["graphs"] == 2  # the largest any process saw, not the sum
+    assert [c["qualname"] for c in a["seen"]["code"]] == ["f", "g"]
+    assert len(merge_sites(groups, max_shapes=2)[1]["seen"]["inputs"]) == 2
+
+
+def test_written_file_is_stable(tmp_path):
+    out = tmp_path / "compile-lint-regions.json"
+    write_recording(str(out), [[site("A", shapes=[(1, 3, 8, 8)])]], fresh=True)
+    first = out.read_bytes()
+    write_recording(str(out), [], fresh=False)
+    assert out.read_bytes() == first
+    assert b'"shape": [1, 3, 8, 8]' in first  # shapes on one line: reviewable diffs
+
+
+def test_verify_takes_recorded_inputs(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "m.py").write_text("class A: pass\nclass B: pass\n")
+    data = {"version": 1, "sites": [site("A", shapes=[(2, 3, 16, 16), (1, 3, 8, 8)])]}
+    (tmp_path / "compile-lint-regions.json").write_text(json.dumps(data))
+    specs = [TargetSpec(ref="m.py:A", qualname="A", file=str(tmp_path / "m.py")),
+             TargetSpec(ref="m.py:B", qualname="B", file=str(tmp_path / "m.py"))]
+    use_recorded_inputs(specs)
+    assert [(i.shape, i.dtype) for i in specs[0].inputs] == [([2, 3, 16, 16], "float32")]  # the first the file lists
+    assert specs[1].inputs is None  # not recorded: synthesised as before
