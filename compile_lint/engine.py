@@ -37,7 +37,7 @@ __all__ = ["FileResult", "Linter", "Selection", "enabled_codes", "parse_file", "
 from .model import Finding
 from .parallel import default_jobs, run_jobs
 from .rules import select_codes
-from .source import source_for
+from .source import SourceFile
 
 
 @dataclass
@@ -99,7 +99,7 @@ class Linter:
 
     def relint(self, path: str, data: bytes, regions: dict[str, RegionInfo]) -> tuple[ParsedFile, list[Finding]]:
         """Lint new contents of one file against an existing region index (fix loop)."""
-        item = parse_file(source_for(path, data), self.settings_for(path))
+        item = parse_file(SourceFile(path, data), self.settings_for(path))  # `data` is code (a notebook's too)
         return item, self.lint_parsed(item, regions)
 
 
