@@ -215,6 +215,40 @@ def test_fp32_accumulation_order_beyond_8_ulps_is_rounding_when_as_accurate_as_e
     assert judge(eager, flipped, truth, Tolerance(), torch.float32).verdict == DIVERGENCE
 
 
+def test_an_fp64_run_that_eager_strays_from_is_no_reference():
+    """Random draws: a float64 run draws other numbers than the float32 one from the same
+    seed, so eager is as far from it as compiled; that must not pass as "rounding"."""
+    torch = pytest.importorskip("torch")
+    from compile_lint.verify.compare import DIVERGENCE, ROUNDING, Tolerance, judge
+
+    generator = torch.Generator().manual_seed(1)
+    fp64_draws = torch.rand(4096, dtype=torch.float64, generator=generator)
+    eager = torch.rand(4096, generator=generator)
+    compiled = torch.rand(4096, generator=generator)  # another stream: RNG in compiled code
+    assert judge(eager, compiled, fp64_draws, Tolerance(), torch.float32).verdict == DIVERGENCE
+    # a reference eager keeps to (within 1% of the largest value) still decides
+    near = (fp64_draws + 1e-4 * torch.randn(4096, dtype=torch.float64, generator=generator)).float()
+    also_near = (fp64_draws + 1e-4 * torch.randn(4096, dtype=torch.float64, generator=generator)).float()
+    assert judge(near, also_near, fp64_draws, Tolerance(), torch.float32).verdict == ROUNDING
+
+
+def test_gradients_are_judged_at_the_harness_training_tolerance():
+    torch = pytest.importorskip("torch")
+    from compile_lint.verify.compare import DIVERGENCE, WITHIN_TOLERANCE, Tolerance, judge
+    from compile_lint.verify.session import GRADIENT_TOLERANCE
+
+    generator = torch.Generator().manual_seed(2)
+    truth = torch.randn(8192, dtype=torch.float64, generator=generator)
+    eager = (truth + 1e-5 * torch.randn(truth.shape, dtype=torch.float64, generator=generator)).float()
+    compiled = (truth + 4e-5 * torch.randn(truth.shape, dtype=torch.float64, generator=generator)).float()
+    # four times eager's error: diverged at the forward tolerance ...
+    assert judge(eager, compiled, truth, Tolerance(), torch.float32).verdict == DIVERGENCE
+    # ... within the training tolerance of PyTorch's harness (1e-3), as a clean instance-norm
+    # net's gradients are (fixtures/verify/clean/style_transfer.py)
+    training = Tolerance(atol=GRADIENT_TOLERANCE, rtol=GRADIENT_TOLERANCE)
+    assert judge(eager, compiled, truth, training, torch.float32).verdict == WITHIN_TOLERANCE
+
+
 def test_a_low_precision_threshold_flip_diverges_even_when_closer_to_fp64():
     """fp16 eager rounds the luma and takes the wrong side of a threshold on a few pixels;
     compiled keeps it in fp32 and takes the other (fixtures/verify/fp16_luma_key.py)."""

@@ -56,13 +56,14 @@ def shape_label(resolution) -> str:
 
 
 def judge_outputs(eager: list, compiled: list, fp64: Optional[list], session: Session,
-                   compute_dtype) -> Judgement:
+                   compute_dtype, tolerance=None) -> Judgement:
+    tolerance = tolerance or session.tolerance
     if len(eager) != len(compiled):
         return Judgement(DIVERGENCE, float("inf"), 1.0)
     if not eager:
         return Judgement("bit-identical", 0.0, 0.0)
     refs = fp64 if fp64 is not None and len(fp64) == len(eager) else [None] * len(eager)
-    return worst([judge(e, c, r, session.tolerance, compute_dtype) for e, c, r in zip(eager, compiled, refs)])
+    return worst([judge(e, c, r, tolerance, compute_dtype) for e, c, r in zip(eager, compiled, refs)])
 
 
 def fill(result: CheckResult, judgement: Judgement) -> CheckResult:
@@ -367,7 +368,7 @@ def gradients_check(session: Session, baselines: Baselines, emit: Emit, resoluti
     result.times["compile_s"] = round(time.perf_counter() - start, 4)
     snapshot = CounterSnapshot.now()
     result.graphs, result.breaks, result.fell_back = snapshot.graphs, snapshot.breaks, snapshot.fell_back
-    judgement = judge_outputs(eager, outputs, fp64, session, compute_dtype)
+    judgement = judge_outputs(eager, outputs, fp64, session, compute_dtype, session.gradient_tolerance)
     fill(result, judgement)
     _classify(session, judgement, compute_dtype, lambda **c: compiled_grads(**c), eager, fp64, result)
     # CL103 is a forward hazard, seen only at some sizes: gradients neither prove nor clear it.

@@ -130,7 +130,7 @@ def judge(
     # output element (an element near 0 can come from cancelling large terms).
     scale = torch.maximum(e.abs().nan_to_num(posinf=0), c.abs().nan_to_num(posinf=0)).max()
     ulp_bound = ROUNDING_ULPS * ulp(scale, compute_dtype).item()
-    if fp64_ref is not None:
+    if fp64_ref is not None and reference_trusted(judgement, scale.item(), compute_dtype):
         accurate = fp64_accurate(judgement, compute_dtype, e.numel(), tol, ulp_bound)
     else:
         accurate = max_diff <= ulp_bound
@@ -140,6 +140,22 @@ def judge(
         if 0 < beyond <= FLIP_FRACTION:
             judgement.verdict = FLIP
     return judgement
+
+
+def reference_trusted(j: Judgement, scale: float, compute_dtype: torch.dtype) -> bool:
+    """Is the fp64 run a reference at all? It is eager's arithmetic in float64 on the same
+    inputs, so eager stays within rounding of it on the whole, except where the code draws
+    random numbers (a float64 draw yields other numbers than a float32 one from the same
+    seed). PyTorch's harness avoids that case by running its accuracy checks with
+    `fallback_random`; here an eager RMSE against the reference above 1% (fp32) or 5%
+    (fp16/bf16) of the output's largest magnitude means it is no reference, and the verdict
+    falls back to the ULP rule (the RNG rerun then tells randomness apart). The RMSE, not the
+    largest error: a low-precision threshold flips a few elements far (CL302) and stays a
+    reference."""
+    if j.eager_rmse_vs_fp64 is None:
+        return False
+    share = 0.05 if compute_dtype in (torch.float16, torch.bfloat16) else 0.01
+    return j.eager_rmse_vs_fp64 <= share * max(scale, 1e-12)
 
 
 def fp64_accurate(j: Judgement, compute_dtype: torch.dtype, numel: int, tol: Tolerance, ulp_bound: float) -> bool:
