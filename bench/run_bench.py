@@ -59,13 +59,13 @@ def corpus(name: str) -> str:
     return src
 
 
-def peers_venv() -> str:
-    venv = os.path.join(WORK, "peers-venv")
-    marker = os.path.join(venv, ".installed-" + "-".join(PEERS).replace("=", ""))
+def peers_venv(peers: list[str]) -> str:
+    venv = os.path.join(WORK, "peers-venv" if peers == PEERS else "ruff-venv")
+    marker = os.path.join(venv, ".installed-" + "-".join(peers).replace("=", ""))
     if not os.path.exists(marker):
-        log(f"installing {' '.join(PEERS)} into {venv}")
+        log(f"installing {' '.join(peers)} into {venv}")
         subprocess.run([sys.executable, "-m", "venv", "--clear", venv], check=True)
-        subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", *PEERS], check=True)
+        subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", *peers], check=True)
         open(marker, "w").close()
     return os.path.join(venv, "bin")
 
@@ -73,6 +73,7 @@ def peers_venv() -> str:
 def measure(cmd: list[str], cwd: str, env_extra: dict | None = None) -> dict:
     """Run once: wall and CPU seconds, peak RSS of the process tree, compile-lint stats."""
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # measure as users run it: with .pyc files
     env.update(SNAPSHOT_ENV)
     stats_file = None
     if env_extra:
@@ -156,8 +157,13 @@ def bench_set(name: str, src: str, runs: int, jobs_list: list[int]) -> dict:
                 with open(target, "wb") as fh:
                     fh.write(original)
                 os.utime(target)
-                log(f"{name} j{jobs} run {r + 1}/{runs}: one file alone")
-                rows.setdefault(("single", jobs), []).append(measure(cl("check", target, "--no-cache", *j), src))
+                log(f"{name} j{jobs} run {r + 1}/{runs}: one file, warm cache (its project as context)")
+                rows.setdefault(("single-warm", jobs), []).append(measure(cl("check", target, *j), src))
+                log(f"{name} j{jobs} run {r + 1}/{runs}: one file alone, --no-project --no-cache")
+                rows.setdefault(("single-alone", jobs), []).append(measure(cl("check", target, "--no-cache", "--no-project", *j), src))
+                shutil.rmtree(os.path.join(src, ".compile_lint_cache"), ignore_errors=True)
+                log(f"{name} j{jobs} run {r + 1}/{runs}: one file, empty cache (summarizes its project)")
+                rows.setdefault(("single", jobs), []).append(measure(cl("check", target, *j), src))
     finally:
         with open(target, "wb") as fh:
             fh.write(original)
@@ -208,8 +214,8 @@ def render(all_rows: dict, slow: dict | None, args) -> str:
     out = [
         "# compile-lint benchmark",
         "",
-        f"Written by `bench/run_bench.py --runs {args.runs} --sets {args.sets}"
-        + (" --skip-peers" if args.skip_peers else "") + f"` on {time.strftime('%Y-%m-%d %H:%M')}; "
+        f"Written by `bench/run_bench.py --runs {args.runs} --sets {args.sets} --jobs {','.join(map(str, args.jobs))}"
+        + (" --skip-peers" if args.skip_peers else "") + (" --ruff-only" if args.ruff_only else "") + f"` on {time.strftime('%Y-%m-%d %H:%M')}; "
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. "
         f"Medians of {args.runs} run(s); wall and CPU (user+sys, all processes) seconds. "
         "Load from other processes on a shared machine shows in wall time, less in CPU time. "
@@ -219,12 +225,14 @@ def render(all_rows: dict, slow: dict | None, args) -> str:
         "",
     ]
     labels = {"cold": "cold (empty cache)", "warm": "warm (nothing changed)", "edit1": "one file edited",
-              "single": "one file alone (`check FILE --no-cache`)"}
+              "single-warm": "one file, warm cache (`check FILE`; the project from the cache)",
+              "single-alone": "one file alone (`check FILE --no-project --no-cache`)",
+              "single": "one file, first run (`check FILE`, empty cache: summarizes the project)"}
     for name, rows in all_rows.items():
         out += [f"## Set {name}: {rows['_files']} files", "",
                 "| case | workers | wall s | CPU s | parent RSS MB | worker RSS MB | files parsed (pass 1 / 2) |",
                 "|---|---:|---:|---:|---:|---:|---:|"]
-        for case in ("cold", "warm", "edit1", "single"):
+        for case in ("cold", "warm", "edit1", "single-warm", "single-alone", "single"):
             for jobs in args.jobs:
                 items = rows.get((case, jobs))
                 if not items:
@@ -265,13 +273,14 @@ def main(argv=None) -> int:
     ap.add_argument("--sets", default="S,M", help="corpus sets, comma-separated (S, M, M2, L)")
     ap.add_argument("--jobs", default="1,2", help="worker counts to measure")
     ap.add_argument("--skip-peers", action="store_true", help="measure compile-lint only")
+    ap.add_argument("--ruff-only", action="store_true", help="of the peers, only Ruff (no TorchFix/Fixit)")
     ap.add_argument("--peer-runs", type=int, default=None, help="runs of the slow peers (default: --runs)")
     ap.add_argument("--out", default=os.path.join(HERE, "results.md"))
     args = ap.parse_args(argv)
     args.jobs = [int(j) for j in args.jobs.split(",")]
     os.makedirs(WORK, exist_ok=True)
     snapshot_code()
-    bin_dir = None if args.skip_peers else peers_venv()
+    bin_dir = None if args.skip_peers else peers_venv(["ruff==0.17.5"] if args.ruff_only else PEERS)
     all_rows: dict = {}
     slow = None
     for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
@@ -281,7 +290,7 @@ def main(argv=None) -> int:
             bench_peers(name, src, args.runs, bin_dir, all_rows[name])
         with open(args.out, "w") as fh:  # partial results as they come
             fh.write(render(all_rows, slow, args))
-    if bin_dir:
+    if bin_dir and not args.ruff_only:
         slow = bench_slow_peers(corpus("S"), args.peer_runs or args.runs, bin_dir)
     text = render(all_rows, slow, args)
     with open(args.out, "w") as fh:

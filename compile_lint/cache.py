@@ -19,7 +19,7 @@ holds what the last run learned about that path:
 
 Contract this relies on (compile_lint.analysis.facts): a rule sees the region index only
 through lookups of its own module's defs (`region_of`, `has_region`, ...) and through
-the ModuleFacts of other files it reads (`facts_for_path`), which look up theirs.
+the ModuleFacts of other files it reads (`facts.project.facts_for_path`), which look up theirs.
 
 Entries are written atomically (temp file + os.replace) and read with an unpickler
 that only builds compile_lint's own plain data classes, so a corrupt or foreign
@@ -108,8 +108,10 @@ def tool_fingerprint() -> str:
     if _FINGERPRINT is None:
         from . import __version__
 
+        from .codemods_home import folder
+
         here = os.path.dirname(os.path.abspath(__file__))
-        roots = [here, os.path.join(os.path.dirname(here), "codemods")]
+        roots = [here, folder()]
         items = []
         for root in roots:
             for folder, dirs, files in os.walk(root):
@@ -166,6 +168,28 @@ class ResultsCache:
         except Exception:
             pass
         return None
+
+    def load_manifest(self) -> dict:
+        """{absolute path: (stat signature, digest, summary key, summary digest)} of the
+        files the last runs summarized: lets a partial run take the rest of its project
+        as it was, from one read, without loading every file's entry."""
+        try:
+            with open(os.path.join(self.folder, "manifest"), "rb") as fh:
+                entry = loads(fh.read())
+            if entry["format"] == FORMAT and entry["tool"] == self.tool and isinstance(entry["files"], dict):
+                return entry["files"]
+        except Exception:
+            pass
+        return {}
+
+    def store_manifest(self, files: dict) -> None:
+        if not self._prepare():
+            return
+        entry = {"format": FORMAT, "tool": self.tool, "files": files}
+        try:
+            _write_atomic(os.path.join(self.folder, "manifest"), pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            pass
 
     def store_regions(self, run_key: str, regions: dict) -> None:
         if not self._prepare():

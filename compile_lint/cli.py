@@ -51,6 +51,7 @@ def common_options(func):
         click.option("--force-exclude", is_flag=True, help="Apply exclusions to paths named on the command line too."),
         click.option("--stdin-filename", help="The name of the file read from stdin (`-`)."),
         click.option("--no-cache", is_flag=True, help="Do not read or write the results cache."),
+        click.option("--no-project", is_flag=True, help="Build the region index from the given files only, not from their whole project."),
         click.option("--jobs", "-j", type=click.IntRange(min=0), default=None, help="Worker processes (default: all cores; 1 for none)."),
     ]
     for option in reversed(options):
@@ -123,6 +124,35 @@ class Run:
             cache = ResultsCache(cache_root(self.opts))
         jobs = self.opts.get("jobs")
         return Linter(self.settings_for, self.selection, jobs=jobs or 0, cache=cache)
+
+    def lint(self, linter, files: list[str], stdin: Optional[tuple[str, bytes]]):
+        """Lint `files` (and stdin) within their project: the region index also covers
+        the project's other files (summarized only), so a partial run reports what a
+        whole-project run reports for those files."""
+        context = [] if self.opts.get("no_project") else self.project_files(files, stdin)
+        return linter.lint(files, stdin=stdin, context=context)
+
+    def project_files(self, files: list[str], stdin: Optional[tuple[str, bytes]]) -> list[str]:
+        """The files of the projects around the given paths that the run does not lint."""
+        from .discovery import find_files
+        from .project_root import find_project_root
+
+        given = [p for p in (self.opts.get("paths") or ()) if p != "-"] or ([] if stdin else ["."])
+        if stdin is not None and stdin[0] != "-":
+            given.append(stdin[0])
+        roots = []
+        for path in given:
+            root = find_project_root(path, self.settings_for(os.path.abspath(path)))
+            if root is None or root in roots:
+                continue
+            if os.path.isdir(path) and os.path.abspath(path) == root:
+                continue  # the whole project is linted already
+            roots.append(root)
+        if not roots:
+            return []
+        linted = {os.path.abspath(p) for p in files} | ({os.path.abspath(stdin[0])} if stdin else set())
+        found = find_files(roots, self.settings_for, False)
+        return [p for p in found.files if os.path.abspath(p) not in linted]
 
     def emit(self, text: str) -> None:
         target = self.opts.get("output_file")
@@ -234,7 +264,7 @@ def check(**opts):
     run = Run(opts)
     files, stdin, errors = run.files()
     linter = run.linter()
-    results = linter.lint(files, stdin=stdin)
+    results = run.lint(linter, files, stdin)
     _report_warnings(linter)
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
     errors = list(errors) + [(r.path, r.error) for r in results if r.error]
@@ -272,51 +302,22 @@ def check(**opts):
 @_guard
 def fix(**opts):
     """Apply the safe fixes (and with --unsafe-fixes the unsafe ones) to PATHS."""
-    from .fixer import fix_notebook, fix_source, write_atomic
+    from .fixer import fix_files
     from .report.text import Summary
 
     run = Run(opts)
     files, stdin, errors = run.files()
     linter = run.linter()
-    results = linter.lint(files, stdin=stdin)
+    results = run.lint(linter, files, stdin)
     _report_warnings(linter)
     errors = list(errors) + [(r.path, r.error) for r in results if r.error]
-    remaining, fixed_count, diffs = [], 0, []
-    stdin_out = None
-    for result in results:
-        if result.error:
-            continue
-        if stdin is not None and result.path == stdin[0]:
-            data = stdin[1]
-        else:
-            try:
-                with open(result.path, "rb") as fh:
-                    data = fh.read()
-            except OSError as exc:
-                errors.append((result.path, f"cannot read: {exc.strerror or exc}"))
-                continue
-        fix_file = fix_notebook if result.path.endswith(".ipynb") else fix_source
-        outcome = fix_file(linter, result.path, data, result.findings, opts["unsafe_fixes"])
-        if outcome.error:
-            errors.append((result.path, outcome.error))
-        remaining.extend(outcome.remaining)
-        if stdin is not None and result.path == stdin[0]:
-            stdin_out = outcome.fixed
-            fixed_count += outcome.applied
-            continue
-        if not outcome.changed:
-            continue
-        if opts["diff"]:
-            diffs.append(_notebook_diff(outcome, run.cwd) if result.path.endswith(".ipynb") else _unified_diff(outcome, run.cwd))
-            fixed_count += outcome.applied
-            continue
-        try:
-            write_atomic(result.path, outcome.fixed)
-            fixed_count += outcome.applied
-        except OSError as exc:
-            errors.append((result.path, f"not fixed: {exc.strerror or exc}"))
-            remaining.extend(f for f in result.findings if f not in outcome.remaining)
-    remaining.sort(key=lambda f: f.sort_key())
+    fixing = fix_files(linter, results, stdin, opts["unsafe_fixes"], write=not opts["diff"])
+    errors += fixing.errors
+    remaining, fixed_count, stdin_out = fixing.remaining, fixing.fixed_count, fixing.stdin_out
+    diffs = []
+    if opts["diff"]:
+        for outcome in fixing.outcomes:
+            diffs.append(_notebook_diff(outcome, run.cwd) if outcome.path.endswith(".ipynb") else _unified_diff(outcome, run.cwd))
     if stdin_out is not None and not opts["diff"]:
         sys.stdout.buffer.write(stdin_out)
         sys.stdout.flush()

@@ -1,28 +1,43 @@
-"""The lint pipeline over a set of files.
+"""The lint pipeline over a set of files, owned here; the executor (parallel.py) only
+runs jobs.
 
-  read + parse (ast) -> summarize (per file) -> ProjectIndex.regions (whole run)
-  -> rules (per file, with the regions) -> suppression -> findings
+  plan       settings, enabled rules and cache keys per file
+  cache      what the results cache still knows (cache_validity.py says what holds)
+  pass 1     every file the cache could not answer: read, hash, parse, summarize and
+             run every rule against the regions this file alone implies
+             (lint_file.lint_one, in worker processes); files of the project outside
+             the run (`context`) are only summarized
+  index      ProjectIndex(all summaries).regions(): the cross-file region index
+  pass 2     re-lint only the files whose results were computed from region facts (or
+             other files) that the whole-run index answers differently
+  write back new results to the cache; report (cli.py) or fix (fixer.py)
 
-Per-file steps are pure functions of (bytes, settings), so they can run in worker
-processes and be cached; only the region index looks across files.
+In a typical project few files hold or reach a region, so almost every file is parsed
+once. With `context` (a partial run: pre-commit's changed files, an editor's buffer),
+the region index covers the whole project while only the given files are reported.
 """
 from __future__ import annotations
 
-import ast
+import os
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
-from .analysis.facts import ModuleFacts
-from .analysis.names import NameTable, module_name_for
-from .analysis.walk import walk
-from .analysis.regions import ModuleSummary, RegionInfo, summarize
+from . import cache as cache_mod
+from .analysis.names import module_name_for
+from .analysis.project import Sources
+from .analysis.regions import ProjectIndex, RegionInfo
+from .cache_validity import RegionDigests, still_holds
 from .config import Settings
-from .model import Finding, Position
-from .rules import all_rules, select_codes
-from .source import ParseFailure, SourceFile, source_for
-from .suppression import filter_suppressed
+from .lint_file import (
+    Done, JobContext, ParsedFile, Task, file_digest, init_worker, lint_one, parse_file, project_for, read_source, run_rules, summary_of,
+)
 
-SYNTAX_ERROR = "CL000"
+__all__ = ["FileResult", "Linter", "Selection", "enabled_codes", "parse_file", "read_source", "run_rules"]
+from .model import Finding
+from .parallel import default_jobs, run_jobs
+from .rules import select_codes
+from .source import SourceFile
 
 
 @dataclass
@@ -30,16 +45,6 @@ class FileResult:
     path: str
     findings: list[Finding] = field(default_factory=list)
     error: Optional[str] = None  # the file could not be read
-
-
-@dataclass
-class ParsedFile:
-    source: SourceFile
-    tree: Optional[ast.Module]
-    names: Optional[NameTable]
-    summary: Optional[ModuleSummary]
-    failure: Optional[ParseFailure] = None
-    nodes: Optional[list] = None  # every node of `tree`, parents linked
 
 
 def enabled_codes(settings: Settings, cli: "Selection", path: str) -> frozenset[str]:
@@ -58,80 +63,6 @@ class Selection:
     target_torch: Optional[str] = None
 
 
-def read_source(path: str, data: Optional[bytes] = None) -> SourceFile:
-    if data is None:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    return source_for(path, data)
-
-
-def parse_file(source: SourceFile, settings: Settings) -> ParsedFile:
-    try:
-        tree = source.parse()
-    except ParseFailure as failure:
-        return ParsedFile(source, None, None, None, failure)
-    module, is_package = module_name_for(source.path)
-    nodes = walk(tree, link_parents=True)
-    names = NameTable.build(tree, module, is_package, nodes)
-    summary = summarize(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers)
-    if b"compile-lint:" in source.data:
-        from .analysis.declared import find_markers
-        from .analysis.regions import def_qualnames
-
-        summary.declared = find_markers(source.data, tree, def_qualnames(tree), source.path)
-    return ParsedFile(source, tree, names, summary, nodes=nodes)
-
-
-def syntax_finding(parsed: ParsedFile) -> Finding:
-    failure = parsed.failure
-    pos = Position(failure.row, failure.column)
-    return Finding(SYNTAX_ERROR, failure.message, parsed.source.path, pos, pos)
-
-
-# Which rules run in which pass. Pass 1 runs on every file before the region index
-# exists; pass 2 runs after it, and re-parses only the files that need it.
-LOCAL = "local"  # rules that never ask about regions: pass 1
-REGION = "region"  # rules that only look inside regions: pass 2, files holding a region
-ANY = "any"  # rules that need the index but may fire anywhere: pass 2, every file
-
-
-def rule_pass(rule) -> str:
-    uses = getattr(rule, "uses_regions", None)
-    return LOCAL if uses is False else REGION if uses is True else ANY
-
-
-def run_rules(
-    parsed: ParsedFile,
-    regions: dict[str, RegionInfo],
-    codes: Iterable[str],
-    settings: Settings,
-    target_torch: Optional[str] = None,
-    passes: Iterable[str] = (LOCAL, REGION, ANY),
-    others: Optional[dict] = None,
-) -> list[Finding]:
-    """The enabled rules' findings for one parsed file. With `others`, it is filled
-    with the other files the rules read ({path: their ModuleFacts or None})."""
-    if parsed.failure is not None:
-        return [syntax_finding(parsed)] if SYNTAX_ERROR in codes and LOCAL in passes else []
-    facts = ModuleFacts(parsed.source, parsed.tree, parsed.names, regions, settings, parsed.nodes)
-    facts.target_torch = target_torch or settings.target_torch_version
-    data = parsed.source.data
-    findings: list[Finding] = []
-    rules = all_rules()
-    for code in sorted(codes):
-        rule = rules[code]
-        if rule_pass(rule) not in passes:
-            continue
-        if rule.requires and not any(token in data for token in rule.requires):
-            continue
-        findings.extend(rule.check(facts))
-    if others is not None:
-        others.update(facts.__dict__.get("_cl_other_facts", None) or {})
-    findings = filter_suppressed(findings, parsed.source)
-    findings.sort(key=Finding.sort_key)
-    return findings
-
-
 class Linter:
     """Lints a set of files as one project."""
 
@@ -146,30 +77,347 @@ class Linter:
         self.settings_for = settings_for
         self.selection = selection
         self.regions: dict[str, RegionInfo] = {}
-        self.jobs = jobs  # worker processes; 0 for one per core (compile_lint.parallel)
+        self.jobs = jobs  # worker processes; 0 for one per core
         self.cache = cache  # a compile_lint.cache.ResultsCache, or None
         self.stats: dict = {}  # what the last lint() did (files parsed, cached, ...)
+        self.sources = Sources()  # other files read while re-linting in this process (fix loop)
         self.warnings: list[str] = []  # for the user, once per run (stale recorded regions)
 
-    def lint(self, paths: list[str], stdin: Optional[tuple[str, bytes]] = None) -> list[FileResult]:
-        """Both passes over every file, in worker processes and through the cache when
-        the linter has them (compile_lint.parallel)."""
-        from .parallel import lint_files
-
-        return lint_files(self, paths, stdin)
+    def lint(self, paths: list[str], stdin: Optional[tuple[str, bytes]] = None, context: Iterable[str] = ()) -> list[FileResult]:
+        """Findings for `paths` (and stdin), with the region index built over them and
+        the project files `context` (summarized only, never reported)."""
+        return _Run(self, paths, stdin, context).run()
 
     def _codes(self, path: str) -> frozenset[str]:
         return enabled_codes(self.settings_for(path), self.selection, path)
 
-    def _run(self, item: ParsedFile, regions, passes) -> list[Finding]:
-        settings = self.settings_for(item.source.path)
-        return run_rules(item, regions, self._codes(item.source.path), settings, self.selection.target_torch, passes)
-
     def lint_parsed(self, item: ParsedFile, regions: dict[str, RegionInfo]) -> list[Finding]:
-        """Every enabled rule on one parsed file (both passes at once)."""
-        return self._run(item, regions, (LOCAL, REGION, ANY))
+        """Every enabled rule on one parsed file against a region index."""
+        settings = self.settings_for(item.source.path)
+        project = project_for(settings, regions, self.selection.target_torch, self.sources)
+        return run_rules(item, project, self._codes(item.source.path))
 
     def relint(self, path: str, data: bytes, regions: dict[str, RegionInfo]) -> tuple[ParsedFile, list[Finding]]:
         """Lint new contents of one file against an existing region index (fix loop)."""
-        item = parse_file(SourceFile(path, data), self.settings_for(path))
+        item = parse_file(SourceFile(path, data), self.settings_for(path))  # `data` is code (a notebook's too)
         return item, self.lint_parsed(item, regions)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+class _Run:
+    """One lint() call: the plan and the state between its stages."""
+
+    def __init__(self, linter: Linter, paths: list[str], stdin: Optional[tuple[str, bytes]], context: Iterable[str]):
+        self.linter = linter
+        self.stdin = stdin
+        self.inputs = [(p, None) for p in paths] + ([stdin] if stdin else [])
+        reported = {p for p, _ in self.inputs}
+        self.context = [p for p in dict.fromkeys(context) if p not in reported]
+        self.jobs = linter.jobs if linter.jobs else default_jobs()
+        self.store = linter.cache
+        self.debug = bool(os.environ.get("COMPILE_LINT_DEBUG"))
+        self.stats = linter.stats = {
+            "files": len(self.inputs), "context": len(self.context), "pass1": 0, "pass2": 0, "cached": 0, "hashed": 0,
+        }
+        self.results: dict[str, FileResult] = {}
+        self.done_of: dict[str, Done] = {}
+        self.entries: dict[str, dict] = {}
+        self.digest_of: dict[str, str] = {}
+        self.stale: set[str] = set()  # cached summaries whose findings must be recomputed
+        self.fresh: set[str] = set()  # results computed in this run
+        self.table: list[Settings] = []
+        self.plan: dict[str, dict] = {}
+        self.manifest: dict = {}
+
+    # -- plan ------------------------------------------------------------------------
+    def make_plan(self) -> None:
+        """Settings, rule codes and the cache keys that depend on them, per file."""
+        index_of: dict[int, int] = {}
+        codes_memo: dict = {}
+        selection = self.linter.selection
+        for path, data in self.inputs + [(p, None) for p in self.context]:
+            settings = self.linter.settings_for(path)
+            sid = index_of.get(id(settings))
+            if sid is None:
+                sid = index_of[id(settings)] = len(self.table)
+                self.table.append(settings)
+            ignored = frozenset(settings.ignored_for(path)) if settings.per_file_ignores else frozenset()
+            ck = (sid, ignored)
+            if ck not in codes_memo:
+                codes = tuple(sorted(enabled_codes(settings, selection, path)))
+                codes_memo[ck] = (codes, cache_mod.key(cache_mod.tool_fingerprint(), repr(settings), codes, selection.target_torch))
+            codes, settings_key = codes_memo[ck]
+            self.plan[path] = {"sid": sid, "codes": codes, "skey": settings_key, "data": data}
+
+    def summary_key(self, path: str, dig: Optional[str]) -> str:
+        module, is_package = module_name_for(path)
+        settings = self.table[self.plan[path]["sid"]]
+        return cache_mod.key(dig, module, is_package, settings.compile_wrappers, settings.trace_wrappers)
+
+    def task(self, path: str, data=None, **kw) -> Task:
+        return Task(path, self.plan[path]["sid"], self.plan[path]["codes"], data, **kw)
+
+    def job_context(self, regions: Optional[dict]) -> JobContext:
+        return JobContext(self.table, self.linter.selection.target_torch, regions, self.debug)
+
+    def run_tasks(self, tasks: list[Task], regions: Optional[dict], name: str):
+        return run_jobs(lint_one, tasks, self.jobs, init_worker, (self.job_context(regions),), self.stats, name)
+
+    # -- cache -----------------------------------------------------------------------
+    def load_cached(self) -> None:
+        store, stats = self.store, self.stats
+        if store is None:
+            return
+        self.manifest = store.load_manifest()
+        for path in self.context:
+            known = self.manifest.get(os.path.abspath(path))
+            if known is None:
+                continue
+            signature, dig, summary_key, summary_digest = known
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            if signature is None or cache_mod.stat_signature(st) != signature or summary_key != self.summary_key(path, dig):
+                continue
+            self.digest_of[path] = dig
+            self.done_of[path] = Done(path, dig, signature, None, None, trusted=False, lazy=True, lazy_summary_digest=summary_digest)
+        for path, data in self.inputs + [(p, None) for p in self.context if p not in self.done_of]:
+            if data is not None:
+                continue  # stdin is never cached
+            entry = store.load(path)
+            if entry is None:
+                continue
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            if entry.get("signature") is not None and cache_mod.stat_signature(st) == entry["signature"]:
+                dig = entry["digest"]
+            else:
+                read_at = cache_mod.now_ns()
+                dig = file_digest(path)
+                stats["hashed"] += 1
+                if dig is None:
+                    continue
+                signature = cache_mod.trusted_signature(st, read_at)
+                if dig == entry["digest"] and signature is not None:  # touched, not changed
+                    entry = dict(entry, signature=signature, dirty=True)
+            if dig != entry["digest"]:
+                continue
+            if entry.get("summary_key") != self.summary_key(path, dig):
+                continue
+            self.digest_of[path] = dig
+            self.entries[path] = entry
+            findings = entry.get("findings")
+            self.done_of[path] = Done(path, dig, entry.get("signature"), entry.get("summary_blob"),
+                                      list(findings) if findings is not None else None, dict(entry.get("used") or {}),
+                                      tuple(entry.get("deps") or ()), trusted=False)
+            if findings is None or entry.get("settings_key") != self.plan[path]["skey"]:
+                self.stale.add(path)  # summary still good; findings need pass 2
+
+    # -- pass 1 ----------------------------------------------------------------------
+    def pass1(self) -> None:
+        first = [self.task(path, data) for path, data in self.inputs if path not in self.done_of]
+        first.sort(key=lambda t: -_size(t.path) if t.data is None else 0)  # big files first: better balance
+        first += [self.task(path, summary_only=True) for path in self.context if path not in self.done_of]
+        for done in self.run_tasks(first, None, "pass1"):
+            self.stats["pass1"] += 1
+            self.accept_first(done)
+
+    def accept_first(self, done: Done) -> None:
+        if done.error:
+            if done.path in self.plan and done.path not in self.context:
+                self.results[done.path] = FileResult(done.path, error=done.error)
+            self.done_of.pop(done.path, None)
+            return
+        self.done_of[done.path] = done
+        self.digest_of[done.path] = done.digest
+        self.fresh.add(done.path)
+
+    # -- index -----------------------------------------------------------------------
+    def build_index(self) -> dict:
+        t1 = time.perf_counter()
+        store, stats, done_of = self.store, self.stats, self.done_of
+        # in one order whatever the run (a whole project, or one file of it with the rest
+        # as context), so that both build, and cache, the same index
+        order = sorted((p for p in self.plan if p in done_of), key=os.path.abspath)
+        declared = _declarations(self.table, self.plan)
+        run_key = None
+        regions = None
+        if store is not None:
+            # the index is a pure function of the run's summaries and of the declared/
+            # recorded regions: cache it too, keyed on what the summaries say, not on the
+            # bytes: an edit that leaves a file's summary alone (most edits inside a body)
+            # keeps the index
+            run_key = cache_mod.key([(os.path.abspath(p), done_of[p].summary_digest()) for p in order], declared.key())
+            regions = store.load_regions(run_key)
+            stats["index_cached"] = regions is not None
+        if regions is None:
+            for p in order:
+                done = done_of[p]
+                if done.lazy:  # its summary is needed now: from its cache entry
+                    entry = store.load(p)
+                    ok = entry is not None and entry.get("digest") == done.digest
+                    done.summary, done.lazy = (entry.get("summary_blob") if ok else b"not loaded"), False
+            decoded = {p: summary_of(done_of[p]) for p in order}
+            broken = [p for p, obj in decoded.items() if obj is False]
+            if broken:  # a cached summary that does not load: read those files afresh
+                redo = [self.task(p, summary_only=p in self.context) for p in broken]
+                for done in run_jobs(lint_one, redo, 1, init_worker, (self.job_context(None),), stats, "redo"):
+                    stats["pass1"] += 1
+                    self.entries.pop(done.path, None)
+                    self.accept_first(done)
+                    if not done.error:
+                        decoded[done.path] = summary_of(done)
+                order = [p for p in order if p in done_of]
+            index = ProjectIndex((decoded[p] for p in order if decoded[p]), declared.regions)
+            regions = index.regions()
+            problems = index.resolved_declared
+            if problems.unknown:
+                from .config import ConfigError
+
+                bad = problems.unknown[0]
+                raise ConfigError(f"{bad.where}: {bad.kind!r}: {bad.target!r} names no class or function of this project")
+            for entry in problems.stale:
+                path, _, qual = entry.target.partition(":")
+                message = (f"{_shown(entry.where)}: `{_shown(path)}:{qual}` was recorded but is no longer defined there "
+                           "(stale entry: re-run `compile-lint record`)")
+                if message not in self.linter.warnings:
+                    self.linter.warnings.append(message)
+            if run_key is not None and not problems.stale:  # stale entries: warn again next run
+                store.store_regions(run_key, regions)
+        stats["index_s"] = round(time.perf_counter() - t1, 3)
+        return regions
+
+    # -- pass 2 ----------------------------------------------------------------------
+    def pass2(self, regions: dict) -> None:
+        digests = RegionDigests(regions)
+        outside: dict[str, Optional[str]] = {}
+
+        def current_digest(path: str) -> Optional[str]:
+            if path in self.digest_of:
+                return self.digest_of[path]
+            if path not in outside:
+                outside[path] = file_digest(path)
+            return outside[path]
+
+        second = []
+        for path, data in self.inputs:
+            done = self.done_of.get(path)
+            if done is None:
+                continue
+            if path not in self.stale and still_holds(done.used, done.deps, digests, current_digest):
+                if path in self.entries:
+                    self.stats["cached"] += 1
+                continue
+            second.append(self.task(path, data, expect=done.digest))
+        for done in self.run_tasks(second, regions, "pass2"):
+            self.stats["pass2"] += 1
+            if done.error:
+                self.results[done.path] = FileResult(done.path, error=done.error)
+                self.done_of.pop(done.path, None)
+                continue
+            old = self.done_of[done.path]
+            done.summary, done.trusted = old.summary, old.trusted  # the index was built from these
+            self.done_of[done.path] = done
+            if done.changed:  # edited during the run: report, but do not cache
+                self.fresh.discard(done.path)
+                self.entries.pop(done.path, None)
+            else:
+                self.fresh.add(done.path)
+
+    # -- write back ------------------------------------------------------------------
+    def write_back(self) -> None:
+        store = self.store
+        if store is None:
+            return
+        for path, data in self.inputs + [(p, None) for p in self.context]:
+            done = self.done_of.get(path)
+            if data is not None or done is None:
+                continue
+            if path not in self.fresh and not (path in self.entries and self.entries[path].get("dirty")):
+                continue
+            store.store(path, {
+                "digest": done.digest,
+                "signature": done.signature,
+                "summary_key": self.summary_key(path, done.digest),
+                "summary_blob": done.summary,
+                "settings_key": self.plan[path]["skey"],
+                "findings": done.findings,  # None: a context file, only summarized
+                "used": done.used,
+                "deps": done.deps,
+            })
+        manifest = dict(self.manifest)
+        changed = False
+        for path, done in self.done_of.items():
+            if done.lazy or self.plan[path]["data"] is not None or done.signature is None or done.digest is None:
+                continue  # taken from the manifest as it is, or not cacheable
+            known = manifest.get(os.path.abspath(path))
+            if known is not None and known[0] == done.signature and known[1] == done.digest and path not in self.fresh:
+                continue
+            manifest[os.path.abspath(path)] = (done.signature, done.digest, self.summary_key(path, done.digest), done.summary_digest())
+            changed = True
+        if changed:
+            store.store_manifest(manifest)
+        self.stats["written"] = store.written
+
+    def run(self) -> list[FileResult]:
+        t0 = time.perf_counter()
+        self.make_plan()
+        self.load_cached()
+        self.pass1()
+        regions = self.linter.regions = self.build_index()
+        self.pass2(regions)
+        self.write_back()
+        for path, _ in self.inputs:
+            done = self.done_of.get(path)
+            if path not in self.results and done is not None:
+                self.results[path] = FileResult(path, done.findings or [])
+        self.stats["wall_s"] = round(time.perf_counter() - t0, 3)
+        write_stats(self.stats)
+        return [self.results[p] for p, _ in self.inputs if p in self.results]
+
+
+def _shown(path: str) -> str:
+    rel = os.path.relpath(path)
+    return (path if rel.startswith("..") else rel).replace(os.sep, "/")
+
+
+def _declarations(table: list, plan: dict):
+    """Config-declared and recorded regions for the settings in use (a malformed
+    recording is a configuration error)."""
+    from .analysis.declared import DeclarationError, declarations_for
+    from .config import ConfigError
+
+    first_path: dict[int, str] = {}
+    for path, item in plan.items():
+        first_path.setdefault(item["sid"], path)
+    try:
+        return declarations_for((table[sid], path) for sid, path in sorted(first_path.items()))
+    except DeclarationError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def write_stats(stats: dict) -> None:
+    """With COMPILE_LINT_STATS=FILE, append one JSON line about this run (benchmarks)."""
+    target = os.environ.get("COMPILE_LINT_STATS")
+    if not target:
+        return
+    import json
+    import resource
+
+    stats = dict(stats)
+    stats["parent_maxrss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    stats["worker_maxrss_mb"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
+    try:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(stats) + "\n")
+    except OSError:
+        pass

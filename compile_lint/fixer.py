@@ -7,7 +7,6 @@ so BOM, CRLF, tabs and comments outside an edit are untouched.
 from __future__ import annotations
 
 import ast
-import importlib
 import os
 import stat
 import tempfile
@@ -39,8 +38,9 @@ class FixOutcome:
 
 
 def _codemod_class(spec: str):
-    module, _, name = spec.partition(":")
-    return getattr(importlib.import_module(module), name)
+    from .codemods_home import codemod_class
+
+    return codemod_class(spec)
 
 
 def is_applicable(finding: Finding, unsafe: bool) -> bool:
@@ -124,6 +124,60 @@ def fix_notebook(linter, path: str, data: bytes, findings: list[Finding], unsafe
     except NotebookError as exc:
         return FixOutcome(path, data, data, 0, findings, error=str(exc))
     return FixOutcome(path, data, fixed, outcome.applied, outcome.remaining)
+
+
+@dataclass
+class FixRun:
+    """What fixing a run's files did."""
+
+    outcomes: list[FixOutcome] = field(default_factory=list)  # changed files (written, or not with diff_only)
+    remaining: list[Finding] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    fixed_count: int = 0
+    stdin_out: Optional[bytes] = None  # the fixed stdin, when stdin was linted
+
+
+def fix_files(linter, results, stdin: Optional[tuple[str, bytes]], unsafe: bool, write: bool) -> FixRun:
+    """The fix loop over a run's results: fix each file in memory (re-linting between
+    codemods), then write it atomically unless `write` is false (`fix --diff`)."""
+    run = FixRun()
+    for result in results:
+        if result.error:
+            continue
+        is_stdin = stdin is not None and result.path == stdin[0]
+        if is_stdin:
+            data = stdin[1]
+        else:
+            try:
+                with open(result.path, "rb") as fh:
+                    data = fh.read()
+            except OSError as exc:
+                run.errors.append((result.path, f"cannot read: {exc.strerror or exc}"))
+                continue
+        fix_file = fix_notebook if result.path.endswith(".ipynb") else fix_source
+        outcome = fix_file(linter, result.path, data, result.findings, unsafe)
+        if outcome.error:
+            run.errors.append((result.path, outcome.error))
+        run.remaining.extend(outcome.remaining)
+        if is_stdin:
+            run.stdin_out = outcome.fixed
+            run.fixed_count += outcome.applied
+            continue
+        if not outcome.changed:
+            continue
+        if not write:
+            run.outcomes.append(outcome)
+            run.fixed_count += outcome.applied
+            continue
+        try:
+            write_atomic(result.path, outcome.fixed)
+            run.outcomes.append(outcome)
+            run.fixed_count += outcome.applied
+        except OSError as exc:
+            run.errors.append((result.path, f"not fixed: {exc.strerror or exc}"))
+            run.remaining.extend(f for f in result.findings if f not in outcome.remaining)
+    run.remaining.sort(key=lambda f: f.sort_key())
+    return run
 
 
 def write_atomic(path: str, data: bytes) -> None:

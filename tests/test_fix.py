@@ -115,7 +115,7 @@ def test_fix_tiers(tmp_path):
         class M(nn.Module):
             def __init__(self):
                 super().__init__()
-                self.b = [nn.ReLU()]
+                self.b = [nn.Conv2d(3, 3, 1)]  # a module with parameters (a parameterless one is no hazard)
         """, tmp_path / "c")
     assert [f.fix.applicability for f in cl201.findings] == [UNSAFE]
     assert "state_dict" in cl201.findings[0].fix.message

@@ -73,3 +73,31 @@ def test_pre_commit_try_repo(tmp_path):
     git("add", "notes.txt")
     none = try_repo("notes.txt")
     assert none.returncode == 0, none.stdout + none.stderr
+
+
+def test_config_modules_table_matches_the_shipped_keys():
+    """analysis/torch_api.py names the same config modules the key table covers."""
+    from compile_lint.analysis.torch_api import CONFIG_MODULES
+    from compile_lint.torch_config import config_modules
+
+    assert CONFIG_MODULES == frozenset(config_modules())
+
+
+def test_wheel_lists_every_package_and_no_top_level_codemods():
+    """pyproject lists packages by hand (to install codemods/ as compile_lint_codemods):
+    a new package folder must be added there, and `codemods` never installs as is."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as fh:
+        setup = tomllib.load(fh)["tool"]["setuptools"]
+    listed = set(setup["packages"])
+    on_disk = set()
+    for folder, dirs, files in os.walk(os.path.join(ROOT, "compile_lint")):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        if "__init__.py" in files:
+            on_disk.add(os.path.relpath(folder, ROOT).replace(os.sep, "."))
+    assert on_disk | {"compile_lint_codemods"} == listed
+    assert "codemods" not in listed
+    assert setup["package-dir"] == {"compile_lint_codemods": "codemods"}

@@ -367,7 +367,7 @@ def is_write_target(facts: ModuleFacts, node: ast.Attribute) -> bool:
 # -- regions of classes -----------------------------------------------------------------
 def region_of_dotted(facts: ModuleFacts, dotted: str, kind: str) -> Optional[RegionInfo]:
     """The region of a def by its dotted name, wherever it is defined."""
-    region = facts._regions.get(dotted)  # noqa: SLF001 - no public accessor yet
+    region = facts.region_of_def(dotted)
     return region if region is not None and kind in region.kinds else None
 
 

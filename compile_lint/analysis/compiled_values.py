@@ -10,23 +10,20 @@ file of the project). The CL3xx rules ask the reverse question about a region: w
 did its compile site do to the target (`torch.compile(model.half())`, `.eval()`,
 `options={"fallback_random": True}`, `backend="aot_eager"`) and where is it called.
 
-Facts about other files are read from disk, parsed with `ast` (cached by path, size
-and mtime): only files that a region's Site or an import names are read.
+Facts about other files come from the engine's project handle (`facts.project`,
+analysis/project.py): only files that a region's Site or an import names are read.
 """
 from __future__ import annotations
 
 import ast
-import os
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Iterator, Optional
 
-from ..source import ParseFailure, SourceFile
-from .facts import FUNCTION_NODES, ModuleFacts
-from .names import NameTable, import_root, module_name_for
-from .regions import COMPILE, CUDAGRAPH_MODES, RegionInfo, Site
+from .facts import FUNCTION_NODES, Fact, ModuleFacts
+from .project import path_for_module
+from .regions import COMPILE, RegionInfo, Site
+from .torch_api import COMPILE_FUNCS, CUDAGRAPH_MODES
 
-COMPILE_FUNCS = frozenset({"torch.compile"})
 NOT_MODULE_COMPILE = ("re.", "builtins.", "torch.", "regex.")
 
 
@@ -153,6 +150,8 @@ class CompiledValues:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.defs[stmt.name] = stmt
         self.bindings: list[tuple[str, Optional[ast.AST], Optional[ast.ClassDef], int, CompileCall]] = []
+        self._wrapper_cache: dict[str, Optional[tuple]] = {}  # local def name -> its compile shape
+        self._imported_cache: dict[str, Optional[CompileCall]] = {}  # dotted name -> imported compiled value
         self._collect()
 
     # -- compile calls --------------------------------------------------------
@@ -169,7 +168,7 @@ class CompiledValues:
                              call.args[0] if call.args else None)
             return _fill_options(cc, _keywords(facts, call))
         if isinstance(call.func, ast.Name) and call.func.id in self.defs:
-            wrappers_cache = self.__dict__.setdefault("_wrapper_cache", {})
+            wrappers_cache = self._wrapper_cache
             if call.func.id not in wrappers_cache:
                 wrappers_cache[call.func.id] = _wrapper_compile(facts, self.defs[call.func.id])
             shape = wrappers_cache[call.func.id]
@@ -251,12 +250,6 @@ class CompiledValues:
                 if cc is not None:
                     self._bind(node.value.func.value, node, cc)
 
-    def binding_for_site(self, row: int) -> Optional[tuple[str, Optional[ast.AST], Optional[ast.ClassDef], int, CompileCall]]:
-        for binding in self.bindings:
-            if binding[4].row == row:
-                return binding
-        return None
-
     def compile_call_at(self, row: int) -> Optional[CompileCall]:
         """The compile call (or decorator) written on line `row`."""
         for binding in self.bindings:
@@ -304,7 +297,7 @@ class CompiledValues:
         dotted = self.facts.resolve(func)
         if not dotted or dotted.startswith(("torch.", "builtins.")) or "." not in dotted:
             return None
-        cache = self.__dict__.setdefault("_imported_cache", {})
+        cache = self._imported_cache
         if dotted not in cache:
             cache[dotted] = self._lookup_imported(dotted)
         return cache[dotted]
@@ -316,8 +309,7 @@ class CompiledValues:
         path = path_for_module(self.facts, module)
         if path is None:
             return None
-        if not _mentions(path, b"compile"):
-            self.facts.__dict__.setdefault("_cl_other_facts", {}).setdefault(path, None)
+        if not self.facts.project.mentions(path, b"compile"):
             return None
         other = facts_for_path(self.facts, path)
         if other is None:
@@ -352,121 +344,23 @@ def _in_loop_with(facts: ModuleFacts, node: ast.AST, func: ast.AST) -> bool:
     return False
 
 
+class CompiledValuesFact(Fact):
+    """Which names in a file hold compiled/traced callables (CompiledValues)."""
+
+    name = "compiled values"
+
+    @classmethod
+    def compute(cls, facts: ModuleFacts) -> "CompiledValues":
+        return CompiledValues(facts)
+
+
 def compiled_values(facts: ModuleFacts) -> CompiledValues:
-    cached = getattr(facts, "_cl_compiled_values", None)
-    if cached is None:
-        cached = CompiledValues(facts)
-        facts._cl_compiled_values = cached  # type: ignore[attr-defined]
-    return cached
-
-
-# -- other files ---------------------------------------------------------------------
-@lru_cache(maxsize=256)
-def _parse(path: str, size: int, mtime: int):
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-        source = SourceFile(path, data)
-        tree = source.parse()
-    except (OSError, ParseFailure):
-        return None
-    module, is_package = module_name_for(path)
-    return source, tree, NameTable.build(tree, module, is_package)
-
-
-def regions_of(facts: ModuleFacts) -> dict[str, RegionInfo]:
-    # ModuleFacts keeps the run's region index privately; rules only read it.
-    return getattr(facts, "_regions", {}) or {}
-
-
-_OTHER: dict[tuple[str, int, int], tuple[object, ModuleFacts]] = {}
-_OTHER_MAX = 512
+    return facts.get(CompiledValuesFact)
 
 
 def facts_for_path(facts: ModuleFacts, path: str) -> Optional[ModuleFacts]:
-    """ModuleFacts for another file of the run (the same object for `facts.path`).
-
-    Shared by every file linted against the same region index, so a module imported
-    by many files is parsed and scanned once per run.
-    """
-    if os.path.abspath(path) == os.path.abspath(facts.path):
-        return facts
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    read = facts.__dict__.setdefault("_cl_other_facts", {})  # the engine's cache tracks these files
-    regions = regions_of(facts)
-    # Shared only between files that see the same index object: a per-file tracking
-    # index (the engine's cache) must see the lookups made through these facts.
-    token = regions if (regions or type(regions) is not dict) else None
-    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
-    hit = _OTHER.get(key)
-    if hit is not None and hit[0] is token:
-        read[path] = hit[1]
-        return hit[1]
-    parsed = _parse(path, st.st_size, st.st_mtime_ns)
-    if parsed is None:
-        read[path] = None
-        return None
-    source, tree, names = parsed
-    other = ModuleFacts(source, tree, names, regions, facts.settings)
-    if len(_OTHER) >= _OTHER_MAX:
-        _OTHER.clear()
-    _OTHER[key] = (token, other)
-    read[path] = other
-    return other
-
-
-def path_for_module(facts: ModuleFacts, module: str) -> Optional[str]:
-    """The file of a project module named by dotted `module` (as an import in this file
-    writes it, or as the module name of a relative import), found next to this file,
-    in its import root, or in the folders above it (names.import_root)."""
-    own = facts.names.module
-    if not own:
-        return None
-    here = os.path.dirname(os.path.abspath(facts.path))
-    root, prefix = import_root(facts.path)
-    folders = [here, root]
-    above = root
-    for _ in range(len(prefix)):  # a name that starts at the project root
-        above = os.path.dirname(above)
-        folders.append(above)
-    parts = module.split(".")
-    for folder in dict.fromkeys(folders):
-        base = os.path.join(folder, *parts)
-        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
-            if os.path.isfile(candidate):
-                return candidate
-    return None
-
-
-def facts_for_module(facts: ModuleFacts, module: str) -> Optional[ModuleFacts]:
-    path = path_for_module(facts, module)
-    return facts_for_path(facts, path) if path else None
-
-
-_MENTIONS: dict[tuple[str, int, int, bytes], bool] = {}
-
-
-def _mentions(path: str, token: bytes) -> bool:
-    """Whether the file's bytes contain `token` (a cheap filter before parsing it)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return False
-    key = (path, st.st_size, st.st_mtime_ns, token)
-    found = _MENTIONS.get(key)
-    if found is None:
-        try:
-            with open(path, "rb") as fh:
-                found = token in fh.read()
-        except OSError:
-            found = False
-        if len(_MENTIONS) > 8192:
-            _MENTIONS.clear()
-        _MENTIONS[key] = found
-    return found
+    """ModuleFacts for another file of the project, through the engine's project handle."""
+    return facts.project.facts_for_path(facts, path)
 
 
 def site_call(facts: ModuleFacts, site: Site) -> Optional[tuple[ModuleFacts, CompileCall]]:

@@ -1,22 +1,54 @@
 """ModuleFacts: everything rules may ask about one parsed file, computed once.
 
 Rules ask for facts (resolved names, calls to a dotted name, the region around a
-node) instead of walking and resolving by themselves; each fact is computed
-lazily, so a rule that does not need regions does not pay for them.
+node) instead of walking and resolving by themselves. Larger facts are declared
+providers (`Fact` subclasses): a rule names the ones it needs in `Rule.needs`, and
+`facts.get(SomeFact)` computes each once per file, on first use, so a rule that
+returns early does not pay for it. Asking for a fact a running rule did not declare
+is an error (`UndeclaredFact`), so the declarations stay true.
+
+What lies beyond the file (the region index, other files) is reached through
+`facts.project` (analysis/project.py), which records what was looked at.
 """
 from __future__ import annotations
 
 import ast
 from collections import defaultdict
 from functools import cached_property
-from typing import Iterator, Optional
+from typing import Any, Callable, ClassVar, Iterator, Optional
 
 from ..source import SourceFile
 from .names import NameTable
+from .project import Project, RegionView, kinds_of
 from .regions import RegionInfo, def_qualnames, lambda_qualname
 from .walk import walk
 
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+class Fact:
+    """A declared fact provider: `compute(facts)` builds the fact for one file."""
+
+    name: ClassVar[str] = ""
+
+    @classmethod
+    def compute(cls, facts: "ModuleFacts") -> Any:
+        raise NotImplementedError
+
+
+class RegionsFact(Fact):
+    """The project's region index (which defs run compiled, traced, exported, in CUDA
+    graphs). Rules that need it run after the whole project was summarized."""
+
+    name = "regions"
+
+    @classmethod
+    def compute(cls, facts: "ModuleFacts") -> RegionView:
+        return facts.project.regions
+
+
+class UndeclaredFact(RuntimeError):
+    """A rule asked for a fact it does not list in `needs`."""
 
 
 class ModuleFacts:
@@ -28,22 +60,41 @@ class ModuleFacts:
         regions: Optional[dict[str, RegionInfo]] = None,
         settings=None,
         nodes=None,
+        *,
+        project: Optional[Project] = None,
     ):
+        """`project` is the engine's handle on everything beyond the file; without one
+        (tests, scripts), a project with `regions` and `settings` is made."""
         self.source = source
         self.path = source.path
         self.tree = tree
         self.names = names
-        self._regions = regions or {}
-        self.settings = settings  # compile_lint.config.Settings, for rules with options
+        if project is None:
+            project = Project(RegionView(regions), settings)
+        self.project = project
+        self.settings = project.settings  # compile_lint.config.Settings, for rules with options
+        self._computed: dict[type, Any] = {}
         self._by_type: dict[type, list[ast.AST]] = defaultdict(list)
         by_type = self._by_type
         for node in nodes if nodes is not None else walk(tree, link_parents=True):
             by_type[node.__class__].append(node)
-        prefix = f"{names.module}." if names.module else ""
-        self._local_kinds: set[str] = set()
-        for dotted, region in self._regions.items():
-            if dotted.startswith(prefix):
-                self._local_kinds |= region.kinds
+        self._local_kinds: set[str] = kinds_of(project.regions.under(names.module))
+
+    # -- declared facts ------------------------------------------------------------
+    def get(self, fact: type[Fact], make: Optional[Callable[["ModuleFacts"], Any]] = None) -> Any:
+        """The fact `fact` for this file, computed once (by `make` instead of
+        `fact.compute` when given and this is the first ask)."""
+        allowed = self.project.allowed
+        if allowed is not None and fact not in allowed:
+            raise UndeclaredFact(f"{fact.__name__} asked for but not declared in the rule's `needs`")
+        found = self._computed.get(fact)
+        if found is None and fact not in self._computed:
+            found = self._computed[fact] = (make or fact.compute)(self)
+        return found
+
+    @property
+    def _regions(self) -> RegionView:
+        return self.get(RegionsFact)
 
     # -- structure -------------------------------------------------------------
     def nodes(self, *types: type) -> Iterator[ast.AST]:
@@ -119,6 +170,7 @@ class ModuleFacts:
     def has_region(self, kind: Optional[str] = None) -> bool:
         """Cheap: could any code in this file be in a region (of `kind`)? Rules that
         only look inside regions return early when not."""
+        self.get(RegionsFact)  # declared
         return bool(self._local_kinds) if kind is None else kind in self._local_kinds
 
     def in_region(self, node: ast.AST, kind: str) -> Optional[RegionInfo]:

@@ -43,7 +43,7 @@ from .compiled_values import (
     site_call,
     target_history,
 )
-from .facts import FUNCTION_NODES, ModuleFacts
+from .facts import FUNCTION_NODES, Fact, ModuleFacts
 
 F16, BF16, F32, F64 = "float16", "bfloat16", "float32", "float64"
 LOW = frozenset({F16, BF16})
@@ -188,9 +188,6 @@ class Precision:
         self._memo[key] = result
         return result
 
-    def is_low(self, expr: ast.AST) -> bool:
-        return self.dtype(expr) in LOW
-
     def autocast_at(self, node: ast.AST) -> Autocast:
         """The autocast state the code at `node` runs under."""
         for anc in [node] + list(self.facts.ancestors(node)):
@@ -266,7 +263,7 @@ class Precision:
     def _for(facts: ModuleFacts, current: "Precision") -> "Precision":
         if facts is current.facts:
             return current
-        return precision_for(facts, current.depth + 1)
+        return facts.get(PrecisionFact, make=lambda other: Precision(other, current.depth + 1))
 
     def _callers(self, func: ast.AST):
         """(facts, call) for the calls of `func` this file and its compile sites show."""
@@ -888,15 +885,21 @@ def history_dtype(facts: ModuleFacts, calls: list[ast.Call]) -> Optional[str]:
     return None
 
 
-def precision_for(facts: ModuleFacts, depth: int = 0) -> Precision:
-    cached = getattr(facts, "_cl_precision", None)
-    if cached is None:
-        cached = Precision(facts, depth)
-        facts._cl_precision = cached  # type: ignore[attr-defined]
-    return cached
+class PrecisionFact(Fact):
+    """The dtype and autocast state of values in a file (Precision)."""
+
+    name = "precision"
+
+    @classmethod
+    def compute(cls, facts: ModuleFacts) -> "Precision":
+        return Precision(facts)
+
+
+def precision_for(facts: ModuleFacts) -> Precision:
+    return facts.get(PrecisionFact)
 
 
 __all__ = [
     "Autocast", "BF16", "F16", "F32", "F64", "LOW", "NO_AUTOCAST", "Precision", "SHORT",
-    "history_dtype", "precision_for", "promote", "facts_for_path",
+    "PrecisionFact", "history_dtype", "precision_for", "promote", "facts_for_path",
 ]

@@ -26,6 +26,7 @@ from typing import Iterable, Iterator, Optional
 
 from .declared import Recording, describe_declared
 from .names import NameTable, import_prefixes
+from .torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, TRACE_FUNCS
 from .values import EMPTY, G, PARAM, Resolver, Scope, TermBuilder, Value, assigned_names
 from .walk import walk_scope
 
@@ -33,24 +34,10 @@ COMPILE = "compiled"
 TRACED = "traced"
 CUDAGRAPH = "cudagraph"
 
-COMPILE_FUNCS = frozenset({"torch.compile", "torch._dynamo.optimize"})
-TRACE_FUNCS = frozenset(
-    {
-        "torch.jit.trace",
-        "torch.jit.trace_module",
-        "torch.fx.symbolic_trace",
-        "torch.export.export",
-        "torch.export.export_for_training",
-        "torch.onnx.export",
-        "torch.onnx._export",
-        "torch.onnx.dynamo_export",
-    }
-)
+COMPILE_FUNCS = COMPILERS  # torch.compile and torch._dynamo.optimize (analysis/torch_api.py)
 # how the compiled/traced object is passed by keyword: torch.compile(model=...),
 # onnx.export(model=...), export(mod=...), symbolic_trace(root=...), jit.trace(func=...)
 TARGET_KEYWORDS = frozenset({"model", "mod", "root", "func", "fn"})
-DISABLE_FUNCS = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
-CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
 MAX_DEPTH = 12
 # method names of tensors, lists, dicts, strings and loggers: never a project function
 # whose parameters need their callers

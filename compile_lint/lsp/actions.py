@@ -56,7 +56,7 @@ def _diagnostic_for(codec, linted: Linted, f: Finding) -> Optional[types.Diagnos
     from .documents import diagnostic
 
     place = linted.place_of(f.start.row)
-    return diagnostic(codec, place, f) if place is not None else None
+    return diagnostic(codec, place, f, linted) if place is not None else None
 
 
 def _fix_action(codec, linted: Linted, f: Finding) -> Optional[types.CodeAction]:

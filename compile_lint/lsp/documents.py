@@ -12,7 +12,8 @@ from typing import Optional
 
 from lsprotocol import types
 
-from ..engine import Selection, enabled_codes, parse_file, run_rules
+from ..engine import Selection, enabled_codes
+from ..lint_file import parse_file, project_for, run_rules
 from ..model import Finding, Position
 from ..notebook import Notebook, split_lines
 from ..rules import all_rules
@@ -79,14 +80,14 @@ def _lines(text: str) -> list[str]:
 def lint(context, linted: Linted) -> bool:
     """Lint `linted.code` against the project's index; fills findings and `used`.
     Returns True when this buffer changed the project's index."""
-    from ..parallel import TrackedRegions
+    from ..cache_validity import TrackedRegionView
 
     settings = context.settings_for(linted.path)
     item = parse_file(SourceFile(linted.path, linted.code), settings)
     regions, changed = context.regions_with(linted.path, item.summary)
-    tracked = TrackedRegions(regions)
+    tracked = TrackedRegionView(regions)
     codes = enabled_codes(settings, Selection(), linted.path)
-    linted.findings = run_rules(item, tracked, codes, settings)
+    linted.findings = run_rules(item, project_for(settings, tracked, None), codes)
     digests = context.digests(regions)
     linted.used = {token: digests(token) for token in tracked.used()}
     return changed
@@ -107,7 +108,7 @@ class Relinter:
     def relint(self, path: str, data: bytes, regions):
         settings = self.context.settings_for(path)
         item = parse_file(SourceFile(path, data), settings)
-        return item, run_rules(item, regions, enabled_codes(settings, Selection(), path), settings)
+        return item, run_rules(item, project_for(settings, regions, None), enabled_codes(settings, Selection(), path))
 
 
 # -- findings -> LSP ------------------------------------------------------------------
@@ -162,19 +163,9 @@ def diagnostic(codec, place: Place, f: Finding, linted: Optional["Linted"] = Non
         code=f.code,
         code_description=types.CodeDescription(href=DOC_URL.format(code=f.code)),
         source=SOURCE,
-        related_information=[related_information(r) for r in f.related] or None,
         data=data,
         related_information=related_information(codec, linted, f) if linted is not None else None,
     )
-
-
-def related_information(rel) -> types.DiagnosticRelatedInformation:
-    """A finding's related location (where its code is compiled), as the editor shows it."""
-    import pathlib
-
-    at = types.Position(line=max(rel.row - 1, 0), character=max((rel.column or 1) - 1, 0))
-    uri = pathlib.Path(rel.path).absolute().as_uri()
-    return types.DiagnosticRelatedInformation(types.Location(uri, types.Range(at, at)), rel.message)
 
 
 def diagnostics_by_uri(codec, linted: Linted) -> dict[str, list[types.Diagnostic]]:

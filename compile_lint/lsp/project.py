@@ -161,8 +161,8 @@ class ProjectContext:
             return self.regions != old
 
     def digests(self, regions: dict[str, RegionInfo]):
-        """parallel.RegionDigests of `regions`, kept while the index stays the same."""
-        from ..parallel import RegionDigests
+        """cache_validity.RegionDigests of `regions`, kept while the index stays the same."""
+        from ..cache_validity import RegionDigests
 
         if self._digests is None or self._digests[0] is not regions:
             self._digests = (regions, RegionDigests(regions))

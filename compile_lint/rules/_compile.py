@@ -5,17 +5,12 @@ import ast
 from typing import Optional
 
 from ..analysis.facts import ModuleFacts
+from ..analysis.torch_api import COMPILE
 
-COMPILE = "torch.compile"
-DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
 
 
 def is_compile_call(facts: ModuleFacts, node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and facts.resolve(node.func) == COMPILE
-
-
-def is_disable(facts: ModuleFacts, node: ast.AST) -> bool:
-    return facts.resolve(node) in DISABLE
 
 
 def source_text(facts: ModuleFacts, node: ast.AST) -> str:

@@ -5,17 +5,16 @@ import ast
 from typing import Iterator, Optional
 
 from ..analysis.compiled_values import chain_text, literal, NOT_LITERAL, site_call, facts_for_path
-from ..analysis.facts import FUNCTION_NODES, ModuleFacts
+from ..analysis.facts import FUNCTION_NODES, Fact, ModuleFacts
 from ..analysis.regions import RegionInfo
+from ..analysis.torch_api import INDUCTOR_CONFIG
 
-INDUCTOR_CONFIG = "torch._inductor.config"
 NOT_INDUCTOR = frozenset({"eager", "aot_eager", "aot_eager_decomp_partition", "cudagraphs", "onnxrt", "tvm", "openxla"})
 
 
 def region_nodes(facts: ModuleFacts, types: tuple, kind: str = "compiled") -> Iterator[tuple[ast.AST, RegionInfo]]:
     """Nodes of `types` whose code runs in a region of `kind`, with the region."""
-    has_region = getattr(facts, "has_region", None)
-    if has_region is not None and not has_region(kind):
+    if not facts.has_region(kind):
         return
     cache: dict[int, Optional[RegionInfo]] = {}
     for node in facts.nodes(*types):
@@ -136,13 +135,24 @@ def number_value(expr: ast.AST) -> Optional[float]:
     return float(value) if isinstance(value, (int, float)) else None
 
 
+class ClassAttrsFact(Fact):
+    """Per class of a file (by id of its ClassDef): its `self.<attr> = Ctor(...)`
+    assignments by attribute, filled in as classes are asked about."""
+
+    name = "class attributes"
+
+    @classmethod
+    def compute(cls, facts: ModuleFacts) -> dict[int, dict[str, list[tuple[ast.Assign, ast.Call]]]]:
+        return {}
+
+
 def class_attrs(facts: ModuleFacts, node: ast.AST) -> dict[str, list[tuple[ast.Assign, ast.Call]]]:
     """`self.<attr> = Ctor(...)` assignments anywhere in the class around `node`, by
     attribute (computed once per class)."""
     cls = next((a for a in facts.ancestors(node) if isinstance(a, ast.ClassDef)), None)
     if cls is None:
         return {}
-    cache = facts.__dict__.setdefault("_cl_class_attrs", {})
+    cache = facts.get(ClassAttrsFact)
     table = cache.get(id(cls))
     if table is None:
         table = {}
@@ -179,6 +189,6 @@ def same(facts: ModuleFacts, a: ast.AST, b: ast.AST) -> bool:
 
 
 __all__ = [
-    "ELEMENTWISE", "FUNCTION_NODES", "call_name", "chain_text", "class_attrs", "def_name", "facts_for_path", "file_sets_config", "is_number", "number_value",
+    "ClassAttrsFact", "ELEMENTWISE", "FUNCTION_NODES", "call_name", "chain_text", "class_attrs", "def_name", "facts_for_path", "file_sets_config", "is_number", "number_value",
     "region_nodes", "region_sets_config", "runs_inductor", "same", "stmt_text",
 ]

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator, Optional
 
 from ..analysis.classes import site_of_kind
-from ..analysis.facts import ModuleFacts
 from ..analysis.regions import COMPILE
 from ..model import SAFE, UNSAFE, Finding, Fix, Related
+from ..analysis.facts import Fact, ModuleFacts
 
 DOC_URL = "https://github.com/compile-lint/compile-lint/blob/main/docs/rules/{code}.md"
 PAGE_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
@@ -56,10 +56,10 @@ class Rule:
     # The rule cannot fire in a file that contains none of these byte strings;
     # empty means "always run" (a region can come from another file).
     requires: ClassVar[tuple[bytes, ...]] = ()
-    # Does check() ask about regions? False: runs before the region index is built, on
-    # every file. True: only looks inside regions, runs only on files holding one.
-    # None (unknown): runs after the index, on every file (correct, but slower).
-    uses_regions: ClassVar[Optional[bool]] = None
+    # The declared facts check() asks for (`facts.get(F)`, analysis/facts.py Fact
+    # subclasses: RegionsFact, CompiledValuesFact, PrecisionFact, ClassAttrsFact, ...).
+    # The engine computes each once per file; asking for an undeclared one fails.
+    needs: ClassVar[tuple[type[Fact], ...]] = ()
     # False: `ALL` (the default selection) leaves the rule out; select it by code or prefix.
     default_selected: ClassVar[bool] = True
     valid: ClassVar[list[Case]] = []

@@ -30,7 +30,7 @@ class SyntaxError_(Rule):
     - Python's `ast.parse`, which compile-lint uses to read files.
     """
 
-    uses_regions = False
+    needs = ()
     code = "CL000"
     name = "syntax-error"
     summary = "File cannot be parsed, so it was not linted"

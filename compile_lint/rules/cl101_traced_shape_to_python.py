@@ -5,6 +5,7 @@ import ast
 from ..analysis.classes import labelled, site_of_kind
 from ._shapes import cast_kind, direct_shape_element, flows_to_sink, shape_names
 from ._regions import stmt_text
+from ..analysis.facts import RegionsFact
 from .base import Case, Rule
 
 # what the tracer does with the Python number (the page says why)
@@ -93,7 +94,7 @@ class TracedShapeToPython(Rule):
     - https://pytorch.org/docs/stable/generated/torch.jit.trace.html (TracerWarning)
     """
 
-    uses_regions = True
+    needs = (RegionsFact,)
     code = "CL101"
     name = "traced-shape-to-python"
     summary = "Python cast of a tensor size in a traced region bakes the size into the trace"

@@ -25,6 +25,7 @@ from ..analysis.classes import (
 from ..analysis.walk import walk as _walk
 from ..analysis.walk import walk_scope as _walk_scope
 from .base import Case, Related, Rule
+from ..analysis.facts import RegionsFact
 
 KINDS = frozenset({"int", "float", "bool", "list", "tuple"})
 
@@ -98,7 +99,7 @@ class TracerFrozenPythonState(Rule):
       record only tensor operations; Python values become constants)
     """
 
-    uses_regions = None
+    needs = (RegionsFact,)
     code = "CL102"
     name = "tracer-frozen-python-state"
     summary = "Traced module reads a Python attribute that is changed after tracing"

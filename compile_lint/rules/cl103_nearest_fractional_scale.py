@@ -7,6 +7,8 @@ from ..analysis.classes import labelled
 from ..analysis.walk import walk as _walk
 from ._regions import stmt_text
 from .base import Case, Related, Rule
+from ..analysis.facts import RegionsFact
+from ..analysis.torch_api import COMPILE
 
 # callee -> (positions of scale_factor, mode, recompute_scale_factor; fixed mode or None)
 _SIGNATURES = {
@@ -177,7 +179,7 @@ class NearestFractionalScale(Rule):
     - https://pytorch.org/docs/stable/generated/torch.nn.functional.interpolate.html
     """
 
-    uses_regions = None
+    needs = (RegionsFact,)
     code = "CL103"
     name = "nearest-fractional-scale"
     summary = "Compiled nearest resize by a scale in (1, 1.5) or (2, 2.5) differs on inputs of a few pixels"
@@ -451,7 +453,7 @@ class NearestFractionalScale(Rule):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name = stmt.targets[0].id
             scope = facts.enclosing_function(stmt)
-            for other in facts.calls_to("torch.compile"):
+            for other in facts.calls_to(COMPILE):
                 if (
                     other.args
                     and isinstance(other.args[0], ast.Name)

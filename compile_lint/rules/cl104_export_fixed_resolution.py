@@ -5,20 +5,17 @@ import os
 from typing import Optional
 
 from ..analysis.classes import labelled, methods
-from ..analysis.compiled_values import facts_for_module, regions_of
+from ..analysis.project import path_for_module
+from ..analysis.torch_api import EXPORTERS
 from ..analysis.walk import walk as _walk
 from ..analysis.walk import walk_scope as _walk_scope
 from ._shapes import is_shape_value, shape_names, sink_of
 from ._regions import stmt_text
 from .base import Case, Related, Rule
+from ..analysis.facts import RegionsFact
 
 # export function -> (position of the example args, keywords that make it dynamic)
-_EXPORTS = {
-    "torch.export.export": (1, ("dynamic_shapes",)),
-    "torch.export.export_for_training": (1, ("dynamic_shapes",)),
-    "torch.onnx.export": (1, ("dynamic_axes", "dynamic_shapes")),
-    "torch.onnx._export": (1, ("dynamic_axes", "dynamic_shapes")),
-}
+_EXPORTS = {api: how for api, how in EXPORTERS.items() if how[1] is not None}
 # `transform(img).unsqueeze(0)`: an image made into a batch of one (4-D) by the code
 _IMAGE_WORDS = ("transform", "to_tensor", "totensor", "preprocess", "img", "image", "frame", "photo")
 _RESIZE = frozenset(
@@ -148,7 +145,7 @@ class ExportFixedResolution(Rule):
     - https://pytorch.org/docs/stable/onnx_torchscript.html (`dynamic_axes`)
     """
 
-    uses_regions = True
+    needs = (RegionsFact,)
     code = "CL104"
     name = "export-fixed-resolution"
     summary = "Static export of an image model that resizes: other resolutions fail"
@@ -400,14 +397,15 @@ class ExportFixedResolution(Rule):
     def _resizes_elsewhere(self, facts, call):
         """The same, for a model whose code is in another file of the project."""
         here = os.path.abspath(facts.path)
-        for dotted, region in regions_of(facts).items():
+        for dotted, region in facts.get(RegionsFact).everything().items():
             if "traced" not in region.kinds or not any(
                 s.row == call.lineno and os.path.abspath(s.path) == here for s in region.sites
             ):
                 continue
             parts = dotted.split(".")
             for cut in range(len(parts) - 1, 0, -1):
-                other = facts_for_module(facts, ".".join(parts[:cut]))
+                path = path_for_module(facts, ".".join(parts[:cut]))
+                other = facts.project.facts_for_path(facts, path) if path else None
                 if other is None or other is facts:
                     continue
                 qualname = ".".join(parts[cut:])

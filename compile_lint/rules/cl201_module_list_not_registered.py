@@ -149,7 +149,7 @@ class ModuleListNotRegistered(Rule):
     - https://pytorch.org/docs/stable/generated/torch.nn.ModuleList.html
     """
 
-    uses_regions = False
+    needs = ()
     code = "CL201"
     name = "module-list-not-registered"
     summary = "Submodules kept in a plain list/dict are not registered with the module"

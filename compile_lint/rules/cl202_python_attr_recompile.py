@@ -26,6 +26,7 @@ from ..analysis.classes import (
 from ..analysis.walk import walk as _walk
 from ..analysis.declared import recorded_counts
 from .base import Case, Related, Rule
+from ..analysis.facts import RegionsFact
 
 # bool attributes too could recompile; a bool has two values, so alone it adds at most one
 # graph and never reaches the limit (torch's own DDP flags `_lazy_init_ran` and
@@ -186,7 +187,7 @@ class PythonAttrRecompile(Rule):
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html (recompilations)
     """
 
-    uses_regions = None
+    needs = (RegionsFact,)
     code = "CL202"
     name = "python-attr-recompile"
     summary = "Changing an int/str attribute that compiled code depends on recompiles, up to the limit"

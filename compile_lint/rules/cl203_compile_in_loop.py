@@ -5,9 +5,10 @@ from typing import Optional
 
 from ..analysis.walk import walk as _walk
 from ..analysis.walk import walk_scope as _walk_scope
+from ..analysis.torch_api import COMPILE_FUNCS
 from .base import Case, Rule
 
-COMPILE = frozenset({"torch.compile"})
+COMPILE = COMPILE_FUNCS
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -119,7 +120,7 @@ class CompileInLoop(Rule):
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html (recompilations)
     """
 
-    uses_regions = False
+    needs = ()
     code = "CL203"
     name = "compile-in-loop"
     summary = "torch.compile of a closure over the loop variable recompiles every iteration"

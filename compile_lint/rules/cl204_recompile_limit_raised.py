@@ -4,14 +4,10 @@ import ast
 import operator
 from typing import Optional
 
+from ..analysis.torch_api import RECOMPILE_LIMITS
 from .base import Case, Rule
 
-KEYS = {
-    "torch._dynamo.config.recompile_limit": "recompile_limit",
-    "torch._dynamo.config.cache_size_limit": "cache_size_limit",
-    "torch._dynamo.config.accumulated_recompile_limit": "accumulated_recompile_limit",
-    "torch._dynamo.config.accumulated_cache_size_limit": "accumulated_cache_size_limit",
-}
+KEYS = RECOMPILE_LIMITS
 # defaults on torch 2.x: per code object, and across all frames of the process
 DEFAULTS = {"recompile_limit": 8, "cache_size_limit": 8, "accumulated_recompile_limit": 256, "accumulated_cache_size_limit": 256}
 REAL_NAME = {"cache_size_limit": "recompile_limit", "accumulated_cache_size_limit": "accumulated_recompile_limit"}
@@ -117,7 +113,7 @@ class RecompileLimitRaised(Rule):
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html (recompilations)
     """
 
-    uses_regions = False
+    needs = ()
     code = "CL204"
     name = "recompile-limit-raised"
     summary = "Raising Dynamo's recompile limit hides recompile storms process-wide"

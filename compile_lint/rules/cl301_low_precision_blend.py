@@ -6,6 +6,9 @@ from typing import Optional
 
 from ..analysis.precision import LOW, SHORT, precision_for
 from ._regions import ELEMENTWISE, call_name, is_number, number_value, region_nodes, region_sets_config, runs_inductor, same, stmt_text
+from ..analysis.facts import RegionsFact
+from ..analysis.compiled_values import CompiledValuesFact
+from ..analysis.precision import PrecisionFact
 from .base import Case, Rule
 
 REDUCTIONS = frozenset({"sum", "mean", "norm", "amax", "amin", "max", "min", "std", "var"})
@@ -177,7 +180,7 @@ class LowPrecisionBlend(Rule):
     name = "low-precision-blend"
     summary = "Blend/gamma/normalize math in fp16/bf16 in a compiled region differs from eager"
     requires = ()
-    uses_regions = True  # fires only inside compiled regions
+    needs = (RegionsFact, CompiledValuesFact, PrecisionFact,)  # fires only inside compiled regions
 
     valid = [
         Case(

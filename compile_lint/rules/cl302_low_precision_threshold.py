@@ -6,6 +6,9 @@ from typing import Optional
 
 from ..analysis.precision import CONVERT_METHODS, LOW, SHORT, precision_for
 from ._regions import ELEMENTWISE, call_name, is_number, region_nodes, region_sets_config, runs_inductor, stmt_text
+from ..analysis.facts import RegionsFact
+from ..analysis.compiled_values import CompiledValuesFact
+from ..analysis.precision import PrecisionFact
 from .base import Case, Rule
 
 ORDER_OPS = (ast.Gt, ast.Lt, ast.GtE, ast.LtE)
@@ -76,7 +79,7 @@ class LowPrecisionThreshold(Rule):
     fix_safety = "unsafe"
     codemod = "codemods.compare_in_fp32:CompareInFp32"
     requires = ()
-    uses_regions = True  # fires only inside compiled regions
+    needs = (RegionsFact, CompiledValuesFact, PrecisionFact,)  # fires only inside compiled regions
 
     valid = [
         Case(

@@ -7,6 +7,9 @@ from typing import Optional
 from ..analysis.feature_tests import never_runs_compiled
 from ..analysis.compiled_values import chain_text, literal, site_call, target_history
 from ._regions import class_attrs, number_value, region_nodes, region_sets_config, runs_inductor
+from ..analysis.facts import RegionsFact
+from ._regions import ClassAttrsFact
+from ..analysis.compiled_values import CompiledValuesFact
 from .base import Case, Rule
 
 RNG_FUNCS = frozenset(
@@ -90,7 +93,7 @@ class RngInCompiledRegion(Rule):
     name = "rng-in-compiled-region"
     summary = "Random numbers in a compiled region differ from eager with the same seed"
     requires = ()
-    uses_regions = True  # fires only inside compiled regions
+    needs = (RegionsFact, ClassAttrsFact, CompiledValuesFact,)  # fires only inside compiled regions
 
     valid = [
         Case(

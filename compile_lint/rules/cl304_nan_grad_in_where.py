@@ -5,6 +5,7 @@ from textwrap import dedent
 from typing import Optional
 
 from ..analysis.compiled_values import chain_text
+from ..analysis.facts import RegionsFact
 from ..analysis.gradients import GradientFacts, under_no_grad
 from ._regions import is_number, number_value, stmt_text
 from .base import Case, Rule
@@ -119,7 +120,7 @@ class NanGradInWhere(Rule):
     fix_safety = "unsafe"
     codemod = "codemods.clamp_branch_input:ClampBranchInput"
     requires = (b"where",)
-    uses_regions = None  # fires wherever the code can be differentiated; names the region when there is one
+    needs = (RegionsFact,)  # fires wherever the code can be differentiated; names the region when there is one
 
     valid = [
         Case(

@@ -7,6 +7,7 @@ from typing import Optional
 
 from ..analysis.compiled_values import CompileCall, chain_text, compiled_values
 from ._regions import stmt_text
+from ..analysis.compiled_values import CompiledValuesFact
 from .base import Case, Rule
 
 # Methods whose result shares memory with the receiver (or may be the receiver itself).
@@ -119,7 +120,7 @@ class CudagraphOutputRetained(Rule):
     fix_safety = "safe"
     codemod = "codemods.clone_cudagraph_output:CloneCudagraphOutput"
     requires = ()  # a compiled callable may be imported from another file
-    uses_regions = False  # call sites of compiled callables; no region index needed
+    needs = (CompiledValuesFact,)  # call sites of compiled callables; no region index needed
 
     valid = [
         Case(

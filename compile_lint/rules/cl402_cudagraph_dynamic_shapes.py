@@ -5,11 +5,14 @@ import re
 from textwrap import dedent
 from typing import Optional
 
+from ..analysis.torch_api import MARK_DYNAMIC_FUNCS
 from ..analysis.compiled_values import CompileCall, chain_text, compiled_values, site_call
 from ._regions import def_name, file_sets_config, is_number, region_nodes, stmt_text
+from ..analysis.facts import RegionsFact
+from ..analysis.compiled_values import CompiledValuesFact
 from .base import Case, Rule
 
-MARK_DYNAMIC = frozenset({"torch._dynamo.mark_dynamic", "torch._dynamo.maybe_mark_dynamic", "torch._dynamo.mark_unbacked", "torch._dynamo.decorators.mark_dynamic"})
+MARK_DYNAMIC = MARK_DYNAMIC_FUNCS
 SKIP_DYNAMIC = "triton.cudagraph_skip_dynamic_graphs"
 FACTORIES = frozenset({"zeros", "ones", "empty", "rand", "randn", "full", "randint", "zeros_like", "ones_like"})
 # keywords of the compiled call itself that set its input size (`pipe(..., height=h)`)
@@ -101,7 +104,7 @@ class CudagraphDynamicShapes(Rule):
     fix_safety = "unsafe"
     codemod = "codemods.disable_cudagraphs_mode:DisableCudagraphsMode"
     requires = ()  # the compiled callable may be imported
-    uses_regions = None  # call sites anywhere, and sizes inside CUDA-graph regions
+    needs = (RegionsFact, CompiledValuesFact,)  # call sites anywhere, and sizes inside CUDA-graph regions
 
     valid = [
         Case(

@@ -7,7 +7,9 @@ from typing import Optional
 
 from ..analysis.compiled_values import literal
 from ..analysis.tensors import NON_TENSOR_ATTRS, TENSOR_ANNOTATIONS, TENSOR_METHODS
-from ._regions import class_attrs
+from ._regions import ClassAttrsFact, class_attrs, stmt_text
+from ..analysis.facts import RegionsFact
+from ..analysis.compiled_values import CompiledValuesFact
 from .base import Case, Rule
 from .cl401_cudagraph_output_retained import ALIAS_METHODS
 
@@ -71,7 +73,7 @@ class CudagraphInputMutation(Rule):
     name = "cudagraph-input-mutation"
     summary = "In-place change of an input of CUDA-graph compiled code disables CUDA graphs"
     requires = ()
-    uses_regions = True  # fires only inside compiled regions
+    needs = (RegionsFact, ClassAttrsFact, CompiledValuesFact,)  # fires only inside compiled regions
 
     valid = [
         Case(

@@ -64,7 +64,7 @@ class UnknownCompileConfig(Rule):
     - the cases of this rule (`compile-lint rule CL501`) and `fixtures/rules/CL501/`
     """
 
-    uses_regions = False
+    needs = ()
     code = "CL501"
     name = "unknown-compile-config"
     summary = "Config key that the target torch release does not have"
@@ -125,7 +125,7 @@ class UnknownCompileConfig(Rule):
 
     def check(self, facts) -> Iterator:
         modules = config_modules()
-        oldest = getattr(facts, "target_torch", None)
+        oldest = facts.project.target_torch
         tables: Optional[list[ConfigTable]] = None
 
         def module_of(dotted: Optional[str]) -> Optional[str]:

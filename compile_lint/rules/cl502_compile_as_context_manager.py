@@ -2,12 +2,11 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis.torch_api import COMPILE, COMPILERS, DISABLE_FUNCS
 from ._compile import target_text
 from .base import Case, Rule
 
-NOT_CONTEXT_MANAGERS = frozenset(
-    {"torch.compile", "torch.compiler.disable", "torch._dynamo.disable", "torch._dynamo.optimize"}
-)
+NOT_CONTEXT_MANAGERS = COMPILERS | DISABLE_FUNCS
 
 
 class CompileAsContextManager(Rule):
@@ -56,7 +55,7 @@ class CompileAsContextManager(Rule):
     - https://pytorch.org/docs/stable/torch.compiler_api.html
     """
 
-    uses_regions = False
+    needs = ()
     code = "CL502"
     name = "compile-as-context-manager"
     summary = "`torch.compile` / `torch.compiler.disable` used as a context manager"
@@ -101,13 +100,13 @@ class CompileAsContextManager(Rule):
                 short = facts.text(func)
                 consequence = (
                     "raises TypeError: the compiled module is not a context manager"
-                    if dotted == "torch.compile"
+                    if dotted == COMPILE
                     else "raises at run time: it is not a context manager"
                 )
                 message = f"`with {short}(...)` {consequence}"
                 data = self._fix_data(facts, stmt, item, dotted)
                 if data is None:
-                    hint = "assign the compiled result" if dotted == "torch.compile" else "decorate a function with it"
+                    hint = "assign the compiled result" if dotted == COMPILE else "decorate a function with it"
                     yield self.finding(facts, expr, f"{message}; {hint}")
                 else:
                     yield self.finding(facts, expr, message, fix=data.pop("_message"), data=data)
@@ -117,7 +116,7 @@ class CompileAsContextManager(Rule):
         if isinstance(stmt, ast.AsyncWith) or len(stmt.items) != 1:
             return None
         expr = item.context_expr
-        if dotted in ("torch.compile",):
+        if dotted == COMPILE:
             if not isinstance(expr, ast.Call):
                 return None
             if item.optional_vars is not None:
@@ -127,7 +126,7 @@ class CompileAsContextManager(Rule):
             if not target:
                 return None
             return {"kind": "assign", "target": target, "_message": f"assign it: `{target} = {facts.text(expr.func)}(...)` and dedent the block"}
-        if dotted in ("torch.compiler.disable", "torch._dynamo.disable") and item.optional_vars is None:
+        if dotted in DISABLE_FUNCS and item.optional_vars is None:
             func = facts.parent(stmt)
             if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return None

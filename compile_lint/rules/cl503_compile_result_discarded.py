@@ -41,7 +41,7 @@ class CompileResultDiscarded(Rule):
     - https://pytorch.org/docs/stable/generated/torch.compile.html
     """
 
-    uses_regions = False
+    needs = ()
     code = "CL503"
     name = "compile-result-discarded"
     summary = "`torch.compile(x)` as a statement compiles nothing"

@@ -83,7 +83,7 @@ class BuiltinModuleCompileNoop(Rule):
       list"); user-defined modules do compile. pytorch#150915 (open)
     """
 
-    uses_regions = False
+    needs = ()
     code = "CL504"
     name = "builtin-module-compile-noop"
     summary = "`.compile()` on a built-in nn module compiles nothing"

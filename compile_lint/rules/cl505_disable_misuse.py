@@ -3,8 +3,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ._compile import DISABLE
 from ._regions import stmt_text
+from ..analysis.torch_api import DISABLE_FUNCS as DISABLE
+from ..analysis.facts import RegionsFact
 from .base import Case, Rule
 
 
@@ -60,7 +61,7 @@ class DisableMisuse(Rule):
     - https://pytorch.org/docs/stable/generated/torch.compiler.disable.html
     """
 
-    uses_regions = None
+    needs = (RegionsFact,)
     code = "CL505"
     name = "disable-misuse"
     summary = "`torch.compiler.disable` built inline in a compiled region, or its result discarded"

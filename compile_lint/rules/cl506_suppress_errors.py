@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis.torch_api import DYNAMO_CONFIG, SUPPRESS_ERRORS
 from .base import Case, Rule
 
-FLAG = "torch._dynamo.config.suppress_errors"
+FLAG = SUPPRESS_ERRORS
 ENV = "TORCHDYNAMO_SUPPRESS_ERRORS"
 ENVIRON = frozenset({"os.environ"})
 
@@ -51,7 +52,7 @@ class SuppressErrors(Rule):
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html
     """
 
-    uses_regions = False
+    needs = ()
     code = "CL506"
     name = "suppress-errors"
     summary = "`suppress_errors = True` makes compile failures silently run eagerly"
@@ -101,7 +102,7 @@ class SuppressErrors(Rule):
         for call in facts.nodes(ast.Call):
             dotted = facts.resolve(call.func)
             if dotted == "builtins.setattr" and len(call.args) == 3:
-                if facts.resolve(call.args[0]) == "torch._dynamo.config" and isinstance(call.args[1], ast.Constant) and call.args[1].value == "suppress_errors" and _truthy(call.args[2]):
+                if facts.resolve(call.args[0]) == DYNAMO_CONFIG and isinstance(call.args[1], ast.Constant) and call.args[1].value == "suppress_errors" and _truthy(call.args[2]):
                     yield self._report(facts, call, message)
             elif dotted in ("os.environ.setdefault", "os.putenv") and len(call.args) == 2:
                 if isinstance(call.args[0], ast.Constant) and call.args[0].value == ENV and _truthy(call.args[1]):

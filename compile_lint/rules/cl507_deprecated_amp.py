@@ -56,7 +56,7 @@ class DeprecatedAmp(Rule):
     - https://pytorch.org/docs/stable/amp.html
     """
 
-    uses_regions = False
+    needs = ()
     code = "CL507"
     name = "deprecated-amp"
     summary = "Deprecated `torch.cuda.amp` / `torch.cpu.amp` API"

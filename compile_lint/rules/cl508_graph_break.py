@@ -5,12 +5,12 @@ from typing import Optional
 
 from ..analysis.tensors import TensorGuess
 from ..analysis.declared import recorded_counts
+from ..analysis.torch_api import CAPTURE_SCALAR_OUTPUTS, IS_COMPILING_FUNCS
+from ..analysis.facts import RegionsFact
 from .base import Case, Rule
 
-IS_COMPILING = frozenset(
-    {"torch.compiler.is_compiling", "torch._dynamo.is_compiling", "torch.compiler.is_dynamo_compiling", "torch.jit.is_tracing", "torch.jit.is_scripting"}
-)
-SCALAR_CONFIG = "torch._dynamo.config.capture_scalar_outputs"
+IS_COMPILING = IS_COMPILING_FUNCS
+SCALAR_CONFIG = CAPTURE_SCALAR_OUTPUTS
 REORDERABLE = "reorderable_logging_functions"
 
 
@@ -68,7 +68,7 @@ class GraphBreak(Rule):
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html#graph-breaks
     """
 
-    uses_regions = True
+    needs = (RegionsFact,)
     code = "CL508"
     name = "graph-break"
     summary = "Construct that forces a graph break in compiled code"

@@ -76,7 +76,7 @@ class CompileTryExcept(Rule):
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html
     """
 
-    uses_regions = False
+    needs = ()
     code = "CL509"
     name = "compile-try-except"
     summary = "`try: torch.compile(...) except:` never catches compile errors"

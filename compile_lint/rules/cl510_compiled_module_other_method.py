@@ -58,7 +58,6 @@ class CompiledModuleOtherMethod(Rule):
     - `torch/_dynamo/eval_frame.py` (`OptimizedModule.__getattr__` forwards to `_orig_mod`)
     """
 
-    uses_regions = False
     code = "CL510"
     name = "compiled-module-other-method"
     summary = "Only calls of a `torch.compile`d module are compiled: its other methods run eagerly"

@@ -1,0 +1,184 @@
+"""What one file's rules may know beyond the file: the project's region index and the
+other files of the project.
+
+The engine makes one `Project` per linted file and hands it to that file's
+ModuleFacts. Rules and analyses never open other files themselves: they ask
+`facts.project.facts_for_path(...)`, and the project records what was read, which is
+what the results cache needs to tell when a cached result still holds
+(compile_lint/cache_validity.py). Region lookups go through a `RegionView`, which a
+cache-aware engine replaces with one that records the lookups.
+
+Parsed other files are shared between the files one process lints through `Sources`,
+owned by the engine (one per run, or per worker process), never by a module global.
+"""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Iterable, Iterator, Optional
+
+from ..source import ParseFailure, SourceFile
+from .names import NameTable, import_root, module_name_for
+from .regions import RegionInfo
+
+if TYPE_CHECKING:
+    from .facts import ModuleFacts
+
+
+class RegionView:
+    """The run's region index as rules see it ({dotted def name: RegionInfo})."""
+
+    __slots__ = ("_regions",)
+
+    def __init__(self, regions: Optional[dict[str, RegionInfo]] = None):
+        self._regions = dict(regions or {})
+
+    def get(self, dotted: str) -> Optional[RegionInfo]:
+        """The region of one def by its dotted name (`pkg.mod.Class.forward`)."""
+        return self._regions.get(dotted)
+
+    def under(self, module: str) -> Iterator[tuple[str, RegionInfo]]:
+        """The regions of the defs in `module` (every one for module "")."""
+        prefix = f"{module}." if module else ""
+        for dotted, region in self._regions.items():
+            if dotted.startswith(prefix):
+                yield dotted, region
+
+    def everything(self) -> dict[str, RegionInfo]:
+        return self._regions
+
+
+class Sources:
+    """Other files' parsed contents (bytes, tree, names), keyed by path and stat, so a
+    module that many files import is parsed once per process and run."""
+
+    def __init__(self, max_files: int = 256):
+        self._parsed: dict[tuple[str, int, int], Optional[tuple]] = {}
+        self._mentions: dict[tuple[str, int, int, bytes], bool] = {}
+        self._max = max_files
+
+    @staticmethod
+    def _stat(path: str) -> Optional[tuple[str, int, int]]:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+
+    def parsed(self, path: str) -> Optional[tuple[SourceFile, object, NameTable]]:
+        key = self._stat(path)
+        if key is None:
+            return None
+        if key in self._parsed:
+            return self._parsed[key]
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            source = SourceFile(path, data)
+            tree = source.parse()
+        except (OSError, ParseFailure):
+            found = None
+        else:
+            module, is_package = module_name_for(path)
+            found = (source, tree, NameTable.build(tree, module, is_package))
+        if len(self._parsed) >= self._max:
+            self._parsed.clear()
+        self._parsed[key] = found
+        return found
+
+    def mentions(self, path: str, token: bytes) -> bool:
+        """Whether the file's bytes contain `token` (a cheap filter before parsing it)."""
+        key = self._stat(path)
+        if key is None:
+            return False
+        mkey = key + (token,)
+        found = self._mentions.get(mkey)
+        if found is None:
+            try:
+                with open(path, "rb") as fh:
+                    found = token in fh.read()
+            except OSError:
+                found = False
+            if len(self._mentions) > 8192:
+                self._mentions.clear()
+            self._mentions[mkey] = found
+        return found
+
+
+class Project:
+    """The project around one linted file: its region index, its settings, the torch
+    version it targets, and the other files its rules read (recorded in `read`)."""
+
+    def __init__(
+        self,
+        regions: Optional[RegionView] = None,
+        settings=None,
+        *,
+        target_torch: Optional[str] = None,
+        sources: Optional[Sources] = None,
+    ):
+        self.regions = regions if regions is not None else RegionView()
+        self.settings = settings
+        self.target_torch = target_torch
+        self.sources = sources if sources is not None else Sources()
+        self.read: dict[str, Optional["ModuleFacts"]] = {}  # path -> its facts (None: read, not parsed)
+        # the facts the running rule declared (`Rule.needs`); None: any. Set by the engine.
+        self.allowed: Optional[frozenset] = None
+        self._facts: dict[str, Optional["ModuleFacts"]] = {}
+
+    def facts_for_path(self, asking: "ModuleFacts", path: str) -> Optional["ModuleFacts"]:
+        """ModuleFacts of another file of the project (`asking` itself for its own path),
+        seeing the same region index and recorded as read."""
+        if os.path.abspath(path) == os.path.abspath(asking.path):
+            return asking
+        key = os.path.abspath(path)
+        if key in self._facts:
+            self.read[path] = self._facts[key]
+            return self._facts[key]
+        parsed = self.sources.parsed(path)
+        other = None
+        if parsed is not None:
+            from .facts import ModuleFacts
+
+            source, tree, names = parsed
+            other = ModuleFacts(source, tree, names, project=self)
+        self._facts[key] = other
+        self.read[path] = other
+        return other
+
+    def mentions(self, path: str, token: bytes) -> bool:
+        """Whether another file contains `token`; the file counts as read."""
+        self.read.setdefault(path, None)
+        return self.sources.mentions(path, token)
+
+
+def path_for_module(facts: "ModuleFacts", module: str) -> Optional[str]:
+    """The file of a project module named by dotted `module` (as an import in this file
+    writes it, or as the module name of a relative import), found next to this file,
+    in its import root, or in the folders above it (names.import_root)."""
+    own = facts.names.module
+    if not own:
+        return None
+    here = os.path.dirname(os.path.abspath(facts.path))
+    root, prefix = import_root(facts.path)
+    folders = [here, root]
+    above = root
+    for _ in range(len(prefix)):  # a name that starts at the project root
+        above = os.path.dirname(above)
+        folders.append(above)
+    parts = module.split(".")
+    for folder in dict.fromkeys(folders):
+        base = os.path.join(folder, *parts)
+        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+            if os.path.isfile(candidate):
+                return candidate
+    return None
+
+
+__all__ = ["Project", "RegionView", "Sources", "path_for_module"]
+
+
+def kinds_of(regions: Iterable[tuple[str, RegionInfo]]) -> set[str]:
+    kinds: set[str] = set()
+    for _, region in regions:
+        kinds |= region.kinds
+    return kinds

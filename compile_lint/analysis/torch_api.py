@@ -1,0 +1,53 @@
+"""The one table of torch API names compile-lint knows (dotted, as NameTable resolves).
+
+Every analysis and rule takes its names from here, so a new spelling (a new tracer, a
+renamed config module) is added once.
+"""
+from __future__ import annotations
+
+# -- compiling ---------------------------------------------------------------------------
+COMPILE = "torch.compile"
+COMPILE_FUNCS = frozenset({COMPILE})  # compile their first argument: `torch.compile(fn, ...)`
+# return a compiling decorator: `torch._dynamo.optimize("inductor")(fn)`, `@optimize(...)`
+OPTIMIZE_FUNCS = frozenset({"torch._dynamo.optimize"})
+COMPILERS = COMPILE_FUNCS | OPTIMIZE_FUNCS  # anything that makes a compiled region
+DISABLE_FUNCS = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
+# `torch.compiler.is_compiling()` and friends: true while tracing or compiling
+IS_COMPILING_FUNCS = frozenset(
+    {"torch.compiler.is_compiling", "torch._dynamo.is_compiling", "torch.compiler.is_dynamo_compiling", "torch.jit.is_tracing", "torch.jit.is_scripting"}
+)
+MARK_DYNAMIC_FUNCS = frozenset(
+    {"torch._dynamo.mark_dynamic", "torch._dynamo.maybe_mark_dynamic", "torch._dynamo.mark_unbacked", "torch._dynamo.decorators.mark_dynamic"}
+)
+CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})  # torch.compile modes that use CUDA graphs
+
+# -- tracing and exporting (the code runs once, on example inputs) ------------------------
+TRACERS = frozenset({"torch.jit.trace", "torch.jit.trace_module", "torch.fx.symbolic_trace"})
+# exporter -> (position of the example inputs, keywords that make sizes dynamic; None: made
+# dynamic another way, `export_options=ExportOptions(dynamic_shapes=True)`)
+EXPORTERS = {
+    "torch.export.export": (1, ("dynamic_shapes",)),
+    "torch.export.export_for_training": (1, ("dynamic_shapes",)),
+    "torch.onnx.export": (1, ("dynamic_axes", "dynamic_shapes")),
+    "torch.onnx._export": (1, ("dynamic_axes", "dynamic_shapes")),  # the private spelling some export scripts call
+    "torch.onnx.dynamo_export": (1, None),
+}
+TRACE_FUNCS = TRACERS | frozenset(EXPORTERS)  # anything that makes a traced region
+
+# -- configuration modules ------------------------------------------------------------------
+DYNAMO_CONFIG = "torch._dynamo.config"
+INDUCTOR_CONFIG = "torch._inductor.config"
+COMPILER_CONFIG = "torch.compiler.config"
+FUNCTORCH_CONFIG = "torch._functorch.config"
+FX_CONFIG = "torch.fx.experimental._config"
+# the config modules whose keys are checked; the keys themselves, per torch release, are
+# in compile_lint/data (compile_lint/torch_config.py)
+CONFIG_MODULES = frozenset({DYNAMO_CONFIG, INDUCTOR_CONFIG, COMPILER_CONFIG, FUNCTORCH_CONFIG, FX_CONFIG})
+SUPPRESS_ERRORS = f"{DYNAMO_CONFIG}.suppress_errors"
+CAPTURE_SCALAR_OUTPUTS = f"{DYNAMO_CONFIG}.capture_scalar_outputs"
+RECOMPILE_LIMITS = {
+    f"{DYNAMO_CONFIG}.recompile_limit": "recompile_limit",
+    f"{DYNAMO_CONFIG}.cache_size_limit": "cache_size_limit",
+    f"{DYNAMO_CONFIG}.accumulated_recompile_limit": "accumulated_recompile_limit",
+    f"{DYNAMO_CONFIG}.accumulated_cache_size_limit": "accumulated_cache_size_limit",
+}

@@ -1,0 +1,100 @@
+"""When does a computed result still hold? The region facts and files it came from.
+
+A file's findings depend on its bytes, its settings, the region facts its rules looked
+at and the bytes of other files they read. `TrackedRegionView` records the region facts
+(its own module's regions, single defs looked up by name, or all of them) as tokens;
+`RegionDigests` gives each token's digest under a region index. A result keeps the
+digest of every token it used (`used`) and of every file it read (`deps`); it holds
+under another index, or on another run, when all of them are unchanged.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Callable, Iterator, Optional
+
+from .analysis.project import RegionView
+from .analysis.regions import RegionInfo
+
+EMPTY = "-"  # the digest of "no region facts"
+
+
+class TrackedRegionView(RegionView):
+    """The region index as one file's rules see it, recording what they look at."""
+
+    __slots__ = ("seen", "modules", "all_seen")
+
+    def __init__(self, regions: Optional[dict[str, RegionInfo]] = None):
+        super().__init__(regions)
+        self.seen: set[str] = set()
+        self.modules: set[str] = set()
+        self.all_seen = False
+
+    def get(self, dotted: str) -> Optional[RegionInfo]:
+        self.seen.add(dotted)
+        return super().get(dotted)
+
+    def under(self, module: str) -> Iterator[tuple[str, RegionInfo]]:
+        self.modules.add(module)
+        return super().under(module)
+
+    def everything(self) -> dict[str, RegionInfo]:
+        self.all_seen = True
+        return super().everything()
+
+    def used(self) -> list[tuple]:
+        if self.all_seen:
+            return [("all",)]
+        return [("mod", m) for m in sorted(self.modules)] + [("key", k) for k in sorted(self.seen)]
+
+
+def _region_repr(dotted: str, info) -> bytes:
+    return repr((dotted, sorted(info.kinds), info.sites, info.via)).encode("utf-8", "surrogatepass")
+
+
+class RegionDigests:
+    """The digest of one fact about a region index: ("mod", m) the regions of every def
+    under module m, ("key", name) one def's region (or none), ("all",) all of it."""
+
+    def __init__(self, regions: dict):
+        self.regions = dict(regions)
+        self._buckets: Optional[dict[str, list[str]]] = None
+        self._memo: dict[tuple, str] = {}
+
+    def _hash(self, keys) -> str:
+        keys = [k for k in keys if k in self.regions]
+        if not keys:
+            return EMPTY
+        h = hashlib.blake2b(digest_size=16)
+        for k in sorted(keys):
+            h.update(_region_repr(k, self.regions[k]))
+        return h.hexdigest()
+
+    def __call__(self, token: tuple) -> str:
+        found = self._memo.get(token)
+        if found is not None:
+            return found
+        kind = token[0]
+        if kind == "key":
+            value = self._hash([token[1]])
+        elif kind == "mod" and token[1]:
+            if self._buckets is None:
+                buckets: dict[str, list[str]] = {}
+                for dotted in self.regions:
+                    parts = dotted.split(".")
+                    for cut in range(1, len(parts)):
+                        buckets.setdefault(".".join(parts[:cut]), []).append(dotted)
+                self._buckets = buckets
+            value = self._hash(self._buckets.get(token[1], ()))
+        else:  # ("all",), or the regions under module "" (every one)
+            value = self._hash(self.regions)
+        self._memo[token] = value
+        return value
+
+
+def still_holds(used: dict[tuple, str], deps: tuple, digests: RegionDigests, current_digest: Callable[[str], Optional[str]]) -> bool:
+    """Whether a result computed from region facts `used` and files `deps` holds under
+    the index `digests` describes and the files as they are now."""
+    for token, digest in used.items():
+        if digests(token) != digest:
+            return False
+    return all(current_digest(path) == dig for path, dig in deps)

@@ -1,0 +1,247 @@
+"""The per-file steps of the pipeline, and the job a worker process runs for one file.
+
+  read + hash -> parse (ast) -> summarize -> rules (within a Project) -> suppression
+
+Every step here is a pure function of (bytes, settings, the region index, the other
+files the rules read), so it can run in a worker process and be cached. `lint_one` is
+what compile_lint/engine.py hands its executor (compile_lint/parallel.py) per file: it
+sends back a small picklable `Done` (never the source or the tree).
+"""
+from __future__ import annotations
+
+import ast
+import gc
+import os
+import pickle
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from . import cache as cache_mod
+from .analysis.facts import ModuleFacts
+from .analysis.names import NameTable, module_name_for
+from .analysis.project import Project, RegionView, Sources
+from .analysis.regions import ModuleSummary, ProjectIndex, summarize
+from .analysis.walk import walk
+from .cache_validity import RegionDigests, TrackedRegionView
+from .config import Settings
+from .model import Finding, Position
+from .rules import all_rules
+from .source import ParseFailure, SourceFile, source_for
+from .suppression import filter_suppressed
+
+SYNTAX_ERROR = "CL000"
+# The cyclic GC is off while linting: ASTs with parent links and the facts caches make
+# every collection walk big live trees (gen-2 sweeps cost ~35% of a cold run's CPU).
+# Garbage cycles are collected by hand once this many tracked objects have piled up
+# (~175 MB resident per worker on corpus M; default GC: ~80 MB but 1.5x the CPU).
+GC_EVERY = 500_000
+
+
+@dataclass
+class ParsedFile:
+    source: SourceFile
+    tree: Optional[ast.Module]
+    names: Optional[NameTable]
+    summary: Optional[ModuleSummary]
+    failure: Optional[ParseFailure] = None
+    nodes: Optional[list] = None  # every node of `tree`, parents linked
+
+
+def parse_file(source: SourceFile, settings: Settings) -> ParsedFile:
+    try:
+        tree = source.parse()
+    except ParseFailure as failure:
+        return ParsedFile(source, None, None, None, failure)
+    module, is_package = module_name_for(source.path)
+    nodes = walk(tree, link_parents=True)
+    names = NameTable.build(tree, module, is_package, nodes)
+    summary = summarize(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers)
+    if b"compile-lint:" in source.data:
+        from .analysis.declared import find_markers
+        from .analysis.regions import def_qualnames
+
+        summary.declared = find_markers(source.data, tree, def_qualnames(tree), source.path)
+    return ParsedFile(source, tree, names, summary, nodes=nodes)
+
+
+def read_source(path: str, data: Optional[bytes] = None) -> SourceFile:
+    """The source of `path` (a notebook's code cells for .ipynb), read unless `data`."""
+    if data is None:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    return source_for(path, data)
+
+
+def syntax_finding(parsed: ParsedFile) -> Finding:
+    failure = parsed.failure
+    pos = Position(failure.row, failure.column)
+    return Finding(SYNTAX_ERROR, failure.message, parsed.source.path, pos, pos)
+
+
+def project_for(settings: Settings, regions, target_torch: Optional[str], sources: Optional[Sources] = None) -> Project:
+    """The project handle one file is linted in: `regions` a RegionView (or a dict);
+    `target_torch` the command line's version, else the settings'."""
+    view = regions if isinstance(regions, RegionView) else RegionView(regions)
+    return Project(view, settings, target_torch=target_torch or settings.target_torch_version, sources=sources)
+
+
+def run_rules(parsed: ParsedFile, project: Project, codes: Iterable[str]) -> list[Finding]:
+    """The enabled rules' findings for one parsed file, seen within `project` (its
+    region index and other files; `project.read` collects the files the rules read)."""
+    if parsed.failure is not None:
+        return [syntax_finding(parsed)] if SYNTAX_ERROR in codes else []
+    facts = ModuleFacts(parsed.source, parsed.tree, parsed.names, nodes=parsed.nodes, project=project)
+    data = parsed.source.data
+    findings: list[Finding] = []
+    rules = all_rules()
+    try:
+        for code in sorted(codes):
+            rule = rules[code]
+            if rule.requires and not any(token in data for token in rule.requires):
+                continue
+            project.allowed = frozenset(rule.needs)
+            # a fresh instance per file: rules may keep per-file state on `self`
+            findings.extend(type(rule)().check(facts))
+    finally:
+        project.allowed = None
+    findings = filter_suppressed(findings, parsed.source)
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
+# -- the job of one file, in a worker process ------------------------------------------
+@dataclass
+class Task:
+    path: str
+    settings: int  # index into the run's settings table
+    codes: tuple[str, ...]
+    data: Optional[bytes] = None  # only for stdin; workers read files themselves
+    expect: Optional[str] = None  # pass 2: the digest pass 1 saw
+    summary_only: bool = False  # a file of the project outside the run: its summary only
+
+
+@dataclass
+class Done:
+    """A worker's answer for one file: picklable, small (no source, no tree)."""
+
+    path: str
+    digest: Optional[str] = None
+    signature: Optional[tuple] = None  # stat signature, when safe to trust later
+    summary: Optional[bytes] = None  # the pickled ModuleSummary (None: the file does not
+    # parse); unpickled in the parent only when the region index must be rebuilt
+    findings: Optional[list[Finding]] = field(default_factory=list)  # None: not linted (summary only)
+    used: dict[tuple, str] = field(default_factory=dict)  # region fact -> its digest
+    deps: tuple = ()  # ((path, digest), ...) of other files the rules read
+    error: Optional[str] = None
+    changed: bool = False  # pass 2 read other bytes than pass 1
+    trusted: bool = True  # the summary was made by this run (False: read from the cache)
+    # a project file taken from the cache's manifest: `summary` is loaded only when the
+    # region index must be rebuilt; until then only its digest is known
+    lazy_summary_digest: Optional[str] = None
+    lazy: bool = False
+
+    def summary_digest(self) -> Optional[str]:
+        if self.lazy:
+            return self.lazy_summary_digest
+        return cache_mod.digest(self.summary) if self.summary is not None else None
+
+
+@dataclass
+class JobContext:
+    """What every job of one pass shares (sent once to each worker)."""
+
+    settings: list  # the run's settings table
+    target_torch: Optional[str]
+    regions: Optional[dict]  # pass 2: the run's index; None in pass 1
+    debug: bool = False
+
+
+_WORKER: dict = {}
+
+
+def init_worker(context: JobContext, in_pool: bool = True) -> None:
+    if in_pool:  # a pool process: lint only, so GC by hand (see GC_EVERY)
+        gc.disable()
+    _WORKER.clear()
+    _WORKER.update(context=context, sources=Sources())
+    _WORKER["digests"] = RegionDigests(context.regions) if context.regions is not None else None
+
+
+def file_digest(path: str) -> Optional[str]:
+    try:
+        with open(path, "rb") as fh:
+            return cache_mod.digest(fh.read())
+    except OSError:
+        return None
+
+
+def lint_one(task: Task) -> Done:
+    context: JobContext = _WORKER["context"]
+    settings = context.settings[task.settings]
+    done = Done(task.path)
+    try:
+        signature = None
+        if task.data is None:
+            read_at = cache_mod.now_ns()
+            with open(task.path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                data = fh.read()
+            signature = cache_mod.trusted_signature(st, read_at)
+        else:
+            data = task.data
+        done.digest = cache_mod.digest(data)
+        done.signature = signature
+        if task.expect is not None and task.expect != done.digest:
+            done.changed = True
+        item = parse_file(source_for(task.path, data), settings)
+        done.summary = summary_blob(item.summary)
+        if task.summary_only:
+            done.findings = None
+            return done
+        if context.regions is not None:  # pass 2: the run's index
+            regions = context.regions
+        else:  # pass 1: what this file alone implies
+            regions = ProjectIndex([item.summary]).regions() if item.summary is not None else {}
+        tracked = TrackedRegionView(regions)
+        project = project_for(settings, tracked, context.target_torch, _WORKER["sources"])
+        done.findings = run_rules(item, project, task.codes)
+        digests = _WORKER["digests"] or RegionDigests(regions)
+        done.used = {token: digests(token) for token in tracked.used()}
+        deps = []
+        for path, other in sorted(project.read.items()):
+            if other is not None:
+                deps.append((path, cache_mod.digest(other.source.data)))
+            else:
+                deps.append((path, file_digest(path)))
+        done.deps = tuple(deps)
+    except MemoryError:
+        done.error = "internal error: out of memory while linting this file"
+    except OSError as exc:
+        done.error = f"cannot read: {exc.strerror or exc}"
+    except Exception as exc:
+        if context.debug:
+            raise
+        done.error = f"internal error while linting: {type(exc).__name__}: {exc} (set COMPILE_LINT_DEBUG=1 for a traceback, and please report it)"
+    finally:
+        if gc.get_count()[0] > GC_EVERY:
+            gc.collect()
+    return done
+
+
+def summary_blob(summary) -> Optional[bytes]:
+    if summary is None:
+        return None
+    return pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def summary_of(done: Done):
+    """The file's ModuleSummary, None for a file that does not parse, False when a
+    cached one does not load (only compile_lint's own data classes are allowed)."""
+    if done.summary is None:
+        return None
+    if done.trusted:
+        return pickle.loads(done.summary)
+    try:
+        return cache_mod.loads(done.summary)
+    except Exception:
+        return False

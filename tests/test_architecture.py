@@ -1,0 +1,96 @@
+"""Structure the codebase keeps: no import cycles in compile_lint/, no monkey patching of
+facts, every rule declares the facts it asks for."""
+import ast
+import os
+
+from compile_lint.analysis.facts import Fact
+from compile_lint.rules import all_rules
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE = os.path.join(ROOT, "compile_lint")
+
+
+def _module_name(path: str) -> str:
+    rel = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+    return rel[: -len(".__init__")] if rel.endswith(".__init__") else rel
+
+
+def _imports() -> dict[str, set[str]]:
+    """Module -> the compile_lint modules it imports at module level (not inside defs,
+    which run later and cannot make an import cycle at load time)."""
+    graph: dict[str, set[str]] = {}
+    for folder, dirs, files in os.walk(PACKAGE):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(folder, name)
+            module = _module_name(path)
+            package = module if name == "__init__.py" else module.rpartition(".")[0]
+            with open(path, "rb") as fh:
+                tree = ast.parse(fh.read())
+            found = set()
+            for node in tree.body:
+                if isinstance(node, ast.If):  # `if TYPE_CHECKING:` blocks are never run
+                    continue
+                if isinstance(node, ast.Import):
+                    found |= {a.name for a in node.names if a.name.startswith("compile_lint")}
+                elif isinstance(node, ast.ImportFrom):
+                    if node.level:
+                        base = package.split(".")
+                        base = base[: len(base) - node.level + 1]
+                        target = ".".join(base + ([node.module] if node.module else []))
+                    else:
+                        target = node.module or ""
+                    if not target.startswith("compile_lint"):
+                        continue
+                    found.add(target)
+                    for alias in node.names:  # `from . import cache` imports a module
+                        found.add(f"{target}.{alias.name}")
+            graph[module] = found
+    return {m: {t for t in targets if t in graph and t != m} for m, targets in graph.items()}
+
+
+def test_no_import_cycles():
+    graph = _imports()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(module):
+        state[module] = 1
+        stack.append(module)
+        for target in sorted(graph[module]):
+            # importing a package's submodule runs the package's __init__ first
+            if state.get(target) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(target):] + [target]))
+            if target not in state:
+                visit(target)
+        stack.pop()
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module)
+
+
+def test_no_patched_attributes_or_frame_introspection():
+    """In the lint pipeline (`record` traces a running program, where frames are its
+    input, and `verify` runs user code: both are outside it)."""
+    offenders = []
+    for folder, dirs, files in os.walk(PACKAGE):
+        dirs[:] = [d for d in dirs if d not in ("__pycache__", "record", "verify")]
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                    text = fh.read()
+                for bad in ("facts.__dict__", "_getframe", "facts._cl_", "setattr(facts"):
+                    if bad in text:
+                        offenders.append(f"{name}: {bad}")
+    assert offenders == []
+
+
+def test_rules_declare_facts():
+    for code, rule in all_rules().items():
+        assert isinstance(rule.needs, tuple), code
+        assert all(isinstance(f, type) and issubclass(f, Fact) for f in rule.needs), code
+        assert not hasattr(rule, "uses_regions"), f"{code}: `uses_regions` is gone; declare `needs`"
