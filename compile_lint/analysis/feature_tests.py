@@ -120,7 +120,14 @@ def old_torch_branch(facts, node: ast.AST) -> Optional[tuple[Optional[tuple[int,
         if early is not None:
             return early
         if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            return None
+            # a def made only in a fallback branch exists only on that torch
+            defined_in = next(iter(facts.ancestors(anc)), None)
+            if not isinstance(defined_in, (ast.If, ast.ExceptHandler, ast.Try)) or anc is node:
+                return None
+        if isinstance(anc, ast.Try) and child in anc.handlers:
+            feature = _import_fallback(facts, anc, child)
+            if feature is not None:
+                return None, feature
         if isinstance(anc, (ast.If, ast.IfExp)):
             found = feature_test(facts, anc.test)
             if found is not None and child is not anc.test:
@@ -130,6 +137,29 @@ def old_torch_branch(facts, node: ast.AST) -> Optional[tuple[Optional[tuple[int,
                 if in_body != true_on_newer:
                     return version, feature
         child = anc
+    return None
+
+
+IMPORT_ERRORS = frozenset({"builtins.ImportError", "builtins.ModuleNotFoundError", "builtins.AttributeError"})
+
+
+def _import_fallback(facts, try_node: ast.Try, handler: ast.ExceptHandler) -> Optional[str]:
+    """`try: from torch.nn.functional import scaled_dot_product_attention` / `except
+    ImportError: <fallback>`: the torch feature whose absence the handler stands for."""
+    caught = handler.type
+    types = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    if caught is not None and not any(facts.resolve(t) in IMPORT_ERRORS for t in types):
+        return None
+    features = []
+    for stmt in try_node.body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.level == 0:
+            features += [f"{stmt.module}.{alias.name}" for alias in stmt.names]
+        elif isinstance(stmt, ast.Import):
+            features += [alias.name for alias in stmt.names]
+        else:
+            return None
+    if features and all(f in IN_TORCH_2_0 for f in features):
+        return features[0]
     return None
 
 

@@ -2,7 +2,7 @@
 
 A gradient flows only through differentiable float tensors. Comparisons, boolean and
 bitwise ops, counts (`(x > t).sum()`), integer casts (`.long()`), `.detach()`,
-`argmax`, sizes and Python numbers carry none, and neither does arithmetic on them
+`argmax`, sizes and Python numbers (parameters annotated `int` / `float` / `bool`) carry none, and neither does arithmetic on them
 only. Code lexically under `torch.no_grad()` / `torch.inference_mode()` records none.
 """
 from __future__ import annotations
@@ -31,6 +31,7 @@ NO_GRAD_FUNCS = NO_GRAD_METHODS | frozenset({
 })
 PASS_FUNCS = PASS_METHODS
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
+PY_NUMBER_ANNOTATIONS = frozenset({"int", "float", "bool"})
 PY_NUMBERS = frozenset({"builtins.len", "builtins.int", "builtins.float", "builtins.round", "builtins.sum", "builtins.max", "builtins.min", "builtins.abs"})
 
 
@@ -117,11 +118,29 @@ class GradientFacts:
             if (id(func), expr.id) in seen:
                 return True  # `xs = f(xs)`: the name's other values decide
             values = self._locals(func).get(expr.id)
+            if not values:
+                param = _parameter(func, expr.id)
+                return param is not None and _python_number_annotation(param.annotation)
             if not values or any(v is None for v in values):
                 return False
             seen.add((id(func), expr.id))
             return all(self.no_grad(v, seen) for v in values)
         return False
+
+
+def _parameter(func, name: str) -> Optional[ast.arg]:
+    args = func.args
+    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+        if arg is not None and arg.arg == name:
+            return arg
+    return None
+
+
+def _python_number_annotation(annotation: Optional[ast.AST]) -> bool:
+    """`int`, `float`, `bool` (or a string of one): a Python number never carries a gradient."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        return annotation.value in PY_NUMBER_ANNOTATIONS
+    return isinstance(annotation, ast.Name) and annotation.id in PY_NUMBER_ANNOTATIONS
 
 
 def under_no_grad(facts, node: ast.AST) -> bool:

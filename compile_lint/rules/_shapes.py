@@ -52,9 +52,9 @@ def is_shape_value(facts: ModuleFacts, expr: ast.AST, names: frozenset[str] | se
     """`x.shape`, `x.shape[2]`, `x.size(2)`, `x.size()[-2:]`, a name bound to one of
     these (`names`), arithmetic on them, or a tensor/tuple built from them."""
     if isinstance(expr, ast.Attribute):
-        return expr.attr in SHAPE_ATTRS
+        return expr.attr in SHAPE_ATTRS and not _module_state(facts, expr.value)
     if is_size_call(expr):
-        return True
+        return not _module_state(facts, expr.func.value)
     if isinstance(expr, ast.Subscript):
         return is_shape_value(facts, expr.value, names)
     if isinstance(expr, ast.Name):
@@ -72,6 +72,30 @@ def is_shape_value(facts: ModuleFacts, expr: ast.AST, names: frozenset[str] | se
         dotted = facts.resolve(expr.func)
         if dotted in TENSOR_FROM or dotted in ("builtins.tuple", "builtins.list", "builtins.max", "builtins.min"):
             return any(is_shape_value(facts, a, names) for a in expr.args)
+    return False
+
+
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+
+def _module_state(facts: ModuleFacts, owner: ast.AST) -> bool:
+    """`self.w` where the class makes `w` an `nn.Parameter` or registers it as a buffer:
+    its shape is fixed when the module is built, the same in every trace, not a size
+    that follows the input."""
+    if not (isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) and owner.value.id == "self"):
+        return False
+    cls = next((a for a in facts.ancestors(owner) if isinstance(a, ast.ClassDef)), None)
+    if cls is None:
+        return False
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and facts.resolve(node.value.func) in PARAMETER_CLASSES:
+            if any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                   and t.attr == owner.attr for t in node.targets):
+                return True
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("register_buffer", "register_parameter") and node.args
+                and isinstance(node.args[0], ast.Constant) and node.args[0].value == owner.attr):
+            return True
     return False
 
 

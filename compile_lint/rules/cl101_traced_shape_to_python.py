@@ -42,7 +42,10 @@ class TracedShapeToPython(Rule):
     (`torch.jit.trace`, `torch.fx.symbolic_trace`, `torch.export.export`,
     `torch.onnx.export`, followed into the code those call, across files), when the
     cast value is used as a size: `size=`, `view`, `reshape`, `expand`, `new_zeros`,
-    `torch.zeros`, `F.pad`, `range`, a slice, directly or through local names.
+    `torch.zeros`, `F.pad`, `range`, a slice, directly or through local names. Not
+    reported: the shape of the module's own parameter or buffer (`self.pos_embed.shape[1]`
+    with `self.pos_embed = nn.Parameter(...)` or `register_buffer("pos_embed", ...)`):
+    it is fixed when the module is built, so the constant is right in every trace.
 
     ## Why is this bad?
     While tracing, a size is a traced value. A Python cast turns it into the number
@@ -100,6 +103,27 @@ class TracedShapeToPython(Rule):
     requires = (b"shape", b"size")
 
     valid = [
+        Case(
+            """\
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+            class PosEmbed(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.table = nn.Parameter(torch.zeros(1, 257, 64))
+
+                def forward(self, x):
+                    n = self.table.shape[1] - 1
+                    side = n ** 0.5
+                    grid = self.table[:, 1:].reshape(1, int(side), int(side), 64).permute(0, 3, 1, 2)
+                    return x + F.interpolate(grid, size=x.shape[-2:]).flatten(2).transpose(1, 2)
+
+            traced = torch.jit.trace(PosEmbed(), torch.rand(1, 16, 16))
+            """,
+            note="the shape of the module's own parameter is the same in every trace (Depth-Anything pos_embed)",
+        ),
         Case(
             """\
             import torch.nn.functional as F

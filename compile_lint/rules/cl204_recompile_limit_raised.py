@@ -32,6 +32,31 @@ def const_int(expr: ast.AST) -> Optional[int]:
     return None
 
 
+LAUNCH_CALLS = frozenset({
+    "torch.distributed.init_process_group", "argparse.ArgumentParser.parse_args",
+})
+
+
+def _launches_at_import(facts) -> bool:
+    """Module-level code reads the launch (`os.environ["RANK"]`, `sys.argv`, `parser.parse_args()`,
+    `dist.init_process_group(...)`): importing the module would run the program, so it is a
+    script, not a library."""
+    for stmt in facts.tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If)):
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Subscript) and facts.resolve(node.value) == "os.environ":
+                return True
+            if isinstance(node, ast.Attribute) and facts.resolve(node) == "sys.argv":
+                return True
+            if isinstance(node, ast.Call):
+                if facts.resolve(node.func) in LAUNCH_CALLS:
+                    return True
+                if isinstance(node.func, ast.Attribute) and node.func.attr == "parse_args":
+                    return True
+    return False
+
+
 class RecompileLimitRaised(Rule):
     """
     ## What it does
@@ -71,7 +96,12 @@ class RecompileLimitRaised(Rule):
     No fix: removing the line brings the storm's warnings back (and eager fallbacks),
     which is the point, but the cause still has to be fixed by hand.
 
-    Not reported: values at or below the default (8; 256 for the accumulated
+    Not reported: in a program's own script (module-level code reads the launch:
+    `os.environ["RANK"]`, `sys.argv`, `parse_args()`, `init_process_group`; or the line
+    is under `if __name__ == "__main__":`), a per-frame limit at or below the
+    process-wide total's default (`accumulated_recompile_limit`, 256 on torch 2.13, read
+    from `torch._dynamo.config`): it reaches no other program and still stops a storm.
+    Values at or below the default (8; 256 for the accumulated
     limits), including lowering it to
     catch recompiles in tests; `config.patch(...)`, which is scoped; values that are
     not constants.
@@ -91,6 +121,16 @@ class RecompileLimitRaised(Rule):
     requires = (b"_limit",)
 
     valid = [
+        Case(
+            """
+            import os
+            import torch
+
+            rank = int(os.environ["RANK"])
+            torch._dynamo.config.recompile_limit = 64
+            """,
+            note="a launched script's own bounded limit (modded-nanogpt): no importer, still below the total's 256",
+        ),
         Case("import torch._dynamo\ntorch._dynamo.config.recompile_limit = 8\n", note="the default"),
         Case("import torch._dynamo.config as dc\ndc.recompile_limit = 1\n", note="lowered, to catch recompiles"),
         Case(
@@ -105,6 +145,18 @@ class RecompileLimitRaised(Rule):
             "import torch\nimport torch._dynamo\ntorch._dynamo.config.cache_size_limit = 1_000_000\n",
             at=[(3, 1)],
             note="timm optim/kron.py, on import",
+        ),
+        Case(
+            """
+            import sys
+            import torch
+
+            if __name__ == "__main__":
+                torch._dynamo.config.cache_size_limit = 100000
+                print(sys.argv)
+            """,
+            at=[(6, 5)],
+            note="a script's limit above the process-wide total's default: no storm is ever stopped (gpt-fast eval.py)",
         ),
         Case(
             "from torch._dynamo import config\ndef setup():\n    config.recompile_limit = 2 ** 10\n",
@@ -141,6 +193,8 @@ class RecompileLimitRaised(Rule):
                         continue
                 elif value > DEFAULTS[key]:
                     shown = f"= {value:_}" if value >= 10_000 else f"= {value}"
+                    if self._bounded_in_program(facts, node, key, value):
+                        continue
                 else:
                     continue
                 yield self._finding(facts, node, facts.text(target), key, shown)
@@ -154,13 +208,22 @@ class RecompileLimitRaised(Rule):
 
     def _finding(self, facts, node, target, key, shown):
         stmt = facts.statement_of(node)
-        module_level = facts.enclosing_function(node) is None and not self._in_main_guard(facts, stmt)
+        module_level = (facts.enclosing_function(node) is None and not self._in_main_guard(facts, stmt)
+                        and not _launches_at_import(facts))
         when = "for every importer" if module_level else "process-wide"
         what = "total recompile limit" if key.startswith("accumulated") else "recompile limit"
         return self.finding(
             facts, node,
             f"Dynamo's {what} raised (`{shown}`, default {DEFAULTS[key]}) {when}: recompile storms go unseen",
         )
+
+    def _bounded_in_program(self, facts, node, key, value) -> bool:
+        """A program's own per-frame limit that still binds: in a script whose import runs
+        the program (or under its `__main__` guard), the setting reaches no other program,
+        and a value at or below the process-wide total's default (256) still stops a storm."""
+        if key.startswith("accumulated") or value > DEFAULTS["accumulated_recompile_limit"]:
+            return False
+        return self._in_main_guard(facts, facts.statement_of(node)) or _launches_at_import(facts)
 
     @staticmethod
     def _in_main_guard(facts, stmt) -> bool:

@@ -52,7 +52,9 @@ class RngInCompiledRegion(Rule):
     every compile site, or in the site's `options`. Code that runs only on a torch
     without `torch.compile` is quiet too: the `else` (or the code after an early
     `return`) of a feature test that is true on every torch that has `torch.compile`
-    (`hasattr(F, "scaled_dot_product_attention")`, `torch.__version__ >= "2.0"`).
+    (`hasattr(F, "scaled_dot_product_attention")`, `torch.__version__ >= "2.0"`), and
+    the `except ImportError:` of a `try` that only imports such names (a fallback
+    function defined there exists only on that older torch).
 
     ## Why is this bad?
     Inductor generates random numbers with its own Philox-based kernels, not with
@@ -252,6 +254,23 @@ class RngInCompiledRegion(Rule):
                 return x
             """,
             note="branch for torch < 2.0",
+        ),
+        Case(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            try:
+                from torch.nn.functional import scaled_dot_product_attention as attend
+            except ImportError:
+                def attend(q, k, v, dropout_p=0.0):
+                    return F.dropout((q @ k.transpose(-2, -1)).softmax(-1), p=dropout_p) @ v
+
+            @torch.compile
+            def block(q, k, v):
+                return attend(q, k, v, dropout_p=0.1)
+            """,
+            note="a fallback defined only where importing SDPA fails: never on a torch with torch.compile (VAR)",
         ),
         Case(
             """

@@ -64,7 +64,8 @@ class NanGradInWhere(Rule):
     number, and when the condition compares two variables (nothing to tell the
     domain by); when no input of the op can carry a gradient (comparisons, counts of
     thresholded values such as `(pred > t).sum()`, `.long()`/`.int()`/`.bool()`,
-    `.detach()`, `torch.arange`, sizes and Python numbers, and arithmetic on those
+    `.detach()`, `torch.arange`, sizes and Python numbers (parameters annotated `int` / `float` /
+    `bool` included), and arithmetic on those
     only); and code lexically under `torch.no_grad()` / `torch.inference_mode()`. The
     NaN appears in gradients only; a function merely called under `no_grad` elsewhere is
     still reported, since the same function usually serves training.
@@ -122,6 +123,18 @@ class NanGradInWhere(Rule):
     needs = (RegionsFact,)  # fires wherever the code can be differentiated; names the region when there is one
 
     valid = [
+        Case(
+            """
+            import torch
+
+            def normalized_ramp(width: int, scale: float) -> torch.Tensor:
+                xs = torch.arange(width, dtype=torch.float32)
+                size = torch.scalar_tensor(width)
+                xs = torch.where(size > 1, (xs / (width - 1) - 0.5) * 2, xs * 0.0)
+                return torch.where(size > 1, xs * scale / (size - 1), xs)
+            """,
+            note="a grid of sizes: parameters annotated int/float and tensors built from them carry no gradient",
+        ),
         Case(
             """
             import torch
