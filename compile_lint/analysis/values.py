@@ -406,6 +406,10 @@ class TermBuilder:
 
 
 # -- per project: evaluating terms -------------------------------------------------
+# Evaluations one question of the index may spend (a site's target, a call's callees).
+# Following every caller's arguments through factories can fan out without end in a
+# large library (timm: minutes); the apps benchmark resolves the same with this bound.
+STEP_BUDGET = 4000
 def _refs(values) -> list:
     return sorted(values, key=repr)
 
@@ -417,18 +421,42 @@ class Resolver:
         self.index = index
         self._active: set = set()
         self.why: list[str] = []  # reasons collected by the last evaluations
+        # Results that no cycle or depth cut shaped, with the reasons they gave: the same
+        # factory or attribute is asked about from many sites, and without this the
+        # evaluation of a large project (timm) repeats whole subtrees exponentially.
+        self._memo: dict = {}
+        self._cuts = 0  # how many evaluations a cycle, the depth bound or the budget cut short
+        self._steps = 0  # evaluations spent on the current question of the index
 
     def values(self, term, summary, env=None, depth: int = 0) -> frozenset:
-        if term is None or depth > MAX_DEPTH:
+        if term is None:
+            return EMPTY
+        if depth > MAX_DEPTH:
+            self._cuts += 1
+            return EMPTY
+        if not self._active:
+            self._steps = 0  # a new question from the index: a new budget
+        self._steps += 1
+        if self._steps > STEP_BUDGET:
+            self._cuts += 1
             return EMPTY
         key = (id(summary), term, _env_key(env))
+        hit = self._memo.get(key)
+        if hit is not None:
+            self.why.extend(hit[1])
+            return hit[0]
         if key in self._active:
+            self._cuts += 1
             return EMPTY  # a cycle (`m = wrap(m)`): the other bindings give the answer
         self._active.add(key)
+        cuts, said = self._cuts, len(self.why)
         try:
-            return self._values(term, summary, env or {}, depth + 1)
+            result = self._values(term, summary, env or {}, depth + 1)
         finally:
             self._active.discard(key)
+        if self._cuts == cuts:  # exact whatever asked: safe to reuse
+            self._memo[key] = (result, tuple(self.why[said:]))
+        return result
 
     def _values(self, term, summary, env, depth) -> frozenset:
         tag = term[0]
