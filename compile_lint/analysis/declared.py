@@ -429,8 +429,7 @@ def _exists_on_disk(index, parts: list[str]) -> bool:
     return False
 
 
-def declared_note(site) -> str:
-    """The note on a declared or recorded site's related location (the location says where)."""
+def _declared_text(site, where: str = "") -> str:
     opts = []
     if site.mode:
         opts.append(f"mode={site.mode!r}")
@@ -440,29 +439,22 @@ def declared_note(site) -> str:
     if site.origin == "recorded":
         api = site.recording.api if site.recording else "torch.compile"
         api = "Module.compile()" if api == "Module.compile" else f"{api}()"
-        return f"{site.kind} by {api}{how}, recorded at run time"
+        return f"{site.kind} by {api}{how}{where}, recorded at run time"
     if site.origin == "marker":
-        return f"declared {site.kind}{how} by a `# compile-lint: {site.kind}` comment"
+        return f"declared {site.kind}{how} by a `# compile-lint: {site.kind}` comment{where}"
     return f"declared {site.kind}{how} in the configuration"
+
+
+def declared_note(site) -> str:
+    """The note on a declared or recorded site's related location (the location says where)."""
+    return _declared_text(site)
 
 
 def describe_declared(site) -> str:
-    """How a declared or recorded Site reads in findings."""
+    """How a declared or recorded Site reads in findings, with where it was declared."""
     from .regions import _display
 
-    opts = []
-    if site.mode:
-        opts.append(f"mode={site.mode!r}")
-    if site.dynamic is not None:
-        opts.append(f"dynamic={site.dynamic}")
-    how = f" with {', '.join(opts)}" if opts else ""
-    if site.origin == "recorded":
-        api = site.recording.api if site.recording else "torch.compile"
-        api = "Module.compile()" if api == "Module.compile" else f"{api}()"
-        return f"{site.kind} by {api}{how} at {_display(site.path)}:{site.row}, recorded at run time"
-    if site.origin == "marker":
-        return f"declared {site.kind}{how} by a `# compile-lint: {site.kind}` comment at {_display(site.path)}:{site.row}"
-    return f"declared {site.kind}{how} in the configuration"
+    return _declared_text(site, f" at {_display(site.path)}:{site.row}")
 
 
 def recorded_counts(region, what: str) -> str:
