@@ -8,6 +8,7 @@ name against whichever of the two this compile_lint runs next to.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 from functools import lru_cache
 
@@ -19,10 +20,23 @@ _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @lru_cache(maxsize=1)
 def package_name() -> str:
-    """`codemods` next to this compile_lint (a checkout), else the installed package."""
-    if os.path.isfile(os.path.join(_REPO, SPEC_PACKAGE, "__init__.py")):
-        return SPEC_PACKAGE
-    return INSTALLED_PACKAGE
+    """The importable name of the codemods next to this compile_lint: in a checkout run
+    from its root `codemods` is on sys.path; an install (a wheel, or `pip install -e .`,
+    where the console script does not put the checkout on sys.path) has
+    `compile_lint_codemods`. The copy beside this compile_lint wins when both import."""
+    beside = os.path.join(_REPO, SPEC_PACKAGE)
+    found = []
+    for name in (SPEC_PACKAGE, INSTALLED_PACKAGE):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.origin:
+            found.append((name, os.path.dirname(os.path.abspath(spec.origin))))
+    for name, where in found:
+        if where == beside:
+            return name
+    return found[0][0] if found else INSTALLED_PACKAGE
 
 
 def folder() -> str:

@@ -101,3 +101,18 @@ def test_wheel_lists_every_package_and_no_top_level_codemods():
     assert on_disk | {"compile_lint_codemods"} == listed
     assert "codemods" not in listed
     assert setup["package-dir"] == {"compile_lint_codemods": "codemods"}
+
+
+def test_the_installed_console_script_checks_and_fixes_outside_the_checkout(tmp_path):
+    """As a user runs it: the `compile-lint` script of this install, from another folder,
+    without the checkout on sys.path (the codemods import as compile_lint_codemods)."""
+    script = os.path.join(os.path.dirname(sys.executable), "compile-lint")
+    if not os.path.exists(script):
+        pytest.skip("compile-lint is not installed in this environment")
+    (tmp_path / "m.py").write_text("import torch\nmodel = Net()\ntorch.compile(model)\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    check = subprocess.run([script, "check", "m.py"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert check.returncode == 1 and "CL503" in check.stdout, check.stderr
+    fix = subprocess.run([script, "fix", "m.py"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert fix.returncode == 0, fix.stderr
+    assert (tmp_path / "m.py").read_text().endswith("model = torch.compile(model)\n")
