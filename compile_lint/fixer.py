@@ -203,6 +203,20 @@ def write_atomic(path: str, data: bytes) -> None:
         raise
 
 
+def changed_span(old: str, new: str) -> tuple[int, int, int]:
+    """(start, end in old, end in new) of the one span where `new` differs from `old`:
+    the common prefix and suffix are left out, so an edit touches only what changed."""
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end_old, end_new = len(old), len(new)
+    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+        end_old -= 1
+        end_new -= 1
+    return start, end_old, end_new
+
+
 def edits_for(path: str, data: bytes, finding: Finding) -> list[Edit]:
     """The text edit one finding's fix makes, as a single replaced span."""
     try:
@@ -212,14 +226,7 @@ def edits_for(path: str, data: bytes, finding: Finding) -> list[Edit]:
     if new == data:
         return []
     old_text, new_text = _decode(data), _decode(new)
-    start = 0
-    limit = min(len(old_text), len(new_text))
-    while start < limit and old_text[start] == new_text[start]:
-        start += 1
-    end_old, end_new = len(old_text), len(new_text)
-    while end_old > start and end_new > start and old_text[end_old - 1] == new_text[end_new - 1]:
-        end_old -= 1
-        end_new -= 1
+    start, end_old, end_new = changed_span(old_text, new_text)
     return [Edit(new_text[start:end_new], _position(old_text, start), _position(old_text, end_old))]
 
 

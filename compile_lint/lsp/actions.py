@@ -11,7 +11,7 @@ from typing import Optional
 
 from lsprotocol import types
 
-from ..fixer import edits_for, fix_source
+from ..fixer import changed_span, edits_for, fix_source
 from ..model import SAFE, Finding, Position
 from ..notebook import NotebookError
 from .documents import Linted, Place, Relinter, lsp_position, lsp_range, noqa_line
@@ -138,14 +138,7 @@ def _fix_all_action(codec, context, linted: Linted) -> Optional[types.CodeAction
 
 def _replace_changed(codec, place: Place, old: str, new: str) -> types.TextEdit:
     """One edit replacing the part of `old` that differs from `new`."""
-    start = 0
-    limit = min(len(old), len(new))
-    while start < limit and old[start] == new[start]:
-        start += 1
-    end_old, end_new = len(old), len(new)
-    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
-        end_old -= 1
-        end_new -= 1
+    start, end_old, end_new = changed_span(old, new)
     return types.TextEdit(
         range=types.Range(start=_at(codec, place, old, start), end=_at(codec, place, old, end_old)),
         new_text=new[start:end_new],
