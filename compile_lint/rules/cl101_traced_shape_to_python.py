@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 
 from ..analysis.classes import labelled, site_of_kind
-from ._shapes import cast_kind, direct_shape_element, flows_to_sink, shape_names
-from ._regions import stmt_text
+from ..analysis.shapes import cast_kind, direct_shape_element, flows_to_sink, shape_names
+from ..analysis.region_queries import stmt_text
 from ..analysis.facts import RegionsFact
 from .base import Case, Rule
 

@@ -5,7 +5,7 @@ from typing import Optional
 
 from ..analysis.classes import labelled
 from ..analysis.walk import walk as _walk
-from ._regions import stmt_text
+from ..analysis.region_queries import stmt_text
 from .base import Case, Related, Rule
 from ..analysis.facts import RegionsFact
 from ..analysis.torch_api import COMPILE

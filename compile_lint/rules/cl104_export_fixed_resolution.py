@@ -9,8 +9,8 @@ from ..analysis.project import path_for_module
 from ..analysis.torch_api import EXPORTERS
 from ..analysis.walk import walk as _walk
 from ..analysis.walk import walk_scope as _walk_scope
-from ._shapes import is_shape_value, shape_names, sink_of
-from ._regions import stmt_text
+from ..analysis.shapes import is_shape_value, shape_names, sink_of
+from ..analysis.region_queries import stmt_text
 from .base import Case, Related, Rule
 from ..analysis.facts import RegionsFact
 

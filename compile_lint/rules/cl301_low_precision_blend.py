@@ -5,7 +5,7 @@ from textwrap import dedent
 from typing import Optional
 
 from ..analysis.precision import LOW, SHORT, precision_for
-from ._regions import ELEMENTWISE, call_name, is_number, number_value, region_nodes, region_sets_config, runs_inductor, same, stmt_text
+from ..analysis.region_queries import ELEMENTWISE, call_name, is_number, number_value, region_nodes, region_sets_config, runs_inductor, same, stmt_text
 from ..analysis.facts import RegionsFact
 from ..analysis.compiled_values import CompiledValuesFact
 from ..analysis.precision import PrecisionFact

@@ -6,9 +6,9 @@ from typing import Optional
 
 from ..analysis.feature_tests import never_runs_compiled
 from ..analysis.compiled_values import chain_text, literal, site_call, target_history
-from ._regions import class_attrs, number_value, region_nodes, region_sets_config, runs_inductor
+from ..analysis.region_queries import class_attrs, number_value, region_nodes, region_sets_config, runs_inductor
 from ..analysis.facts import RegionsFact
-from ._regions import ClassAttrsFact
+from ..analysis.region_queries import ClassAttrsFact
 from ..analysis.compiled_values import CompiledValuesFact
 from .base import Case, Rule
 

@@ -7,7 +7,7 @@ from typing import Optional
 from ..analysis.compiled_values import chain_text
 from ..analysis.facts import RegionsFact
 from ..analysis.gradients import GradientFacts, under_no_grad
-from ._regions import is_number, number_value, stmt_text
+from ..analysis.region_queries import is_number, number_value, stmt_text
 from .base import Case, Rule
 
 POSITIVE = "positive"  # the op needs an input > 0 (a finite gradient at 0 is not enough)

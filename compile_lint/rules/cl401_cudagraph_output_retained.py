@@ -6,7 +6,7 @@ from textwrap import dedent
 from typing import Optional
 
 from ..analysis.compiled_values import CompileCall, chain_text, compiled_values
-from ._regions import stmt_text
+from ..analysis.region_queries import stmt_text
 from ..analysis.compiled_values import CompiledValuesFact
 from .base import Case, Rule
 

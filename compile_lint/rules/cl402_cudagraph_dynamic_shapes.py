@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..analysis.torch_api import MARK_DYNAMIC_FUNCS
 from ..analysis.compiled_values import CompileCall, chain_text, compiled_values, site_call
-from ._regions import def_name, file_sets_config, is_number, region_nodes, stmt_text
+from ..analysis.region_queries import def_name, file_sets_config, is_number, region_nodes, stmt_text
 from ..analysis.facts import RegionsFact
 from ..analysis.compiled_values import CompiledValuesFact
 from .base import Case, Rule

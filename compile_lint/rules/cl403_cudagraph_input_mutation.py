@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..analysis.compiled_values import literal
 from ..analysis.tensors import NON_TENSOR_ATTRS, TENSOR_ANNOTATIONS, TENSOR_METHODS
-from ._regions import ClassAttrsFact, class_attrs, stmt_text
+from ..analysis.region_queries import ClassAttrsFact, class_attrs, stmt_text
 from ..analysis.facts import RegionsFact
 from ..analysis.compiled_values import CompiledValuesFact
 from .base import Case, Rule

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis.torch_api import COMPILE, COMPILERS, DISABLE_FUNCS
-from ._compile import target_text
+from ..analysis.compile_calls import target_text
 from .base import Case, Rule
 
 NOT_CONTEXT_MANAGERS = COMPILERS | DISABLE_FUNCS

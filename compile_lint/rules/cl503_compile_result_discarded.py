@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import ast
 
-from ._compile import is_compile_call, target_text
-from ._regions import stmt_text
+from ..analysis.compile_calls import is_compile_call, target_text
+from ..analysis.region_queries import stmt_text
 from .base import Case, Rule
 
 

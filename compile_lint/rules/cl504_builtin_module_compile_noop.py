@@ -4,7 +4,7 @@ import ast
 from typing import Optional
 
 from ..analysis.regions import RETURNS_SELF
-from ._compile import target_text
+from ..analysis.compile_calls import target_text
 from .base import Case, Rule
 
 NOT_LAYERS = frozenset({"Module", "Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ._regions import stmt_text
+from ..analysis.region_queries import stmt_text
 from ..analysis.torch_api import DISABLE_FUNCS as DISABLE
 from ..analysis.facts import RegionsFact
 from .base import Case, Rule

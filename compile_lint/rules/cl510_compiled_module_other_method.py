@@ -4,7 +4,7 @@ import ast
 from typing import Optional
 
 from ..analysis.walk import walk_scope as _walk_scope
-from ._compile import is_compile_call
+from ..analysis.compile_calls import is_compile_call
 from .base import Case, Rule
 
 # nn.Module methods that do not run the model: calling them on the wrapper is fine

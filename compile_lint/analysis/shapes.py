@@ -10,8 +10,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..analysis.facts import ModuleFacts
-from ..analysis.walk import walk as _walk
+from .facts import ModuleFacts
+from .walk import walk as _walk
 
 SHAPE_ATTRS = frozenset({"shape"})
 CASTS = {"builtins.int": "int", "builtins.float": "float", "math.floor": "math.floor", "math.ceil": "math.ceil", "math.trunc": "math.trunc"}

@@ -4,10 +4,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
-from ..analysis.compiled_values import chain_text, literal, NOT_LITERAL, site_call, facts_for_path
-from ..analysis.facts import FUNCTION_NODES, Fact, ModuleFacts
-from ..analysis.regions import RegionInfo
-from ..analysis.torch_api import INDUCTOR_CONFIG
+from .compiled_values import chain_text, literal, NOT_LITERAL, site_call, facts_for_path
+from .facts import FUNCTION_NODES, Fact, ModuleFacts
+from .regions import RegionInfo
+from .torch_api import INDUCTOR_CONFIG
 
 NOT_INDUCTOR = frozenset({"eager", "aot_eager", "aot_eager_decomp_partition", "cudagraphs", "onnxrt", "tvm", "openxla"})
 

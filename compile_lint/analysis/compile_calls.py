@@ -4,8 +4,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..analysis.facts import ModuleFacts
-from ..analysis.torch_api import COMPILE
+from .facts import ModuleFacts
+from .torch_api import COMPILE
 
 
 
