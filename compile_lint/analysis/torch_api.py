@@ -51,3 +51,9 @@ RECOMPILE_LIMITS = {
     f"{DYNAMO_CONFIG}.accumulated_recompile_limit": "accumulated_recompile_limit",
     f"{DYNAMO_CONFIG}.accumulated_cache_size_limit": "accumulated_cache_size_limit",
 }
+
+# -- CUDA graphs -------------------------------------------------------------------------------
+# start a new generation of the cudagraph trees: outputs of earlier runs may be overwritten
+MARK_STEP_FUNCS = frozenset(
+    {"torch.compiler.cudagraph_mark_step_begin", "torch._inductor.cudagraph_trees.mark_step_begin"}
+)
