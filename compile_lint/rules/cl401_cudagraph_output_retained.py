@@ -31,11 +31,30 @@ class CudagraphOutputRetained(Rule):
     treated like the compiled callable itself.
 
     ## Why is this bad?
-    CUDA graphs replay into static memory: the next run writes its outputs where
-    the previous ones were. PyTorch detects reads of an overwritten output and raises
-    `RuntimeError: Error: accessing tensor output of CUDAGraphs that has been
-    overwritten by a subsequent run` (`torch/_inductor/cudagraph_trees.py`). On CPU
-    no CUDA graphs are used, so tests pass and the error appears on the GPU.
+    CUDA graphs replay into static memory shared by every CUDA-graph compiled callable
+    of the process (cudagraph trees, `torch/_inductor/cudagraph_trees.py`). When a new
+    *generation* starts, the outputs of the previous one are freed for reuse, and a
+    later read raises `RuntimeError: Error: accessing tensor output of CUDAGraphs that
+    has been overwritten by a subsequent run`. On CPU no CUDA graphs are used, so tests
+    pass and the error appears on the GPU.
+
+    What starts a generation (torch 2.13, `CUDAGraphTreeManager.get_curr_generation`,
+    `can_start_new_generation`, `try_end_curr_recording` ->
+    `dealloc_current_path_weakrefs`): without `torch.compiler.cudagraph_mark_step_begin()`
+    in the program, every call of a compiled callable from eager code (inference, or
+    after the backward), so two *different* compiled modules called in a row count too;
+    once the program calls `cudagraph_mark_step_begin()`, only the next such call. Within
+    one generation, a call made while earlier outputs are alive is recorded as a child
+    node that does not reuse their memory. So the rule counts compiled calls as the
+    clock, except in a file that calls `cudagraph_mark_step_begin()`, where only those
+    calls count (`compile_lint/analysis/output_lifetimes.py` holds the analysis).
+
+    Judged on real code (`bench/judged/verdicts.jsonl`, `bench/apps/judged_region_findings.toml`;
+    reasoned from the torch source above, not run on a GPU): LivePortrait's `warp_decode`
+    marks a step, then calls a compiled warping module and a compiled decoder and
+    returns the first one's outputs. That finding was false (one generation); the rule
+    is quiet on it since it follows marked steps (the valid case "two compiled modules
+    in one marked step" has its shape).
 
     ## Example
     ```python
@@ -152,6 +171,23 @@ class CudagraphOutputRetained(Rule):
                 prev = out.clone()
             """,
             note="carried to the next iteration as a clone",
+        ),
+        Case(
+            """
+            import torch
+
+            class Animator:
+                def __init__(self, warp, decoder):
+                    self.warp = torch.compile(warp, mode="max-autotune")
+                    self.decoder = torch.compile(decoder, mode="max-autotune")
+
+                def step(self, feature, keypoints):
+                    torch.compiler.cudagraph_mark_step_begin()
+                    out = self.warp(feature, keypoints)
+                    out["image"] = self.decoder(out["warped"])
+                    return out
+            """,
+            note="two compiled modules in one marked step: both outputs live until the next cudagraph_mark_step_begin()",
         ),
     ]
     invalid = [
@@ -384,6 +420,56 @@ class CudagraphOutputRetained(Rule):
                 return img
             """,
             note="cross-file: compiled in engine.py, a global list in serve.py",
+        ),
+        Case(
+            """
+            import torch
+            warp = torch.compile(warp, mode="reduce-overhead")
+            decoder = torch.compile(decoder, mode="reduce-overhead")
+
+            def step(feature, keypoints):
+                out = warp(feature, keypoints)
+                image = decoder(out["warped"])
+                return out["flow"], image
+            """,
+            at=[(7, 11)],
+            fixed="""
+            import torch
+            warp = torch.compile(warp, mode="reduce-overhead")
+            decoder = torch.compile(decoder, mode="reduce-overhead")
+
+            def step(feature, keypoints):
+                out = warp(feature, keypoints).clone()
+                image = decoder(out["warped"])
+                return out["flow"], image
+            """,
+            note="steps not marked: calling another compiled module starts a new generation and frees `out`",
+        ),
+        Case(
+            """
+            import torch
+            model = torch.compile(model, mode="reduce-overhead")
+
+            def render(frames):
+                outs = []
+                for frame in frames:
+                    torch.compiler.cudagraph_mark_step_begin()
+                    outs.append(model(frame))
+                return outs
+            """,
+            at=[(9, 21)],
+            fixed="""
+            import torch
+            model = torch.compile(model, mode="reduce-overhead")
+
+            def render(frames):
+                outs = []
+                for frame in frames:
+                    torch.compiler.cudagraph_mark_step_begin()
+                    outs.append(model(frame).clone())
+                return outs
+            """,
+            note="a marked step per frame: each mark frees the outputs kept from the frame before",
         ),
     ]
 
