@@ -103,13 +103,6 @@ class CompileCall:
         return RegionInfo(kinds=kinds, sites=[self.site()])
 
 
-def _keywords(facts: ModuleFacts, call: ast.Call) -> list[tuple[str, ast.expr, bool]]:
-    """(name, value, written-on-this-call) for a call's keywords, partial keywords first."""
-    out = [(k, v, False) for k, v in facts.names.partial_keywords(call.func)]
-    out += [(k.arg, k.value, True) for k in call.keywords if k.arg]
-    return out
-
-
 def _fill_options(cc: CompileCall, keywords) -> CompileCall:
     for name, value, here in keywords:
         lit = literal(value)
@@ -126,7 +119,7 @@ def _fill_options(cc: CompileCall, keywords) -> CompileCall:
     return cc
 
 
-def _wrapper_compile(facts: ModuleFacts, func: ast.AST) -> Optional[tuple[int, ast.Call]]:
+def _wrapper_compile(names, func: ast.AST) -> Optional[tuple[int, ast.Call]]:
     """A def of this file whose `return` compiles one of its parameters: (index, call)."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
@@ -134,10 +127,114 @@ def _wrapper_compile(facts: ModuleFacts, func: ast.AST) -> Optional[tuple[int, a
     for node in ast.walk(func):
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Call):
             call = node.value
-            if facts.resolve(call.func) in COMPILE_FUNCS and call.args and isinstance(call.args[0], ast.Name):
+            if names.resolve(call.func) in COMPILE_FUNCS and call.args and isinstance(call.args[0], ast.Name):
                 if call.args[0].id in params:
                     return params.index(call.args[0].id), call
     return None
+
+
+class CompileCalls:
+    """Which calls, decorators and `m.compile(...)` statements of one file compile
+    something, with their options. Needs only the file's tree and names, so another
+    file's module-level compiled values are read without building its ModuleFacts."""
+
+    def __init__(self, tree: ast.Module, names, path: str, settings, data: bytes = b"compile"):
+        self.names = names
+        self.path = path
+        self.wrappers = tuple(getattr(settings, "compile_wrappers", ()) or ())
+        # `torch.compile`, a wrapper def calling it and `m.compile()` all spell "compile"
+        self.quiet = b"compile" not in data and not self.wrappers
+        self.defs: dict[str, ast.AST] = {}  # module-level def name -> node
+        for stmt in tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.defs[stmt.name] = stmt
+        self._wrapper_cache: dict[str, Optional[tuple]] = {}  # local def name -> its compile shape
+        self.tree = tree
+
+    def _keywords(self, call: ast.Call) -> list[tuple[str, ast.expr, bool]]:
+        """(name, value, written-on-this-call) for a call's keywords, partial keywords first."""
+        out = [(k, v, False) for k, v in self.names.partial_keywords(call.func)]
+        out += [(k.arg, k.value, True) for k in call.keywords if k.arg]
+        return out
+
+    def compile_call(self, call: ast.AST) -> Optional[CompileCall]:
+        """Options of `call` when it compiles something: torch.compile (through aliases
+        and partials), a configured compile wrapper, or a wrapper def of this file."""
+        if self.quiet or not isinstance(call, ast.Call):
+            return None
+        names = self.names
+        dotted = names.resolve(call.func)
+        if dotted in COMPILE_FUNCS or (dotted and dotted in self.wrappers):
+            cc = CompileCall(call, dotted, self.path, call.lineno, names.module, call.args[0] if call.args else None)
+            return _fill_options(cc, self._keywords(call))
+        if isinstance(call.func, ast.Name) and call.func.id in self.defs:
+            if call.func.id not in self._wrapper_cache:
+                self._wrapper_cache[call.func.id] = _wrapper_compile(names, self.defs[call.func.id])
+            shape = self._wrapper_cache[call.func.id]
+            if shape is not None:
+                index, inner = shape
+                target = call.args[index] if len(call.args) > index else None
+                cc = CompileCall(call, call.func.id, self.path, call.lineno, names.module, target)
+                _fill_options(cc, [(k, v, False) for k, v, _ in self._keywords(inner)])
+                return _fill_options(cc, [(k.arg, k.value, False) for k in call.keywords if k.arg in ("mode", "dynamic")])
+        return None
+
+    def decorator_compile(self, deco: ast.expr) -> Optional[CompileCall]:
+        if self.quiet:
+            return None
+        call = deco if isinstance(deco, ast.Call) else None
+        dotted = self.names.resolve(call.func if call else deco)
+        if dotted not in COMPILE_FUNCS:
+            return None
+        cc = CompileCall(deco, dotted, self.path, deco.lineno, self.names.module, None)
+        kws = [(k, v, False) for k, v in self.names.partial_keywords(call.func if call else deco)]
+        if call:
+            kws += [(k.arg, k.value, True) for k in call.keywords if k.arg]
+        return _fill_options(cc, kws)
+
+    def module_compile(self, call: ast.Call) -> Optional[CompileCall]:
+        """`m.compile(mode=...)` on something that is not `torch`/`re`: compiles `m` in place."""
+        if self.quiet or not (isinstance(call.func, ast.Attribute) and call.func.attr == "compile"):
+            return None
+        dotted = self.names.resolve(call.func)
+        if dotted is not None and dotted.startswith(NOT_MODULE_COMPILE):
+            return None
+        if chain_text(call.func.value) is None:
+            return None
+        cc = CompileCall(call, "Module.compile", self.path, call.lineno, self.names.module, call.func.value)
+        return _fill_options(cc, [(k.arg, k.value, True) for k in call.keywords if k.arg])
+
+    def module_bindings(self) -> dict[str, CompileCall]:
+        """Module-level names bound to compiled callables (`decoder = torch.compile(...)`,
+        a decorated def, `model.compile(...)`), also inside module-level `if`/`try`."""
+        found: dict[str, CompileCall] = {}
+        if self.quiet:
+            return found
+        stack = list(reversed(self.tree.body))
+        while stack:
+            stmt = stack.pop()
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                cc = self.compile_call(stmt.value)
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets if cc is not None else ():
+                    text = chain_text(target)
+                    if text is not None:
+                        found.setdefault(text, cc)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for deco in stmt.decorator_list:
+                    cc = self.decorator_compile(deco)
+                    if cc is not None:
+                        found.setdefault(stmt.name, cc)
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                cc = self.module_compile(stmt.value)
+                if cc is not None:
+                    found.setdefault(chain_text(stmt.value.func.value), cc)
+            elif not isinstance(stmt, ast.ClassDef):
+                for block in ("body", "orelse", "finalbody", "handlers"):
+                    inner = getattr(stmt, block, None)
+                    if isinstance(inner, list):
+                        stack.extend(reversed(inner))
+        return found
 
 
 class CompiledValues:
@@ -145,64 +242,23 @@ class CompiledValues:
 
     def __init__(self, facts: ModuleFacts):
         self.facts = facts
-        self.defs: dict[str, ast.AST] = {}  # module-level def name -> node
-        for stmt in facts.tree.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                self.defs[stmt.name] = stmt
+        self.compiles = CompileCalls(facts.tree, facts.names, facts.path, facts.settings, facts.source.data)
+        self.defs = self.compiles.defs
         self.bindings: list[tuple[str, Optional[ast.AST], Optional[ast.ClassDef], int, CompileCall]] = []
-        self._wrapper_cache: dict[str, Optional[tuple]] = {}  # local def name -> its compile shape
         self._imported_cache: dict[str, Optional[CompileCall]] = {}  # dotted name -> imported compiled value
+        self._module_bindings: dict[str, dict[str, CompileCall]] = {}  # other module -> its compiled names
         self._collect()
 
     # -- compile calls --------------------------------------------------------
     def compile_call(self, call: ast.AST) -> Optional[CompileCall]:
-        """Options of `call` when it compiles something: torch.compile (through aliases
-        and partials), a configured compile wrapper, or a wrapper def of this file."""
-        if not isinstance(call, ast.Call):
-            return None
-        facts = self.facts
-        dotted = facts.resolve(call.func)
-        wrappers = tuple(getattr(facts.settings, "compile_wrappers", ()) or ())
-        if dotted in COMPILE_FUNCS or (dotted and dotted in wrappers):
-            cc = CompileCall(call, dotted, facts.path, call.lineno, facts.names.module,
-                             call.args[0] if call.args else None)
-            return _fill_options(cc, _keywords(facts, call))
-        if isinstance(call.func, ast.Name) and call.func.id in self.defs:
-            wrappers_cache = self._wrapper_cache
-            if call.func.id not in wrappers_cache:
-                wrappers_cache[call.func.id] = _wrapper_compile(facts, self.defs[call.func.id])
-            shape = wrappers_cache[call.func.id]
-            if shape is not None:
-                index, inner = shape
-                target = call.args[index] if len(call.args) > index else None
-                cc = CompileCall(call, call.func.id, facts.path, call.lineno, facts.names.module, target)
-                _fill_options(cc, [(k, v, False) for k, v, _ in _keywords(facts, inner)])
-                return _fill_options(cc, [(k.arg, k.value, False) for k in call.keywords if k.arg in ("mode", "dynamic")])
-        return None
+        """Options of `call` when it compiles something (CompileCalls.compile_call)."""
+        return self.compiles.compile_call(call)
 
     def _decorator_compile(self, deco: ast.expr, func: ast.AST) -> Optional[CompileCall]:
-        facts = self.facts
-        call = deco if isinstance(deco, ast.Call) else None
-        dotted = facts.resolve(call.func if call else deco)
-        if dotted not in COMPILE_FUNCS:
-            return None
-        cc = CompileCall(deco, dotted, facts.path, deco.lineno, facts.names.module, None)
-        kws = [(k, v, False) for k, v in facts.names.partial_keywords(call.func if call else deco)]
-        if call:
-            kws += [(k.arg, k.value, True) for k in call.keywords if k.arg]
-        return _fill_options(cc, kws)
+        return self.compiles.decorator_compile(deco)
 
     def _module_compile(self, call: ast.Call) -> Optional[CompileCall]:
-        """`m.compile(mode=...)` on something that is not `torch`/`re`: compiles `m` in place."""
-        if not (isinstance(call.func, ast.Attribute) and call.func.attr == "compile"):
-            return None
-        dotted = self.facts.resolve(call.func)
-        if dotted is not None and dotted.startswith(NOT_MODULE_COMPILE):
-            return None
-        if chain_text(call.func.value) is None:
-            return None
-        cc = CompileCall(call, "Module.compile", self.facts.path, call.lineno, self.facts.names.module, call.func.value)
-        return _fill_options(cc, [(k.arg, k.value, True) for k in call.keywords if k.arg])
+        return self.compiles.module_compile(call)
 
     # -- bindings ---------------------------------------------------------------
     def _scope(self, node: ast.AST) -> tuple[Optional[ast.AST], Optional[ast.ClassDef]]:
@@ -226,6 +282,8 @@ class CompiledValues:
 
     def _collect(self) -> None:
         facts = self.facts
+        if self.compiles.quiet:
+            return
         for node in facts.nodes(ast.Assign, ast.AnnAssign):
             value = node.value
             if value is None:
@@ -303,22 +361,27 @@ class CompiledValues:
         return cache[dotted]
 
     def _lookup_imported(self, dotted: str) -> Optional[CompileCall]:
+        """A module-level compiled value of another project file (`from engine import
+        decoder`). Reads only that file's top-level statements, from the run's parsed
+        sources, once per linted file and module (the file counts as read)."""
         module, _, name = dotted.rpartition(".")
         if module == self.facts.names.module:
             return None
-        path = path_for_module(self.facts, module)
-        if path is None:
-            return None
-        if not self.facts.project.mentions(path, b"compile"):
-            return None
-        other = facts_for_path(self.facts, path)
-        if other is None:
-            return None
-        values = compiled_values(other)
-        for b_text, b_func, b_cls, row, cc in values.bindings:
-            if b_text == name and b_func is None and b_cls is None:
-                return cc
-        return None
+        bindings = self._module_bindings.get(module)
+        if bindings is None:
+            bindings = self._module_bindings[module] = self._read_bindings(module)
+        return bindings.get(name)
+
+    def _read_bindings(self, module: str) -> dict[str, CompileCall]:
+        facts = self.facts
+        path = path_for_module(facts, module)
+        if path is None or not facts.project.mentions(path, b"compile"):
+            return {}
+        parsed = facts.project.sources.parsed(path)
+        if parsed is None:
+            return {}
+        source, tree, names = parsed
+        return CompileCalls(tree, names, path, facts.settings, source.data).module_bindings()
 
     def may_call_compiled(self, cudagraphs: bool = False) -> bool:
         """Whether any call in this file can reach a compiled callable (cheap pre-check)."""

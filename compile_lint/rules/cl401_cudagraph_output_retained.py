@@ -189,6 +189,18 @@ class CudagraphOutputRetained(Rule):
             """,
             note="two compiled modules in one marked step: both outputs live until the next cudagraph_mark_step_begin()",
         ),
+        Case(
+            """
+            import torch
+            warp = torch.compile(warp, mode="reduce-overhead")
+            decoder = torch.compile(decoder, mode="reduce-overhead")
+
+            def step(feature, keypoints):
+                out = warp(feature, keypoints)
+                return decoder(out["warped"])
+            """,
+            note="the first output is read by the second call, before it runs, and never after",
+        ),
     ]
     invalid = [
         Case(
