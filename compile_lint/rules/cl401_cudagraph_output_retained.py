@@ -28,7 +28,9 @@ class CudagraphOutputRetained(Rule):
     Views (`out[0]`, `.sample`, `.view(...)`, `.detach()`, `.to(...)`) count as the
     output; `.clone()`, `.cpu()`, `.item()`, `.numpy()` and any arithmetic make a new
     tensor and end the hazard. A function of the file that returns such an output is
-    treated like the compiled callable itself.
+    treated like the compiled callable itself. In a file that calls
+    `torch.compiler.cudagraph_mark_step_begin()`, the next call means the next marked
+    step: outputs of several calls in one step stay valid.
 
     ## Why is this bad?
     CUDA graphs replay into static memory shared by every CUDA-graph compiled callable
