@@ -262,6 +262,29 @@ class CudagraphDynamicShapes(Rule):
             at=[(7, 16)],
             note="cross-file: the compile site is in serve.py (no fix here)",
         ),
+        Case(
+            files={
+                "engine.py": dedent("""
+                    import torch
+                    from blocks import Decoder
+
+                    if torch.cuda.is_available():
+                        decode = torch.compile(Decoder(), mode="reduce-overhead")
+                    else:
+                        decode = Decoder()
+                """),
+            },
+            path="serve.py",
+            code="""
+            import torch.nn.functional as F
+            from engine import decode
+
+            def upscale(latents, scale):
+                return decode(F.interpolate(latents, scale_factor=scale))
+            """,
+            at=[(6, 12)],
+            note="cross-file: a compiled value imported from another module, bound under a module-level `if`",
+        ),
     ]
 
     def check(self, facts):
