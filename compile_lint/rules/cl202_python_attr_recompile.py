@@ -1,106 +1,17 @@
 from __future__ import annotations
 
-import ast
-from typing import Optional
-
-from ..analysis.classes import (
-    local_class_region,
-    calls_of_name,
-    self_name,
-    class_region,
-    enclosing_loops,
-    init_attr_kinds,
-    instance_writes,
-    is_module_class,
-    is_write_target,
-    labelled,
-    local_class,
-    loop_value_kind,
-    method_attr_writes,
-    methods,
-    python_kind,
-    scopes,
-    self_reads,
-    wraps_in,
-)
-from ..analysis.walk import walk as _walk
+from ..analysis.classes import labelled
+from ..analysis.walk import walk
+from ..analysis.attr_changes import ClassStateFact, changed_reads, instance_changes, read_in_region
 from ..analysis.declared import recorded_counts
-from .base import Case, Related, Rule
+from ..analysis.dynamo_guards import guarded_use, unspec_ints
 from ..analysis.facts import RegionsFact
+from .base import Case, Related, Rule
 
 # bool attributes too could recompile; a bool has two values, so alone it adds at most one
 # graph and never reaches the limit (torch's own DDP flags `_lazy_init_ran` and
 # `require_backward_grad_sync` were the only findings in torch/, both one-shot).
 KINDS = frozenset({"int", "str"})
-
-
-def control_use(facts, node: ast.AST, stop: ast.AST) -> Optional[str]:
-    """The control-flow construct whose condition or iterable holds `node`."""
-    child = node
-    for anc in facts.ancestors(node):
-        if anc is stop:
-            return None
-        if isinstance(anc, ast.If) and child is anc.test:
-            return "an `if`"
-        if isinstance(anc, ast.While) and child is anc.test:
-            return "a `while` loop"
-        if isinstance(anc, ast.IfExp) and child is anc.test:
-            return "a conditional expression"
-        if isinstance(anc, (ast.For, ast.AsyncFor)) and child is anc.iter:
-            return "a `for` loop"
-        if isinstance(anc, ast.comprehension) and (child is anc.iter or child in anc.ifs):
-            return "a comprehension"
-        if isinstance(anc, ast.Match) and child is anc.subject:
-            return "a `match`"
-        child = anc
-    return None
-
-
-def _uses(facts, method):
-    """(attr, node) for reads of `self.attr` in a method, and for `self.attr += ...`
-    (a read too), in source order."""
-    out = [(a, n) for a, n in self_reads(method) if not is_write_target(facts, n)]
-    for node in _walk(method):
-        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute):
-            target = node.target
-            if isinstance(target.value, ast.Name) and target.value.id == self_name(method):
-                out.append((target.attr, target))
-    return sorted(out, key=lambda r: (r[1].lineno, r[1].col_offset))
-
-
-def guarded_use(facts, node: ast.AST, method: ast.AST, kind: str, unspec: bool = False) -> Optional[tuple[str, str]]:
-    """How compiled code uses an attribute so that Dynamo guards on its value, and
-    the kind of use ("loop", "branch", "value"): control flow for every kind, any
-    read of an int (ints of modules are static unless `unspec`:
-    `allow_unspec_int_on_nn_module = True` is set)."""
-    use = control_use(facts, node, method)
-    if use is not None:
-        return f"steers {use}", ("loop" if "loop" in use or "comprehension" in use else "branch")
-    if kind == "int" and not unspec:
-        parent = facts.parent(node)
-        incremented = isinstance(parent, ast.AugAssign) and parent.target is node
-        return ("is incremented" if incremented else "is read"), "value"
-    return None
-
-
-UNSPEC_KEYS = frozenset(
-    {"torch.compiler.config.allow_unspec_int_on_nn_module", "torch._dynamo.config.allow_unspec_int_on_nn_module"}
-)
-
-
-def unspec_ints(facts) -> bool:
-    """This file sets `allow_unspec_int_on_nn_module = True`."""
-    if b"allow_unspec_int_on_nn_module" not in facts.source.data:
-        return False
-    for node in facts.nodes(ast.Assign):
-        if isinstance(node.value, ast.Constant) and node.value.value is True:
-            if any(facts.resolve(t) in UNSPEC_KEYS for t in node.targets):
-                return True
-    return False
-
-
-def _article(kind: str) -> str:
-    return "an" if kind == "int" else "a"
 
 
 class PythonAttrRecompile(Rule):
@@ -187,7 +98,7 @@ class PythonAttrRecompile(Rule):
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html (recompilations)
     """
 
-    needs = (RegionsFact,)
+    needs = (RegionsFact, ClassStateFact)
     code = "CL202"
     name = "python-attr-recompile"
     summary = "Changing an int/str attribute that compiled code depends on recompiles, up to the limit"
@@ -407,104 +318,45 @@ class PythonAttrRecompile(Rule):
     ]
 
     def check(self, facts):
+        unspec = unspec_ints(facts)
         if facts.has_region("compiled"):
-            yield from self._class_side(facts)
+            yield from self._class_side(facts, unspec)
         if b"compile" in facts.source.data:
-            yield from self._instance_side(facts)
+            yield from self._instance_side(facts, unspec)
 
-    def _class_side(self, facts):
-        unspec = unspec_ints(facts)
-        for cls in facts.nodes(ast.ClassDef):
-            kinds = {a: k for a, k in init_attr_kinds(facts, cls).items() if k[0] in KINDS}
-            if not kinds or not is_module_class(facts, cls):
+    def _class_side(self, facts, unspec):
+        done: set[tuple[int, str]] = set()
+        for read in changed_reads(facts, "compiled", KINDS):
+            found = guarded_use(facts, read.node, read.method_node, read.kind, unspec)
+            if found is None or (id(read.cls), read.attr) in done:
                 continue
-            writes = method_attr_writes(facts, cls)
-            done: set[str] = set()
-            for name, method in methods(cls).items():
-                region = facts.in_region(method, "compiled")
-                if region is None:
-                    continue
-                for attr, node in _uses(facts, method):
-                    if attr in done or attr not in kinds or attr not in writes:
-                        continue
-                    kind = kinds[attr][0]
-                    found = guarded_use(facts, node, method, kind, unspec)
-                    if found is None:
-                        continue
-                    use, category = found
-                    done.add(attr)
-                    write = writes[attr][0]
-                    yield self.finding(
-                        facts, node,
-                        f"`{facts.text(node)}` {use} in compiled `{cls.name}.{name}`: each new value "
-                        f"(set in `{write.where}`) recompiles" + recorded_counts(region, "recompiles"),
-                        region=labelled(region, "compiled"),
-                        related=[Related(facts.path, write.node.lineno, write.node.col_offset + 1, f"{write.how} here")],
-                    )
+            done.add((id(read.cls), read.attr))
+            write = read.write
+            yield self.finding(
+                facts, read.node,
+                f"`{facts.text(read.node)}` {found[0]} in compiled `{read.cls.name}.{read.method}`: each new value "
+                f"(set in `{write.where}`) recompiles" + recorded_counts(read.region, "recompiles"),
+                region=labelled(read.region, "compiled"),
+                related=[Related(facts.path, write.node.lineno, write.node.col_offset + 1, f"{write.how} here")],
+            )
 
-    def _instance_side(self, facts):
-        unspec = unspec_ints(facts)
-        for owner, body in scopes(facts, "compiled"):
-            wraps, _known = wraps_in(facts, body)
-            for wrap in wraps:
-                if wrap.kind != "compiled":
-                    continue
-                local = local_class(facts, wrap.cls)
-                if local is not None:
-                    kinds = init_attr_kinds(facts, local)
-                    steering = self._guarded_attrs(facts, local, kinds, unspec)
-                    region = local_class_region(facts, local, "compiled")
-                else:
-                    kinds, steering = {}, set()
-                    region = class_region(facts, wrap.cls, "compiled")
-                if region is None:
-                    continue
-                calls = calls_of_name(body, wrap.result)
-                names = {wrap.instance, wrap.result}
-                for holder, attr, node, how in instance_writes(body, names):
-                    if node.lineno <= wrap.call.lineno:
-                        continue
-                    loops = enclosing_loops(facts, node)
-                    in_loop = [l for l in loops if any(c in list(_walk(l)) for c in calls)]
-                    if not in_loop:
-                        continue
-                    category = None
-                    if local is not None:
-                        if attr not in kinds or kinds[attr][0] not in KINDS or attr not in steering:
-                            continue
-                        kind = kinds[attr][0]
-                        category = steering[attr]
-                    else:
-                        kind = self._value_kind(facts, node)
-                        if kind not in KINDS:
-                            continue
-                    loop = in_loop[0]
-                    yield self.finding(
-                        facts, node,
-                        f"`{holder}.{attr}` ({_article(kind)} {kind}) changes on every pass of a loop that calls "
-                        f"compiled `{wrap.result}`: each new value recompiles" + recorded_counts(region, "recompiles"),
-                        region=labelled(region, "compiled"),
-                        related=[Related(facts.path, loop.lineno, loop.col_offset + 1, f"this loop calls `{wrap.result}`")],
-                    )
-
-    @staticmethod
-    def _guarded_attrs(facts, cls, kinds, unspec) -> dict[str, str]:
-        """attr -> the category of its first guarded use in compiled methods."""
-        out: dict[str, str] = {}
-        for method in methods(cls).values():
-            if facts.in_region(method, "compiled"):
-                for attr, node in _uses(facts, method):
-                    if attr in kinds and attr not in out:
-                        found = guarded_use(facts, node, method, kinds[attr][0], unspec)
-                        if found is not None:
-                            out[attr] = found[1]
-        return out
-
-    @staticmethod
-    def _value_kind(facts, node):
-        if isinstance(node, (ast.Assign, ast.AugAssign)):
-            kind = python_kind(facts, node.value, {})
-            if kind is None and isinstance(node.value, ast.Name):
-                kind = loop_value_kind(facts, node.value.id, node)
-            return kind
-        return None
+    def _instance_side(self, facts, unspec):
+        for change in instance_changes(facts, "compiled"):
+            if change.kind not in KINDS:
+                continue
+            if change.cls is not None and not any(
+                guarded_use(facts, node, method, change.kind, unspec)
+                for method, node in read_in_region(facts, change.cls, "compiled").get(change.attr, ())
+            ):
+                continue  # compiled code does not guard on it
+            loop = next((l for l in change.loops if any(c in walk(l) for c in change.calls)), None)
+            if loop is None:
+                continue  # changed once: one recompile
+            article = "an" if change.kind == "int" else "a"
+            yield self.finding(
+                facts, change.node,
+                f"`{change.holder}.{change.attr}` ({article} {change.kind}) changes on every pass of a loop that calls "
+                f"compiled `{change.wrap.result}`: each new value recompiles" + recorded_counts(change.region, "recompiles"),
+                region=labelled(change.region, "compiled"),
+                related=[Related(facts.path, loop.lineno, loop.col_offset + 1, f"this loop calls `{change.wrap.result}`")],
+            )
