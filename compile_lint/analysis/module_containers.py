@@ -9,7 +9,8 @@ each method that follows both the attribute and the local lists it is built from
   container assigned to the attribute (`layers = []; ...; self.layers = layers`),
 - items added later: `.append`/`.extend`/`.insert`, `+`/`+=` concatenation, item
   assignment (`self.heads[name] = Conv2d(...)`),
-- and what each item is (`module_construction`): a module, a call of a class the file
+- and what each item is (`module_values.builds_module`): a module (also one a factory
+  function of the file returns, asked of the value model), a call of a class the file
   cannot see, or something else. A local name holding one module counts as that
   module unless it was registered by hand (`self.add_module(n, m)`,
   `self.register_module(n, m)`, `setattr(self, n, m)`). Built-in modules without
@@ -27,8 +28,9 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .classes import CONTAINERS, is_module_class, methods, module_construction, self_attr, self_name
+from .classes import CONTAINERS, is_module_class, methods, self_attr, self_name
 from .facts import Fact, ModuleFacts
+from .module_values import builds_module
 from .stateless_modules import stateless_local_class
 from .walk import walk, walk_scope
 
@@ -164,7 +166,7 @@ def items_of(facts: ModuleFacts, value: ast.AST, local_modules: dict[str, bool])
             continue
         if stateless_local_class(facts, item):
             continue  # nn.L1Loss(), nn.ReLU(), a loss class of this file holding nothing
-        verdict = module_construction(facts, item)
+        verdict = builds_module(facts, item)
         (out.modules if verdict else out.unknown if verdict is None else out.others).append(item)
     return out
 
@@ -211,7 +213,7 @@ class _Method:
         if isinstance(target, ast.Name):
             if target.id in self.registered_locals:
                 self.local_modules[target.id] = False
-            elif module_construction(facts, value):
+            elif builds_module(facts, value):
                 self.local_modules[target.id] = True
             if kind:
                 entry = self.local_items.setdefault(target.id, (kind, Items()))

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from ..analysis.module_containers import ContainerAttr, ModuleContainersFact
+from ..analysis.module_values import FileValuesFact
 from .base import Case, Rule
 
 
@@ -16,7 +17,10 @@ class ModuleListNotRegistered(Rule):
     `nn.ModuleDict` (nor registers its items with `add_module`).
 
     Elements count as modules when they are built from `torch.nn` classes or module
-    classes of the same file (also through `.to(...)`/`.cuda()` and `copy.deepcopy`);
+    classes of the same file (also through `.to(...)`/`.cuda()` and `copy.deepcopy`), or
+    returned by a factory function of the file (`make_block(c)` returning
+    `nn.Sequential(...)`: the value model, `compile_lint/analysis/values.py`, says what
+    it returns through its branches);
     an element of a class defined elsewhere counts when the class calls the items
     (`for layer in self.layers: x = layer(x)`), unless it comes from a transforms
     library (`torchvision.transforms`, `albumentations`, `kornia.augmentation`, ...).
@@ -79,7 +83,7 @@ class ModuleListNotRegistered(Rule):
     - https://pytorch.org/docs/stable/generated/torch.nn.ModuleList.html
     """
 
-    needs = (ModuleContainersFact,)
+    needs = (ModuleContainersFact, FileValuesFact)
     code = "CL201"
     name = "module-list-not-registered"
     summary = "Submodules kept in a plain list/dict are not registered with the module"
@@ -263,6 +267,24 @@ class ModuleListNotRegistered(Rule):
                     return sum(c(pred, gt) for c in self.criterions.values())
             """,
             note="loss classes of this file that hold no parameters or buffers",
+        ),
+        Case(
+            """\
+            import torch
+            import torch.nn as nn
+            def make_scale(i):
+                return 2.0 ** i
+            def make_act(kind):
+                return torch.relu if kind == "relu" else torch.sigmoid
+            class Pyramid(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.scales = [make_scale(i) for i in range(3)]
+                    self.acts = [make_act("relu"), make_act("sigmoid")]
+                def forward(self, x):
+                    return [a(x * s) for a, s in zip(self.acts, self.scales)]
+            """,
+            note="factories returning numbers and functions, not modules",
         ),
     ]
     invalid = [
@@ -509,6 +531,39 @@ class ModuleListNotRegistered(Rule):
                     return x
             """,
             at=[(5, 9)], note="stateless and stateful mixed",
+        ),
+        Case(
+            """\
+            import torch.nn as nn
+            def make_block(c, act=True):
+                if act:
+                    return nn.Sequential(nn.Conv2d(c, c, 3, padding=1), nn.ReLU())
+                return nn.Conv2d(c, c, 3, padding=1)
+            class Refiner(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.blocks = [make_block(64) for _ in range(n)]
+                def forward(self, x):
+                    for b in self.blocks:
+                        x = b(x)
+                    return x
+            """,
+            fixed="""\
+            import torch.nn as nn
+            def make_block(c, act=True):
+                if act:
+                    return nn.Sequential(nn.Conv2d(c, c, 3, padding=1), nn.ReLU())
+                return nn.Conv2d(c, c, 3, padding=1)
+            class Refiner(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.blocks = nn.ModuleList([make_block(64) for _ in range(n)])
+                def forward(self, x):
+                    for b in self.blocks:
+                        x = b(x)
+                    return x
+            """,
+            at=[(9, 9)], note="a factory function of the file returns the modules (the value model says what it returns)",
         ),
     ]
 

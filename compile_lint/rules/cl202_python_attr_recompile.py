@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from ..analysis.classes import labelled
+from ..analysis.compiled_use import forward_may_run_compiled
 from ..analysis.walk import walk
 from ..analysis.attr_changes import ClassStateFact, changed_reads, instance_changes, read_in_region
 from ..analysis.declared import recorded_counts
@@ -89,7 +90,17 @@ class PythonAttrRecompile(Rule):
     `float` attributes (dynamic after one recompile); `bool` attributes (two values:
     at most one extra graph, never the limit by itself); strings that do not steer
     control flow; an instance changed
-    once outside a loop (one recompile); modules that are not compiled.
+    once outside a loop (one recompile); modules that are not compiled; code reached
+    from a compiled `forward` when the compiled wrapper is never called, only used
+    through other methods (`vae = torch.compile(vae)` then only `vae.encode(x)`):
+    `torch.compile(m)` compiles calls of the wrapper, and `vae.encode` runs eagerly
+    (`scripts/measure/compile_other_method.py`: `m(x)` 1 graph, `m.generate(x)` 0).
+    The wrapper is followed to its uses across the project's files
+    (`compile_lint/analysis/compiled_use.py`); where it goes out of view, it may be
+    called. Judged on FoundationVision/VAR (`bench/apps/judged_region_findings.toml`,
+    models/quant.py: false, the compiled VQVAE is only used through `img_to_idxBl`); the
+    valid case "only used through `encode`" has that shape, and the invalid case
+    beside it, where the wrapper is called, stays reported.
 
     ## References
     - measured on torch 2.13 CPU: one recompile per value; after 8, "hit
@@ -197,6 +208,96 @@ class PythonAttrRecompile(Rule):
             model = torch.compile(Tiles())
             """,
             note="ints used as values, with allow_unspec_int_on_nn_module set",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Quantizer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.record_hit = 0
+                def forward(self, x):
+                    if self.record_hit == 0:
+                        x = x * 2
+                    self.record_hit += 1
+                    return x
+                def lookup(self, x):
+                    return x.argmax(1)
+            class AutoEncoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.quantize = Quantizer()
+                def forward(self, x):
+                    return self.quantize(x)
+                def encode(self, x):
+                    return self.quantize.lookup(x)
+            def compile_model(m):
+                return torch.compile(m) if hasattr(torch, "compile") else m
+            class Trainer:
+                def __init__(self, vae):
+                    self.vae = vae
+                def step(self, x):
+                    return self.vae.encode(x)
+            def main(x):
+                vae = compile_model(AutoEncoder())
+                print(vae.quantize)
+                trainer = Trainer(vae)
+                return trainer.step(x)
+            """,
+            note="the compiled wrapper is only used through `encode`: `forward` never runs compiled (FoundationVision/VAR)",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Quantizer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.record_hit = 0
+                def forward(self, x):
+                    if self.record_hit == 0:
+                        x = x * 2
+                    self.record_hit += 1
+                    return x
+            class AutoEncoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.quantize = Quantizer()
+                def forward(self, x):
+                    return self.quantize(x)
+                def encode(self, x):
+                    return self.quantize(x).argmax(1)
+            class Generator(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.head = nn.Linear(4, 4)
+                def forward(self, x):
+                    return self.head(x)
+            """,
+            files={
+                "app/__init__.py": "",
+                "app/util.py": "import torch\ndef compile_model(m):\n    return torch.compile(m)\n",
+                "app/trainer.py": (
+                    "class Trainer:\n"
+                    "    def __init__(self, vae, gen):\n"
+                    "        self.vae, self.gen = vae, gen\n"
+                    "    def step(self, x):\n"
+                    "        return self.gen(self.vae.encode(x))\n"
+                ),
+                "app/train.py": (
+                    "from app.models import AutoEncoder, Generator\n"
+                    "from app.util import compile_model\n"
+                    "from app.trainer import Trainer\n"
+                    "def main(x):\n"
+                    "    vae, gen = AutoEncoder(), Generator()\n"
+                    "    vae: AutoEncoder = compile_model(vae)\n"
+                    "    gen: Generator = compile_model(gen)\n"
+                    "    return Trainer(vae, gen).step(x)\n"
+                ),
+            },
+            path="app/models.py",
+            note="across files: one wrapper compiles both models; only the generator's wrapper is called",
         ),
     ]
     invalid = [
@@ -315,6 +416,45 @@ class PythonAttrRecompile(Rule):
             at=[(17, 5)],
             note="a loop count: allow_unspec_int_on_nn_module does not help (unrolled per value)",
         ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Quantizer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.record_hit = 0
+                def forward(self, x):
+                    if self.record_hit == 0:
+                        x = x * 2
+                    self.record_hit += 1
+                    return x
+                def lookup(self, x):
+                    return x.argmax(1)
+            class AutoEncoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.quantize = Quantizer()
+                def forward(self, x):
+                    return self.quantize(x)
+                def encode(self, x):
+                    return self.quantize.lookup(x)
+            def compile_model(m):
+                return torch.compile(m) if hasattr(torch, "compile") else m
+            class Trainer:
+                def __init__(self, vae):
+                    self.vae = vae
+                def step(self, x):
+                    return self.vae(x)
+            def main(x):
+                vae = compile_model(AutoEncoder())
+                print(vae.quantize)
+                trainer = Trainer(vae)
+                return trainer.step(x)
+            """,
+            at=[(8, 12)],
+            note="the same, but the trainer calls the compiled wrapper: `forward` runs compiled",
+        ),
     ]
 
     def check(self, facts):
@@ -330,6 +470,8 @@ class PythonAttrRecompile(Rule):
             found = guarded_use(facts, read.node, read.method_node, read.kind, unspec)
             if found is None or (id(read.cls), read.attr) in done:
                 continue
+            if not forward_may_run_compiled(facts, read.region, f"{facts.names.module}.{facts.qualname_of(read.method_node)}"):
+                continue  # the compiled wrapper is never called: this code runs eagerly
             done.add((id(read.cls), read.attr))
             write = read.write
             yield self.finding(
