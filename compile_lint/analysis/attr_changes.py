@@ -44,6 +44,7 @@ from .classes import (
     wraps_in,
 )
 from .facts import Fact, ModuleFacts
+from .project_calls import calls_named
 from .regions import RegionInfo
 from .walk import walk, walk_scope
 
@@ -95,6 +96,7 @@ class ChangedRead:
     kind: str  # the attribute's Python kind, from `__init__`
     write: AttrWrite  # the first write after `__init__`
     augmented: bool = False
+    writes: list = field(default_factory=list)  # every write after `__init__`
 
 
 def attr_uses(method: ast.AST, facts: ModuleFacts) -> list[tuple[str, ast.AST, bool]]:
@@ -130,7 +132,7 @@ def changed_reads(facts: ModuleFacts, region_kind: str, kinds: frozenset) -> Ite
         for name, (method, region) in in_region.items():
             for attr, node, augmented in attr_uses(method, facts):
                 if attr in init_kinds and attr in writes:
-                    yield ChangedRead(cls, name, method, region, attr, node, init_kinds[attr], writes[attr][0], augmented)
+                    yield ChangedRead(cls, name, method, region, attr, node, init_kinds[attr], writes[attr][0], augmented, writes[attr])
 
 
 @dataclass
@@ -232,3 +234,19 @@ def escapes(facts: ModuleFacts, owner: ast.AST, body: list, name: str, after_row
                 out.append((None, f"is a module global read by `{func.name}` (line {func.lineno})"))
                 break
     return out
+
+
+def repeated_write(facts: ModuleFacts, cls: ast.ClassDef, write: AttrWrite) -> Optional[tuple[ModuleFacts, ast.AST]]:
+    """Where a write after `__init__` can run again and again, giving the attribute a new
+    value each time: (file, node) of the write itself when its method runs in compiled
+    code (a counter in `forward`), or of a call of its method inside a loop or inside
+    compiled code, anywhere in the project. None for a method that only reconfigures the
+    module once (`reset_classifier(...)`) or that nothing in view calls."""
+    name = write.where.rsplit(".", 1)[-1]
+    method = methods(cls).get(name)
+    if method is None or facts.in_region(method, "compiled") is not None:
+        return facts, write.node
+    for other, call in calls_named(facts, name):
+        if enclosing_loops(other, call) or other.in_region(call, "compiled") is not None:
+            return other, call
+    return None

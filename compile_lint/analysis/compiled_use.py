@@ -21,13 +21,12 @@ follow, the forward may run compiled. A holder annotated with another class
 from __future__ import annotations
 
 import ast
-import os
 from typing import Iterator, Optional
 
 from .classes import methods, self_attr, self_name
 from .facts import ModuleFacts, RegionsFact
-from .names import import_root
 from .project import path_for_module
+from .project_calls import calls_named
 from .regions import RegionInfo
 
 CALLED, UNKNOWN, NOT_CALLED = "called", "unknown", None
@@ -39,8 +38,6 @@ NEUTRAL = frozenset({
 # annotations that say nothing about which model: torch's own base classes, typing
 FOREIGN = ("torch.", "typing.", "builtins.", "collections.")
 MAX_DEPTH = 8
-MAX_FILES = 3000
-SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "build", "dist"})
 
 
 def forward_may_run_compiled(facts: ModuleFacts, region: RegionInfo, dotted: str) -> bool:
@@ -222,16 +219,10 @@ class _Flow:
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return UNKNOWN
         verdicts = []
-        for path in _project_files(self.facts):
-            if not self.facts.project.mentions(path, func.name.encode()):
-                continue
-            g = self.facts.project.facts_for_path(self.facts, path)
-            for call in g.nodes(ast.Call) if g is not None else ():
-                callee = call.func
-                if (isinstance(callee, ast.Name) and callee.id == func.name) or (isinstance(callee, ast.Attribute) and callee.attr == func.name):
-                    if call.args and self._other_class_value(call.args[0], g):
-                        continue  # compiles another model
-                    verdicts.append(self.value(call, g, depth + 1))
+        for g, call in calls_named(self.facts, func.name):
+            if call.args and self._other_class_value(call.args[0], g):
+                continue  # compiles another model
+            verdicts.append(self.value(call, g, depth + 1))
         return _combine(iter(verdicts)) if verdicts else UNKNOWN
 
     def _other_class(self, annotation: ast.AST, f: ModuleFacts) -> bool:
@@ -247,18 +238,3 @@ class _Flow:
 
 def _is_method(func: ast.AST, f: ModuleFacts) -> bool:
     return isinstance(f.parent(func), ast.ClassDef)
-
-
-def _project_files(facts: ModuleFacts) -> list[str]:
-    """The Python files of the project around the linted file (above its import root
-    by the root's prefix), at most MAX_FILES."""
-    folder, prefix = import_root(facts.path)
-    for _ in prefix:
-        folder = os.path.dirname(folder)
-    out: list[str] = []
-    for here, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
-        out += [os.path.join(here, name) for name in sorted(files) if name.endswith(".py")]
-        if len(out) >= MAX_FILES:
-            break
-    return out[:MAX_FILES]
