@@ -247,6 +247,39 @@ def repeated_write(facts: ModuleFacts, cls: ast.ClassDef, write: AttrWrite) -> O
     if method is None or facts.in_region(method, "compiled") is not None:
         return facts, write.node
     for other, call in calls_named(facts, name):
+        if not fits(method, call) or not passes_value(method, call, write):
+            continue  # another class's method of the same name (`meter.reset()`), or the same value each time
         if enclosing_loops(other, call) or other.in_region(call, "compiled") is not None:
             return other, call
     return None
+
+
+def fits(method: ast.FunctionDef, call: ast.Call) -> bool:
+    """A call whose arguments the method's signature accepts (`self` bound)."""
+    args = method.args
+    positional = [a.arg for a in args.posonlyargs + args.args][1:]
+    required = len(positional) - len(args.defaults)
+    given = len(call.args)
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return True
+    named = {k.arg for k in call.keywords}
+    if given > len(positional) and args.vararg is None:
+        return False
+    if not named <= set(positional[given:]) | {a.arg for a in args.kwonlyargs} and args.kwarg is None:
+        return False
+    return all(p in named for p in positional[given:required])
+
+
+def passes_value(method: ast.FunctionDef, call: ast.Call, write: AttrWrite) -> bool:
+    """A write `self.x = param` changes the value only through calls that pass `param`;
+    one left to its default writes the same value every time."""
+    node = write.node
+    if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)):
+        return True
+    params = [a.arg for a in method.args.posonlyargs + method.args.args][1:]
+    name = node.value.id
+    if name not in params and name not in {a.arg for a in method.args.kwonlyargs}:
+        return True
+    index = params.index(name) if name in params else len(params)
+    starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+    return starred or index < len(call.args) or any(k.arg == name for k in call.keywords)

@@ -333,6 +333,33 @@ class PythonAttrRecompile(Rule):
             """,
             note="a reconfiguration method called once (timm's reset_classifier): one recompile at most, never the limit",
         ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Head(nn.Module):
+                def __init__(self, pool_type="avg"):
+                    super().__init__()
+                    self.pool_type = pool_type
+                    self.fc = nn.Linear(8, 2)
+                def reset(self, num_classes=None, pool_type=None):
+                    if pool_type is not None:
+                        self.pool_type = pool_type
+                def forward(self, x):
+                    if self.pool_type == "avg":
+                        x = x.mean(-1)
+                    return self.fc(x)
+            class Meter:
+                def reset(self):
+                    self.total = 0
+            model = torch.compile(Head())
+            def evaluate(batches, meter):
+                for batch in batches:
+                    meter.reset()
+                    model(batch)
+            """,
+            note="a call in a loop of another `reset` that passes no `pool_type`: the value cannot change",
+        ),
     ]
     invalid = [
         Case(
