@@ -11,11 +11,21 @@ import ast
 import os
 from typing import Iterator
 
-from .facts import ModuleFacts
+from .facts import Fact, ModuleFacts
 from .names import import_root
 
 MAX_FILES = 3000
 SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "build", "dist"})
+
+
+class ProjectFilesFact(Fact):
+    """The Python files of the project around the linted file, listed once per file."""
+
+    name = "project files"
+
+    @classmethod
+    def compute(cls, facts: ModuleFacts) -> list[str]:
+        return project_files(facts)
 
 
 def project_files(facts: ModuleFacts) -> list[str]:
@@ -35,7 +45,7 @@ def project_files(facts: ModuleFacts) -> list[str]:
 def calls_named(facts: ModuleFacts, name: str) -> Iterator[tuple[ModuleFacts, ast.Call]]:
     """(file's facts, call) for every `name(...)` and `x.name(...)` in the project."""
     token = name.encode()
-    for path in project_files(facts):
+    for path in facts.get(ProjectFilesFact):
         if not facts.project.mentions(path, token):
             continue
         other = facts.project.facts_for_path(facts, path)

@@ -7,6 +7,7 @@ from ..analysis.attr_changes import ClassStateFact, changed_reads, instance_chan
 from ..analysis.declared import recorded_counts
 from ..analysis.dynamo_guards import guarded_use, unspec_ints
 from ..analysis.facts import RegionsFact
+from ..analysis.project_calls import ProjectFilesFact
 from .base import Case, Related, Rule
 
 # bool attributes too could recompile; a bool has two values, so alone it adds at most one
@@ -116,7 +117,7 @@ class PythonAttrRecompile(Rule):
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html (recompilations)
     """
 
-    needs = (RegionsFact, ClassStateFact)
+    needs = (RegionsFact, ClassStateFact, ProjectFilesFact)
     code = "CL202"
     name = "python-attr-recompile"
     summary = "Changing an int/str attribute that compiled code depends on recompiles, up to the limit"
