@@ -30,7 +30,7 @@ from typing import Optional
 
 from .classes import CONTAINERS, is_module_class, methods, self_attr, self_name
 from .facts import Fact, ModuleFacts
-from .module_values import builds_module
+from .module_values import builds_module, builds_module_container
 from .stateless_modules import stateless_local_class
 from .walk import walk, walk_scope
 
@@ -70,6 +70,7 @@ class ContainerAttr:
     local: Optional[str] = None  # the first value is a local container: `self.x = layers`
     called: bool = False  # the class calls the items (`for l in self.x: l(y)`, `self.x[i](y)`)
     blocker: Optional[str] = None  # why nn.ModuleList / ModuleDict cannot replace it
+    factory: bool = False  # the container is returned by a factory function of the file
 
     @property
     def statement(self) -> ast.AST:
@@ -119,6 +120,7 @@ def candidate_classes(facts: ModuleFacts) -> list[ast.ClassDef]:
         for node in facts.nodes(ast.Assign) if isinstance(node.value, DISPLAYS)
         for target in node.targets if isinstance(target, ast.Name)
     }
+    factories = {n.name for n in facts.tree.body if isinstance(n, ast.FunctionDef) and not n.name[:1].isupper()}
     for node in facts.nodes(ast.Assign, ast.AnnAssign):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         value = node.value
@@ -126,6 +128,8 @@ def candidate_classes(facts: ModuleFacts) -> list[ast.ClassDef]:
             continue
         if isinstance(value, ast.Name):
             hit = (id(facts.enclosing_function(node)), value.id) in local_lists
+        elif isinstance(value, ast.Call):
+            hit = isinstance(value.func, ast.Name) and value.func.id in factories  # may return a list of modules
         elif isinstance(value, ast.BinOp):
             hit = isinstance(value.left, ast.Attribute) and isinstance(value.right, DISPLAYS)
         elif isinstance(value, (ast.List, ast.Tuple, ast.Dict)) and not (value.values if isinstance(value, ast.Dict) else value.elts):
@@ -238,6 +242,9 @@ class _Method:
         if isinstance(value, ast.Name) and value.id in self.local_items and value.id not in self.wrapped_locals:
             kind, items = self.local_items[value.id]  # the same list object: later appends count
             return ContainerAttr(attr, self.cls, value, kind, items, local=value.id)
+        if not kind and builds_module_container(self.facts, value):
+            # a factory's list of modules: reported, but which wrapper fits is in the factory
+            return ContainerAttr(attr, self.cls, value, "list", Items(modules=[value]), factory=True)
         items = items_of(self.facts, value, self.local_modules) if kind else Items()
         return ContainerAttr(attr, self.cls, value, kind, items)  # kind "": not a container
 
@@ -356,6 +363,8 @@ class _ClassUses:
     def blocker(self, attr: ContainerAttr) -> Optional[str]:
         """Why `nn.ModuleList` / `nn.ModuleDict` cannot replace the container, if so."""
         facts, items = self.facts, attr.items
+        if attr.factory:
+            return f"`{facts.text(attr.first.func)}()` builds the container"
         if items.others:
             return f"`{facts.text(items.others[0])[:40]}` is not a module"
         if items.unknown and not attr.called:

@@ -54,18 +54,35 @@ def _is_module_value(facts: ModuleFacts, value: Value) -> Optional[bool]:
     return is_module_class(facts, local) if local is not None else None
 
 
+def _factory_values(facts: ModuleFacts, expr: ast.AST) -> frozenset:
+    """What a call of a function defined at the top of this file returns (empty for
+    any other expression)."""
+    if not isinstance(expr, ast.Call):
+        return frozenset()
+    dotted = facts.resolve(expr.func)
+    module = facts.names.module
+    if not dotted or not module or dotted.rpartition(".")[0] != module:
+        return frozenset()
+    if not any(isinstance(n, ast.FunctionDef) and f"{module}.{n.name}" == dotted for n in facts.tree.body):
+        return frozenset()
+    return facts.get(FileValuesFact).returned(dotted)
+
+
 def builds_module(facts: ModuleFacts, expr: ast.AST) -> Optional[bool]:
     """`module_construction`, and for a call of a function of this file, whether what it
     returns is a module: True, None (unknown) or False."""
     verdict = module_construction(facts, expr)
-    if verdict is not False or not isinstance(expr, ast.Call):
+    if verdict is not False:
         return verdict
-    dotted = facts.resolve(expr.func)
-    module = facts.names.module
-    if not dotted or not module or dotted.rpartition(".")[0] != module:
-        return verdict
-    if not any(isinstance(n, ast.FunctionDef) and f"{module}.{n.name}" == dotted for n in facts.tree.body):
-        return verdict
-    values = facts.get(FileValuesFact).returned(dotted)
-    verdicts = {_is_module_value(facts, v) for v in values}
-    return True if verdicts == {True} else verdict
+    values = _factory_values(facts, expr)
+    return True if values and {_is_module_value(facts, v) for v in values} == {True} else verdict
+
+
+def builds_module_container(facts: ModuleFacts, expr: ast.AST) -> bool:
+    """`expr` calls a factory of this file that returns a Python container (list,
+    tuple, dict) whose every element is a module (`build_blocks(n)` returning
+    `[Block(c) for _ in range(n)]`)."""
+    values = _factory_values(facts, expr)
+    if not values or any(v.kind != "seq" or not v.elems for v in values):
+        return False
+    return all(elems and all(_is_module_value(facts, e) for e in elems) for v in values for elems in v.elems)

@@ -20,7 +20,9 @@ class ModuleListNotRegistered(Rule):
     classes of the same file (also through `.to(...)`/`.cuda()` and `copy.deepcopy`), or
     returned by a factory function of the file (`make_block(c)` returning
     `nn.Sequential(...)`: the value model, `compile_lint/analysis/values.py`, says what
-    it returns through its branches);
+    it returns through its branches). An attribute given the list a factory of the file
+    returns (`self.blocks = build_blocks(n)`) is reported too, without a fix: the
+    container is built in the factory;
     an element of a class defined elsewhere counts when the class calls the items
     (`for layer in self.layers: x = layer(x)`), unless it comes from a transforms
     library (`torchvision.transforms`, `albumentations`, `kornia.augmentation`, ...).
@@ -564,6 +566,28 @@ class ModuleListNotRegistered(Rule):
                     return x
             """,
             at=[(9, 9)], note="a factory function of the file returns the modules (the value model says what it returns)",
+        ),
+        Case(
+            """\
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, c):
+                    super().__init__()
+                    self.conv = nn.Conv2d(c, c, 3, padding=1)
+                def forward(self, x):
+                    return x + self.conv(x)
+            def build_blocks(n, c=64):
+                return [Block(c) for _ in range(n)]
+            class Body(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.blocks = build_blocks(n)
+                def forward(self, x):
+                    for block in self.blocks:
+                        x = block(x)
+                    return x
+            """,
+            at=[(13, 9)], note="a factory of the file returns the list of modules (the value model); no fix offered",
         ),
     ]
 
