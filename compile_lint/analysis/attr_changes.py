@@ -194,6 +194,21 @@ def assigned_kind(facts: ModuleFacts, node: ast.AST) -> Optional[str]:
     return None
 
 
+def maybe_python_value(facts: ModuleFacts, node: ast.AST) -> bool:
+    """An assignment of a value of unknown type that is not plainly a tensor or a module
+    (`shot["exposure"]`, `cfg.gamma`): when the class is in another file, this is as far
+    as the file can tell."""
+    if not isinstance(node, ast.Assign):
+        return False
+    for sub in walk(node.value):
+        if isinstance(sub, ast.Call):
+            dotted = facts.resolve(sub.func) or ""
+            last = dotted.rsplit(".", 1)[-1] if dotted else getattr(sub.func, "attr", "")
+            if dotted.startswith("torch.") or last[:1].isupper():
+                return False
+    return True
+
+
 def read_in_region(facts: ModuleFacts, cls: ast.ClassDef, region_kind: str) -> dict[str, list[tuple[ast.AST, ast.AST]]]:
     """attr -> [(method, read)] for reads of `self.attr` in methods of `cls` in a region."""
     out: dict[str, list] = {}

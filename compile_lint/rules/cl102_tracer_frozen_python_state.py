@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-import ast
-
-from ..analysis.attr_changes import ClassStateFact, changed_reads, escapes, instance_changes, read_in_region
+from ..analysis.attr_changes import (
+    ClassStateFact, changed_reads, escapes, instance_changes, maybe_python_value, read_in_region,
+)
 from ..analysis.classes import labelled, site_of_kind
 from ..analysis.facts import RegionsFact
 from ..analysis.walk import walk
@@ -436,7 +436,7 @@ class TracerFrozenPythonState(Rule):
             if change.cls is not None:
                 if change.kind not in KINDS or change.attr not in read_in_region(facts, change.cls, "traced"):
                     continue
-            elif change.kind not in KINDS and not (change.kind is None and self._maybe_python(facts, node)):
+            elif change.kind not in KINDS and not (change.kind is None and maybe_python_value(facts, node)):
                 continue
             later = [c for c in change.calls if c.lineno > wrap.call.lineno]
             call = next((c for c in later if c.lineno > node.lineno or any(c in walk(l) for l in change.loops)), None)
@@ -453,18 +453,3 @@ class TracerFrozenPythonState(Rule):
                 region=labelled(change.region, "traced"),
                 related=[Related(facts.path, call.lineno, call.col_offset + 1, f"`{wrap.result}` is called here")] if call else [],
             )
-
-    @staticmethod
-    def _maybe_python(facts, node) -> bool:
-        """A value of unknown type that is not plainly a tensor or a module
-        (`shot["exposure"]`, `cfg.gamma`): the class is elsewhere, so this is as far
-        as the file can tell."""
-        if not isinstance(node, ast.Assign):
-            return False
-        for sub in walk(node.value):
-            if isinstance(sub, ast.Call):
-                dotted = facts.resolve(sub.func) or ""
-                last = dotted.rsplit(".", 1)[-1] if dotted else getattr(sub.func, "attr", "")
-                if dotted.startswith("torch.") or last[:1].isupper():
-                    return False
-        return True
