@@ -19,6 +19,7 @@ from typing import Iterator, Optional
 from .classes import methods
 from .facts import RegionsFact
 from .project import path_for_module
+from .resize_calls import RESIZE
 from .shapes import is_shape_value, shape_names, sink_of
 from .torch_api import EXPORTERS
 from .walk import walk as _walk
@@ -28,13 +29,6 @@ from .walk import walk_scope as _walk_scope
 _EXPORTS = {api: how for api, how in EXPORTERS.items() if how[1] is not None}
 # `transform(img).unsqueeze(0)`: an image made into a batch of one (4-D) by the code
 _IMAGE_WORDS = ("transform", "to_tensor", "totensor", "preprocess", "img", "image", "frame", "photo")
-_RESIZE = frozenset(
-    {
-        "torch.nn.functional.interpolate", "torch.nn.functional.upsample", "torch.nn.functional.upsample_nearest",
-        "torch.nn.functional.upsample_bilinear", "torch.nn.Upsample", "torch.nn.UpsamplingNearest2d",
-        "torch.nn.UpsamplingBilinear2d", "torch.nn.modules.upsampling.Upsample",
-    }
-)
 _FACTORIES = frozenset({"torch.rand", "torch.randn", "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.randint"})
 _TENSOR_CHAIN = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "contiguous", "requires_grad_"})
 
@@ -157,7 +151,7 @@ def resizing_node(facts, call) -> Optional[tuple]:
         value = _assigned_value(facts, target)
         if value is not None:
             for sub in _walk(value):
-                if isinstance(sub, ast.Call) and facts.resolve(sub.func) in _RESIZE:
+                if isinstance(sub, ast.Call) and facts.resolve(sub.func) in RESIZE:
                     return sub, None, facts
     return None
 
@@ -189,7 +183,7 @@ def _resizes_elsewhere(facts, call):
 
 def _module_resize_in(facts, func):
     for node in _walk(func):
-        if isinstance(node, ast.Call) and facts.resolve(node.func) in _RESIZE:
+        if isinstance(node, ast.Call) and facts.resolve(node.func) in RESIZE:
             return node
     return None
 
@@ -197,7 +191,7 @@ def _module_resize_in(facts, func):
 def _resize_in(facts, func):
     names = shape_names(facts, func)
     for node in _walk(func):
-        if isinstance(node, ast.Call) and facts.resolve(node.func) in _RESIZE:
+        if isinstance(node, ast.Call) and facts.resolve(node.func) in RESIZE:
             return node
     for node in _walk(func):
         if isinstance(node, (ast.Subscript, ast.Attribute, ast.Call, ast.Name)) and is_shape_value(facts, node, names):
