@@ -264,9 +264,23 @@ def repeated_write(facts: ModuleFacts, cls: ast.ClassDef, write: AttrWrite) -> O
     for other, call in calls_named(facts, name):
         if not fits(method, call) or not passes_value(method, call, write):
             continue  # another class's method of the same name (`meter.reset()`), or the same value each time
-        if enclosing_loops(other, call) or other.in_region(call, "compiled") is not None:
+        if repeating_loops(other, call) or other.in_region(call, "compiled") is not None:
             return other, call
     return None
+
+
+def repeating_loops(facts: ModuleFacts, call: ast.Call) -> list[ast.AST]:
+    """The loops around a method call that call it on the same object again: not a loop
+    over the receivers (`for block in self.blocks: block.set_input_size(s)` calls each
+    block once)."""
+    receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+    while isinstance(receiver, (ast.Attribute, ast.Subscript)):
+        receiver = receiver.value
+    name = receiver.id if isinstance(receiver, ast.Name) else None
+    return [
+        loop for loop in enclosing_loops(facts, call)
+        if not (isinstance(loop, (ast.For, ast.AsyncFor)) and name in {n.id for n in walk(loop.target) if isinstance(n, ast.Name)})
+    ]
 
 
 def fits(method: ast.FunctionDef, call: ast.Call) -> bool:

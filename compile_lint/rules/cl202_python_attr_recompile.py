@@ -361,6 +361,34 @@ class PythonAttrRecompile(Rule):
             """,
             note="a call in a loop of another `reset` that passes no `pool_type`: the value cannot change",
         ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class PatchEmbed(nn.Module):
+                def __init__(self, size=224):
+                    super().__init__()
+                    self.size = size
+                def set_input_size(self, size):
+                    self.size = size
+                def forward(self, x):
+                    assert x.shape[-1] == self.size
+                    return x
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.embeds = nn.ModuleList([PatchEmbed(), PatchEmbed()])
+                def set_input_size(self, size):
+                    for embed in self.embeds:
+                        embed.set_input_size(size)
+                def forward(self, x):
+                    for embed in self.embeds:
+                        x = embed(x)
+                    return x
+            model = torch.compile(Net())
+            """,
+            note="a loop over the modules calls each one's setter once (timm's set_input_size)",
+        ),
     ]
     invalid = [
         Case(
