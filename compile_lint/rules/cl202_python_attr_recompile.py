@@ -26,8 +26,9 @@ class PythonAttrRecompile(Rule):
     - in a method of the class that runs again and again: compiled code itself
       (`self.step += 1` in `forward`), or a setter called inside a loop or from
       compiled code anywhere in the project (`for req in requests:
-      model.configure(req.steps); model(x)`), reported at the read in the compiled
-      code;
+      model.configure(req.steps); model(x)`; a call whose arguments fit the setter
+      and pass the value it writes, in a loop that calls it on the same object again),
+      reported at the read in the compiled code;
     - on the instance inside a loop that also calls the compiled module
       (`for n in (10, 20, 50): model.steps = n; out = compiled(x)`), reported at the
       change; this works when the class is defined in another file too.
