@@ -61,7 +61,7 @@ def _entry_class(facts: ModuleFacts, region: RegionInfo, dotted: str) -> Optiona
         if region.via is None:
             break
         caller = next((d for d, r in regions.items() if (d == region.via or d.endswith("." + region.via))
-                       and set(r.sites) & set(region.sites)), None)
+                       and any(s in region.sites for s in r.sites)), None)
         if caller is None:
             return None
         dotted, region = caller, regions[caller]
