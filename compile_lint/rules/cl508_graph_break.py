@@ -5,15 +5,11 @@ from typing import Optional
 
 from ..analysis.tensors import TensorGuess
 from ..analysis.declared import recorded_counts
-from ..analysis.torch_api import CAPTURE_SCALAR_OUTPUTS, IS_COMPILING_FUNCS
 from ..analysis.facts import RegionsFact
-from ..analysis.project import path_for_module
+from ..analysis.region_queries import CASTS, dynamo_flag_on, eager_only
 from .base import Case, Rule
 
-IS_COMPILING = IS_COMPILING_FUNCS
-SCALAR_CONFIG = CAPTURE_SCALAR_OUTPUTS
 REORDERABLE = "reorderable_logging_functions"
-CASTS = frozenset({"builtins.float", "builtins.int", "builtins.bool"})
 
 
 class GraphBreak(Rule):
@@ -26,7 +22,11 @@ class GraphBreak(Rule):
     `if not torch.compiler.is_compiling():` is left alone (also when the test calls the
     project's own wrapper whose one `return` reads `is_compiling`, in this file or the
     module it is imported from), so is `float(x)`/`int(x)`/`bool(x)` under
-    `if isinstance(x, (int, float)):` (a Python number), and so is `print` in a
+    `if isinstance(x, (int, float)):` (a Python number); `.item()` and mask indexing are
+    left alone when `torch._dynamo.config.capture_scalar_outputs` /
+    `capture_dynamic_output_shape_ops` is turned on (assignment, `setattr`, `patch(...)`) in
+    the file or in the file of every compile site of the region (Dynamo then keeps them in
+    the graph); and so is `print` in a
     module that puts `print` into `torch._dynamo.config.reorderable_logging_functions`
     (Dynamo then runs it after the graph), unless it prints a bare `x.shape`/`x.size()`.
 
@@ -113,6 +113,14 @@ class GraphBreak(Rule):
             path="imgkit/blur.py",
             note="the project's own wrapper of is_compiling(), imported from another module",
         ),
+        Case(
+            "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+            "        keep = x[x > 0]\n        return keep.sum() / x.amax().item()\n",
+            files={"train.py": "import torch\nimport torch._dynamo\nfrom models import Net\n"
+                   "torch._dynamo.config.capture_scalar_outputs = True\nnet = torch.compile(Net())\n"
+                   "with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):\n    y = net(torch.randn(4))\n"},
+            path="models.py", note="the compiling file keeps .item() and the mask index in the graph",
+        ),
     ]
     invalid = [
         Case("import torch\n@torch.compile\ndef f(x):\n    return x / x.amax().item()\n", at=[(4, 16)]),
@@ -137,6 +145,13 @@ class GraphBreak(Rule):
             path="imgkit/blur.py", at=[(6, 17)], note="a project predicate that is not about compiling",
         ),
         Case(
+            "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+            "        keep = x[x > 0]\n        return keep.sum() / x.amax().item()\n",
+            files={"train.py": "import torch\nfrom models import Net\ntorch._dynamo.config.capture_scalar_outputs = True\n"
+                   "net = torch.compile(Net())\n", "bench.py": "import torch\nfrom models import Net\nfast = torch.compile(Net())\n"},
+            path="models.py", at=[(5, 16), (6, 29)], note="one of two compiling files sets capture_scalar_outputs; neither captures the mask",
+        ),
+        Case(
             "import torch\nimport logging\ntorch._dynamo.config.reorderable_logging_functions.add(logging.info)\n"
             "@torch.compile\ndef f(x):\n    print('step')\n    return x * 2\n",
             at=[(6, 5)], note="another function is reorderable, print is not",
@@ -151,7 +166,6 @@ class GraphBreak(Rule):
     def check(self, facts):
         if not facts.has_region("compiled"):
             return
-        capture_scalars = self._captures_scalars(facts)
         print_reorderable = self._print_reorderable(facts)
         guesses: dict[int, TensorGuess] = {}
 
@@ -163,9 +177,10 @@ class GraphBreak(Rule):
                 guesses[id(func)] = TensorGuess(facts, func)
             return guesses[id(func)]
 
-        def report(node, what):
+        def report(node, what, captured_by=None):
+            """`captured_by`: the Dynamo flag that keeps the construct in the graph."""
             region = facts.in_region(node, "compiled")
-            if region is None or self._guarded(facts, node):
+            if region is None or eager_only(facts, node) or (captured_by and dynamo_flag_on(facts, region, captured_by)):
                 return None
             return self.finding(
                 facts, node,
@@ -177,12 +192,10 @@ class GraphBreak(Rule):
             func = call.func
             found = None
             if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist", "numpy") and not call.args:
-                if func.attr == "item" and capture_scalars:
-                    continue
                 receiver = func.value
                 if isinstance(receiver, ast.Attribute) and receiver.attr == "shape":
                     continue
-                found = report(call, f"`.{func.attr}()`")
+                found = report(call, f"`.{func.attr}()`", "capture_scalar_outputs" if func.attr == "item" else None)
             else:
                 dotted = facts.resolve(func)
                 if dotted == "builtins.print" and not (print_reorderable and not self._prints_size(call)):
@@ -207,17 +220,9 @@ class GraphBreak(Rule):
                 continue
             index = sub.slice
             if isinstance(index, ast.Compare) and guess.is_tensor(index):
-                found = report(sub, "boolean-mask indexing (a data-dependent shape)")
+                found = report(sub, "boolean-mask indexing (a data-dependent shape)", "capture_dynamic_output_shape_ops")
                 if found is not None:
                     yield found
-
-    @staticmethod
-    def _captures_scalars(facts) -> bool:
-        for stmt in facts.nodes(ast.Assign):
-            for target in stmt.targets:
-                if facts.resolve(target) == SCALAR_CONFIG and isinstance(stmt.value, ast.Constant) and stmt.value.value:
-                    return True
-        return False
 
     @staticmethod
     def _prints_size(call: ast.Call) -> bool:
@@ -245,78 +250,3 @@ class GraphBreak(Rule):
             if any(isinstance(n, ast.Name) and facts.resolve(n) == "builtins.print" for n in ast.walk(stmt)):
                 return True
         return False
-
-    @staticmethod
-    def _guarded(facts, node) -> bool:
-        """Inside a branch that only runs eagerly (`if not is_compiling():`, also through
-        the project's own `is_compiling()` wrapper), or, for `float(x)`/`int(x)`/`bool(x)`,
-        where `if isinstance(x, (int, float)):` says `x` is a Python number."""
-        child = node
-        for anc in facts.ancestors(node):
-            if isinstance(anc, (ast.If, ast.IfExp)):
-                test = anc.test
-                negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-                inner = test.operand if negated else test
-                in_body = child in anc.body if isinstance(anc, ast.If) else child is anc.body
-                if isinstance(inner, ast.Call) and in_body == negated and is_compiling_test(facts, inner):
-                    return True
-                if in_body and not negated and isinstance(node, ast.Call) and facts.resolve(node.func) in CASTS \
-                        and python_number_test(facts, inner, node.args[0]):
-                    return True
-            if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                return False
-            child = anc
-        return False
-
-
-NUMBERS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "numbers.Number", "numbers.Real"})
-
-
-def python_number_test(facts, test, value) -> bool:
-    """`isinstance(x, (int, float))` about the name `value`: true only for Python numbers."""
-    if not (isinstance(test, ast.Call) and facts.resolve(test.func) == "builtins.isinstance" and len(test.args) == 2):
-        return False
-    subject, kinds = test.args
-    if not (isinstance(subject, ast.Name) and isinstance(value, ast.Name) and subject.id == value.id):
-        return False
-    kinds = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
-    return bool(kinds) and all(facts.resolve(k) in NUMBERS for k in kinds)
-
-
-def is_compiling_test(facts, call: ast.Call) -> bool:
-    """A call of `torch.compiler.is_compiling()` (or its kin), or of a project function
-    whose one `return` reads such a helper (`def is_compiling(): return bool(_torch_is_compiling())`,
-    with `_torch_is_compiling = getattr(torch.compiler, "is_compiling", None)`), in this file
-    or in the module it is imported from."""
-    dotted = facts.resolve(call.func)
-    if dotted in IS_COMPILING:
-        return True
-    if not dotted or "." not in dotted or dotted.startswith(("torch.", "builtins.")):
-        return False
-    module, name = dotted.rsplit(".", 1)
-    owner = facts
-    if module != facts.names.module:
-        path = path_for_module(facts, module)
-        owner = facts.project.facts_for_path(facts, path) if path else None
-    if owner is None:
-        return False
-    for stmt in owner.tree.body:
-        if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
-            body = [s for s in stmt.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-            if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
-                return False
-            names = {n.id for n in ast.walk(body[0].value) if isinstance(n, ast.Name)}
-            helpers = [s.value for s in owner.tree.body if isinstance(s, ast.Assign)
-                       and any(isinstance(t, ast.Name) and t.id in names for t in s.targets)]
-            return any(_names_is_compiling(owner, expr) for expr in [body[0].value, *helpers])
-    return False
-
-
-def _names_is_compiling(facts, expr) -> bool:
-    """`expr` reads `torch.compiler.is_compiling` (or kin), directly or as
-    `getattr(torch.compiler, "is_compiling", None)`."""
-    return any(
-        (isinstance(n, (ast.Name, ast.Attribute)) and facts.resolve(n) in IS_COMPILING)
-        or (isinstance(n, ast.Constant) and n.value in ("is_compiling", "is_dynamo_compiling"))
-        for n in ast.walk(expr)
-    )
