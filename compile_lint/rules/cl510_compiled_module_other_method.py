@@ -99,6 +99,10 @@ class CompiledModuleOtherMethod(Rule):
             "        y = model.generate(x, 100)\n",
             at=[(12, 13)], note="the name is bound to a module in every branch; the compile sits in an `if`",
         ),
+        Case(
+            "import torch\nnet = Net()\nnet = net.to('cuda')\nnet = torch.compile(net)\nout = net.enhance(img)\n",
+            at=[(5, 7)], note="rebound to itself on the way",
+        ),
     ]
 
     def check(self, facts):
@@ -125,17 +129,19 @@ class CompiledModuleOtherMethod(Rule):
                     )
 
     @classmethod
-    def _module_instance(cls, arg, scope, assign) -> bool:
+    def _module_instance(cls, arg, scope, assign, seen=frozenset()) -> bool:
         """`GPT(cfg)`, `Net().to(dev)`, `GPT.from_pretrained(...)`: a class built right there
         (a capitalised callee, or a method of a capitalised name); or a local name that every
         assignment before `assign` in the scope binds to one (`model = GPT(cfg)` in each branch)."""
         while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr in ("to", "eval", "cuda", "half", "float", "train"):
             arg = arg.func.value
         if isinstance(arg, ast.Name):
+            if arg.id in seen:
+                return True  # `model = model.to(dev)`: as good as the other bindings
             params = {a.arg for a in ast.walk(scope.args) if isinstance(a, ast.arg)} if hasattr(scope, "args") else set()
             bound = [n.value for n in _walk_scope(scope.body) if isinstance(n, ast.Assign) and n.lineno < assign.lineno
                      and any(isinstance(t, ast.Name) and t.id == arg.id for t in n.targets)]
-            return arg.id not in params and bool(bound) and all(cls._module_instance(b, scope, assign) for b in bound if b is not arg)
+            return arg.id not in params and bool(bound) and all(cls._module_instance(b, scope, assign, seen | {arg.id}) for b in bound)
         if not isinstance(arg, ast.Call):
             return False
         func = arg.func
