@@ -53,7 +53,7 @@ class ExportFixedResolution(Rule):
     when built by a torch factory (`torch.rand(1, 3, h, w)`) or made from one image
     (`transform(img).unsqueeze(0)`).
 
-    Judged on the applications of `bench/apps/` (`bench/apps/judged_region_findings.toml`):
+    Judged on the applications of `bench/apps/` (`bench/judged/verdicts.jsonl`):
     fast_neural_style's export at the content image's size is true. A placeholder of
     the network's own size (MiDaS `tf/make_onnx_model.py`, `np.zeros((3, 384, 384))`,
     whose ONNX consumer resizes every image to 384x384) reads the same in code and is
