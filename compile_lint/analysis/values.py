@@ -163,6 +163,7 @@ class TermBuilder:
         self.returns: dict[str, list] = {}  # scope key -> [term]
         self.attrs: dict[str, dict[str, list]] = {}  # class dotted -> attr -> [term]
         self.stores: list = []  # (location, term): ("G", dotted) / ("A", class, attr)
+        self._terms: dict = {}  # (id(expr), id(scope), row) -> (expr, scope, term)
 
     def dotted(self, qualname: str) -> str:
         return f"{self.module}.{qualname}" if self.module else qualname
@@ -170,6 +171,17 @@ class TermBuilder:
     # -- expressions ---------------------------------------------------------------
     def term(self, expr, scope: Scope, row: Optional[int]):
         """The term of `expr` seen from `scope` at line `row` (None: anywhere in it)."""
+        # the summary asks for the same expression several times (a call's argument is
+        # a term of the call and, as a call itself, of its own record): built once
+        key = (id(expr), id(scope), row)
+        hit = self._terms.get(key)
+        if hit is not None and hit[0] is expr and hit[1] is scope:  # both kept: ids not reused
+            return hit[2]
+        found = self._term(expr, scope, row)
+        self._terms[key] = (expr, scope, found)
+        return found
+
+    def _term(self, expr, scope: Scope, row: Optional[int]):
         t = type(expr)
         if t is ast.Name:
             return self.name_term(expr.id, scope, row)
