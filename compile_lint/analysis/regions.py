@@ -591,6 +591,7 @@ class ProjectIndex:
         self._mros: dict = {}
         self._attr_terms: dict = {}
         self._marked_at: dict = {}
+        self._factory_entries: dict = {}
         self._file_folders: Optional[set] = None
 
     # -- names -----------------------------------------------------------------------
@@ -844,9 +845,14 @@ class ProjectIndex:
                     out.append((method_found[0].dotted(method_found[1].qualname),) + method_found)
             return out
         if ref.instance and info.kind == "function":
-            # an instance made by a factory function: what the factory returns runs
-            values = self.resolver.returns_of(summary, info, {}, 0)
-            return [e for v in values for e in self._value_entries(v, 0)]
+            # an instance made by a factory function: what the factory returns runs (in
+            # one order whatever the process: the first entry names the region's `via`)
+            key = (dotted, True)
+            found = self._factory_entries.get(key)
+            if found is None:
+                values = self.resolver.returns_of(summary, info, {}, 0)
+                found = self._factory_entries[key] = [e for v in sorted(values, key=repr) for e in self._value_entries(v, 0)]
+            return found
         return [(dotted, summary, info)]
 
     def _value_entries(self, value: Value, depth: int) -> list:
