@@ -47,7 +47,9 @@ class ParsedFile:
     nodes: Optional[list] = None  # every node of `tree`, parents linked
 
 
-def parse_file(source: SourceFile, settings: Settings) -> ParsedFile:
+def parse_file(source: SourceFile, settings: Settings, with_summary: bool = True) -> ParsedFile:
+    """Parse, walk and name one file; and summarize it for the region index unless
+    `with_summary` is false (pass 2 re-lints against the index its summary already made)."""
     try:
         tree = source.parse()
     except ParseFailure as failure:
@@ -55,6 +57,8 @@ def parse_file(source: SourceFile, settings: Settings) -> ParsedFile:
     module, is_package = module_name_for(source.path)
     nodes = walk(tree, link_parents=True)
     names = NameTable.build(tree, module, is_package, nodes)
+    if not with_summary:
+        return ParsedFile(source, tree, names, None, nodes=nodes)
     summary = summarize(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers)
     if b"compile-lint:" in source.data:
         from .analysis.declared import find_markers
@@ -193,7 +197,9 @@ def lint_one(task: Task) -> Done:
         done.signature = signature
         if task.expect is not None and task.expect != done.digest:
             done.changed = True
-        item = parse_file(source_for(task.path, data), settings)
+        # pass 2 (the run's index is known) keeps the summary pass 1 made: the engine
+        # puts it back, so it is not made again
+        item = parse_file(source_for(task.path, data), settings, with_summary=context.regions is None)
         done.summary = summary_blob(item.summary)
         if task.summary_only:
             done.findings = None

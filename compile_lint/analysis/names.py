@@ -168,7 +168,15 @@ class NameTable:
                 table.local_names.add(name)
         for name in conflicted | (table.local_names & set(table.bindings)):
             table.bindings.pop(name, None)
+        table._attr_memo = {}  # the table is complete: attribute chains may be remembered
         return table
+
+    _attr_memo = None  # id(Attribute node) -> (node, dotted); a plain attribute, not a field
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_attr_memo", None)  # holds tree nodes: never pickled
+        return state
 
     def _bind(self, name: str, target: str, conflicted: set[str]) -> None:
         old = self.bindings.get(name)
@@ -209,8 +217,16 @@ class NameTable:
                 return f"builtins.{name}"
             return None
         if isinstance(expr, ast.Attribute):
+            memo = self._attr_memo
+            if memo is not None:
+                hit = memo.get(id(expr))
+                if hit is not None and hit[0] is expr:  # the node is kept, so its id is not reused
+                    return hit[1]
             base = self.resolve(expr.value)
-            return f"{base}.{expr.attr}" if base else None
+            dotted = f"{base}.{expr.attr}" if base else None
+            if memo is not None:
+                memo[id(expr)] = (expr, dotted)
+            return dotted
         return None
 
     def partial_keywords(self, expr: ast.AST) -> tuple[tuple[str, ast.expr], ...]:

@@ -69,7 +69,9 @@ class Sources:
         if key is None:
             return None
         if key in self._parsed:
-            return self._parsed[key]
+            found = self._parsed.pop(key)  # most recently used last
+            self._parsed[key] = found
+            return found
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
@@ -80,8 +82,8 @@ class Sources:
         else:
             module, is_package = module_name_for(path)
             found = (source, tree, NameTable.build(tree, module, is_package))
-        if len(self._parsed) >= self._max:
-            self._parsed.clear()
+        if len(self._parsed) >= self._max:  # forget the least recently used one
+            del self._parsed[next(iter(self._parsed))]
         self._parsed[key] = found
         return found
 

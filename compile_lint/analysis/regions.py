@@ -583,6 +583,16 @@ class ProjectIndex:
         self._resolved: Optional[list] = None
         self._candidates: dict = {}
         self._suffixes: Optional[dict] = None
+        # answers asked again and again while resolving (a pure function of the
+        # summaries, so computed once per index)
+        self._by_file_memo: dict = {}
+        self._lookups: dict = {}
+        self._globals: dict = {}
+        self._mros: dict = {}
+        self._attr_terms: dict = {}
+        self._marked_at: dict = {}
+        self._factory_entries: dict = {}
+        self._file_folders: Optional[set] = None
 
     # -- names -----------------------------------------------------------------------
     def candidates(self, dotted: str, summary: Optional[ModuleSummary]) -> list[str]:
@@ -591,7 +601,7 @@ class ProjectIndex:
         then the names from its import roots, then files in the folders above."""
         if summary is None:
             return self._import_name_candidates(dotted)
-        key = (dotted, summary.path)
+        key = (dotted, id(summary))
         found = self._candidates.get(key)
         if found is not None:
             return found
@@ -625,6 +635,26 @@ class ProjectIndex:
         return [dotted]
 
     def _by_file(self, folder: str, parts: list[str]) -> Optional[str]:
+        key = (folder, tuple(parts))
+        try:
+            return self._by_file_memo[key]
+        except KeyError:
+            found = self._by_file_memo[key] = self._by_file_uncached(folder, parts)
+            return found
+
+    def _by_file_uncached(self, folder: str, parts: list[str]) -> Optional[str]:
+        if self._file_folders is None:  # every folder above a summarized file
+            self._file_folders = set()
+            for base in self.by_file:
+                while True:
+                    parent = os.path.dirname(base)
+                    if parent == base or parent in self._file_folders:
+                        break
+                    self._file_folders.add(parent)
+                    base = parent
+        first = os.path.join(folder, parts[0])
+        if first not in self.by_file and first not in self._file_folders:
+            return None  # no file of the run lives there
         for cut in range(len(parts), 0, -1):
             owner = self.by_file.get(os.path.join(folder, *parts[:cut]))
             if owner is not None:
@@ -634,6 +664,14 @@ class ProjectIndex:
 
     def lookup(self, dotted: str, _depth: int = 0, _summary: Optional[ModuleSummary] = None) -> Optional[tuple[ModuleSummary, DefInfo]]:
         """The def a dotted name refers to, following re-exports and base classes."""
+        key = (dotted, id(_summary), _depth)
+        try:
+            return self._lookups[key]
+        except KeyError:
+            found = self._lookups[key] = self._lookup_candidates(dotted, _depth, _summary)
+            return found
+
+    def _lookup_candidates(self, dotted: str, _depth: int, _summary: Optional[ModuleSummary]):
         if _depth > 6:
             return None
         for candidate in self.candidates(dotted, _summary):
@@ -673,6 +711,16 @@ class ProjectIndex:
 
     def find_global(self, dotted: str, summary: Optional[ModuleSummary], _depth: int = 0):
         """(summary, name) of a module-level variable, through imports and re-exports."""
+        if _depth == 0:
+            key = (dotted, id(summary))
+            try:
+                return self._globals[key]
+            except KeyError:
+                found = self._globals[key] = self._find_global(dotted, summary, 0)
+                return found
+        return self._find_global(dotted, summary, _depth)
+
+    def _find_global(self, dotted: str, summary: Optional[ModuleSummary], _depth: int):
         if _depth > 6:
             return None
         for candidate in self.candidates(dotted, summary):
@@ -687,6 +735,12 @@ class ProjectIndex:
         return None
 
     def mro(self, cls_dotted: str) -> list[str]:
+        found = self._mros.get(cls_dotted)
+        if found is None:
+            found = self._mros[cls_dotted] = self._mro(cls_dotted)
+        return found
+
+    def _mro(self, cls_dotted: str) -> list[str]:
         out: list[str] = []
         todo = [cls_dotted]
         while todo and len(out) < 16:
@@ -704,6 +758,13 @@ class ProjectIndex:
         return out
 
     def attr_terms(self, cls_dotted: str, name: str) -> list:
+        key = (cls_dotted, name)
+        found = self._attr_terms.get(key)
+        if found is None:
+            found = self._attr_terms[key] = self._attr_terms_of(cls_dotted, name)
+        return found
+
+    def _attr_terms_of(self, cls_dotted: str, name: str) -> list:
         out = []
         for c in self.mro(cls_dotted):
             summary = self.defs[c][0]
@@ -784,9 +845,14 @@ class ProjectIndex:
                     out.append((method_found[0].dotted(method_found[1].qualname),) + method_found)
             return out
         if ref.instance and info.kind == "function":
-            # an instance made by a factory function: what the factory returns runs
-            values = self.resolver.returns_of(summary, info, {}, 0)
-            return [e for v in values for e in self._value_entries(v, 0)]
+            # an instance made by a factory function: what the factory returns runs (in
+            # one order whatever the process: the first entry names the region's `via`)
+            key = (dotted, True)
+            found = self._factory_entries.get(key)
+            if found is None:
+                values = self.resolver.returns_of(summary, info, {}, 0)
+                found = self._factory_entries[key] = [e for v in sorted(values, key=repr) for e in self._value_entries(v, 0)]
+            return found
         return [(dotted, summary, info)]
 
     def _value_entries(self, value: Value, depth: int) -> list:
@@ -919,6 +985,7 @@ class ProjectIndex:
     def regions(self) -> dict[str, RegionInfo]:
         """dotted def name -> RegionInfo, for every def in a compiled or traced region."""
         result: dict[str, RegionInfo] = {}
+        self._marked_at: dict = {}  # (def, id(site)) -> fewest calls from the site's entry
         resolved = self._all_resolved()
         covered: dict[str, set] = {}  # wrapper -> entries its calls compile
         for _site, entries, _why, role in resolved:
@@ -952,16 +1019,23 @@ class ProjectIndex:
     def _mark(self, result, dotted, summary, info, kinds, site, via, depth) -> None:
         if info.disabled or depth > MAX_DEPTH:
             return
+        # a def first reached far from its entry and then again nearer to it goes on
+        # from the nearer one: which defs are marked must not depend on the order the
+        # entries come in (MAX_DEPTH counts calls from the entry)
+        seen_key = (dotted, id(site))
+        nearer = depth < self._marked_at.get(seen_key, MAX_DEPTH + 1)
+        if nearer:
+            self._marked_at[seen_key] = depth
         region = result.get(dotted)
         if region is None:
             region = result[dotted] = RegionInfo(via=via)
-        elif kinds <= region.kinds and site in region.sites:
+        elif kinds <= region.kinds and site in region.sites and not nearer:
             return
         new_kinds = kinds - region.kinds
         region.kinds |= kinds
         if site not in region.sites:
             region.sites.append(site)
-        elif not new_kinds:
+        elif not new_kinds and not nearer:
             return
         callees: list[Ref] = list(info.calls)
         owner_name = dotted.rsplit(".", 1)[0]

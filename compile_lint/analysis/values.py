@@ -20,7 +20,7 @@ Two halves, like the region index:
    `._orig_mod` hold what `x` holds, and an annotated parameter holds an instance of
    its annotation. When nothing is found, the resolver says why in one line.
 
-Flow-insensitive beyond the rule above, bounded in depth; what is not visible is not
+Flow-insensitive beyond the rule above; what is not visible is not
 assumed (an empty set, never a guess).
 """
 from __future__ import annotations
@@ -44,7 +44,6 @@ STAR = "star"  # ("star", term): `*xs` in a call or display
 CONST = "const"  # ("const", "text"): a string constant (chooses branches guarded on it)
 
 MAX_ARGS = 16
-MAX_DEPTH = 24
 
 # nn.Module methods that return the module itself: `Net().to(dev).eval()` is a Net
 RETURNS_SELF = frozenset(
@@ -164,6 +163,7 @@ class TermBuilder:
         self.returns: dict[str, list] = {}  # scope key -> [term]
         self.attrs: dict[str, dict[str, list]] = {}  # class dotted -> attr -> [term]
         self.stores: list = []  # (location, term): ("G", dotted) / ("A", class, attr)
+        self._terms: dict = {}  # (id(expr), id(scope), row) -> (expr, scope, term)
 
     def dotted(self, qualname: str) -> str:
         return f"{self.module}.{qualname}" if self.module else qualname
@@ -171,6 +171,17 @@ class TermBuilder:
     # -- expressions ---------------------------------------------------------------
     def term(self, expr, scope: Scope, row: Optional[int]):
         """The term of `expr` seen from `scope` at line `row` (None: anywhere in it)."""
+        # the summary asks for the same expression several times (a call's argument is
+        # a term of the call and, as a call itself, of its own record): built once
+        key = (id(expr), id(scope), row)
+        hit = self._terms.get(key)
+        if hit is not None and hit[0] is expr and hit[1] is scope:  # both kept: ids not reused
+            return hit[2]
+        found = self._term(expr, scope, row)
+        self._terms[key] = (expr, scope, found)
+        return found
+
+    def _term(self, expr, scope: Scope, row: Optional[int]):
         t = type(expr)
         if t is ast.Name:
             return self.name_term(expr.id, scope, row)
@@ -406,57 +417,173 @@ class TermBuilder:
 
 
 # -- per project: evaluating terms -------------------------------------------------
-# Evaluations one question of the index may spend (a site's target, a call's callees).
-# Following every caller's arguments through factories can fan out without end in a
-# large library (timm: minutes); the apps benchmark resolves the same with this bound.
-STEP_BUDGET = 4000
+# The answers are the least fix-point of the evaluation equations, computed by
+# tabling: every (file, term, bound parameters) question is answered once and
+# remembered; a question that reaches itself again (`m = wrap(m)`, recursive
+# factories, a parameter passed around a cycle of calls) is iterated from the empty
+# set until its answer stops growing, and the answers computed inside that cycle are
+# kept only once it has settled (Tarjan-style lowlinks tell which those are). So an
+# answer does not depend on which site asked first, nor on a step budget.
+# Two bounds remain, as guards against pathological inputs only (a value nested
+# deeper at every round of a loop, `x = [x]`): how deep questions may nest, and how
+# many rounds one cycle may take. Each time either cuts, `cuts` counts it
+# (bench/results.md reports it: 0 on corpus M and the apps).
+MAX_NESTED = 400
+MAX_ROUNDS = 32
+MAX_NESTING = 4
+
+
+def _widen(values: frozenset, depth: int) -> frozenset:
+    """`values` with the elements of containers nested deeper than `depth` forgotten."""
+    if not any(v.elems for v in values):
+        return values
+    out = set()
+    for v in values:
+        if v.elems:
+            if depth <= 0:
+                v = v._replace(elems=tuple(EMPTY for _ in v.elems))
+            else:
+                v = v._replace(elems=tuple(_widen(e, depth - 1) for e in v.elems))
+        out.add(v)
+    return frozenset(out)
+
+
 def _refs(values) -> list:
     return sorted(values, key=repr)
+
+
+class _Question:
+    """One question being answered: its position on the stack, the open question of
+    lowest position its answer depends on (`low`, itself when none), and its answer so
+    far. A question that closes while depending on one below it keeps pointing there,
+    so answers that depended on it find the question they really wait for."""
+
+    __slots__ = ("index", "low", "approx", "reentered", "log_start", "closed")
+
+    def __init__(self, index: int, log_start: int):
+        self.index = index
+        self.low = self
+        self.approx = EMPTY
+        self.reentered = False
+        self.log_start = log_start
+        self.closed = False
+
+    def waits_for(self) -> "_Question":
+        q = self.low
+        while q.closed:
+            q = q.low
+        return q
+
+
+class _Env(dict):
+    """Bound parameters ((scope, index) -> values, "self" -> receivers), with its key."""
+
+    key = None
 
 
 class Resolver:
     """Evaluates terms across the files of a `regions.ProjectIndex`."""
 
     def __init__(self, index):
+        import sys
+
         self.index = index
-        self._active: set = set()
         self.why: list[str] = []  # reasons collected by the last evaluations
-        # Results that no cycle or depth cut shaped, with the reasons they gave: the same
-        # factory or attribute is asked about from many sites, and without this the
-        # evaluation of a large project (timm) repeats whole subtrees exponentially.
-        self._memo: dict = {}
-        self._cuts = 0  # how many evaluations a cycle, the depth bound or the budget cut short
-        self._steps = 0  # evaluations spent on the current question of the index
+        self._memo: dict = {}  # settled answers: key -> (values, reasons)
+        self._open: dict = {}  # key -> _Question, for the questions on the stack
+        self._stack: list = []
+        # answers computed inside a cycle that has not settled yet: key -> (values,
+        # reasons, low); `_log` lists them in order, so a new round can drop them
+        self._pending: dict = {}
+        self._log: list = []
+        self.cuts = 0  # how often a guard (MAX_NESTED, MAX_ROUNDS) cut an answer short
+        if sys.getrecursionlimit() < 20_000:  # questions nest ~6 Python frames deep each
+            sys.setrecursionlimit(20_000)
 
     def values(self, term, summary, env=None, depth: int = 0) -> frozenset:
         if term is None:
             return EMPTY
-        if depth > MAX_DEPTH:
-            self._cuts += 1
-            return EMPTY
-        if not self._active:
-            self._steps = 0  # a new question from the index: a new budget
-        self._steps += 1
-        if self._steps > STEP_BUDGET:
-            self._cuts += 1
-            return EMPTY
-        key = (id(summary), term, _env_key(env))
+        if env:
+            env_key = env.key if type(env) is _Env else None
+            if env_key is None:
+                env_key = _env_key(env)
+                if type(env) is _Env:
+                    env.key = env_key
+        else:
+            env_key = None
+        key = (id(summary), term, env_key)
         hit = self._memo.get(key)
         if hit is not None:
-            self.why.extend(hit[1])
+            if hit[1]:
+                self.why.extend(hit[1])
             return hit[0]
-        if key in self._active:
-            self._cuts += 1
-            return EMPTY  # a cycle (`m = wrap(m)`): the other bindings give the answer
-        self._active.add(key)
-        cuts, said = self._cuts, len(self.why)
+        stack = self._stack
+        pending = self._pending.get(key)
+        if pending is not None:
+            if pending[1]:
+                self.why.extend(pending[1])
+            waits = pending[2].waits_for()
+            if waits.index < stack[-1].low.index:
+                stack[-1].low = waits
+            return pending[0]
+        question = self._open.get(key)
+        if question is not None:  # a cycle: its answer so far; the loop below completes it
+            question.reentered = True
+            if question.index < stack[-1].low.index:
+                stack[-1].low = question
+            return question.approx
+        if len(stack) >= MAX_NESTED:
+            self.cuts += 1
+            return EMPTY
+        question = _Question(len(stack), len(self._log))
+        stack.append(question)
+        self._open[key] = question
+        said = len(self.why)
+        rounds = 0
         try:
-            result = self._values(term, summary, env or {}, depth + 1)
+            while True:
+                result = self._values(term, summary, env or {}, depth + 1)
+                if question.reentered:
+                    # rounds only grow (some steps are not monotone), and from the third
+                    # round containers nest at most MAX_NESTING deep (`x = [x]` would
+                    # nest one more each round)
+                    result = result | question.approx
+                    if rounds >= 2:
+                        result = _widen(result, MAX_NESTING)
+                    if result != question.approx:
+                        rounds += 1
+                        if rounds < MAX_ROUNDS:
+                            question.approx = result
+                            question.reentered = False
+                            question.low = question
+                            del self.why[said:]
+                            self._drop_pending(question.log_start)
+                            continue
+                        self.cuts += 1
+                break
         finally:
-            self._active.discard(key)
-        if self._cuts == cuts:  # exact whatever asked: safe to reuse
-            self._memo[key] = (result, tuple(self.why[said:]))
+            stack.pop()
+            del self._open[key]
+            question.closed = True
+        why = tuple(self.why[said : said + 1])  # the index reports the first reason only
+        if question.low is question:  # settled: it and what it waited for
+            for k in self._log[question.log_start:]:
+                entry = self._pending.pop(k, None)
+                if entry is not None:
+                    self._memo[k] = entry[:2]
+            del self._log[question.log_start:]
+            self._memo[key] = (result, why)
+        else:  # part of a cycle still open below: provisional until that one settles
+            self._pending[key] = (result, why, question.low)
+            self._log.append(key)
+            if question.low.index < stack[-1].low.index:
+                stack[-1].low = question.low
         return result
+
+    def _drop_pending(self, start: int) -> None:
+        for k in self._log[start:]:
+            self._pending.pop(k, None)
+        del self._log[start:]
 
     def _values(self, term, summary, env, depth) -> frozenset:
         tag = term[0]
@@ -603,7 +730,7 @@ class Resolver:
                 return {base}
             out: set = set()
             for c_summary, term in self.index.attr_terms(base.dotted, name):
-                out |= self.values(term, c_summary, {"self": frozenset({base})}, depth)
+                out |= self.values(term, c_summary, _Env(self=frozenset({base})), depth)
             stored = [s for c in self.index.mro(base.dotted) for s in self.index.stored(("A", c, name))]
             if stored:
                 out.add(Value("seq", None, (self._stored_values(stored, depth),), False))
@@ -614,7 +741,7 @@ class Resolver:
                 m_summary, info = method
                 dotted = m_summary.dotted(info.qualname)
                 if info.method_kind == "property":
-                    return set(self.returns_of(m_summary, info, {"self": frozenset({base})}, depth))
+                    return set(self.returns_of(m_summary, info, _Env(self=frozenset({base})), depth))
                 if info.method_kind == "static":
                     return {Value("func", dotted)}
                 return {Value("bound", dotted, (frozenset({base}),))}
@@ -705,7 +832,7 @@ class Resolver:
     def _bind(self, info, dotted, arg_terms, kw_terms, summary, env, depth, skip_first) -> dict:
         params = list(info.params)
         offset = 1 if skip_first and info.method_kind != "static" else 0
-        bound: dict = {}
+        bound: dict = _Env()
         for i, t in enumerate(arg_terms):
             if t is not None and t[0] == STAR:
                 break
@@ -719,8 +846,6 @@ class Resolver:
 
     def _passed(self, summary, qualname: str, index: int, name: str, depth) -> frozenset:
         """What the calls of def `qualname` anywhere in the project pass for one parameter."""
-        if depth > MAX_DEPTH // 2:
-            return EMPTY
         dotted = summary.dotted(qualname)
         found = self.index.defs.get(dotted)
         if found is None or found[1].kind != "function":

@@ -37,19 +37,21 @@ def walk(node: ast.AST, link_parents: bool = False) -> list[ast.AST]:
         return _walk_plain(node)
     out = [node]
     append = out.append
-    fields_of = _fields
-    i = 0
-    while i < len(out):
-        current = out[i]
-        i += 1
-        for name in fields_of(current.__class__):
+    known = _FIELDS
+    AST = ast.AST
+    for current in out:  # grows while it is read: breadth-first
+        cls = current.__class__
+        names = known.get(cls)
+        if names is None:
+            names = _fields(cls)
+        for name in names:
             value = getattr(current, name, None)
             if value.__class__ is list:
                 for item in value:
-                    if isinstance(item, ast.AST):
+                    if isinstance(item, AST):
                         item._cl_parent = current
                         append(item)
-            elif isinstance(value, ast.AST):
+            elif isinstance(value, AST):
                 value._cl_parent = current
                 append(value)
     return out
@@ -58,44 +60,56 @@ def walk(node: ast.AST, link_parents: bool = False) -> list[ast.AST]:
 def _walk_plain(node: ast.AST) -> list[ast.AST]:
     out = [node]
     append = out.append
-    fields_of = _fields
-    i = 0
-    while i < len(out):
-        current = out[i]
-        i += 1
-        for name in fields_of(current.__class__):
+    known = _FIELDS
+    AST = ast.AST
+    for current in out:  # grows while it is read: breadth-first
+        cls = current.__class__
+        names = known.get(cls)
+        if names is None:
+            names = _fields(cls)
+        for name in names:
             value = getattr(current, name, None)
             if value.__class__ is list:
                 for item in value:
-                    if isinstance(item, ast.AST):
+                    if isinstance(item, AST):
                         append(item)
-            elif isinstance(value, ast.AST):
+            elif isinstance(value, AST):
                 append(value)
     return out
 
 
+_REVERSED: dict[type, tuple[str, ...]] = {}
+_SCOPE_TYPES = frozenset(SCOPE_NODES)
+
+
 def walk_scope(body: list) -> list[ast.AST]:
     """Every node of one scope: descends into nothing nested (defs, classes, lambdas)
-    but yields them, and yields their decorators and defaults, which run here."""
+    but yields them, and yields their decorators and defaults, which run here.
+    Depth-first, in source order (children are pushed last field first)."""
     out: list[ast.AST] = []
-    stack = list(reversed(body))
-    fields_of = _fields
+    emit = out.append
+    stack = body[::-1]
+    pop = stack.pop
+    push = stack.append
+    reversed_fields = _REVERSED
+    AST = ast.AST
     while stack:
-        node = stack.pop()
-        out.append(node)
-        if isinstance(node, SCOPE_NODES):
-            if not isinstance(node, ast.Lambda):
-                stack.extend(reversed(node.decorator_list))
+        node = pop()
+        emit(node)
+        cls = node.__class__
+        if cls in _SCOPE_TYPES:
+            if cls is not ast.Lambda:
+                stack.extend(node.decorator_list[::-1])
             continue
-        kids = []
-        for name in fields_of(node.__class__):
+        names = reversed_fields.get(cls)
+        if names is None:
+            names = reversed_fields[cls] = _fields(cls)[::-1]
+        for name in names:
             value = getattr(node, name, None)
             if value.__class__ is list:
-                for item in value:
-                    if isinstance(item, ast.AST):
-                        kids.append(item)
-            elif isinstance(value, ast.AST):
-                kids.append(value)
-        kids.reverse()
-        stack.extend(kids)
+                for item in reversed(value):
+                    if isinstance(item, AST):
+                        push(item)
+            elif isinstance(value, AST):
+                push(value)
     return out

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""CPU seconds per stage of a cold `check`, in one process (so a busy machine changes
+the seconds little: they are process CPU time, not wall time).
+
+    python bench/stage_cpu.py DIR [--rules-every N]
+
+Stages, as the engine runs them (compile_lint/engine.py, lint_file.py):
+- pass 1 over every .py file under DIR: parse (ast), walk (parent links), names,
+  summarize (the region summary), then the single-file index and every rule;
+  with --rules-every N only every N-th file gets the index and rules (their CPU
+  is scaled back up by N in the table, marked "est.").
+- index: ProjectIndex(all summaries).regions(), the serial step between the passes.
+Pass 2 re-runs parse, walk, names and the rules on the files whose region facts
+changed; its cost per file is the pass-1 cost without `summarize`.
+
+The code measured is the compile_lint importable from PYTHONPATH, so the same script
+times two checkouts (bench/results.md has the numbers before and after).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("folder")
+    ap.add_argument("--rules-every", type=int, default=1, help="index + rules on every N-th file only")
+    args = ap.parse_args(argv)
+
+    from compile_lint.analysis.names import NameTable, module_name_for
+    from compile_lint.analysis.project import Sources
+    from compile_lint.analysis.regions import ProjectIndex, summarize
+    from compile_lint.analysis.walk import walk
+    from compile_lint.config import Settings
+    from compile_lint.lint_file import ParsedFile, project_for, run_rules
+    from compile_lint.rules import all_rules
+    from compile_lint.source import ParseFailure, source_for
+
+    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(args.folder) for f in fs if f.endswith(".py"))
+    settings = Settings(root=args.folder)
+    codes = sorted(all_rules())
+    sources = Sources()
+    cpu = time.process_time
+    spent: dict[str, float] = defaultdict(float)
+    summaries = []
+    for i, path in enumerate(files):
+        with open(path, "rb") as fh:
+            source = source_for(path, fh.read())
+        t = cpu()
+        try:
+            tree = source.parse()
+        except ParseFailure:
+            continue
+        spent["pass 1: parse (ast)"] += cpu() - t
+        t = cpu()
+        nodes = walk(tree, link_parents=True)
+        spent["pass 1: walk"] += cpu() - t
+        t = cpu()
+        module, is_package = module_name_for(path)
+        names = NameTable.build(tree, module, is_package, nodes)
+        spent["pass 1: names"] += cpu() - t
+        t = cpu()
+        summary = summarize(tree, names, path, settings.compile_wrappers, settings.trace_wrappers)
+        spent["pass 1: summarize"] += cpu() - t
+        summaries.append(summary)
+        if i % args.rules_every:
+            continue
+        t = cpu()
+        regions = ProjectIndex([summary]).regions()
+        spent["pass 1: single-file index"] += (cpu() - t) * args.rules_every
+        t = cpu()
+        run_rules(ParsedFile(source, tree, names, summary, nodes=nodes), project_for(settings, regions, None, sources), codes)
+        spent["pass 1: rules"] += (cpu() - t) * args.rules_every
+    t = cpu()
+    index = ProjectIndex(summaries)
+    regions = index.regions()
+    spent["index (serial)"] += cpu() - t
+    total = sum(spent.values())
+    est = " (est.)" if args.rules_every > 1 else ""
+    print(f"{len(files)} files; {len(regions)} defs in regions; CPU seconds in one process\n")
+    print("| stage | CPU s | % |\n|---|---:|---:|")
+    for name, secs in spent.items():
+        mark = est if name.endswith(("index", "rules")) and name.startswith("pass 1") else ""
+        print(f"| {name}{mark} | {secs:.1f} | {100 * secs / total:.0f} |")
+    print(f"| total | {total:.1f} | 100 |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
