@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterator, Optional
 
-import pathspec
-
 from .config import DEFAULT_INCLUDE, Settings
 
 PY_SUFFIXES = (".py", ".pyi", ".ipynb")  # what the default `include` matches
@@ -36,7 +34,9 @@ class Discovery:
 
 
 @lru_cache(maxsize=None)
-def _exclude_spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
+def _exclude_spec(patterns: tuple[str, ...]):
+    import pathspec  # here: a walk of unchanged folders (FolderMemo) matches nothing
+
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
@@ -49,7 +49,9 @@ def _git_root(folder: str) -> Optional[str]:
 
 
 @lru_cache(maxsize=None)
-def _gitignore_spec(folder: str) -> Optional[pathspec.PathSpec]:
+def _gitignore_spec(folder: str):
+    import pathspec
+
     lines: list[str] = []
     for name in (".gitignore", os.path.join(".git", "info", "exclude")):
         try:
@@ -79,10 +81,12 @@ def _gitignored(path: str, is_dir: bool) -> bool:
 
 
 @lru_cache(maxsize=None)
-def _include_spec(patterns: tuple[str, ...]) -> Optional[pathspec.PathSpec]:
+def _include_spec(patterns: tuple[str, ...]):
     """None for the default patterns (a suffix test is enough and much faster)."""
     if patterns == DEFAULT_INCLUDE:
         return None
+    import pathspec
+
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
@@ -115,6 +119,7 @@ class FolderMemo:
 
         self.known = known
         self.learned: dict[str, tuple] = {}
+        self.plain: set[str] = set()  # folders taken as they were, so without symbolic links
         self.reused = 0  # folders taken as they were
         self.listed = 0  # folders listed and matched afresh
         self.folders = FolderStates()
@@ -150,6 +155,7 @@ class FolderMemo:
         found = self.known.get(folder)
         if isinstance(found, tuple) and len(found) == 3 and found[0] == key:
             self.reused += 1
+            self.plain.add(folder)
             return found[1], found[2]
         return None
 
@@ -170,10 +176,11 @@ def find_files(
     seen: set[str] = set()
 
     folders: dict[str, str] = {}
+    plain = memo.plain if memo is not None else set()
 
     def add(path: str) -> None:
         # realpath() lstat()s every component: resolve each folder once instead
-        if os.path.islink(path):
+        if os.path.dirname(path) not in plain and os.path.islink(path):
             real = os.path.realpath(path)
         else:
             folder, name = os.path.split(path)

@@ -26,7 +26,7 @@ from typing import Callable, Iterable, Optional
 from . import cache as cache_mod
 from .analysis.names import module_name_for
 from .analysis.project import Sources
-from .analysis.regions import ProjectIndex, RegionInfo
+from .analysis.regions import RegionInfo
 from .cache_validity import RegionDigests, still_holds
 from .config import Settings
 from .lint_file import (
@@ -76,13 +76,25 @@ class Linter:
     ):
         self.settings_for = settings_for
         self.selection = selection
-        self.regions: dict[str, RegionInfo] = {}
+        self._regions: Optional[dict[str, RegionInfo]] = {}
+        self._regions_loader: Optional[Callable[[], dict]] = None
         self.jobs = jobs  # worker processes; 0 for one per core
         self.cache = cache  # a compile_lint.cache.ResultsCache, or None
         self.stats: dict = {}  # what the last lint() did (files parsed, cached, ...)
         self.sources = Sources()  # other files read while re-linting in this process (fix loop)
         self.warnings: list[str] = []  # for the user, once per run (stale recorded regions)
         self.discovery: dict = {}  # what finding the files did, for the stats (cli.py)
+
+    @property
+    def regions(self) -> dict[str, RegionInfo]:
+        """The last run's region index (loaded on first use when that run needed none)."""
+        if self._regions_loader is not None:
+            self._regions, self._regions_loader = self._regions_loader(), None
+        return self._regions
+
+    @regions.setter
+    def regions(self, value: dict[str, RegionInfo]) -> None:
+        self._regions, self._regions_loader = value, None
 
     def lint(self, paths: list[str], stdin: Optional[tuple[str, bytes]] = None, context: Iterable[str] = ()) -> list[FileResult]:
         """Findings for `paths` (and stdin), with the region index built over them and
@@ -139,6 +151,7 @@ class _Run:
         self.dirty: set[str] = set()  # records still good that this run learned more about
         self.where: dict[str, Optional[str]] = {}  # path -> FolderStates.chain of its folder
         self.run_key: Optional[str] = None  # the region index's key
+        self.index_clean = False  # the index is one a run may record (no stale declarations to warn about)
 
     # -- plan ------------------------------------------------------------------------
     def make_plan(self) -> None:
@@ -158,7 +171,7 @@ class _Run:
                 codes = tuple(sorted(enabled_codes(settings, selection, path)))
                 codes_memo[ck] = (codes, cache_mod.key(cache_mod.tool_fingerprint(), repr(settings), codes, selection.target_torch))
             codes, settings_key = codes_memo[ck]
-            self.plan[path] = {"sid": sid, "codes": codes, "skey": settings_key, "data": data}
+            self.plan[path] = {"sid": sid, "codes": codes, "skey": settings_key, "data": data, "abs": os.path.abspath(path)}
 
     def summary_key(self, path: str, dig: Optional[str], module: tuple) -> str:
         settings = self.table[self.plan[path]["sid"]]
@@ -167,7 +180,7 @@ class _Run:
     def module_of(self, path: str) -> tuple:
         """(module name, is package) of `path`: the record's while no folder from the
         file's up to / has changed since it was derived (FolderStates), else derived."""
-        record = self.records.get(path) or self.manifest.get(os.path.abspath(path))
+        record = self.records.get(path) or self.manifest.get(self.plan[path]["abs"])
         where = self.where.get(path)
         if record is not None and where is not None and record.get("where") == where and isinstance(record.get("module"), tuple):
             return record["module"]
@@ -198,7 +211,7 @@ class _Run:
         for path, data in self.inputs + [(p, None) for p in self.context]:
             if data is not None:
                 continue  # stdin is never cached
-            absolute = os.path.abspath(path)
+            absolute = self.plan[path]["abs"]
             # before anything is derived from the folders: a change after this is seen next run
             self.where[path] = folders.chain(os.path.dirname(absolute))
             record = self.manifest.get(absolute)
@@ -256,23 +269,53 @@ class _Run:
         self.fresh.add(done.path)
 
     # -- index -----------------------------------------------------------------------
-    def build_index(self) -> dict:
+    def build_index(self) -> Optional[dict]:
+        """The region index over every file of the run; None when no result of this run
+        needs it (then `Linter.regions` builds it on first use)."""
         t1 = time.perf_counter()
-        store, stats, done_of = self.store, self.stats, self.done_of
+        store, done_of = self.store, self.done_of
         # in one order whatever the run (a whole project, or one file of it with the rest
         # as context), so that both build, and cache, the same index
-        order = sorted((p for p in self.plan if p in done_of), key=os.path.abspath)
+        plan = self.plan
+        order = sorted((p for p in plan if p in done_of), key=lambda p: plan[p]["abs"])
         declared = _declarations(self.table, self.plan)
-        run_key = None
-        regions = None
         if store is not None:
             # the index is a pure function of the run's summaries and of the declared/
             # recorded regions: cache it too, keyed on what the summaries say, not on the
             # bytes: an edit that leaves a file's summary alone (most edits inside a body)
             # keeps the index
-            run_key = self.run_key = cache_mod.key([(os.path.abspath(p), done_of[p].summary_digest()) for p in order], declared.key())
+            self.run_key = cache_mod.key([(plan[p]["abs"], done_of[p].summary_digest()) for p in order], declared.key())
+            if self.checked_against_this_index():
+                self.index_clean = True  # records name only indexes that were clean
+                self.linter._regions_loader = lambda: self.index(order, declared)
+                self.stats["index_s"] = round(time.perf_counter() - t1, 3)
+                return None
+        regions = self.index(order, declared)
+        self.stats["index_s"] = round(time.perf_counter() - t1, 3)
+        return regions
+
+    def checked_against_this_index(self) -> bool:
+        """Whether every reported file's record was last checked against this run's
+        index, so that only the files its rules read need checking (pass 2)."""
+        for path, data in self.inputs:
+            record = self.records.get(path)
+            if data is not None or path in self.fresh or path in self.stale:
+                return False
+            if path in self.done_of and (record is None or record.get("index") != self.run_key):
+                return False
+        return True
+
+    def index(self, order: list[str], declared) -> dict:
+        """The index: from the cache, else built from the summaries."""
+        from .analysis.regions import ProjectIndex
+
+        store, stats, done_of = self.store, self.stats, self.done_of
+        run_key = self.run_key
+        regions = None
+        if store is not None:
             regions = store.load_regions(run_key)
             stats["index_cached"] = regions is not None
+            self.index_clean = regions is not None
         if regions is None:
             for p in order:
                 done = done_of[p]
@@ -307,14 +350,14 @@ class _Run:
                            "(stale entry: re-run `compile-lint record`)")
                 if message not in self.linter.warnings:
                     self.linter.warnings.append(message)
-            if run_key is not None and not problems.stale:  # stale entries: warn again next run
+            self.index_clean = not problems.stale  # stale entries: warn again next run
+            if run_key is not None and self.index_clean:
                 store.store_regions(run_key, regions)
-        stats["index_s"] = round(time.perf_counter() - t1, 3)
         return regions
 
     # -- pass 2 ----------------------------------------------------------------------
-    def pass2(self, regions: dict) -> None:
-        digests = RegionDigests(regions)
+    def pass2(self, regions: Optional[dict]) -> None:
+        digests = RegionDigests(regions) if regions is not None else None  # None: see build_index
         run_key = self.run_key
         outside: dict[str, Optional[str]] = {}
 
@@ -332,6 +375,9 @@ class _Run:
                 continue
             # a record last checked against this very index: only the files it read can differ
             same_index = run_key is not None and path in self.records and self.records[path].get("index") == run_key
+            if digests is None and not same_index:  # (build_index said no file needs the index)
+                regions = self.linter.regions
+                digests = RegionDigests(regions)
             if path not in self.stale and still_holds(done.used, done.deps, None if same_index else digests, current_digest):
                 if path in self.records:
                     self.stats["cached"] += 1
@@ -375,8 +421,8 @@ class _Run:
             if done.trusted and not done.lazy:  # made by this run
                 store.store_summary(path, summary_key, done.summary)
             old = self.records.get(path) or {}
-            checked = path in reported and done.findings is not None and self.run_key is not None
-            changed[os.path.abspath(path)] = {
+            checked = path in reported and done.findings is not None and self.run_key is not None and self.index_clean
+            changed[self.plan[path]["abs"]] = {
                 "digest": done.digest,
                 "signature": done.signature,
                 "module": module,
@@ -400,7 +446,9 @@ class _Run:
         self.make_plan()
         self.load_cached()
         self.pass1()
-        regions = self.linter.regions = self.build_index()
+        regions = self.build_index()
+        if regions is not None:
+            self.linter.regions = regions
         self.pass2(regions)
         self.write_back()
         for path, _ in self.inputs:
