@@ -1,6 +1,6 @@
 """The results cache: `.compile_lint_cache/` in the project root.
 
-What the last runs learned about each linted path is kept in two places:
+What the last runs learned is kept in a few files:
 
 - `manifest`, one file for the whole project, read once per run: per path (absolute) a
   record of the file's `digest` (a hash of its bytes) and the `stat` signature it was
@@ -20,6 +20,7 @@ What the last runs learned about each linted path is kept in two places:
 - `tree`: what a folder walk found in each folder (discovery.py), reused while the
   folder's signature, its settings and its ignore files are unchanged.
 - `regions`: the region index of the last run, keyed on its files' summaries.
+- `codes`: the rule codes each selection enables (the tool's fingerprint covers the rules).
 
 The stat signature is only a fast path to skip re-reading and re-hashing: it is
 recorded only when the file had not been modified for `RACY_NS` before it was read
@@ -149,6 +150,8 @@ class ResultsCache:
         self.tool = tool_fingerprint()
         self._writable: Optional[bool] = None
         self.written = 0
+        self._manifest_seen: Optional[tuple] = None
+        self._codes: Optional[dict] = None
 
     def _entry_path(self, path: str) -> str:
         name = hashlib.blake2b(os.path.abspath(path).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
@@ -226,6 +229,18 @@ class ResultsCache:
 
     def store_tree(self, folders: dict) -> None:
         self._store_file("tree", {"folders": folders})
+
+    def load_codes(self) -> dict:
+        """{selection key: enabled codes} for this build of the tool (engine.py)."""
+        if self._codes is None:
+            entry = self._load_file("codes")
+            codes = entry.get("codes") if entry else None
+            self._codes = codes if isinstance(codes, dict) else {}
+        return self._codes
+
+    def store_codes(self, codes: dict) -> None:
+        self._codes = codes
+        self._store_file("codes", {"codes": codes})
 
     def load_regions(self, run_key: str) -> Optional[dict]:
         """The region index of a run whose files had exactly these summaries."""

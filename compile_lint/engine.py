@@ -158,9 +158,16 @@ class _Run:
         """Settings, rule codes and the cache keys that depend on them, per file."""
         index_of: dict[int, int] = {}
         codes_memo: dict = {}
+        by_folder: dict[str, Settings] = {}
         selection = self.linter.selection
         for path, data in self.inputs + [(p, None) for p in self.context]:
-            settings = self.linter.settings_for(path)
+            if data is None:  # a file: its settings are its folder's (config.py), found once per folder
+                folder = os.path.dirname(path)
+                settings = by_folder.get(folder)
+                if settings is None:
+                    settings = by_folder[folder] = self.linter.settings_for(path)
+            else:
+                settings = self.linter.settings_for(path)
             sid = index_of.get(id(settings))
             if sid is None:
                 sid = index_of[id(settings)] = len(self.table)
@@ -168,10 +175,26 @@ class _Run:
             ignored = frozenset(settings.ignored_for(path)) if settings.per_file_ignores else frozenset()
             ck = (sid, ignored)
             if ck not in codes_memo:
-                codes = tuple(sorted(enabled_codes(settings, selection, path)))
+                codes = self.enabled_codes(settings, path)
                 codes_memo[ck] = (codes, cache_mod.key(cache_mod.tool_fingerprint(), repr(settings), codes, selection.target_torch))
             codes, settings_key = codes_memo[ck]
             self.plan[path] = {"sid": sid, "codes": codes, "skey": settings_key, "data": data, "abs": os.path.abspath(path)}
+
+    def enabled_codes(self, settings: Settings, path: str) -> tuple[str, ...]:
+        """enabled_codes(), sorted; remembered by the cache for this build of the tool,
+        so a warm run need not load every rule to learn their codes."""
+        store = self.store
+        if store is None or settings.per_file_ignores:
+            return tuple(sorted(enabled_codes(settings, self.linter.selection, path)))
+        selection = self.linter.selection
+        select = selection.select if selection.select is not None else settings.select
+        asked = cache_mod.key(tuple(select), tuple(settings.extend_select) + tuple(selection.extend_select),
+                              tuple(settings.ignore) + tuple(selection.ignore))
+        known = store.load_codes()
+        if asked not in known:
+            known[asked] = tuple(sorted(enabled_codes(settings, selection, path)))
+            store.store_codes(known)
+        return known[asked]
 
     def summary_key(self, path: str, dig: Optional[str], module: tuple) -> str:
         settings = self.table[self.plan[path]["sid"]]
