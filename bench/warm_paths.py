@@ -64,7 +64,7 @@ def main() -> int:
             wall, cpu, _ = timed(cmd, args.corpus)
             walls.append(wall)
             cpus.append(cpu)
-        rows.append((label, " ".join(cmd[2:]), statistics.median(walls), min(walls), statistics.median(cpus), min(cpus)))
+        rows.append((label, " ".join(cmd[3:]), statistics.median(walls), min(walls), statistics.median(cpus), min(cpus)))
 
     try:
         case("warm, nothing changed", cli + ["."])
@@ -82,7 +82,7 @@ def main() -> int:
     print("| case | command | wall median s | wall min s | CPU median s | CPU min s |")
     print("|---|---|---:|---:|---:|---:|")
     for label, cmd, wall, wall_min, cpu, cpu_min in rows:
-        print(f"| {label} | `compile-lint {cmd}` | {wall:.3f} | {wall_min:.3f} | {cpu:.3f} | {cpu_min:.3f} |")
+        print(f"| {label} | `python -m compile_lint check {cmd}` | {wall:.3f} | {wall_min:.3f} | {cpu:.3f} | {cpu_min:.3f} |")
     return 0
 
 
