@@ -1,29 +1,39 @@
 """The results cache: `.compile_lint_cache/` in the project root.
 
-One entry per linted path (a small pickle file named by a hash of the path). An entry
-holds what the last run learned about that path:
+What the last runs learned is kept in a few files:
 
-- `digest`: a hash of the file's bytes, and the `stat` signature it was taken under
-  (size, mtime, ctime, inode, device). The signature is only a fast path to skip
-  re-reading and re-hashing: it is recorded only when the file had not been modified
-  for `RACY_NS` before it was read (git's "racy clean" rule), and a write always moves
-  ctime, which userland cannot set back. Otherwise the file is read and hashed.
-- the file's `ModuleSummary`, valid while (tool, digest, module name, wrappers) match:
-  `summary_key`.
-- its findings, valid while the digest, `settings_key` (tool fingerprint, enabled
-  rules, config, target torch version) and the *region facts the findings were
-  computed from* all match: for the file's own module and for every module of another
-  file the rules read while linting it (`deps`, with those files' digests). A change in
-  `blocks.py` that changes what is compiled re-lints exactly the files whose regions
-  (or whose read files) changed; a file that is only touched keeps its entry.
+- `manifest`, one file for the whole project, read once per run: per path (absolute) a
+  record of the file's `digest` (a hash of its bytes) and the `stat` signature it was
+  taken under (size, mtime, ctime, inode, device), its module name and the folder
+  state it was derived under (cache_validity.FolderStates), the digest of its
+  `ModuleSummary` and the `summary_key` that summary is valid under (tool, digest,
+  module name, wrappers), and its findings, valid while the digest, `settings_key`
+  (tool fingerprint, enabled rules, config, target torch version) and the *region
+  facts the findings were computed from* all match: for the file's own module and for
+  every module of another file the rules read while linting it (`used`, and `deps`
+  with those files' digests); `index` names the region index the record was last
+  checked against, so a run whose index is that one re-checks nothing but `deps`. A
+  change in `blocks.py` that changes what is compiled re-lints exactly the files whose
+  regions (or whose read files) changed; a file that is only touched keeps its record.
+- `files/`, one small file per path holding its pickled `ModuleSummary`, read only
+  when the region index must be rebuilt (most warm runs load the cached index).
+- `tree`: what a folder walk found in each folder (discovery.py), reused while the
+  folder's signature, its settings and its ignore files are unchanged.
+- `regions`: the region index of the last run, keyed on its files' summaries.
+- `codes`: the rule codes each selection enables (the tool's fingerprint covers the rules).
+
+The stat signature is only a fast path to skip re-reading and re-hashing: it is
+recorded only when the file had not been modified for `RACY_NS` before it was read
+(git's "racy clean" rule), and a write always moves ctime, which userland cannot set
+back. Otherwise the file is read and hashed.
 
 Contract this relies on (compile_lint.analysis.facts): a rule sees the region index only
 through lookups of its own module's defs (`region_of`, `has_region`, ...) and through
 the ModuleFacts of other files it reads (`facts.project.facts_for_path`), which look up theirs.
 
-Entries are written atomically (temp file + os.replace) and read with an unpickler
+Everything is written atomically (temp file + os.replace) and read with an unpickler
 that only builds compile_lint's own plain data classes, so a corrupt or foreign
-entry is a miss, never an error and never code run. Files with findings are cached too.
+file is a miss, never an error and never code run. Files with findings are cached too.
 """
 from __future__ import annotations
 
@@ -35,7 +45,7 @@ import time
 from typing import Any, Optional
 
 CACHE_DIR = ".compile_lint_cache"
-FORMAT = 1
+FORMAT = 2
 RACY_NS = 2_000_000_000  # a file modified less than 2 s before it was read: hash it next time
 TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -140,65 +150,107 @@ class ResultsCache:
         self.tool = tool_fingerprint()
         self._writable: Optional[bool] = None
         self.written = 0
+        self._manifest_seen: Optional[tuple] = None
+        self._codes: Optional[dict] = None
 
     def _entry_path(self, path: str) -> str:
         name = hashlib.blake2b(os.path.abspath(path).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
         return os.path.join(self.entries, name[:2], name)
 
-    def load(self, path: str) -> Optional[dict]:
-        """The entry for `path`, or None when there is none or it is unusable."""
+    def _load_file(self, name: str) -> Optional[dict]:
         try:
-            with open(self._entry_path(path), "rb") as fh:
+            with open(os.path.join(self.folder, name), "rb") as fh:
                 entry = loads(fh.read())
         except Exception:  # missing, unreadable, truncated, corrupt, foreign: a miss
             return None
         if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("tool") != self.tool:
             return None
-        if entry.get("path") != os.path.abspath(path) or not isinstance(entry.get("digest"), str):
-            return None
         return entry
+
+    def _store_file(self, name: str, entry: dict) -> None:
+        if not self._prepare():
+            return
+        entry = dict(entry, format=FORMAT, tool=self.tool)
+        try:
+            _write_atomic(os.path.join(self.folder, name), pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            pass  # the cache is an optimisation: never fail a run over it
+
+    # -- per file: the pickled summary ------------------------------------------------
+    def load_summary(self, path: str, summary_key: str) -> Optional[tuple[Optional[bytes]]]:
+        """(the pickled ModuleSummary, or None for a file that does not parse), or None
+        when there is no usable entry for `path` under `summary_key`."""
+        try:
+            with open(self._entry_path(path), "rb") as fh:
+                entry = loads(fh.read())
+        except Exception:
+            return None
+        if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("tool") != self.tool:
+            return None
+        if entry.get("path") != os.path.abspath(path) or entry.get("summary_key") != summary_key:
+            return None
+        blob = entry.get("summary_blob")
+        return (blob,) if blob is None or isinstance(blob, bytes) else None
+
+    def store_summary(self, path: str, summary_key: str, blob: Optional[bytes]) -> None:
+        if not self._prepare():
+            return
+        entry = {"format": FORMAT, "tool": self.tool, "path": os.path.abspath(path), "summary_key": summary_key,
+                 "summary_blob": blob}
+        target = self._entry_path(path)
+        try:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            _write_atomic(target, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+            self.written += 1
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            pass
+
+    # -- the whole project: records, folder walks, the region index ----------------------
+    def load_manifest(self) -> dict:
+        """{absolute path: record} (see the module's docstring), from one read."""
+        self._manifest_seen = _signature_of(os.path.join(self.folder, "manifest"))
+        entry = self._load_file("manifest")
+        files = entry.get("files") if entry else None
+        return files if isinstance(files, dict) else {}
+
+    def store_manifest(self, changed: dict, base: dict) -> None:
+        """Write `base` with the records `changed`; when another run wrote the manifest
+        since this one read it, its records are kept and `changed` goes on top."""
+        if _signature_of(os.path.join(self.folder, "manifest")) != getattr(self, "_manifest_seen", None):
+            base = self.load_manifest()
+        files = dict(base)
+        files.update(changed)
+        self._store_file("manifest", {"files": files})
+
+    def load_tree(self) -> dict:
+        entry = self._load_file("tree")
+        folders = entry.get("folders") if entry else None
+        return folders if isinstance(folders, dict) else {}
+
+    def store_tree(self, folders: dict) -> None:
+        self._store_file("tree", {"folders": folders})
+
+    def load_codes(self) -> dict:
+        """{selection key: enabled codes} for this build of the tool (engine.py)."""
+        if self._codes is None:
+            entry = self._load_file("codes")
+            codes = entry.get("codes") if entry else None
+            self._codes = codes if isinstance(codes, dict) else {}
+        return self._codes
+
+    def store_codes(self, codes: dict) -> None:
+        self._codes = codes
+        self._store_file("codes", {"codes": codes})
 
     def load_regions(self, run_key: str) -> Optional[dict]:
         """The region index of a run whose files had exactly these summaries."""
-        try:
-            with open(os.path.join(self.folder, "regions"), "rb") as fh:
-                entry = loads(fh.read())
-            if entry["format"] == FORMAT and entry["tool"] == self.tool and entry["run"] == run_key:
-                return entry["regions"] if isinstance(entry["regions"], dict) else None
-        except Exception:
-            pass
+        entry = self._load_file("regions")
+        if entry is not None and entry.get("run") == run_key and isinstance(entry.get("regions"), dict):
+            return entry["regions"]
         return None
 
-    def load_manifest(self) -> dict:
-        """{absolute path: (stat signature, digest, summary key, summary digest)} of the
-        files the last runs summarized: lets a partial run take the rest of its project
-        as it was, from one read, without loading every file's entry."""
-        try:
-            with open(os.path.join(self.folder, "manifest"), "rb") as fh:
-                entry = loads(fh.read())
-            if entry["format"] == FORMAT and entry["tool"] == self.tool and isinstance(entry["files"], dict):
-                return entry["files"]
-        except Exception:
-            pass
-        return {}
-
-    def store_manifest(self, files: dict) -> None:
-        if not self._prepare():
-            return
-        entry = {"format": FORMAT, "tool": self.tool, "files": files}
-        try:
-            _write_atomic(os.path.join(self.folder, "manifest"), pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
-        except (OSError, pickle.PicklingError, TypeError, AttributeError):
-            pass
-
     def store_regions(self, run_key: str, regions: dict) -> None:
-        if not self._prepare():
-            return
-        entry = {"format": FORMAT, "tool": self.tool, "run": run_key, "regions": regions}
-        try:
-            _write_atomic(os.path.join(self.folder, "regions"), pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
-        except (OSError, pickle.PicklingError, TypeError, AttributeError):
-            pass
+        self._store_file("regions", {"run": run_key, "regions": regions})
 
     def _prepare(self) -> bool:
         if self._writable is None:
@@ -215,17 +267,12 @@ class ResultsCache:
                 self._writable = False  # a read-only project: lint without writing a cache
         return self._writable
 
-    def store(self, path: str, entry: dict) -> None:
-        if not self._prepare():
-            return
-        entry = dict(entry, format=FORMAT, tool=self.tool, path=os.path.abspath(path))
-        target = self._entry_path(path)
-        try:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            _write_atomic(target, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
-            self.written += 1
-        except (OSError, pickle.PicklingError, TypeError, AttributeError):
-            pass  # the cache is an optimisation: never fail a run over it
+
+def _signature_of(path: str) -> Optional[tuple]:
+    try:
+        return stat_signature(os.stat(path))
+    except OSError:
+        return None
 
 
 def _write_atomic(target: str, data: bytes) -> None:

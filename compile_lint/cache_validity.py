@@ -10,6 +10,7 @@ under another index, or on another run, when all of them are unchanged.
 from __future__ import annotations
 
 import hashlib
+import os
 from typing import Callable, Iterator, Optional
 
 from .analysis.project import RegionView
@@ -91,10 +92,66 @@ class RegionDigests:
         return value
 
 
-def still_holds(used: dict[tuple, str], deps: tuple, digests: RegionDigests, current_digest: Callable[[str], Optional[str]]) -> bool:
+def still_holds(used: dict[tuple, str], deps: tuple, digests: Optional[RegionDigests],
+                current_digest: Callable[[str], Optional[str]]) -> bool:
     """Whether a result computed from region facts `used` and files `deps` holds under
-    the index `digests` describes and the files as they are now."""
-    for token, digest in used.items():
+    the index `digests` describes (None: the very index the result was last checked
+    against, so its facts hold) and the files as they are now."""
+    for token, digest in used.items() if digests is not None else ():
         if digests(token) != digest:
             return False
     return all(current_digest(path) == dig for path, dig in deps)
+
+
+class FolderStates:
+    """What a run knows about folders, from one `stat` each: whether a folder's entry
+    list (and those of every folder above it) is as it was when a result was recorded.
+
+    A folder's mtime moves whenever an entry is added, removed or renamed in it, so the
+    signature of a folder and of the folders above it pins what a file's module name
+    depends on (`__init__.py` files, project markers) and what a folder walk found
+    there. As for files (cache.RACY_NS), a folder changed less than RACY_NS before it
+    was looked at is never trusted: its signature is None and nothing is reused."""
+
+    def __init__(self):
+        from . import cache as cache_mod
+
+        self._cache = cache_mod
+        self._now = cache_mod.now_ns()
+        self._own: dict[str, Optional[tuple]] = {}
+        self._chain: dict[str, Optional[str]] = {}
+
+    def own(self, folder: str) -> Optional[tuple]:
+        """The folder's trusted stat signature, or None (unreadable, or changed just now)."""
+        if folder in self._own:
+            return self._own[folder]
+        try:
+            st = os.stat(folder)
+        except OSError:
+            signature = None
+        else:
+            signature = self._cache.trusted_signature(st, self._now)
+        self._own[folder] = signature
+        return signature
+
+    def chain(self, folder: str) -> Optional[str]:
+        """A digest of the signatures of `folder` and of every folder above it (None
+        when any of them is not trusted)."""
+        if folder in self._chain:
+            return self._chain[folder]
+        own = self.own(folder)
+        parent = os.path.dirname(folder)
+        above = "/" if parent == folder else self.chain(parent)
+        value = None if own is None or above is None else self._cache.key(own, above)
+        self._chain[folder] = value
+        return value
+
+    def file(self, path: str) -> Optional[tuple]:
+        """The trusted signature of a file that may be absent (("absent",) then)."""
+        try:
+            st = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return ("absent",)
+        except OSError:
+            return None
+        return self._cache.trusted_signature(st, self._now)

@@ -85,6 +85,33 @@ class Run:
         else:
             self.settings_for = load_config_for
         self.fmt = opts.get("output_format") or "text"
+        self._cache = None
+        self._memo = None
+        self.discovery: dict = {}  # what the folder walks did (for COMPILE_LINT_STATS)
+
+    def cache(self):
+        """The results cache (None with --no-cache)."""
+        if self._cache is None and not self.opts.get("no_cache") and not os.environ.get("COMPILE_LINT_NO_CACHE"):
+            from .cache import ResultsCache
+
+            self._cache = ResultsCache(cache_root(self.opts))
+        return self._cache
+
+    def folder_memo(self):
+        """What earlier folder walks found (discovery.FolderMemo), from the cache."""
+        if self._memo is None and self.cache() is not None:
+            from .discovery import FolderMemo
+
+            self._memo = FolderMemo(self.cache().load_tree())
+        return self._memo
+
+    def save_folder_memo(self) -> None:
+        if self._memo is None:
+            return
+        self.discovery.update(folders_reused=self._memo.reused, folders_listed=self._memo.listed)
+        if self._memo.learned:
+            self._cache.store_tree(self._memo.everything())
+            self._memo.known, self._memo.learned = self._memo.everything(), {}
 
     def files(self) -> tuple[list[str], Optional[tuple[str, bytes]], list[tuple[str, str]]]:
         from .discovery import find_files
@@ -106,7 +133,8 @@ class Run:
             paths = ["."]
         if not paths and stdin is not None:
             return [], stdin, []
-        found = find_files(paths, self.settings_for, bool(self.opts.get("force_exclude")))
+        found = find_files(paths, self.settings_for, bool(self.opts.get("force_exclude")), self.folder_memo())
+        self.save_folder_memo()
         if stdin is not None and stdin[0] != "-" and self.opts.get("force_exclude"):
             from .discovery import is_excluded
 
@@ -117,13 +145,10 @@ class Run:
     def linter(self):
         from .engine import Linter
 
-        cache = None
-        if not self.opts.get("no_cache") and not os.environ.get("COMPILE_LINT_NO_CACHE"):
-            from .cache import ResultsCache
-
-            cache = ResultsCache(cache_root(self.opts))
         jobs = self.opts.get("jobs")
-        return Linter(self.settings_for, self.selection, jobs=jobs or 0, cache=cache)
+        linter = Linter(self.settings_for, self.selection, jobs=jobs or 0, cache=self.cache())
+        linter.discovery = self.discovery
+        return linter
 
     def lint(self, linter, files: list[str], stdin: Optional[tuple[str, bytes]]):
         """Lint `files` (and stdin) within their project: the region index also covers
@@ -151,7 +176,8 @@ class Run:
         if not roots:
             return []
         linted = {os.path.abspath(p) for p in files} | ({os.path.abspath(stdin[0])} if stdin else set())
-        found = find_files(roots, self.settings_for, False)
+        found = find_files(roots, self.settings_for, False, self.folder_memo())
+        self.save_folder_memo()
         return [p for p in found.files if os.path.abspath(p) not in linted]
 
     def emit(self, text: str) -> None:

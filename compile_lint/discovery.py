@@ -6,6 +6,13 @@ config's folder (a bare name matches at any depth); a folder walk lints the file
 command line is linted even when excluded, unless `--force-exclude` is given.
 .gitignore files (and .git/info/exclude) are honoured inside git work trees, with
 pathspec doing the matching.
+
+With a `FolderMemo` (the results cache's `tree`), a folder whose entry list, settings
+and ignore files are as they were on the last walk is not listed or matched again: what
+the walk kept there is reused. A folder's mtime moves when an entry is added, removed
+or renamed in it; a file edited in place leaves it alone, but is still listed (the
+engine notices the edit). Folders holding symbolic links are always listed afresh (a
+link's target can change without its folder changing).
 """
 from __future__ import annotations
 
@@ -14,8 +21,6 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterator, Optional
-
-import pathspec
 
 from .config import DEFAULT_INCLUDE, Settings
 
@@ -29,7 +34,9 @@ class Discovery:
 
 
 @lru_cache(maxsize=None)
-def _exclude_spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
+def _exclude_spec(patterns: tuple[str, ...]):
+    import pathspec  # here: a walk of unchanged folders (FolderMemo) matches nothing
+
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
@@ -42,7 +49,9 @@ def _git_root(folder: str) -> Optional[str]:
 
 
 @lru_cache(maxsize=None)
-def _gitignore_spec(folder: str) -> Optional[pathspec.PathSpec]:
+def _gitignore_spec(folder: str):
+    import pathspec
+
     lines: list[str] = []
     for name in (".gitignore", os.path.join(".git", "info", "exclude")):
         try:
@@ -72,10 +81,12 @@ def _gitignored(path: str, is_dir: bool) -> bool:
 
 
 @lru_cache(maxsize=None)
-def _include_spec(patterns: tuple[str, ...]) -> Optional[pathspec.PathSpec]:
+def _include_spec(patterns: tuple[str, ...]):
     """None for the default patterns (a suffix test is enough and much faster)."""
     if patterns == DEFAULT_INCLUDE:
         return None
+    import pathspec
+
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
@@ -99,19 +110,77 @@ def is_excluded(path: str, settings: Settings, is_dir: bool) -> bool:
     return settings.respect_gitignore and _gitignored(path, is_dir)
 
 
+class FolderMemo:
+    """What earlier walks kept in each folder: {folder: (key, subfolders, files)}, the
+    key being the folder's trusted signature, its settings and its ignore files'."""
+
+    def __init__(self, known: dict):
+        from .cache_validity import FolderStates
+
+        self.known = known
+        self.learned: dict[str, tuple] = {}
+        self.plain: set[str] = set()  # folders taken as they were, so without symbolic links
+        self.reused = 0  # folders taken as they were
+        self.listed = 0  # folders listed and matched afresh
+        self.folders = FolderStates()
+        self._settings: dict[int, str] = {}
+        self._ignores: dict[str, Optional[tuple]] = {}
+
+    def key(self, folder: str, settings: Settings) -> Optional[tuple]:
+        own = self.folders.own(folder)
+        if own is None:
+            return None
+        shown = self._settings.get(id(settings))
+        if shown is None:
+            shown = self._settings[id(settings)] = repr(settings)
+        ignores = self._ignore_files(folder) if settings.respect_gitignore else ()
+        return None if ignores is None else (own, shown, ignores)
+
+    def _ignore_files(self, folder: str) -> Optional[tuple]:
+        """The work tree's root and the signatures of the ignore files from `folder` up
+        to it (None when one of them was changed just now)."""
+        if folder in self._ignores:
+            return self._ignores[folder]
+        root = _git_root(folder)
+        if root is None:
+            value: Optional[tuple] = ("no work tree",)
+        else:
+            own = tuple(self.folders.file(os.path.join(folder, name)) for name in (".gitignore", os.path.join(".git", "info", "exclude")))
+            above = (root,) if folder == root else self._ignore_files(os.path.dirname(folder))
+            value = None if None in own or above is None else own + above
+        self._ignores[folder] = value
+        return value
+
+    def get(self, folder: str, key: tuple) -> Optional[tuple[list[str], list[str]]]:
+        found = self.known.get(folder)
+        if isinstance(found, tuple) and len(found) == 3 and found[0] == key:
+            self.reused += 1
+            self.plain.add(folder)
+            return found[1], found[2]
+        return None
+
+    def put(self, folder: str, key: tuple, subfolders: list[str], files: list[str]) -> None:
+        self.learned[folder] = (key, subfolders, files)
+
+    def everything(self) -> dict:
+        return {**self.known, **self.learned}
+
+
 def find_files(
     paths: list[str],
     settings_for: Callable[[str], Settings],
     force_exclude: bool = False,
+    memo: Optional[FolderMemo] = None,
 ) -> Discovery:
     found = Discovery()
     seen: set[str] = set()
 
     folders: dict[str, str] = {}
+    plain = memo.plain if memo is not None else set()
 
     def add(path: str) -> None:
         # realpath() lstat()s every component: resolve each folder once instead
-        if os.path.islink(path):
+        if os.path.dirname(path) not in plain and os.path.islink(path):
             real = os.path.realpath(path)
         else:
             folder, name = os.path.split(path)
@@ -130,7 +199,7 @@ def find_files(
         if os.path.isdir(path):
             if force_exclude and is_excluded(path, settings_for(path), True):
                 continue
-            for file in _walk(path, settings_for, found):
+            for file in _walk(path, settings_for, found, memo):
                 add(file)
         elif os.path.isfile(path) or not os.path.exists(path):
             if not os.path.exists(path):
@@ -144,36 +213,54 @@ def find_files(
     return found
 
 
-def _walk(top: str, settings_for, found: Discovery) -> Iterator[str]:
+def _walk(top: str, settings_for, found: Discovery, memo: Optional[FolderMemo] = None) -> Iterator[str]:
     stack = [top]
     visited: set[tuple[int, int]] = set()
     while stack:
         folder = stack.pop()
+        settings = settings_for(folder)
+        key = memo.key(folder, settings) if memo is not None else None  # before listing it
         try:
             st = os.stat(folder)
-            key = (st.st_dev, st.st_ino)
-            if key in visited:
+            inode = (st.st_dev, st.st_ino)
+            if inode in visited:
                 continue  # a symlink loop
-            visited.add(key)
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            visited.add(inode)
+            known = memo.get(folder, key) if key is not None else None
+            entries = None if known is not None else sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
             found.errors.append((folder, f"cannot read folder: {exc.strerror or exc}"))
             continue
-        settings = settings_for(folder)
-        subdirs = []
+        if known is not None:
+            subfolders, files = known
+            for name in files:
+                yield os.path.join(folder, name)
+            stack.extend(os.path.join(folder, name) for name in reversed(subfolders))
+            continue
+        subdirs: list[str] = []
+        kept: list[str] = []
+        reusable = key is not None
+        if memo is not None:
+            memo.listed += 1
         for entry in entries:
             try:
+                if entry.is_symlink():
+                    reusable = False
                 if entry.is_dir(follow_symlinks=False):
                     if not is_excluded(entry.path, settings, True):
-                        subdirs.append(entry.path)
+                        subdirs.append(entry.name)
                 elif is_included(entry.path, entry.name, settings) and entry.is_file():
                     if not is_excluded(entry.path, settings, False):
+                        kept.append(entry.name)
                         yield entry.path
             except OSError as exc:
+                reusable = False
                 if exc.errno == errno.ELOOP:
                     found.errors.append((entry.path, "symbolic link loop"))
                 continue
-        stack.extend(reversed(subdirs))
+        if reusable:
+            memo.put(folder, key, subdirs, kept)
+        stack.extend(os.path.join(folder, name) for name in reversed(subdirs))
 
 
 def _link_problem(path: str) -> str:

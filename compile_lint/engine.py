@@ -26,7 +26,7 @@ from typing import Callable, Iterable, Optional
 from . import cache as cache_mod
 from .analysis.names import module_name_for
 from .analysis.project import Sources
-from .analysis.regions import ProjectIndex, RegionInfo
+from .analysis.regions import RegionInfo
 from .cache_validity import RegionDigests, still_holds
 from .config import Settings
 from .lint_file import (
@@ -76,12 +76,25 @@ class Linter:
     ):
         self.settings_for = settings_for
         self.selection = selection
-        self.regions: dict[str, RegionInfo] = {}
+        self._regions: Optional[dict[str, RegionInfo]] = {}
+        self._regions_loader: Optional[Callable[[], dict]] = None
         self.jobs = jobs  # worker processes; 0 for one per core
         self.cache = cache  # a compile_lint.cache.ResultsCache, or None
         self.stats: dict = {}  # what the last lint() did (files parsed, cached, ...)
         self.sources = Sources()  # other files read while re-linting in this process (fix loop)
         self.warnings: list[str] = []  # for the user, once per run (stale recorded regions)
+        self.discovery: dict = {}  # what finding the files did, for the stats (cli.py)
+
+    @property
+    def regions(self) -> dict[str, RegionInfo]:
+        """The last run's region index (loaded on first use when that run needed none)."""
+        if self._regions_loader is not None:
+            self._regions, self._regions_loader = self._regions_loader(), None
+        return self._regions
+
+    @regions.setter
+    def regions(self, value: dict[str, RegionInfo]) -> None:
+        self._regions, self._regions_loader = value, None
 
     def lint(self, paths: list[str], stdin: Optional[tuple[str, bytes]] = None, context: Iterable[str] = ()) -> list[FileResult]:
         """Findings for `paths` (and stdin), with the region index built over them and
@@ -124,25 +137,37 @@ class _Run:
         self.debug = bool(os.environ.get("COMPILE_LINT_DEBUG"))
         self.stats = linter.stats = {
             "files": len(self.inputs), "context": len(self.context), "pass1": 0, "pass2": 0, "cached": 0, "hashed": 0,
+            **linter.discovery,
         }
         self.results: dict[str, FileResult] = {}
         self.done_of: dict[str, Done] = {}
-        self.entries: dict[str, dict] = {}
         self.digest_of: dict[str, str] = {}
         self.stale: set[str] = set()  # cached summaries whose findings must be recomputed
         self.fresh: set[str] = set()  # results computed in this run
         self.table: list[Settings] = []
         self.plan: dict[str, dict] = {}
-        self.manifest: dict = {}
+        self.manifest: dict = {}  # the cache's records, as read
+        self.records: dict[str, dict] = {}  # path -> its record, where the cache answered
+        self.dirty: set[str] = set()  # records still good that this run learned more about
+        self.where: dict[str, Optional[str]] = {}  # path -> FolderStates.chain of its folder
+        self.run_key: Optional[str] = None  # the region index's key
+        self.index_clean = False  # the index is one a run may record (no stale declarations to warn about)
 
     # -- plan ------------------------------------------------------------------------
     def make_plan(self) -> None:
         """Settings, rule codes and the cache keys that depend on them, per file."""
         index_of: dict[int, int] = {}
         codes_memo: dict = {}
+        by_folder: dict[str, Settings] = {}
         selection = self.linter.selection
         for path, data in self.inputs + [(p, None) for p in self.context]:
-            settings = self.linter.settings_for(path)
+            if data is None:  # a file: its settings are its folder's (config.py), found once per folder
+                folder = os.path.dirname(path)
+                settings = by_folder.get(folder)
+                if settings is None:
+                    settings = by_folder[folder] = self.linter.settings_for(path)
+            else:
+                settings = self.linter.settings_for(path)
             sid = index_of.get(id(settings))
             if sid is None:
                 sid = index_of[id(settings)] = len(self.table)
@@ -150,15 +175,39 @@ class _Run:
             ignored = frozenset(settings.ignored_for(path)) if settings.per_file_ignores else frozenset()
             ck = (sid, ignored)
             if ck not in codes_memo:
-                codes = tuple(sorted(enabled_codes(settings, selection, path)))
+                codes = self.enabled_codes(settings, path)
                 codes_memo[ck] = (codes, cache_mod.key(cache_mod.tool_fingerprint(), repr(settings), codes, selection.target_torch))
             codes, settings_key = codes_memo[ck]
-            self.plan[path] = {"sid": sid, "codes": codes, "skey": settings_key, "data": data}
+            self.plan[path] = {"sid": sid, "codes": codes, "skey": settings_key, "data": data, "abs": os.path.abspath(path)}
 
-    def summary_key(self, path: str, dig: Optional[str]) -> str:
-        module, is_package = module_name_for(path)
+    def enabled_codes(self, settings: Settings, path: str) -> tuple[str, ...]:
+        """enabled_codes(), sorted; remembered by the cache for this build of the tool,
+        so a warm run need not load every rule to learn their codes."""
+        store = self.store
+        if store is None or settings.per_file_ignores:
+            return tuple(sorted(enabled_codes(settings, self.linter.selection, path)))
+        selection = self.linter.selection
+        select = selection.select if selection.select is not None else settings.select
+        asked = cache_mod.key(tuple(select), tuple(settings.extend_select) + tuple(selection.extend_select),
+                              tuple(settings.ignore) + tuple(selection.ignore))
+        known = store.load_codes()
+        if asked not in known:
+            known[asked] = tuple(sorted(enabled_codes(settings, selection, path)))
+            store.store_codes(known)
+        return known[asked]
+
+    def summary_key(self, path: str, dig: Optional[str], module: tuple) -> str:
         settings = self.table[self.plan[path]["sid"]]
-        return cache_mod.key(dig, module, is_package, settings.compile_wrappers, settings.trace_wrappers)
+        return cache_mod.key(dig, module[0], module[1], settings.compile_wrappers, settings.trace_wrappers)
+
+    def module_of(self, path: str) -> tuple:
+        """(module name, is package) of `path`: the record's while no folder from the
+        file's up to / has changed since it was derived (FolderStates), else derived."""
+        record = self.records.get(path) or self.manifest.get(self.plan[path]["abs"])
+        where = self.where.get(path)
+        if record is not None and where is not None and record.get("where") == where and isinstance(record.get("module"), tuple):
+            return record["module"]
+        return module_name_for(path)
 
     def task(self, path: str, data=None, **kw) -> Task:
         return Task(path, self.plan[path]["sid"], self.plan[path]["codes"], data, **kw)
@@ -171,55 +220,56 @@ class _Run:
 
     # -- cache -----------------------------------------------------------------------
     def load_cached(self) -> None:
+        """Take every file whose record still holds from the cache's manifest (one read):
+        its digest, summary digest and findings; the summaries themselves are loaded only
+        if the region index must be rebuilt (build_index)."""
         store, stats = self.store, self.stats
         if store is None:
             return
+        from .cache_validity import FolderStates
+
+        folders = FolderStates()
         self.manifest = store.load_manifest()
-        for path in self.context:
-            known = self.manifest.get(os.path.abspath(path))
-            if known is None:
-                continue
-            signature, dig, summary_key, summary_digest = known
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            if signature is None or cache_mod.stat_signature(st) != signature or summary_key != self.summary_key(path, dig):
-                continue
-            self.digest_of[path] = dig
-            self.done_of[path] = Done(path, dig, signature, None, None, trusted=False, lazy=True, lazy_summary_digest=summary_digest)
-        for path, data in self.inputs + [(p, None) for p in self.context if p not in self.done_of]:
+        reported = {p for p, _ in self.inputs}
+        for path, data in self.inputs + [(p, None) for p in self.context]:
             if data is not None:
                 continue  # stdin is never cached
-            entry = store.load(path)
-            if entry is None:
+            absolute = self.plan[path]["abs"]
+            # before anything is derived from the folders: a change after this is seen next run
+            self.where[path] = folders.chain(os.path.dirname(absolute))
+            record = self.manifest.get(absolute)
+            if not isinstance(record, dict) or not isinstance(record.get("digest"), str):
                 continue
             try:
                 st = os.stat(path)
             except OSError:
                 continue
-            if entry.get("signature") is not None and cache_mod.stat_signature(st) == entry["signature"]:
-                dig = entry["digest"]
+            if record.get("signature") is not None and cache_mod.stat_signature(st) == record["signature"]:
+                dig = record["digest"]
             else:
                 read_at = cache_mod.now_ns()
                 dig = file_digest(path)
                 stats["hashed"] += 1
-                if dig is None:
+                if dig != record["digest"]:
                     continue
                 signature = cache_mod.trusted_signature(st, read_at)
-                if dig == entry["digest"] and signature is not None:  # touched, not changed
-                    entry = dict(entry, signature=signature, dirty=True)
-            if dig != entry["digest"]:
+                if signature is not None:  # touched, not changed
+                    record = dict(record, signature=signature)
+                    self.dirty.add(path)
+            module = self.module_of(path)
+            if record.get("summary_key") != self.summary_key(path, dig, module):
                 continue
-            if entry.get("summary_key") != self.summary_key(path, dig):
-                continue
+            if record.get("where") != self.where[path] or record.get("module") != module:
+                record = dict(record, where=self.where[path], module=module)
+                self.dirty.add(path)
+            self.records[path] = record
             self.digest_of[path] = dig
-            self.entries[path] = entry
-            findings = entry.get("findings")
-            self.done_of[path] = Done(path, dig, entry.get("signature"), entry.get("summary_blob"),
-                                      list(findings) if findings is not None else None, dict(entry.get("used") or {}),
-                                      tuple(entry.get("deps") or ()), trusted=False)
-            if findings is None or entry.get("settings_key") != self.plan[path]["skey"]:
+            findings = record.get("findings")
+            self.done_of[path] = Done(path, dig, record.get("signature"), None,
+                                      list(findings) if findings is not None else None, dict(record.get("used") or {}),
+                                      tuple(record.get("deps") or ()), trusted=False, lazy=True,
+                                      lazy_summary_digest=record.get("summary_digest"))
+            if path in reported and (findings is None or record.get("settings_key") != self.plan[path]["skey"]):
                 self.stale.add(path)  # summary still good; findings need pass 2
 
     # -- pass 1 ----------------------------------------------------------------------
@@ -242,37 +292,69 @@ class _Run:
         self.fresh.add(done.path)
 
     # -- index -----------------------------------------------------------------------
-    def build_index(self) -> dict:
+    def build_index(self) -> Optional[dict]:
+        """The region index over every file of the run; None when no result of this run
+        needs it (then `Linter.regions` builds it on first use)."""
         t1 = time.perf_counter()
-        store, stats, done_of = self.store, self.stats, self.done_of
+        store, done_of = self.store, self.done_of
         # in one order whatever the run (a whole project, or one file of it with the rest
         # as context), so that both build, and cache, the same index
-        order = sorted((p for p in self.plan if p in done_of), key=os.path.abspath)
+        plan = self.plan
+        order = sorted((p for p in plan if p in done_of), key=lambda p: plan[p]["abs"])
         declared = _declarations(self.table, self.plan)
-        run_key = None
-        regions = None
         if store is not None:
             # the index is a pure function of the run's summaries and of the declared/
             # recorded regions: cache it too, keyed on what the summaries say, not on the
             # bytes: an edit that leaves a file's summary alone (most edits inside a body)
             # keeps the index
-            run_key = cache_mod.key([(os.path.abspath(p), done_of[p].summary_digest()) for p in order], declared.key())
+            self.run_key = cache_mod.key([(plan[p]["abs"], done_of[p].summary_digest()) for p in order], declared.key())
+            if self.checked_against_this_index():
+                self.index_clean = True  # records name only indexes that were clean
+                self.linter._regions_loader = lambda: self.index(order, declared)
+                self.stats["index_s"] = round(time.perf_counter() - t1, 3)
+                return None
+        regions = self.index(order, declared)
+        self.stats["index_s"] = round(time.perf_counter() - t1, 3)
+        return regions
+
+    def checked_against_this_index(self) -> bool:
+        """Whether every reported file's record was last checked against this run's
+        index, so that only the files its rules read need checking (pass 2)."""
+        for path, data in self.inputs:
+            record = self.records.get(path)
+            if data is not None or path in self.fresh or path in self.stale:
+                return False
+            if path in self.done_of and (record is None or record.get("index") != self.run_key):
+                return False
+        return True
+
+    def index(self, order: list[str], declared) -> dict:
+        """The index: from the cache, else built from the summaries."""
+        from .analysis.regions import ProjectIndex
+
+        store, stats, done_of = self.store, self.stats, self.done_of
+        run_key = self.run_key
+        regions = None
+        if store is not None:
             regions = store.load_regions(run_key)
             stats["index_cached"] = regions is not None
+            self.index_clean = regions is not None
         if regions is None:
             for p in order:
                 done = done_of[p]
                 if done.lazy:  # its summary is needed now: from its cache entry
-                    entry = store.load(p)
-                    ok = entry is not None and entry.get("digest") == done.digest
-                    done.summary, done.lazy = (entry.get("summary_blob") if ok else b"not loaded"), False
+                    found = store.load_summary(p, self.records[p]["summary_key"])
+                    blob = found[0] if found is not None else b"not loaded"
+                    if found is not None and (cache_mod.digest(blob) if blob is not None else None) != done.lazy_summary_digest:
+                        blob = b"not loaded"
+                    done.summary, done.lazy = blob, False
             decoded = {p: summary_of(done_of[p]) for p in order}
             broken = [p for p, obj in decoded.items() if obj is False]
             if broken:  # a cached summary that does not load: read those files afresh
                 redo = [self.task(p, summary_only=p in self.context) for p in broken]
                 for done in run_jobs(lint_one, redo, 1, init_worker, (self.job_context(None),), stats, "redo"):
                     stats["pass1"] += 1
-                    self.entries.pop(done.path, None)
+                    self.records.pop(done.path, None)
                     self.accept_first(done)
                     if not done.error:
                         decoded[done.path] = summary_of(done)
@@ -291,14 +373,15 @@ class _Run:
                            "(stale entry: re-run `compile-lint record`)")
                 if message not in self.linter.warnings:
                     self.linter.warnings.append(message)
-            if run_key is not None and not problems.stale:  # stale entries: warn again next run
+            self.index_clean = not problems.stale  # stale entries: warn again next run
+            if run_key is not None and self.index_clean:
                 store.store_regions(run_key, regions)
-        stats["index_s"] = round(time.perf_counter() - t1, 3)
         return regions
 
     # -- pass 2 ----------------------------------------------------------------------
-    def pass2(self, regions: dict) -> None:
-        digests = RegionDigests(regions)
+    def pass2(self, regions: Optional[dict]) -> None:
+        digests = RegionDigests(regions) if regions is not None else None  # None: see build_index
+        run_key = self.run_key
         outside: dict[str, Optional[str]] = {}
 
         def current_digest(path: str) -> Optional[str]:
@@ -313,9 +396,16 @@ class _Run:
             done = self.done_of.get(path)
             if done is None:
                 continue
-            if path not in self.stale and still_holds(done.used, done.deps, digests, current_digest):
-                if path in self.entries:
+            # a record last checked against this very index: only the files it read can differ
+            same_index = run_key is not None and path in self.records and self.records[path].get("index") == run_key
+            if digests is None and not same_index:  # (build_index said no file needs the index)
+                regions = self.linter.regions
+                digests = RegionDigests(regions)
+            if path not in self.stale and still_holds(done.used, done.deps, None if same_index else digests, current_digest):
+                if path in self.records:
                     self.stats["cached"] += 1
+                    if not same_index:
+                        self.dirty.add(path)  # record the index it holds under
                 continue
             second.append(self.task(path, data, expect=done.digest))
         for done in self.run_tasks(second, regions, "pass2"):
@@ -325,47 +415,53 @@ class _Run:
                 self.done_of.pop(done.path, None)
                 continue
             old = self.done_of[done.path]
-            done.summary, done.trusted = old.summary, old.trusted  # the index was built from these
+            # the index was built from these
+            done.summary, done.trusted, done.lazy, done.lazy_summary_digest = old.summary, old.trusted, old.lazy, old.lazy_summary_digest
             self.done_of[done.path] = done
             if done.changed:  # edited during the run: report, but do not cache
                 self.fresh.discard(done.path)
-                self.entries.pop(done.path, None)
+                self.records.pop(done.path, None)
+                self.dirty.discard(done.path)
             else:
                 self.fresh.add(done.path)
 
     # -- write back ------------------------------------------------------------------
     def write_back(self) -> None:
+        """New summaries to their files; new and updated records to the manifest."""
         store = self.store
         if store is None:
             return
+        reported = {p for p, _ in self.inputs}
+        changed = {}
         for path, data in self.inputs + [(p, None) for p in self.context]:
             done = self.done_of.get(path)
-            if data is not None or done is None:
+            if data is not None or done is None or done.digest is None:
                 continue
-            if path not in self.fresh and not (path in self.entries and self.entries[path].get("dirty")):
+            if path not in self.fresh and path not in self.dirty:
                 continue
-            store.store(path, {
+            module = self.module_of(path)
+            summary_key = self.summary_key(path, done.digest, module)
+            if done.trusted and not done.lazy:  # made by this run
+                store.store_summary(path, summary_key, done.summary)
+            old = self.records.get(path) or {}
+            checked = path in reported and done.findings is not None and self.run_key is not None and self.index_clean
+            changed[self.plan[path]["abs"]] = {
                 "digest": done.digest,
                 "signature": done.signature,
-                "summary_key": self.summary_key(path, done.digest),
-                "summary_blob": done.summary,
-                "settings_key": self.plan[path]["skey"],
+                "module": module,
+                "where": self.where.get(path),
+                "summary_key": summary_key,
+                "summary_digest": done.summary_digest(),
+                # an input's findings are this run's (stale ones were recomputed); a
+                # context file's are as its record had them
+                "settings_key": self.plan[path]["skey"] if path in reported else old.get("settings_key"),
                 "findings": done.findings,  # None: a context file, only summarized
                 "used": done.used,
                 "deps": done.deps,
-            })
-        manifest = dict(self.manifest)
-        changed = False
-        for path, done in self.done_of.items():
-            if done.lazy or self.plan[path]["data"] is not None or done.signature is None or done.digest is None:
-                continue  # taken from the manifest as it is, or not cacheable
-            known = manifest.get(os.path.abspath(path))
-            if known is not None and known[0] == done.signature and known[1] == done.digest and path not in self.fresh:
-                continue
-            manifest[os.path.abspath(path)] = (done.signature, done.digest, self.summary_key(path, done.digest), done.summary_digest())
-            changed = True
+                "index": self.run_key if checked else old.get("index"),
+            }
         if changed:
-            store.store_manifest(manifest)
+            store.store_manifest(changed, self.manifest)
         self.stats["written"] = store.written
 
     def run(self) -> list[FileResult]:
@@ -373,7 +469,9 @@ class _Run:
         self.make_plan()
         self.load_cached()
         self.pass1()
-        regions = self.linter.regions = self.build_index()
+        regions = self.build_index()
+        if regions is not None:
+            self.linter.regions = regions
         self.pass2(regions)
         self.write_back()
         for path, _ in self.inputs:

@@ -172,18 +172,31 @@ def test_settings_select_and_target_are_part_of_the_key(project):
     assert lint(project)[0] == all_codes
 
 
-def test_corrupt_or_foreign_cache_entries_are_ignored(project):
+BAD_BYTES = [b"\x80\x04garbage", pickle.dumps(os.system), b""]  # the middle one would run code if loaded naively
+
+
+def test_corrupt_or_foreign_summary_files_are_ignored(project):
     cold, _ = lint(project)
     entries = [os.path.join(d, f) for d, _, fs in os.walk(project / CACHE_DIR / "files") for f in fs]
     assert len(entries) == 5
-    with open(entries[0], "wb") as fh:
-        fh.write(b"\x80\x04garbage")
-    with open(entries[1], "wb") as fh:  # a pickle that would run code if loaded naively
-        fh.write(pickle.dumps(os.system))
-    with open(entries[2], "wb"):
-        pass  # truncated to nothing
+    for entry, bad in zip(entries, BAD_BYTES):
+        with open(entry, "wb") as fh:
+            fh.write(bad)
+    os.remove(project / CACHE_DIR / "regions")
+    # another selection: every file's findings are computed again, against an index
+    # that is rebuilt from the summaries
+    found, stats = lint(project, select=("CL508",))
+    assert found == lint(project, cache=False, select=("CL508",))[0] and stats["pass1"] == 3
+
+
+@pytest.mark.parametrize("bad", BAD_BYTES, ids=["garbage", "foreign", "empty"])
+def test_corrupt_or_foreign_manifest_is_ignored(project, bad):
+    cold, _ = lint(project)
+    (project / CACHE_DIR / "manifest").write_bytes(bad)
     found, stats = lint(project)
-    assert found == cold and stats["pass1"] == 3
+    assert found == cold and stats["pass1"] == 5 and stats["cached"] == 0
+    found, stats = lint(project)
+    assert found == cold and stats["cached"] == 5
 
 
 def test_cache_dir_has_tag_and_files_with_findings_are_cached(project):

@@ -87,7 +87,7 @@ def lint(context, linted: Linted) -> bool:
     regions, changed = context.regions_with(linted.path, item.summary)
     tracked = TrackedRegionView(regions)
     codes = enabled_codes(settings, Selection(), linted.path)
-    linted.findings = run_rules(item, project_for(settings, tracked, None), codes)
+    linted.findings = run_rules(item, project_for(settings, tracked, None, context.sources), codes)
     digests = context.digests(regions)
     linted.used = {token: digests(token) for token in tracked.used()}
     return changed
@@ -108,7 +108,8 @@ class Relinter:
     def relint(self, path: str, data: bytes, regions):
         settings = self.context.settings_for(path)
         item = parse_file(SourceFile(path, data), settings)
-        return item, run_rules(item, project_for(settings, regions, None), enabled_codes(settings, Selection(), path))
+        project = project_for(settings, regions, None, self.context.sources)
+        return item, run_rules(item, project, enabled_codes(settings, Selection(), path))
 
 
 # -- findings -> LSP ------------------------------------------------------------------

@@ -16,6 +16,7 @@ import os
 import threading
 from typing import Optional
 
+from ..analysis.project import Sources
 from ..analysis.regions import ModuleSummary, ProjectIndex, RegionInfo
 from ..config import Settings, load_config_for
 
@@ -38,6 +39,9 @@ class ProjectContext:
         self._digests = None
         self.declared: list = []  # config-declared and recorded regions (analysis/declared.py)
         self.problems: list[str] = []  # why declared regions could not be read
+        # other files the rules read (parsed once, keyed by their stat), kept between
+        # keystrokes: an edit re-reads nothing of the project
+        self.sources = Sources()
 
     # -- building ---------------------------------------------------------------------
     def build(self) -> None:
@@ -91,12 +95,15 @@ class ProjectContext:
         linter = Linter(self.settings_for, jobs=self.jobs, cache=store)
         linter.lint(files)
         self.stats = dict(linter.stats)
+        records = store.load_manifest()
         disk: dict[str, Optional[ModuleSummary]] = {}
         for path in files:
-            entry = store.load(path)
-            blob = entry.get("summary_blob") if entry else None
+            record = records.get(os.path.abspath(path))
+            found = store.load_summary(path, record["summary_key"]) if isinstance(record, dict) else None
             try:
-                disk[path] = cache_mod.loads(blob) if blob else None
+                if found is None:
+                    raise ValueError("no cached summary")
+                disk[path] = cache_mod.loads(found[0]) if found[0] is not None else None
             except Exception:
                 disk[path] = _summarize_file(path, self.settings_for(path))
         return disk, linter.regions
