@@ -69,6 +69,15 @@ class GradientFacts:
             self._assigns[key] = table
         return table
 
+    def op_carries_no_gradient(self, op: ast.AST, arg: ast.AST) -> bool:
+        """No input of the op can carry a gradient (for a division: neither side)."""
+        if isinstance(op, ast.BinOp) and isinstance(op.op, (ast.Div, ast.FloorDiv)):
+            return self.no_grad(op.left) and self.no_grad(op.right)
+        if isinstance(op, ast.Call):
+            method = isinstance(op.func, ast.Attribute) and not (self.facts.resolve(op.func) or "").startswith("torch.")
+            return all(self.no_grad(i) for i in ([op.func.value] if method else []) + list(op.args))
+        return self.no_grad(arg)
+
     def no_grad(self, expr: ast.AST, _seen: Optional[set] = None) -> bool:
         """True when `expr` cannot carry a gradient (False when it may, or is unknown)."""
         seen = _seen if _seen is not None else set()
