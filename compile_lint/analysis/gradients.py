@@ -1,9 +1,25 @@
-"""Which expressions can carry a gradient.
+"""Which expressions can carry a gradient, and which values can reach a backward pass.
 
 A gradient flows only through differentiable float tensors. Comparisons, boolean and
 bitwise ops, counts (`(x > t).sum()`), integer casts (`.long()`), `.detach()`,
-`argmax`, sizes and Python numbers (parameters annotated `int` / `float` / `bool`) carry none, and neither does arithmetic on them
-only. Code lexically under `torch.no_grad()` / `torch.inference_mode()` records none.
+`argmax`, sizes and Python numbers (parameters annotated `int` / `float` / `bool`)
+carry none, and neither does arithmetic on them only. Across a function boundary:
+
+- a parameter carries none when every call of its function passes a value that
+  carries none (`self._ratio(errors <= t)`); the calls are known only for a private
+  def (`_name`, not a dunder) or a nested one, called by name (`_f(...)`,
+  `self._f(...)`, `cls._f(...)`) in this file and used nowhere else (not passed as a
+  callback); a parameter the call leaves out has its default;
+- `a, b = self._f(...)` unpacks the returns of `_f`: element i carries none when the
+  i-th element of every returned tuple carries none.
+
+`may_reach_backward(node)` asks the other direction: whether the value of `node` can
+reach a loss at all. It cannot when, inside its function, everything derived from it
+only feeds torch ops, tensor methods that are not in place, Python numbers
+(`int(x.item())`) and control flow, and nothing derived from it is returned as a
+tensor, stored (attribute, subscript, container), passed to project code, yielded or
+used in place. Code lexically under `torch.no_grad()` / `torch.inference_mode()`
+records no gradient at all.
 """
 from __future__ import annotations
 
@@ -39,12 +55,29 @@ def _requires_grad_kw(call: ast.Call) -> bool:
     return any(kw.arg == "requires_grad" and not (isinstance(kw.value, ast.Constant) and kw.value.value is False) for kw in call.keywords)
 
 
+# calls through which a value is only computed on, never kept: builtins and math
+PURE_CALL_PREFIXES = ("torch.", "builtins.", "math.", "numpy.")
+# tensor methods that keep or hand on their receiver's value
+ESCAPING_METHODS = frozenset({"backward", "register_hook", "retain_grad", "append", "extend", "insert", "add", "update", "put"})
+MAX_CALL_DEPTH = 4
+
+
+class _Unpacked:
+    """Element `index` of what `call` returns (`a, b = self._f(x)`)."""
+
+    def __init__(self, call: ast.Call, index: int):
+        self.call = call
+        self.index = index
+
+
 class GradientFacts:
     """Asks, per function, whether an expression can carry a gradient."""
 
     def __init__(self, facts):
         self.facts = facts
         self._assigns: dict[int, dict[str, list[ast.AST]]] = {}
+        self._memo: dict[int, bool] = {}
+        self._defs: Optional[dict[str, list]] = None
 
     def _locals(self, func) -> dict[str, list[ast.AST]]:
         key = id(func)
@@ -57,9 +90,11 @@ class GradientFacts:
                         if isinstance(target, ast.Name):
                             table.setdefault(target.id, []).append(node.value)
                         elif isinstance(target, (ast.Tuple, ast.List)):
-                            for elt in target.elts:
+                            starred = any(isinstance(e, ast.Starred) for e in target.elts)
+                            for i, elt in enumerate(target.elts):
                                 if isinstance(elt, ast.Name):
-                                    table.setdefault(elt.id, []).append(None)  # unknown part
+                                    unpacked = isinstance(node.value, ast.Call) and not starred
+                                    table.setdefault(elt.id, []).append(_Unpacked(node.value, i) if unpacked else None)
                 elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
                     table.setdefault(node.target.id, []).append(node.value)
                 elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
@@ -80,8 +115,17 @@ class GradientFacts:
 
     def no_grad(self, expr: ast.AST, _seen: Optional[set] = None) -> bool:
         """True when `expr` cannot carry a gradient (False when it may, or is unknown)."""
-        seen = _seen if _seen is not None else set()
+        if _seen is None:
+            key = id(expr)
+            if key not in self._memo:
+                self._memo[key] = self._no_grad(expr, set())
+            return self._memo[key]
+        return self._no_grad(expr, _seen)
+
+    def _no_grad(self, expr, seen: set) -> bool:
         facts = self.facts
+        if isinstance(expr, _Unpacked):
+            return self._unpacked_no_grad(expr, seen)
         if isinstance(expr, ast.Constant):
             return True
         if isinstance(expr, (ast.Compare, ast.BoolOp)):
@@ -129,12 +173,168 @@ class GradientFacts:
             values = self._locals(func).get(expr.id)
             if not values:
                 param = _parameter(func, expr.id)
-                return param is not None and _python_number_annotation(param.annotation)
-            if not values or any(v is None for v in values):
+                if param is None:
+                    return False
+                if _python_number_annotation(param.annotation):
+                    return True
+                seen.add((id(func), expr.id))
+                return self._passed_no_grad(func, param, seen)
+            if any(v is None for v in values):
                 return False
             seen.add((id(func), expr.id))
             return all(self.no_grad(v, seen) for v in values)
         return False
+
+    # -- across function boundaries ---------------------------------------------------
+    def _def_table(self) -> dict[str, list]:
+        """Private and nested defs of this file by name (`_f` -> [def, ...])."""
+        if self._defs is None:
+            table: dict[str, list] = {}
+            for node in self.facts.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+                nested = self.facts.enclosing_function(node) is not None
+                private = node.name.startswith("_") and not node.name.endswith("__")
+                if nested or private:
+                    table.setdefault(node.name, []).append(node)
+            self._defs = table
+        return self._defs
+
+    def _callee(self, call: ast.Call):
+        """The private/nested def of this file a call runs (None when not exactly one)."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            name = func.id
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+            name = func.attr
+        else:
+            return None
+        found = self._def_table().get(name, [])
+        return found[0] if len(found) == 1 else None
+
+    def _calls_of(self, func) -> Optional[list[ast.Call]]:
+        """Every call of a private/nested def in this file; None when it may be called
+        from elsewhere or used as a value (a callback)."""
+        if self._def_table().get(func.name) != [func]:
+            return None
+        calls = []
+        for node in self.facts.nodes(ast.Name, ast.Attribute):
+            name = node.id if isinstance(node, ast.Name) else node.attr
+            if name != func.name:
+                continue
+            parent = self.facts.parent(node)
+            if not isinstance(node.ctx, ast.Load):
+                return None  # rebound: other code may be called by this name
+            if not (isinstance(parent, ast.Call) and parent.func is node) or self._callee(parent) is not func:
+                return None
+            calls.append(parent)
+        return calls
+
+    def _passed_no_grad(self, func, param: ast.arg, seen: set) -> bool:
+        """Every call of `func` passes, for `param`, a value that carries no gradient."""
+        if len(seen) > 8 * MAX_CALL_DEPTH:
+            return False
+        calls = self._calls_of(func)
+        if not calls:
+            return False
+        args = func.args
+        positional = [a.arg for a in args.posonlyargs + args.args]
+        parent = self.facts.parent(func)
+        method = isinstance(parent, ast.ClassDef) and not any(
+            isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list
+        )
+        defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        for call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return False
+            index = positional.index(param.arg) - (1 if method else 0) if param.arg in positional else None
+            passed = next((k.value for k in call.keywords if k.arg == param.arg), None)
+            if passed is None and index is not None and 0 <= index < len(call.args):
+                passed = call.args[index]
+            passed = passed if passed is not None else defaults.get(param.arg)
+            if passed is None or not self._no_grad(passed, seen):
+                return False
+        return True
+
+    def _unpacked_no_grad(self, unpacked: _Unpacked, seen: set) -> bool:
+        """Element i of every tuple the called private/nested def returns carries none."""
+        func = self._callee(unpacked.call)
+        if func is None or (id(func), "return", unpacked.index) in seen:
+            return func is not None
+        seen.add((id(func), "return", unpacked.index))
+        returns = [n for n in _own_nodes(func) if isinstance(n, ast.Return)]
+        if not returns:
+            return False
+        for ret in returns:
+            value = ret.value
+            if not isinstance(value, ast.Tuple) or unpacked.index >= len(value.elts):
+                return False
+            if not self._no_grad(value.elts[unpacked.index], seen):
+                return False
+        return True
+
+    # -- where a value goes ------------------------------------------------------------
+    def may_reach_backward(self, node: ast.AST) -> bool:
+        """The value of `node` may reach a loss: something derived from it leaves its
+        function as a tensor (returned, stored, passed to project code, yielded) or is
+        used in place. False only when every use is known to stay local."""
+        func = self.facts.enclosing_function(node)
+        if func is None or isinstance(func, ast.Lambda):
+            return True
+        derived: set[str] = set()
+        pending = [node]
+        while pending:
+            expr = pending.pop()
+            target = self._flows_into(expr, func)
+            if target is True:
+                return True
+            for name in target:
+                if name not in derived:
+                    derived.add(name)
+                    pending.extend(
+                        n for n in _own_nodes(func)
+                        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                    )
+        return False
+
+    def _flows_into(self, expr: ast.AST, func):
+        """Names the value of `expr` is assigned to in `func`, or True when it escapes."""
+        facts = self.facts
+        child = expr
+        for parent in facts.ancestors(expr):
+            if isinstance(parent, ast.Call):
+                dotted = facts.resolve(parent.func) or ""
+                if child is not parent.func and not dotted.startswith(PURE_CALL_PREFIXES):
+                    return True  # handed to project code (or to a method of another object)
+            elif isinstance(parent, ast.Attribute):
+                call = facts.parent(parent)
+                if isinstance(call, ast.Call) and call.func is parent and (
+                    parent.attr.endswith("_") and not parent.attr.endswith("__") or parent.attr in ESCAPING_METHODS
+                ):
+                    return True  # used in place, or kept by its receiver
+            elif isinstance(parent, (ast.Lambda, ast.comprehension, ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
+                return True
+            elif isinstance(parent, ast.Return):
+                if parent.value is not None and not self.no_grad(parent.value):
+                    return True  # returned as a tensor
+                return set()
+            elif isinstance(parent, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                if child is not parent.value:
+                    return set()
+                targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+                names: set[str] = set()
+                for target in targets:
+                    if not isinstance(target, ast.Name):
+                        return True  # stored into an attribute, a subscript, or unpacked
+                    names.add(target.id)
+                return names
+            elif isinstance(parent, (ast.If, ast.While, ast.Assert, ast.Expr)):
+                return set()  # control flow, or a value thrown away
+            elif isinstance(parent, ast.stmt):
+                return True
+            if parent is func:
+                return True
+            child = parent
+        return True
 
 
 def _parameter(func, name: str) -> Optional[ast.arg]:
@@ -169,3 +369,13 @@ def under_no_grad(facts, node: ast.AST) -> bool:
                     return True
             return False
     return False
+
+
+def _own_nodes(func):
+    """The nodes of a def's body, not descending into nested defs, classes or lambdas."""
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
