@@ -4,6 +4,7 @@ import ast
 from textwrap import dedent
 
 from ..analysis.blends import blend_kind, low_precision_part
+from ..analysis.bindings import BindingsFact
 from ..analysis.compiled_values import CompiledValuesFact
 from ..analysis.facts import RegionsFact
 from ..analysis.precision import SHORT, PrecisionFact, precision_for
@@ -78,7 +79,7 @@ class LowPrecisionBlend(Rule):
     name = "low-precision-blend"
     summary = "Blend/gamma/normalize math in fp16/bf16 in a compiled region differs from eager"
     requires = ()
-    needs = (RegionsFact, CompiledValuesFact, PrecisionFact,)  # fires only inside compiled regions
+    needs = (RegionsFact, CompiledValuesFact, PrecisionFact, BindingsFact)  # fires only inside compiled regions
 
     valid = [
         Case(

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from textwrap import dedent
 
+from ..analysis.bindings import BindingsFact
 from ..analysis.compiled_values import CompiledValuesFact
 from ..analysis.facts import RegionsFact
 from ..analysis.low_precision import inputs_to_convert, low_computation
@@ -77,7 +78,7 @@ class LowPrecisionThreshold(Rule):
     fix_safety = "unsafe"
     codemod = "codemods.compare_in_fp32:CompareInFp32"
     requires = ()
-    needs = (RegionsFact, CompiledValuesFact, PrecisionFact,)  # fires only inside compiled regions
+    needs = (RegionsFact, CompiledValuesFact, PrecisionFact, BindingsFact)  # fires only inside compiled regions
 
     valid = [
         Case(
