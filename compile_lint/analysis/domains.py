@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
+from .bindings import bindings_for
 from .compiled_values import chain_text
 from .region_queries import is_number, number_value
 
@@ -86,39 +87,29 @@ def where_parts(facts, call: ast.Call) -> Optional[tuple[ast.AST, list[tuple[ast
     return call.args[0], [(call.args[1], True), (call.args[2], False)]
 
 
-def local_values(func, name: str) -> list:
-    """The values assigned to `name` anywhere in `func` (plain `name = value` only)."""
-    return [
-        n.value for n in ast.walk(func)
-        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
-    ]
+def assigned_values(facts, name: ast.Name) -> Optional[list]:
+    """The expressions every binding reaching `name` assigns (the value model's rule);
+    None when one of them is not a plain assignment (a parameter, a loop, unpacking)."""
+    reaching = bindings_for(facts).reaching(name)
+    if not reaching or any(b.kind != "assign" for b in reaching):
+        return None
+    return [b.value for b in reaching]
 
 
 def condition_of(facts, cond):
     """A condition held in a local name: `m = u > t` ... `torch.where(m, ...)`."""
     if not isinstance(cond, ast.Name):
         return cond
-    func = facts.enclosing_function(cond)
-    if func is None:
-        return cond
-    best = None
-    for node in ast.walk(func):
-        if isinstance(node, ast.Assign) and node.lineno < cond.lineno and any(isinstance(t, ast.Name) and t.id == cond.id for t in node.targets):
-            if best is None or node.lineno > best.lineno:
-                best = node
-    return best.value if best is not None and isinstance(best.value, ast.Compare) else cond
+    values = assigned_values(facts, cond)
+    return values[-1] if values and isinstance(values[-1], ast.Compare) else cond
 
 
 def python_number(facts, expr) -> bool:
-    """A Python number: a literal, or a non-parameter name bound only to literals in this file."""
+    """A Python number: a literal, or a name every reaching binding of which is one."""
     if is_number(expr):
         return True
     if isinstance(expr, ast.Name):
-        values = [n.value for n in facts.nodes(ast.Assign) if any(isinstance(t, ast.Name) and t.id == expr.id for t in n.targets)]
-        func = facts.enclosing_function(expr)
-        if func is not None and not isinstance(func, ast.Lambda):
-            if expr.id in {a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs}:
-                return False
+        values = assigned_values(facts, expr)
         return bool(values) and all(is_number(v) for v in values)
     return False
 
@@ -172,7 +163,7 @@ def risky_ops(facts, branch) -> Iterator[tuple[ast.AST, str, ast.AST]]:
                 yield node, NONZERO, args[1]
 
 
-def nonneg(facts, expr) -> bool:
+def nonneg(facts, expr, _depth: int = 0) -> bool:
     """An expression that cannot be negative: squares, sums of them, abs, exp, ..."""
     if is_number(expr):
         value = number_value(expr)
@@ -182,9 +173,9 @@ def nonneg(facts, expr) -> bool:
             value = number_value(expr.right)
             return value is not None and value == int(value) and int(value) % 2 == 0
         if isinstance(expr.op, ast.Mult):
-            return ast.dump(expr.left) == ast.dump(expr.right) or (nonneg(facts, expr.left) and nonneg(facts, expr.right))
+            return ast.dump(expr.left) == ast.dump(expr.right) or (nonneg(facts, expr.left, _depth) and nonneg(facts, expr.right, _depth))
         if isinstance(expr.op, (ast.Add, ast.Div)):
-            return nonneg(facts, expr.left) and nonneg(facts, expr.right)
+            return nonneg(facts, expr.left, _depth) and nonneg(facts, expr.right, _depth)
         return False
     if isinstance(expr, ast.Call):
         name = torch_op_name(facts, expr)
@@ -197,21 +188,23 @@ def nonneg(facts, expr) -> bool:
             low = next((k.value for k in expr.keywords if k.arg == "min"), None)
             if low is None and expr.args:
                 low = expr.args[0] if is_method(facts, expr) else (expr.args[1] if len(expr.args) > 1 else None)
-            return low is not None and nonneg(facts, low)
+            return low is not None and nonneg(facts, low, _depth)
         if name in ("sum", "mean") and is_method(facts, expr):
-            return nonneg(facts, expr.func.value)
+            return nonneg(facts, expr.func.value, _depth)
     if isinstance(expr, ast.Name):
-        return nonneg_name(facts, expr.id, expr)
+        return nonneg_name(facts, expr.id, expr, _depth + 1)
     return False
 
 
-def nonneg_name(facts, var: str, near) -> bool:
-    """`var` is bound, in the function around `near`, only to values that cannot be negative."""
-    func = facts.enclosing_function(near)
-    if func is None or "." in var:
-        return False
-    values = local_values(func, var)
-    return bool(values) and all(nonneg(facts, v) for v in values)
+def nonneg_name(facts, var: str, near, _depth: int = 0) -> bool:
+    """`var` is bound, where `near` reads it, only to values that cannot be negative."""
+    if "." in var or _depth > 8:
+        return False  # an attribute, or a name defined through itself (`s = s + a * a` in a loop)
+    use = near if isinstance(near, ast.Name) and near.id == var else next(
+        (n for n in ast.walk(near) if isinstance(n, ast.Name) and n.id == var), None
+    )
+    values = assigned_values(facts, use) if use is not None else None
+    return bool(values) and all(nonneg(facts, v, _depth) for v in values)
 
 
 def guarded(facts, arg, need) -> bool:

@@ -26,6 +26,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from .bindings import bindings_for
+
 # methods whose result never requires grad
 NO_GRAD_METHODS = frozenset({
     "detach", "long", "int", "short", "byte", "bool", "char", "argmax", "argmin", "argsort",
@@ -75,34 +77,8 @@ class GradientFacts:
 
     def __init__(self, facts):
         self.facts = facts
-        self._assigns: dict[int, dict[str, list[ast.AST]]] = {}
         self._memo: dict[int, bool] = {}
         self._defs: Optional[dict[str, list]] = None
-
-    def _locals(self, func) -> dict[str, list[ast.AST]]:
-        key = id(func)
-        table = self._assigns.get(key)
-        if table is None:
-            table = {}
-            for node in ast.walk(func):
-                if isinstance(node, ast.Assign):
-                    for target in node.targets:
-                        if isinstance(target, ast.Name):
-                            table.setdefault(target.id, []).append(node.value)
-                        elif isinstance(target, (ast.Tuple, ast.List)):
-                            starred = any(isinstance(e, ast.Starred) for e in target.elts)
-                            for i, elt in enumerate(target.elts):
-                                if isinstance(elt, ast.Name):
-                                    unpacked = isinstance(node.value, ast.Call) and not starred
-                                    table.setdefault(elt.id, []).append(_Unpacked(node.value, i) if unpacked else None)
-                elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-                    table.setdefault(node.target.id, []).append(node.value)
-                elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-                    for name in ast.walk(node.target):
-                        if isinstance(name, ast.Name):
-                            table.setdefault(name.id, []).append(None)
-            self._assigns[key] = table
-        return table
 
     def op_carries_no_gradient(self, op: ast.AST, arg: ast.AST) -> bool:
         """No input of the op can carry a gradient (for a division: neither side)."""
@@ -165,25 +141,31 @@ class GradientFacts:
                     return self.no_grad(expr.args[1], seen) and self.no_grad(expr.args[2], seen)
             return False
         if isinstance(expr, ast.Name):
-            func = facts.enclosing_function(expr)
-            if func is None or isinstance(func, ast.Lambda):
-                return False
-            if (id(func), expr.id) in seen:
-                return True  # `xs = f(xs)`: the name's other values decide
-            values = self._locals(func).get(expr.id)
-            if not values:
-                param = _parameter(func, expr.id)
-                if param is None:
-                    return False
-                if _python_number_annotation(param.annotation):
-                    return True
-                seen.add((id(func), expr.id))
-                return self._passed_no_grad(func, param, seen)
-            if any(v is None for v in values):
-                return False
-            seen.add((id(func), expr.id))
-            return all(self.no_grad(v, seen) for v in values)
+            return self._name_no_grad(expr, seen)
         return False
+
+    def _name_no_grad(self, name: ast.Name, seen: set) -> bool:
+        """Every binding reaching `name` (the value model's rule) carries no gradient."""
+        bindings = bindings_for(self.facts)
+        scope = bindings.binding_scope(name)
+        if scope is None or isinstance(scope, (ast.Lambda, ast.Module)):
+            return False  # a global of another module, a lambda's parameter, module state
+        if (id(scope), name.id) in seen:
+            return True  # `xs = f(xs)`: the name's other values decide
+        seen.add((id(scope), name.id))
+        reaching = bindings.reaching(name)
+        for bound in reaching:
+            if bound.kind == "assign":
+                ok = self._no_grad(bound.value, seen)
+            elif bound.kind == "param":
+                ok = _python_number_annotation(bound.arg.annotation) or self._passed_no_grad(scope, bound.arg, seen)
+            elif bound.kind == "unpack" and isinstance(bound.source, ast.Call) and bound.index is not None:
+                ok = self._unpacked_no_grad(_Unpacked(bound.source, bound.index), seen)
+            else:
+                ok = False  # a loop element, a `with` value, a nested def
+            if not ok:
+                return False
+        return bool(reaching)
 
     # -- across function boundaries ---------------------------------------------------
     def _def_table(self) -> dict[str, list]:
@@ -335,14 +317,6 @@ class GradientFacts:
                 return True
             child = parent
         return True
-
-
-def _parameter(func, name: str) -> Optional[ast.arg]:
-    args = func.args
-    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
-        if arg is not None and arg.arg == name:
-            return arg
-    return None
 
 
 def _python_number_annotation(annotation: Optional[ast.AST]) -> bool:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from textwrap import dedent
 
+from ..analysis.bindings import BindingsFact
 from ..analysis.compiled_values import chain_text
 from ..analysis.domains import (
     NEEDS, clamp_fix, condition_of, guarded, python_number, risky_ops, safe_when_unselected,
@@ -99,7 +100,7 @@ class NanGradInWhere(Rule):
     fix_safety = "unsafe"
     codemod = "codemods.clamp_branch_input:ClampBranchInput"
     requires = (b"where",)
-    needs = (RegionsFact,)  # fires wherever the code can be differentiated; names the region when there is one
+    needs = (RegionsFact, BindingsFact)  # fires wherever the code can be differentiated; names the region when there is one
 
     valid = [
         Case(
