@@ -490,10 +490,17 @@ class Precision:
     def _name_dtype(self, name: ast.Name) -> Optional[str]:
         """The dtype every binding reaching `name` gives (a parameter: its callers')."""
         found = self.binding(name)
+        bindings = self.bindings
         if found is not None:
             value = found[0]
-            return self._conversion_dtype(value.call) if isinstance(value, _ModuleConversion) else self.dtype(value)
-        bindings = self.bindings
+            if isinstance(value, _ModuleConversion):
+                return self._conversion_dtype(value.call)
+            scope, pos = bindings.scope_around(name), (name.lineno, name.col_offset)
+            kinds = {
+                self.param_dtype(scope, name.id) if b.kind == "param" else self.dtype(self._value(b))
+                for b in bindings.reaching(name) if (b.row, b.col) < pos and b.kind != "def"
+            }
+            return kinds.pop() if len(kinds) == 1 else None  # every path must agree
         scope = bindings.binding_scope(name)
         if scope is None or (scope is self.facts.tree and self.facts.enclosing_function(name) is None):
             return None
