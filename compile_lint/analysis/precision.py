@@ -45,6 +45,7 @@ from .compiled_values import (
 )
 from .bindings import bindings_for
 from .facts import FUNCTION_NODES, Fact, ModuleFacts
+from .region_queries import class_attrs
 
 F16, BF16, F32, F64 = "float16", "bfloat16", "float32", "float64"
 LOW = frozenset({F16, BF16})
@@ -169,7 +170,6 @@ class Precision:
         self._param_memo: dict[tuple[int, str], Optional[str]] = {}
         self._autocast_memo: dict[int, Autocast] = {}
         self._module_memo: dict[int, Optional[str]] = {}
-        self._attr_memo: dict[int, dict[str, ast.AST]] = {}
         self._file_bindings = None
 
     # -- public -----------------------------------------------------------------
@@ -711,20 +711,12 @@ class Precision:
         return None
 
     def _self_attr_kind(self, call: ast.Call, attr: str) -> Optional[str]:
-        cls = next((a for a in self.facts.ancestors(call) if isinstance(a, ast.ClassDef)), None)
-        if cls is None:
+        """The torch.nn layer `self.<attr>` holds (`self.<attr> = nn.Conv2d(...)`, the last
+        such assignment in the class)."""
+        assigned = class_attrs(self.facts, call).get(attr)
+        if not assigned:
             return None
-        table = self._attr_memo.get(id(cls))
-        if table is None:
-            table = {}
-            for node in ast.walk(cls):
-                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                    for target in node.targets:
-                        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                            dotted = self.facts.resolve(node.value.func) or ""
-                            table[target.attr] = dotted
-            self._attr_memo[id(cls)] = table
-        dotted = table.get(attr)
+        dotted = self.facts.resolve(assigned[-1][1].func) or ""
         if not dotted:
             return None
         short = dotted.rsplit(".", 1)[-1]

@@ -3,12 +3,18 @@ from __future__ import annotations
 import ast
 from textwrap import dedent
 
-from ..analysis.blends import blend_kind, low_precision_part
 from ..analysis.bindings import BindingsFact
+from ..analysis.blends import blend_kind, low_precision_part
 from ..analysis.compiled_values import CompiledValuesFact
 from ..analysis.facts import RegionsFact
 from ..analysis.precision import SHORT, PrecisionFact, precision_for
-from ..analysis.region_queries import region_nodes, region_sets_config, runs_inductor, stmt_text
+from ..analysis.region_queries import (
+    ClassAttrsFact,
+    region_nodes,
+    region_sets_config,
+    runs_inductor,
+    stmt_text,
+)
 from .base import Case, Rule
 
 
@@ -79,7 +85,7 @@ class LowPrecisionBlend(Rule):
     name = "low-precision-blend"
     summary = "Blend/gamma/normalize math in fp16/bf16 in a compiled region differs from eager"
     requires = ()
-    needs = (RegionsFact, CompiledValuesFact, PrecisionFact, BindingsFact)  # fires only inside compiled regions
+    needs = (RegionsFact, CompiledValuesFact, PrecisionFact, BindingsFact, ClassAttrsFact)  # fires only inside compiled regions
 
     valid = [
         Case(

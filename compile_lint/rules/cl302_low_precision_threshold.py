@@ -8,7 +8,14 @@ from ..analysis.compiled_values import CompiledValuesFact
 from ..analysis.facts import RegionsFact
 from ..analysis.low_precision import inputs_to_convert, low_computation
 from ..analysis.precision import SHORT, PrecisionFact, precision_for
-from ..analysis.region_queries import call_name, region_nodes, region_sets_config, runs_inductor, stmt_text
+from ..analysis.region_queries import (
+    ClassAttrsFact,
+    call_name,
+    region_nodes,
+    region_sets_config,
+    runs_inductor,
+    stmt_text,
+)
 from .base import Case, Rule
 
 ORDER_OPS = (ast.Gt, ast.Lt, ast.GtE, ast.LtE)
@@ -78,7 +85,7 @@ class LowPrecisionThreshold(Rule):
     fix_safety = "unsafe"
     codemod = "codemods.compare_in_fp32:CompareInFp32"
     requires = ()
-    needs = (RegionsFact, CompiledValuesFact, PrecisionFact, BindingsFact)  # fires only inside compiled regions
+    needs = (RegionsFact, CompiledValuesFact, PrecisionFact, BindingsFact, ClassAttrsFact)  # fires only inside compiled regions
 
     valid = [
         Case(

@@ -7,7 +7,12 @@ from ..analysis.compiled_values import CompiledValuesFact
 from ..analysis.facts import RegionsFact
 from ..analysis.feature_tests import never_runs_compiled
 from ..analysis.region_queries import ClassAttrsFact, region_nodes
-from ..analysis.rng import draws_like_eager, eval_at_every_site, random_draw, train_mode_only
+from ..analysis.rng import (
+    draws_like_eager,
+    eval_at_every_site,
+    random_draw,
+    train_mode_only,
+)
 from .base import Case, Rule
 
 

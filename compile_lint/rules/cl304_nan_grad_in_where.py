@@ -6,8 +6,16 @@ from textwrap import dedent
 from ..analysis.bindings import BindingsFact
 from ..analysis.compiled_values import chain_text
 from ..analysis.domains import (
-    NEEDS, clamp_fix, condition_of, guarded, python_number, risky_ops, safe_when_unselected,
-    tested_variables, variables, where_parts,
+    NEEDS,
+    clamp_fix,
+    condition_of,
+    guarded,
+    python_number,
+    risky_ops,
+    safe_when_unselected,
+    tested_variables,
+    variables,
+    where_parts,
 )
 from ..analysis.facts import RegionsFact
 from ..analysis.gradients import GradientFacts, under_no_grad
