@@ -81,9 +81,43 @@ def random_draw(facts, call: ast.Call) -> Optional[tuple[str, bool]]:
     return None
 
 
+def always_zero(facts, at, p) -> bool:
+    """A dropout probability that is 0 whenever it is read: `0.0`; `a if c else b` with
+    both zero; `self.p` set only to 0 in the class; `self.drop.p` where every
+    `self.drop = nn.Dropout(q)` of the class has `q` zero (a literal, or a parameter
+    of the method defaulting to 0, timm's `proj_drop=0.`)."""
+    if number_value(p) == 0:
+        return True
+    if isinstance(p, ast.IfExp):
+        return always_zero(facts, at, p.body) and always_zero(facts, at, p.orelse)
+    text = chain_text(p) or ""
+    if not text.startswith("self."):
+        return False
+    if text.count(".") == 2 and text.endswith(".p"):
+        modules = [(node, value) for node, value in class_attrs(facts, at).get(text.split(".")[1], ())]
+        return bool(modules) and all(_zero_dropout(facts, node, value) for node, value in modules)
+    if text.count(".") == 1:
+        cls = next((a for a in facts.ancestors(at) if isinstance(a, ast.ClassDef)), None)
+        values = [
+            sub.value for sub in (ast.walk(cls) if cls is not None else ())
+            if isinstance(sub, ast.Assign) and any(chain_text(t) == text for t in sub.targets)
+        ]
+        return bool(values) and all(number_value(v) == 0 for v in values)
+    return False
+
+
+def _zero_dropout(facts, stmt, module: ast.Call) -> bool:
+    """`nn.Dropout(q)` with `q` zero (a literal, or a parameter defaulting to 0)."""
+    dotted = facts.resolve(module.func) or ""
+    if not (dotted.startswith("torch.nn.") and dotted.rsplit(".", 1)[-1] in DROPOUT_MODULES):
+        return False
+    p = module.args[0] if module.args else next((k.value for k in module.keywords if k.arg == "p"), None)
+    return p is not None and (number_value(p) == 0 or _zero_default(facts, stmt, p))
+
+
 def _dropout(facts, call, label, p_index, training_index, keyword="training"):
     p = call.args[p_index] if len(call.args) > p_index else next((k.value for k in call.keywords if k.arg == "p"), None)
-    if p is not None and number_value(p) == 0:
+    if p is not None and always_zero(facts, call, p):
         return None
     training = call.args[training_index] if len(call.args) > training_index else next((k.value for k in call.keywords if k.arg == keyword), None)
     if training is None:
@@ -101,24 +135,14 @@ def _attention_dropout(facts, call) -> Optional[tuple[str, bool]]:
     attention weights whenever `dropout_p` is not 0 (there is no `training` flag:
     `dropout_p=self.p if self.training else 0.0` is the train-mode spelling)."""
     p = call.args[4] if len(call.args) > 4 else next((k.value for k in call.keywords if k.arg == "dropout_p"), None)
-    if p is None or number_value(p) == 0:
-        return None
+    if p is None or always_zero(facts, call, p):
+        return None  # also `self.attn_drop.p if self.training else 0.0` with `nn.Dropout(0.0)`
     label = f"`{facts.text(call.func)}(..., dropout_p=...)`"
     if isinstance(p, ast.IfExp):
-        branches = (p.body, p.orelse)
-        if all(number_value(b) == 0 for b in branches):
-            return None
-        if "training" in facts.text(p.test) and any(number_value(b) == 0 for b in branches):
+        if "training" in facts.text(p.test) and any(always_zero(facts, call, b) for b in (p.body, p.orelse)):
             return label, True
         return label, False
     if isinstance(p, ast.Attribute) and isinstance(p.value, ast.Name) and p.value.id == "self":
-        cls = next((a for a in facts.ancestors(call) if isinstance(a, ast.ClassDef)), None)
-        values = [
-            sub.value for sub in (ast.walk(cls) if cls is not None else ())
-            if isinstance(sub, ast.Assign) and any(chain_text(t) == f"self.{p.attr}" for t in sub.targets)
-        ]
-        if values and all(number_value(v) == 0 for v in values):
-            return None  # self.attn_p = 0.0 everywhere it is set
         return label, True
     return label, False
 
@@ -130,8 +154,7 @@ def _self_module(facts, call, attr) -> Optional[tuple[str, bool]]:
             if isinstance(sub, ast.Call):
                 dotted = facts.resolve(sub.func) or ""
                 if dotted.startswith("torch.nn.") and dotted.rsplit(".", 1)[-1] in DROPOUT_MODULES:
-                    p = sub.args[0] if sub.args else next((k.value for k in sub.keywords if k.arg == "p"), None)
-                    if p is not None and (number_value(p) == 0 or _zero_default(facts, node, p)):
+                    if _zero_dropout(facts, node, sub):
                         continue
                     if sub is node.value:
                         return f"`self.{attr}` (an `nn.{dotted.rsplit('.', 1)[-1]}`)", True

@@ -29,7 +29,11 @@ class RngInCompiledRegion(Rule):
     training=self.training)` and `nn.Dropout` modules called in `forward`, unless the
     compiled module is known to be in eval mode.
 
-    Dropout that depends on `self.training` is quiet when the compile site shows the
+    A probability that is always 0 draws nothing and is quiet: `p=0`, `self.p` set only
+    to 0 in the class, `self.drop.p` of an `nn.Dropout(0.0)` (or of one whose
+    probability is a parameter defaulting to 0), and `a if self.training else b` with
+    both zero (timm `iformer.py`, judged false in `bench/judged/verdicts.jsonl`, is
+    kept as a valid case). Dropout that depends on `self.training` is quiet when the compile site shows the
     module in eval mode (`torch.compile(model.eval())`, or `model.eval()` before the
     compile) and the site's file never calls `.train()` on it: in eval mode dropout
     draws no random numbers. Also
@@ -292,6 +296,25 @@ class RngInCompiledRegion(Rule):
             """,
             note="train-mode SDPA dropout in an eval-mode model",
         ),
+        Case(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+            class Attention(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.qkv = nn.Linear(dim, dim * 3)
+                    self.attn_drop = nn.Dropout(0.0)
+
+                def forward(self, q, k, v):
+                    return F.scaled_dot_product_attention(q, k, v, dropout_p=self.attn_drop.p if self.training else 0.0)
+
+            attn = torch.compile(Attention(64))
+            """,
+            note="dropout_p read from an `nn.Dropout(0.0)`: always 0, nothing is drawn (timm iformer)",
+        ),
     ]
     invalid = [
         Case(
@@ -434,6 +457,24 @@ class RngInCompiledRegion(Rule):
                 return x
             """,
             at=[(8, 16)], note="the branch that runs on every torch with torch.compile",
+        ),
+        Case(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+            class Attention(nn.Module):
+                def __init__(self, dim, attn_drop=0.1):
+                    super().__init__()
+                    self.attn_drop = nn.Dropout(attn_drop)
+
+                def forward(self, q, k, v):
+                    return F.scaled_dot_product_attention(q, k, v, dropout_p=self.attn_drop.p if self.training else 0.0)
+
+            attn = torch.compile(Attention(64))
+            """,
+            at=[(12, 16)], note="dropout_p read from an `nn.Dropout` whose probability defaults to 0.1",
         ),
     ]
 
