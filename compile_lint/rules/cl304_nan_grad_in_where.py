@@ -92,8 +92,9 @@ class NanGradInWhere(Rule):
 
     ## References
     - measured on torch 2.13 CPU, eager and compiled alike: the sRGB decode above at
-      `u = -0.1` gives a NaN gradient, clamped 0.0774; `fixtures/rules/CL304/` and
-      `compile-lint verify` on `fixtures/verify/` reproduce it
+      `u = -0.1` gives a NaN gradient, clamped 0.0774; a where over a count of a bool
+      mask does not require grad. `python scripts/measure/cl304_nan_grad.py` reproduces
+      all three; `fixtures/rules/CL304/` holds the hazard and its fix
     - kornia `color/rgb.py` clamps before `pow` (the correct spelling)
     - judged on corpus L (`bench/judged/verdicts.jsonl`): kornia `geometry/ransac.py`
       (a count of a bool mask passed as a `Tensor` parameter, its where reduced to an
