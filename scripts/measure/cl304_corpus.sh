@@ -4,9 +4,9 @@
 # regions, so each file is linted without the project context (--no-project: only the
 # related location of a finding would differ); only files mentioning `where` are read.
 #
-#   scripts/measure_cl304.sh [CHECKOUT] > cl304.txt      # corpus: $CORPUS_L or /work/corpus/src
+#   scripts/measure/cl304_corpus.sh [CHECKOUT] > cl304.txt      # corpus: $CORPUS_L or /work/corpus/src
 set -eu
-checkout=$(cd "${1:-$(dirname "$0")/..}" && pwd)
+checkout=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
 corpus=${CORPUS_L:-/work/corpus/src}
 python=${PYTHON:-python}
 files=$(grep -rlE --include='*.py' 'torch\.where|\.where\(' "$corpus" | sort)
