@@ -27,6 +27,7 @@ import ast
 from typing import Optional
 
 from .bindings import bindings_for
+from .facts import Fact
 
 # methods whose result never requires grad
 NO_GRAD_METHODS = frozenset({
@@ -353,3 +354,13 @@ def _own_nodes(func):
         yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             stack.extend(ast.iter_child_nodes(node))
+
+
+class GradientsFact(Fact):
+    """Which expressions of a file can carry a gradient (GradientFacts), asked once per file."""
+
+    name = "gradients"
+
+    @classmethod
+    def compute(cls, facts) -> GradientFacts:
+        return GradientFacts(facts)

@@ -18,7 +18,7 @@ from ..analysis.domains import (
     where_parts,
 )
 from ..analysis.facts import RegionsFact
-from ..analysis.gradients import GradientFacts, under_no_grad
+from ..analysis.gradients import GradientsFact, under_no_grad
 from ..analysis.region_queries import stmt_text
 from .base import Case, Rule
 
@@ -111,7 +111,7 @@ class NanGradInWhere(Rule):
     fix_safety = "unsafe"
     codemod = "codemods.clamp_branch_input:ClampBranchInput"
     requires = (b"where",)
-    needs = (RegionsFact, BindingsFact)  # fires wherever the code can be differentiated; names the region when there is one
+    needs = (RegionsFact, BindingsFact, GradientsFact)  # fires wherever the code can be differentiated; names the region when there is one
 
     valid = [
         Case(
@@ -424,7 +424,7 @@ class NanGradInWhere(Rule):
     ]
 
     def check(self, facts):
-        grads = GradientFacts(facts)
+        grads = facts.get(GradientsFact)
         for call in facts.nodes(ast.Call):
             parts = where_parts(facts, call)
             if parts is None or under_no_grad(facts, call):
