@@ -263,6 +263,10 @@ class GradientFacts:
         func = self.facts.enclosing_function(node)
         if func is None or isinstance(func, ast.Lambda):
             return True
+        own = list(_own_nodes(func))
+        shared = {n for g in own if isinstance(g, (ast.Global, ast.Nonlocal)) for n in g.names}
+        own_ids = {id(n) for n in own}
+        nested_reads = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and id(n) not in own_ids}
         derived: set[str] = set()
         pending = [node]
         while pending:
@@ -271,12 +275,11 @@ class GradientFacts:
             if target is True:
                 return True
             for name in target:
+                if name in shared or name in nested_reads:
+                    return True  # module state, or read by a closure that may outlive the call
                 if name not in derived:
                     derived.add(name)
-                    pending.extend(
-                        n for n in _own_nodes(func)
-                        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-                    )
+                    pending.extend(n for n in own if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load))
         return False
 
     def _flows_into(self, expr: ast.AST, func):

@@ -421,6 +421,20 @@ class NanGradInWhere(Rule):
             """,
             at=[(6, 47)], note="the where's result is kept on the object: a later loss may use it",
         ),
+        Case(
+            """
+            import torch
+
+            def train_step(model, img, target, opt):
+                u = model(img)
+                linear = torch.where(u <= 0.04045, u / 12.92, ((u + 0.055) / 1.055) ** 2.4)
+                loss = (linear - target).abs().mean()
+                loss.backward()
+                opt.step()
+                return loss.item()
+            """,
+            at=[(6, 51)], note="only a Python number is returned, but the loss is differentiated here",
+        ),
     ]
 
     def check(self, facts):
