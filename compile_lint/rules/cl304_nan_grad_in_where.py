@@ -433,6 +433,17 @@ class NanGradInWhere(Rule):
                 opt.step()
                 return loss.item()
             """,
+            fixed="""
+            import torch
+
+            def train_step(model, img, target, opt):
+                u = model(img)
+                linear = torch.where(u <= 0.04045, u / 12.92, ((u.clamp(min=0.04045) + 0.055) / 1.055) ** 2.4)
+                loss = (linear - target).abs().mean()
+                loss.backward()
+                opt.step()
+                return loss.item()
+            """,
             at=[(6, 51)], note="only a Python number is returned, but the loss is differentiated here",
         ),
     ]
