@@ -11,7 +11,11 @@ compiled function, or the output of a conv/matmul-like op, has the same bits in 
 - `is_computation`: arithmetic, an elementwise op or a reduction;
 - `inputs_to_convert`: the materialized low-precision inputs of that computation, to
   convert with `.float()` (empty when one input is itself a computation that cannot
-  be converted without changing eager).
+  be converted without changing eager);
+- `region_rounding`: how a region's compiled code rounds low-precision intermediates:
+  like eager (a non-Inductor backend), like eager except `pow` (Inductor with
+  `emulate_precision_casts = True`), or fused (Inductor's default). CL301 and CL302 ask
+  it once per region.
 """
 from __future__ import annotations
 
@@ -19,9 +23,24 @@ import ast
 from typing import Optional
 
 from .precision import CONVERT_METHODS, LOW
-from .region_queries import ELEMENTWISE, call_name, is_number
+from .region_queries import (
+    ELEMENTWISE,
+    call_name,
+    is_number,
+    region_sets_config,
+    runs_inductor,
+)
 
 CONVERSIONS = frozenset({"half", "bfloat16", "to", "type"})
+EAGER, EMULATED, FUSED = "eager", "emulated", "fused"
+
+
+def region_rounding(facts, region) -> str:
+    """EAGER, EMULATED or FUSED: how compiled code of `region` rounds fp16/bf16
+    intermediates (the rounding eager does after every op, or not)."""
+    if not runs_inductor(facts, region):
+        return EAGER
+    return EMULATED if region_sets_config(facts, region, "emulate_precision_casts", True) else FUSED
 
 
 def low_computation(facts, precision, operand) -> Optional[tuple[ast.AST, bool]]:

@@ -7,12 +7,11 @@ from ..analysis.bindings import BindingsFact
 from ..analysis.blends import blend_kind, low_precision_part
 from ..analysis.compiled_values import CompiledValuesFact
 from ..analysis.facts import RegionsFact
+from ..analysis.low_precision import EAGER, EMULATED, region_rounding
 from ..analysis.precision import SHORT, PrecisionFact, precision_for
 from ..analysis.region_queries import (
     ClassAttrsFact,
     region_nodes,
-    region_sets_config,
-    runs_inductor,
     stmt_text,
 )
 from .base import Case, Rule
@@ -349,8 +348,7 @@ class LowPrecisionBlend(Rule):
     def check(self, facts):
         precision = None
         reported: list[ast.AST] = []
-        emulate: dict[int, bool] = {}
-        inductor: dict[int, bool] = {}
+        rounding: dict[int, str] = {}
         for node, region in region_nodes(facts, (ast.BinOp, ast.Call)):
             kind = blend_kind(facts, node)
             if kind is None:
@@ -358,11 +356,10 @@ class LowPrecisionBlend(Rule):
             if any(r in facts.ancestors(node) for r in reported):
                 continue
             key = id(region)
-            if key not in inductor:
-                inductor[key] = runs_inductor(facts, region)
-                emulate[key] = region_sets_config(facts, region, "emulate_precision_casts", True)
-            if not inductor[key] or (emulate[key] and kind != "gamma curve"):
-                continue
+            if key not in rounding:
+                rounding[key] = region_rounding(facts, region)
+            if rounding[key] == EAGER or (rounding[key] == EMULATED and kind != "gamma curve"):
+                continue  # rounds like eager (emulated casts still fuse `pow`)
             precision = precision or precision_for(facts)
             low = low_precision_part(facts, precision, node, kind)
             if low is None:

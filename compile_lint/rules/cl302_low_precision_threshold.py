@@ -6,14 +6,17 @@ from textwrap import dedent
 from ..analysis.bindings import BindingsFact
 from ..analysis.compiled_values import CompiledValuesFact
 from ..analysis.facts import RegionsFact
-from ..analysis.low_precision import inputs_to_convert, low_computation
+from ..analysis.low_precision import (
+    FUSED,
+    inputs_to_convert,
+    low_computation,
+    region_rounding,
+)
 from ..analysis.precision import SHORT, PrecisionFact, precision_for
 from ..analysis.region_queries import (
     ClassAttrsFact,
     call_name,
     region_nodes,
-    region_sets_config,
-    runs_inductor,
     stmt_text,
 )
 from .base import Case, Rule
@@ -280,16 +283,16 @@ class LowPrecisionThreshold(Rule):
 
     def check(self, facts):
         precision = None
-        skip: dict[int, bool] = {}
+        rounding: dict[int, str] = {}
         for node, region in region_nodes(facts, (ast.Compare, ast.Call)):
             operands = self._operands(facts, node)
             if not operands:
                 continue
             key = id(region)
-            if key not in skip:
-                skip[key] = not runs_inductor(facts, region) or region_sets_config(facts, region, "emulate_precision_casts", True)
-            if skip[key]:
-                continue
+            if key not in rounding:
+                rounding[key] = region_rounding(facts, region)
+            if rounding[key] != FUSED:
+                continue  # rounds like eager
             precision = precision or precision_for(facts)
             for operand in operands:
                 computed = low_computation(facts, precision, operand)
