@@ -403,19 +403,17 @@ class Precision:
         return _UNKNOWN
 
     def _conversions(self, scope) -> dict[str, list[tuple[tuple[int, int], "_ModuleConversion", ast.AST]]]:
-        """In-place module conversions (`model.half()` as a statement) of one scope, by name."""
-        key = id(scope)
-        found = self._bindings.get(key)
-        if found is None:
-            found = {}
+        """In-place module conversions (`model.half()` as a statement) of one scope, by name
+        (all scopes' found in one pass over the file's statements)."""
+        if not self._bindings:
+            self._bindings[-1] = {}  # the pass ran
             for stmt in self.facts.nodes(ast.Expr):
                 call = stmt.value
                 f = call.func if isinstance(call, ast.Call) else None
                 if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.attr in ("half", "bfloat16", "float", "to"):
-                    if self.bindings.scope_around(stmt) is scope:
-                        found.setdefault(f.value.id, []).append(((stmt.lineno, stmt.col_offset), _ModuleConversion(call), stmt))
-            self._bindings[key] = found
-        return found
+                    table = self._bindings.setdefault(id(self.bindings.scope_around(stmt)), {})
+                    table.setdefault(f.value.id, []).append(((stmt.lineno, stmt.col_offset), _ModuleConversion(call), stmt))
+        return self._bindings.get(id(scope), {})
 
     def _entries(self, scope, name: str) -> list:
         """(position, value, statement) of every binding of `name` in `scope` and every
