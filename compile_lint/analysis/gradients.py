@@ -46,8 +46,15 @@ PASS_METHODS = frozenset({
 NO_GRAD_FUNCS = NO_GRAD_METHODS | frozenset({
     "arange", "zeros", "ones", "full", "empty", "tensor", "as_tensor", "scalar_tensor", "zeros_like", "ones_like",
     "full_like", "empty_like", "linspace", "eye", "randint", "bucketize", "searchsorted", "numel",
-    "where_nonzero",
+    "where_nonzero", "one_hot", "bincount", "histc", "isclose", "randperm",
 })
+# dtypes that never carry a gradient: `.to(torch.long)`, `.type(torch.bool)`
+INTEGER_DTYPES = frozenset({
+    "torch.bool", "torch.uint8", "torch.int8", "torch.int16", "torch.int32", "torch.int64",
+    "torch.int", "torch.long", "torch.short",
+})
+# attributes of torch's result tuples that hold integer indices (`x.max(1).indices`)
+INDEX_ATTRS = frozenset({"indices"})
 PASS_FUNCS = PASS_METHODS
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 PY_NUMBER_ANNOTATIONS = frozenset({"int", "float", "bool"})
@@ -116,15 +123,16 @@ class GradientFacts:
         if isinstance(expr, ast.Subscript):
             return self.no_grad(expr.value, seen)
         if isinstance(expr, ast.Attribute):
-            if expr.attr in ("shape", "ndim", "dtype", "device"):
-                return True
-            return False
+            return expr.attr in ("shape", "ndim", "dtype", "device") or expr.attr in INDEX_ATTRS
         if isinstance(expr, ast.IfExp):
             return self.no_grad(expr.body, seen) and self.no_grad(expr.orelse, seen)
         if isinstance(expr, ast.Call):
             dotted = facts.resolve(expr.func) or ""
             if dotted in PY_NUMBERS:
                 return True
+            if any(facts.resolve(a) in INTEGER_DTYPES for a in [*expr.args, *(k.value for k in expr.keywords if k.arg == "dtype")]):
+                if isinstance(expr.func, ast.Attribute) and expr.func.attr in ("to", "type"):
+                    return True  # `.to(torch.long)`: an integer tensor
             if isinstance(expr.func, ast.Attribute) and not dotted.startswith("torch."):
                 name = expr.func.attr
                 if name in NO_GRAD_METHODS:

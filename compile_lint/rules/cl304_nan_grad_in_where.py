@@ -257,6 +257,20 @@ class NanGradInWhere(Rule):
             """,
             note="a count of a bool mask unpacked from what a private helper returns",
         ),
+        Case(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            def class_balance(logits, labels, num_classes: int):
+                hits = F.one_hot(labels, num_classes).sum(0)
+                top = logits.topk(5, dim=-1).indices
+                votes = torch.bincount(top.flatten(), minlength=num_classes).to(torch.float32)
+                picked = (logits.argmax(-1) == labels).to(torch.long).sum()
+                return torch.where(hits > 0, votes / hits, 0.0), torch.where(picked > 0, 1.0 / picked, 0.0)
+            """,
+            note="one-hot counts, top-k indices, bincounts and integer casts carry no gradient",
+        ),
     ]
     invalid = [
         Case(
