@@ -1,9 +1,10 @@
 """Which expressions can carry a gradient, and which values can reach a backward pass.
 
 A gradient flows only through differentiable float tensors. Comparisons, boolean and
-bitwise ops, counts (`(x > t).sum()`), integer casts (`.long()`), `.detach()`,
-`argmax`, sizes and Python numbers (parameters annotated `int` / `float` / `bool`)
-carry none, and neither does arithmetic on them only. Across a function boundary:
+bitwise ops, counts (`(x > t).sum()`, `bincount`, `one_hot`), integer casts
+(`.long()`, `.to(torch.int64)`), `.detach()`, `argmax` and `.indices`, sizes and Python
+numbers (parameters annotated `int` / `float` / `bool`) carry none, and neither does
+arithmetic on them only. Across a function boundary:
 
 - a parameter carries none when every call of its function passes a value that
   carries none (`self._ratio(errors <= t)`); the calls are known only for a private
