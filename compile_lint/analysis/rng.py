@@ -84,8 +84,9 @@ def random_draw(facts, call: ast.Call) -> Optional[tuple[str, bool]]:
 def always_zero(facts, at, p) -> bool:
     """A dropout probability that is 0 whenever it is read: `0.0`; `a if c else b` with
     both zero; `self.p` set only to 0 in the class; `self.drop.p` where every
-    `self.drop = nn.Dropout(q)` of the class has `q` zero (a literal, or a parameter
-    of the method defaulting to 0, timm's `proj_drop=0.`)."""
+    `self.drop = nn.Dropout(q)` of the class has a literal `q` of 0 (a `q` that is a
+    constructor parameter defaulting to 0 is still reported, as latent: configurations
+    set it)."""
     if number_value(p) == 0:
         return True
     if isinstance(p, ast.IfExp):
@@ -94,8 +95,8 @@ def always_zero(facts, at, p) -> bool:
     if not text.startswith("self."):
         return False
     if text.count(".") == 2 and text.endswith(".p"):
-        modules = [(node, value) for node, value in class_attrs(facts, at).get(text.split(".")[1], ())]
-        return bool(modules) and all(_zero_dropout(facts, node, value) for node, value in modules)
+        modules = [value for _, value in class_attrs(facts, at).get(text.split(".")[1], ())]
+        return bool(modules) and all(_dropout_module_p(facts, value) in (0, 0.0) for value in modules)
     if text.count(".") == 1:
         cls = next((a for a in facts.ancestors(at) if isinstance(a, ast.ClassDef)), None)
         values = [
@@ -106,11 +107,18 @@ def always_zero(facts, at, p) -> bool:
     return False
 
 
-def _zero_dropout(facts, stmt, module: ast.Call) -> bool:
-    """`nn.Dropout(q)` with `q` zero (a literal, or a parameter defaulting to 0)."""
+def _dropout_module_p(facts, module: ast.Call) -> Optional[float]:
+    """The literal probability of `nn.Dropout(q)` (0.5 when not given); None when `q` is
+    not a number or `module` is not a dropout layer."""
     dotted = facts.resolve(module.func) or ""
     if not (dotted.startswith("torch.nn.") and dotted.rsplit(".", 1)[-1] in DROPOUT_MODULES):
-        return False
+        return None
+    p = module.args[0] if module.args else next((k.value for k in module.keywords if k.arg == "p"), None)
+    return 0.5 if p is None else number_value(p)
+
+
+def _zero_dropout(facts, stmt, module: ast.Call) -> bool:
+    """`nn.Dropout(q)` with `q` zero (a literal, or a parameter defaulting to 0)."""
     p = module.args[0] if module.args else next((k.value for k in module.keywords if k.arg == "p"), None)
     return p is not None and (number_value(p) == 0 or _zero_default(facts, stmt, p))
 

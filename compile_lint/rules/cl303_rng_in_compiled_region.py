@@ -30,9 +30,9 @@ class RngInCompiledRegion(Rule):
     compiled module is known to be in eval mode.
 
     A probability that is always 0 draws nothing and is quiet: `p=0`, `self.p` set only
-    to 0 in the class, `self.drop.p` of an `nn.Dropout(0.0)` (or of one whose
-    probability is a parameter defaulting to 0), and `a if self.training else b` with
-    both zero (a finding on timm `iformer.py` of corpus L judged false by
+    to 0 in the class, `self.drop.p` of an `nn.Dropout(0.0)` (a probability that is a
+    constructor parameter defaulting to 0 is reported: configurations set it), and
+    `a if self.training else b` with both zero (a finding on timm `iformer.py` of corpus L judged false by
     `bench/judged/run.py`; its shape is a valid case). Dropout that depends on `self.training` is quiet when the compile site shows the
     module in eval mode (`torch.compile(model.eval())`, or `model.eval()` before the
     compile) and the site's file never calls `.train()` on it: in eval mode dropout
