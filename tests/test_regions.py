@@ -55,6 +55,7 @@ def test_relative_imports():
 
 
 def regions_for(tmp_path, files):
+    (tmp_path / "pyproject.toml").write_text("")  # a project: module names start at its root
     paths = []
     for rel, src in files.items():
         path = tmp_path / rel
@@ -178,6 +179,7 @@ def test_cross_file_regions(tmp_path):
 
 
 def test_configured_wrappers(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "lib.py").write_text("def trace_it(m):\n    return magic(m)\n")
     (tmp_path / "use.py").write_text(
         "from torch import nn\nfrom lib import trace_it\nclass M(nn.Module):\n    def forward(self, x):\n        return x\nm = trace_it(M())\n"

@@ -482,3 +482,60 @@ def test_a_factory_branching_on_a_string_parameter_builds_what_the_call_asks_for
     assert targets(data, "load.py", 14) == ["model.py:Net"]
     assert targets(data, "load.py", 15) == ["model.py:Other"]
     assert targets(data, "load.py", 16) == ["model.py:Net", "model.py:Other"]
+
+
+def test_same_named_scripts_stay_apart_without_a_project_marker(tmp_path):
+    index, data = project(tmp_path, {
+        "a/model.py": """
+        import torch
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return x
+        """,
+        "a/export.py": """
+        import torch
+        from model import Net
+
+        traced = torch.jit.trace(Net(), torch.randn(2, 3))
+        """,
+        "b/model.py": """
+        import torch
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return x
+        """,
+    }, marker=False)
+    assert targets(data, "a/export.py", 5) == ["a/model.py:Net"]
+    assert len({s.module for s in index.summaries}) == 3
+
+
+def test_helper_nested_in_a_method_is_no_method(tmp_path):
+    # `_maybe_compile(mod)` defined inside `__init__`: its first parameter is the module
+    # passed in, not the object being built, so only that module is compiled
+    index, data = project(tmp_path, {
+        "det.py": """
+        import torch
+        from torch import nn
+
+        class Pyramid(nn.Module):
+            def forward(self, x):
+                return x * 2
+
+        class Det(nn.Module):
+            def __init__(self, pyr=None, compile_subs=False):
+                super().__init__()
+
+                def _maybe_compile(mod, name):
+                    return torch.compile(mod) if compile_subs else mod
+
+                if pyr is None:
+                    pyr = Pyramid()
+                self.pyr = _maybe_compile(pyr, "pyr")
+
+            def forward(self, x):
+                return self.pyr(x) * int(x.sum().item())
+        """,
+    })
+    assert targets(data, "det.py", 14) == ["det.py:Pyramid"]

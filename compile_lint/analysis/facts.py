@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import Any, Callable, ClassVar, Iterator, Optional
 
 from ..source import SourceFile
-from .names import NameTable
+from .names import NameTable, import_prefixes
 from .project import Project, RegionView, kinds_of
 from .regions import RegionInfo, def_qualnames, lambda_qualname
 from .walk import walk
@@ -164,8 +164,14 @@ class ModuleFacts:
         return None
 
     def region_of_def(self, dotted: str) -> Optional[RegionInfo]:
-        """The region of a def by its dotted name (`pkg.mod.Class.forward`), any file."""
-        return self._regions.get(dotted)
+        """The region of a def by its dotted name as this file's imports write it
+        (`pkg.mod.Class.forward`), any file: a script in `tools/` importing `pkg.mod`
+        means the module named `tools.pkg.mod` first (names.import_prefixes)."""
+        for prefix in import_prefixes(self.path):
+            region = self._regions.get(prefix + dotted)
+            if region is not None:
+                return region
+        return None
 
     def has_region(self, kind: Optional[str] = None) -> bool:
         """Cheap: could any code in this file be in a region (of `kind`)? Rules that

@@ -27,7 +27,8 @@ class Partial:
     keywords: tuple[tuple[str, ast.expr], ...]
 
 
-ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+# a config file marks a project too: its folder is the root `find_project_root` gives
+ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git", "compile-lint.toml", ".compile-lint.toml")
 
 
 def _has_init(folder: str, cache: dict) -> bool:
@@ -53,8 +54,8 @@ def _marked_root(folder: str, cache: dict) -> Optional[str]:
 
 def import_root(path: str, _cache: dict = {}) -> tuple[str, tuple[str, ...]]:
     """The folder `path` is imported from (above its top package, or its own folder for
-    a script), and that folder's parts below the project root ("" parts when the root
-    is the folder itself or no project root is known)."""
+    a script), and that folder's parts below the project root (none when the root is
+    the folder itself; all of its path when no project root is known)."""
     folder = os.path.dirname(os.path.abspath(path))
     while _has_init(folder, _cache):
         parent = os.path.dirname(folder)
@@ -62,9 +63,12 @@ def import_root(path: str, _cache: dict = {}) -> tuple[str, tuple[str, ...]]:
             break
         folder = parent
     root = _marked_root(folder, _cache)
-    if root is None or root == folder:
+    if root == folder:
         return folder, ()
-    rel = os.path.relpath(folder, root)
+    # With no project marker above, the folder's whole path is the prefix: two script
+    # folders (`a/train.py`, `b/train.py`) must never become one module, and the name
+    # must not depend on which files a run was given (the cache keys on it).
+    rel = os.path.relpath(folder, root) if root is not None else os.path.splitdrive(folder)[1]
     return folder, tuple(part.replace(".", "_") for part in rel.split(os.sep) if part and part != ".")
 
 

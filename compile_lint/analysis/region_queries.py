@@ -192,3 +192,114 @@ __all__ = [
     "ClassAttrsFact", "ELEMENTWISE", "FUNCTION_NODES", "call_name", "chain_text", "class_attrs", "def_name", "facts_for_path", "file_sets_config", "is_number", "number_value",
     "region_nodes", "region_sets_config", "runs_inductor", "same", "stmt_text",
 ]
+
+
+# -- code that compiled code does not run, and Dynamo flags around a region (CL508) ------
+from .project import path_for_module  # noqa: E402  (this section was appended: module is append-only)
+from .torch_api import DYNAMO_CONFIG, IS_COMPILING_FUNCS  # noqa: E402
+
+CASTS = frozenset({"builtins.float", "builtins.int", "builtins.bool"})
+NUMBERS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "numbers.Number", "numbers.Real"})
+
+
+def eager_only(facts: ModuleFacts, node: ast.AST) -> bool:
+    """`node` sits in a branch that only runs eagerly (`if not is_compiling():`, also
+    through the project's own wrapper of it), or is a cast `float(x)`/`int(x)`/`bool(x)`
+    under `if isinstance(x, (int, float)):`, where `x` is a Python number."""
+    child = node
+    for anc in facts.ancestors(node):
+        if isinstance(anc, (ast.If, ast.IfExp)):
+            negated = isinstance(anc.test, ast.UnaryOp) and isinstance(anc.test.op, ast.Not)
+            inner = anc.test.operand if negated else anc.test
+            in_body = child in anc.body if isinstance(anc, ast.If) else child is anc.body
+            if isinstance(inner, ast.Call) and in_body == negated and is_compiling_test(facts, inner):
+                return True
+            if in_body and not negated and isinstance(node, ast.Call) and facts.resolve(node.func) in CASTS \
+                    and node.args and python_number_test(facts, inner, node.args[0]):
+                return True
+        if isinstance(anc, FUNCTION_NODES):
+            return False
+        child = anc
+    return False
+
+
+def python_number_test(facts: ModuleFacts, test: ast.AST, value: ast.AST) -> bool:
+    """`isinstance(x, (int, float))` about the name `value`: true only for Python numbers."""
+    if not (isinstance(test, ast.Call) and facts.resolve(test.func) == "builtins.isinstance" and len(test.args) == 2):
+        return False
+    subject, kinds = test.args
+    if not (isinstance(subject, ast.Name) and isinstance(value, ast.Name) and subject.id == value.id):
+        return False
+    kinds = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+    return bool(kinds) and all(facts.resolve(k) in NUMBERS for k in kinds)
+
+
+def is_compiling_test(facts: ModuleFacts, call: ast.Call) -> bool:
+    """A call of `torch.compiler.is_compiling()` (or its kin), or of a project function
+    whose one `return` reads such a helper (`def is_compiling(): return bool(_check())` with
+    `_check = getattr(torch.compiler, "is_compiling", None)`), in this file or in the module
+    it is imported from."""
+    dotted = facts.resolve(call.func)
+    if dotted in IS_COMPILING_FUNCS:
+        return True
+    if not dotted or "." not in dotted or dotted.startswith(("torch.", "builtins.")):
+        return False
+    module, name = dotted.rsplit(".", 1)
+    owner: Optional[ModuleFacts] = facts
+    if module != facts.names.module:
+        path = path_for_module(facts, module)
+        owner = facts.project.facts_for_path(facts, path) if path else None
+    for stmt in owner.tree.body if owner is not None else ():
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
+            body = [s for s in stmt.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+                return False
+            names = {n.id for n in ast.walk(body[0].value) if isinstance(n, ast.Name)}
+            helpers = [s.value for s in owner.tree.body if isinstance(s, ast.Assign)
+                       and any(isinstance(t, ast.Name) and t.id in names for t in s.targets)]
+            return any(_reads_is_compiling(owner, expr) for expr in [body[0].value, *helpers])
+    return False
+
+
+def _reads_is_compiling(facts: ModuleFacts, expr: ast.AST) -> bool:
+    """`expr` reads `torch.compiler.is_compiling` (or kin), directly or as
+    `getattr(torch.compiler, "is_compiling", None)`."""
+    return any(
+        (isinstance(n, (ast.Name, ast.Attribute)) and facts.resolve(n) in IS_COMPILING_FUNCS)
+        or (isinstance(n, ast.Constant) and n.value in ("is_compiling", "is_dynamo_compiling"))
+        for n in ast.walk(expr)
+    )
+
+
+def dynamo_flag_on(facts: ModuleFacts, region: Optional[RegionInfo], key: str) -> bool:
+    """`torch._dynamo.config.<key>` is turned on (assignment, `setattr`, `patch(...)`) in this
+    file, or in the file of every compile site of the region: Dynamo reads it when the call
+    compiles, wherever the compiled code lives."""
+    if _file_sets_dynamo(facts, key):
+        return True
+    if region is None or not region.sites:
+        return False
+    for site in region.sites:
+        other = facts.project.facts_for_path(facts, site.path)
+        if other is None or not _file_sets_dynamo(other, key):
+            return False
+    return True
+
+
+def _file_sets_dynamo(facts: ModuleFacts, key: str) -> bool:
+    flag = f"{DYNAMO_CONFIG}.{key}"
+    for node in facts.nodes(ast.Assign):
+        if any(facts.resolve(t) == flag for t in node.targets) and literal(node.value) is True:
+            return True
+    for call in facts.nodes(ast.Call):
+        dotted = facts.resolve(call.func)
+        if dotted == DYNAMO_CONFIG + ".patch":
+            pairs = [(k.arg, k.value) for k in call.keywords] + ([tuple(call.args[:2])] if len(call.args) == 2 else [])
+            if isinstance(call.args[0] if call.args else None, ast.Dict):
+                pairs += list(zip(call.args[0].keys, call.args[0].values))
+            if any((k == key or literal(k) == key) and literal(v) is True for k, v in pairs if k is not None):
+                return True
+        elif dotted == "builtins.setattr" and len(call.args) == 3 and facts.resolve(call.args[0]) == DYNAMO_CONFIG:
+            if literal(call.args[1]) == key and literal(call.args[2]) is True:
+                return True
+    return False

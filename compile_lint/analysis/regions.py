@@ -453,7 +453,11 @@ class _Summarizer:
         params = [a.arg for a in positional + args.kwonlyargs]
         info.params = tuple(params)
         self_kind = None
-        if cls is not None:
+        # a def nested in a method is no method: its first parameter is not `self`
+        # (`def _maybe_compile(mod, name)` inside `__init__`); it still sees the
+        # method's `self` as a free name, and `cls` for `self.x` references
+        is_method = cls is not None and qualname == f"{cls.qualname}.{node.name}"
+        if is_method:
             kinds = {self.names.resolve(d) for d in node.decorator_list}
             if "builtins.staticmethod" in kinds:
                 info.method_kind = "static"
@@ -490,7 +494,7 @@ class _Summarizer:
             if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and id(inner) in self.qualnames:
                 local[inner.name] = Ref(self.summary.dotted(self.qualnames[id(inner)]))
         wrapped = [p for p in params[: len(positional)]]
-        if cls is not None and wrapped and self_kind:
+        if is_method and wrapped and self_kind:
             wrapped = wrapped[1:]
         self._visit_body(nodes, local, cls, cls_dotted, info, scope)
         self._wraps_param = None

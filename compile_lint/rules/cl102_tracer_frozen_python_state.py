@@ -1,31 +1,12 @@
 from __future__ import annotations
 
-import ast
-
-from ..analysis.classes import (
-    local_class_region,
-    calls_of_name,
-    class_region,
-    enclosing_loops,
-    init_attr_kinds,
-    instance_writes,
-    is_module_class,
-    is_write_target,
-    labelled,
-    local_class,
-    loop_value_kind,
-    method_attr_writes,
-    methods,
-    python_kind,
-    scopes,
-    self_reads,
-    site_of_kind,
-    wraps_in,
+from ..analysis.attr_changes import (
+    ClassStateFact, changed_reads, escapes, instance_changes, maybe_python_value, read_in_region,
 )
-from ..analysis.walk import walk as _walk
-from ..analysis.walk import walk_scope as _walk_scope
-from .base import Case, Related, Rule
+from ..analysis.classes import labelled, site_of_kind
 from ..analysis.facts import RegionsFact
+from ..analysis.walk import walk
+from .base import Case, Related, Rule
 
 KINDS = frozenset({"int", "float", "bool", "list", "tuple"})
 
@@ -99,7 +80,7 @@ class TracerFrozenPythonState(Rule):
       record only tensor operations; Python values become constants)
     """
 
-    needs = (RegionsFact,)
+    needs = (RegionsFact, ClassStateFact)
     code = "CL102"
     name = "tracer-frozen-python-state"
     summary = "Traced module reads a Python attribute that is changed after tracing"
@@ -434,156 +415,41 @@ class TracerFrozenPythonState(Rule):
 
     # `self.x` read in traced code, changed in a method
     def _class_side(self, facts):
-        for cls in facts.nodes(ast.ClassDef):
-            # the traced methods first: most classes have none, and the attribute
-            # facts below walk every method
-            traced = {name: (method, region) for name, method in methods(cls).items()
-                      if (region := facts.in_region(method, "traced")) is not None}
-            if not traced:
+        done: set[tuple[int, str]] = set()
+        for read in changed_reads(facts, "traced", KINDS):
+            if read.augmented or (id(read.cls), read.attr) in done:
                 continue
-            kinds = {a: k for a, k in init_attr_kinds(facts, cls).items() if k[0] in KINDS}
-            if not kinds or not is_module_class(facts, cls):
-                continue
-            writes = method_attr_writes(facts, cls)
-            done: set[str] = set()
-            for name, (method, region) in traced.items():
-                reads = sorted(self_reads(method), key=lambda r: (r[1].lineno, r[1].col_offset))
-                for attr, node in reads:
-                    if attr in done or attr not in kinds or attr not in writes or is_write_target(facts, node):
-                        continue
-                    done.add(attr)
-                    kind = kinds[attr][0]
-                    write = writes[attr][0]
-                    yield self.finding(
-                        facts, node,
-                        f"traced `{cls.name}.{name}` reads `{facts.text(node)}`, which `{write.where}` changes: "
-                        "the trace keeps the old value",
-                        region=labelled(region, "traced"),
-                        related=[Related(facts.path, write.node.lineno, write.node.col_offset + 1, f"{write.how} here")],
-                    )
+            done.add((id(read.cls), read.attr))
+            write = read.write
+            yield self.finding(
+                facts, read.node,
+                f"traced `{read.cls.name}.{read.method}` reads `{facts.text(read.node)}`, which `{write.where}` changes: "
+                "the trace keeps the old value",
+                region=labelled(read.region, "traced"),
+                related=[Related(facts.path, write.node.lineno, write.node.col_offset + 1, f"{write.how} here")],
+            )
 
-    # `model.x = ...` after `traced = torch.jit.trace(model, ...)`, then `traced(...)`
+    # `model.x = ...` after `traced = torch.jit.trace(model, ...)`, then `traced(...)` or the trace leaves the scope
     def _instance_side(self, facts):
-        for owner, body in scopes(facts, "traced"):
-            wraps, _known = wraps_in(facts, body)
-            for wrap in wraps:
-                if wrap.kind != "traced":
+        for change in instance_changes(facts, "traced"):
+            wrap, node = change.wrap, change.node
+            if change.cls is not None:
+                if change.kind not in KINDS or change.attr not in read_in_region(facts, change.cls, "traced"):
                     continue
-                later_calls = [c for c in calls_of_name(body, wrap.result) if c.lineno > wrap.call.lineno]
-                escapes = self._escapes(facts, owner, body, wrap)
-                if not later_calls and not escapes:
-                    continue
-                local = local_class(facts, wrap.cls)
-                if local is not None:
-                    kinds = init_attr_kinds(facts, local)
-                    read = self._read_in_traced_code(facts, local)
-                    region = local_class_region(facts, local, "traced")
-                else:
-                    kinds, read = {}, None
-                    region = class_region(facts, wrap.cls, "traced")
-                if region is None:
-                    continue
-                for _name, attr, node, how in instance_writes(body, [wrap.instance]):
-                    if node.lineno <= wrap.call.lineno:
-                        continue
-                    loops = enclosing_loops(facts, node)
-                    used_after = any(
-                        c.lineno > node.lineno or any(c in _walk(loop) for loop in loops) for c in later_calls
-                    )
-                    escape = next((e for e in escapes if e[0] is None or e[0] > node.lineno), None)
-                    if not used_after and escape is None:
-                        continue
-                    if local is not None:
-                        if attr not in kinds or kinds[attr][0] not in KINDS or attr not in read:
-                            continue
-                        kind = kinds[attr][0]
-                    else:
-                        kind = self._value_kind(facts, node, how)
-                        if kind is None and self._maybe_python(facts, node):
-                            kind = "Python value"
-                        if kind not in KINDS and kind != "Python value":
-                            continue
-                    site = site_of_kind(region, "traced")
-                    api = site.api if site is not None and site.api.startswith("torch.") else "the tracer"
-                    related = []
-                    tail = ""
-                    if used_after:
-                        call = next(c for c in later_calls if c.lineno > node.lineno or any(c in _walk(l) for l in loops))
-                        related = [Related(facts.path, call.lineno, call.col_offset + 1, f"`{wrap.result}` is called here")]
-                    else:
-                        tail = f"; it {escape[1]}"
-                    yield self.finding(
-                        facts, node,
-                        f"`{wrap.instance}.{attr}` is {how} after `{api}` traced `{wrap.instance}`: "
-                        f"`{wrap.result}` keeps the old value{tail}",
-                        region=labelled(region, "traced"),
-                        related=related,
-                    )
-
-    @staticmethod
-    def _escapes(facts, owner, body, wrap) -> list[tuple]:
-        """(row or None, how) for each way the traced result leaves this scope, to be
-        used by code that runs later and that the linter may not see: returned, saved,
-        stored on an object, or a module global read by a function."""
-        name = wrap.result
-        out: list[tuple] = []
-        for node in _walk_scope(body):
-            if isinstance(node, ast.Return) and node.value is not None:
-                if any(isinstance(n, ast.Name) and n.id == name for n in _walk(node.value)):
-                    out.append((node.lineno, f"is returned at line {node.lineno}"))
-            elif isinstance(node, ast.Call):
-                func = node.func
-                saved = isinstance(func, ast.Attribute) and func.attr == "save" and isinstance(func.value, ast.Name) and func.value.id == name
-                saved = saved or (
-                    facts.resolve(func) in ("torch.jit.save", "torch.save")
-                    and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == name
-                )
-                if saved:
-                    out.append((node.lineno, f"is saved at line {node.lineno}"))
-            elif isinstance(node, ast.Assign) and node.lineno > wrap.call.lineno:
-                if isinstance(node.value, ast.Name) and node.value.id == name:
-                    for target in node.targets:
-                        if isinstance(target, (ast.Attribute, ast.Subscript)):
-                            out.append((None, f"is stored in `{facts.text(target)}` at line {node.lineno}"))
-        if owner is facts.tree:
-            for func in facts.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
-                if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in _walk(func)):
-                    out.append((None, f"is a module global read by `{func.name}` (line {func.lineno})"))
-                    break
-        return out
-
-    @staticmethod
-    def _read_in_traced_code(facts, cls) -> set[str]:
-        out: set[str] = set()
-        for method in methods(cls).values():
-            if facts.in_region(method, "traced"):
-                out |= {attr for attr, _ in self_reads(method)}
-        return out
-
-    @staticmethod
-    def _maybe_python(facts, node) -> bool:
-        """A value of unknown type that is not plainly a tensor or a module
-        (`shot["exposure"]`, `cfg.gamma`): the class is elsewhere, so this is as far
-        as the file can tell."""
-        if not isinstance(node, ast.Assign):
-            return False
-        for sub in _walk(node.value):
-            if isinstance(sub, ast.Call):
-                dotted = facts.resolve(sub.func) or ""
-                last = dotted.rsplit(".", 1)[-1] if dotted else getattr(sub.func, "attr", "")
-                if dotted.startswith("torch.") or last[:1].isupper():
-                    return False
-        return True
-
-    @staticmethod
-    def _value_kind(facts, node, how):
-        if isinstance(node, ast.Assign):
-            kind = python_kind(facts, node.value, {})
-            if kind is None and isinstance(node.value, ast.Name):
-                kind = loop_value_kind(facts, node.value.id, node)
-            return kind
-        if isinstance(node, ast.AugAssign):
-            return python_kind(facts, node.value, {})
-        if isinstance(node, ast.Call) and node.func.attr in ("reverse", "sort"):
-            return "list"
-        return None
+            elif change.kind not in KINDS and not (change.kind is None and maybe_python_value(facts, node)):
+                continue
+            later = [c for c in change.calls if c.lineno > wrap.call.lineno]
+            call = next((c for c in later if c.lineno > node.lineno or any(c in walk(l) for l in change.loops)), None)
+            escape = next((e for e in escapes(facts, change.owner, change.body, wrap.result, wrap.call.lineno)
+                           if e[0] is None or e[0] > node.lineno), None)
+            if call is None and escape is None:
+                continue
+            site = site_of_kind(change.region, "traced")
+            api = site.api if site is not None and site.api.startswith("torch.") else "the tracer"
+            yield self.finding(
+                facts, node,
+                f"`{wrap.instance}.{change.attr}` is {change.how} after `{api}` traced `{wrap.instance}`: "
+                f"`{wrap.result}` keeps the old value" + (f"; it {escape[1]}" if call is None else ""),
+                region=labelled(change.region, "traced"),
+                related=[Related(facts.path, call.lineno, call.col_offset + 1, f"`{wrap.result}` is called here")] if call else [],
+            )

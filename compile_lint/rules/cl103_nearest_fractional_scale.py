@@ -1,68 +1,13 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional
 
 from ..analysis.classes import labelled
-from ..analysis.walk import walk as _walk
+from ..analysis.resize_calls import MISSING, NEAREST_SIGNATURES, RESIZE_MODULES, call_arg, const_value
 from ..analysis.region_queries import stmt_text
 from .base import Case, Related, Rule
 from ..analysis.facts import RegionsFact
 from ..analysis.torch_api import COMPILE
-
-# callee -> (positions of scale_factor, mode, recompute_scale_factor; fixed mode or None)
-_SIGNATURES = {
-    "torch.nn.functional.interpolate": (2, 3, 5, None),
-    "torch.nn.functional.upsample": (2, 3, None, None),
-    "torch.nn.functional.upsample_nearest": (2, None, None, "nearest"),
-    "torch.nn.Upsample": (1, 2, 4, None),
-    "torch.nn.modules.upsampling.Upsample": (1, 2, 4, None),
-    "torch.nn.UpsamplingNearest2d": (1, None, None, "nearest"),
-    "torch.nn.modules.upsampling.UpsamplingNearest2d": (1, None, None, "nearest"),
-}
-_MODULES = frozenset(k for k in _SIGNATURES if k.rsplit(".", 1)[-1][:1].isupper())
-_MISSING = object()
-
-
-def _arg(call: ast.Call, index: Optional[int], name: str):
-    for kw in call.keywords:
-        if kw.arg == name:
-            return kw.value
-    if index is not None and index < len(call.args):
-        return call.args[index]
-    return _MISSING
-
-
-def const_value(facts, expr):
-    """A literal, or a name bound once, in this function or at module level, to one."""
-    try:
-        return ast.literal_eval(expr)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        pass
-    if not isinstance(expr, ast.Name):
-        return _MISSING
-    scopes = []
-    func = facts.enclosing_function(expr)
-    if func is not None and not isinstance(func, ast.Lambda):
-        scopes.append(func.body)
-    scopes.append(facts.tree.body)
-    for body in scopes:
-        values = []
-        nodes = body if body is facts.tree.body else [n for stmt in body for n in _walk(stmt)]
-        for node in nodes:
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == expr.id for t in node.targets):
-                values.append(node.value)
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name) and node.target.id == expr.id:
-                values.append(node.value)
-        if len(values) == 1 and values[0] is not None:
-            try:
-                return ast.literal_eval(values[0])
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                return _MISSING
-        if values:
-            return _MISSING
-    return _MISSING
-
 
 # Eager's nearest kernels copy a dimension whose size does not change, and (CPU)
 # take `i >> 1` for an output exactly twice the input; the compiled decomposition
@@ -393,25 +338,25 @@ class NearestFractionalScale(Rule):
             return
         for call in facts.nodes(ast.Call):
             dotted = facts.resolve(call.func)
-            sig = _SIGNATURES.get(dotted or "")
+            sig = NEAREST_SIGNATURES.get(dotted or "")
             if sig is None or any(kw.arg is None for kw in call.keywords):
                 continue
             scale_pos, mode_pos, recompute_pos, fixed_mode = sig
-            scale = _arg(call, scale_pos, "scale_factor")
-            if scale is _MISSING:
+            scale = call_arg(call, scale_pos, "scale_factor")
+            if scale is MISSING:
                 continue
             value = const_value(facts, scale)
-            if value is _MISSING or not _hazardous(value):
+            if value is MISSING or not _hazardous(value):
                 continue
             if fixed_mode is None:
-                mode_expr = _arg(call, mode_pos, "mode")
-                mode = "nearest" if mode_expr is _MISSING else const_value(facts, mode_expr)
+                mode_expr = call_arg(call, mode_pos, "mode")
+                mode = "nearest" if mode_expr is MISSING else const_value(facts, mode_expr)
                 if mode != "nearest":
                     continue
-            recompute = _arg(call, recompute_pos, "recompute_scale_factor") if recompute_pos is not None else _MISSING
-            if recompute is not _MISSING:
+            recompute = call_arg(call, recompute_pos, "recompute_scale_factor") if recompute_pos is not None else MISSING
+            if recompute is not MISSING:
                 flag = const_value(facts, recompute)
-                if flag is _MISSING or flag:
+                if flag is MISSING or flag:
                     continue  # True, or unknown
             how = self._compiled(facts, call, dotted)
             if how is None:
@@ -437,7 +382,7 @@ class NearestFractionalScale(Rule):
         region = facts.in_region(call, "compiled")
         if region is not None:
             return region, None
-        if dotted not in _MODULES:
+        if dotted not in RESIZE_MODULES:
             return None
         # built in a method of a module class whose forward is compiled
         for anc in facts.ancestors(call):

@@ -1,77 +1,8 @@
 from __future__ import annotations
 
-import ast
-from dataclasses import dataclass, field
-from typing import Optional
-
-from ..analysis.classes import (
-    CONTAINERS,
-    self_attr,
-    is_module_class,
-    methods,
-    module_construction,
-    self_name,
-)
-from ..analysis.stateless_modules import stateless_local_class
-from ..analysis.walk import walk as _walk
-from ..analysis.walk import walk_scope as _walk_scope
+from ..analysis.module_containers import ContainerAttr, ModuleContainersFact
+from ..analysis.module_values import FileValuesFact
 from .base import Case, Rule
-
-# list and dict methods a ModuleList / ModuleDict lacks: a wrap would break these uses
-_LIST_ONLY = frozenset({"sort", "reverse", "index", "count", "remove", "copy", "clear"})
-_DICT_ONLY = frozenset({"get", "setdefault", "popitem", "copy", "fromkeys"})
-_ADDERS = frozenset({"append", "extend", "insert"})
-
-
-@dataclass
-class _Attr:
-    name: str
-    first: Optional[ast.AST] = None  # the first `self.x = <container>` value
-    container: str = ""  # "list" | "tuple" | "dict"
-    modules: list[ast.AST] = field(default_factory=list)  # elements known to be modules
-    unknown: list[ast.AST] = field(default_factory=list)  # elements of classes we cannot see
-    others: list[ast.AST] = field(default_factory=list)  # elements that are not modules
-    keys: list[ast.AST] = field(default_factory=list)  # dict keys seen
-    how: str = ""  # "a list display", "`.append`", "`+` concatenation"
-    local: Optional[str] = None  # the first value is a local list: `self.x = layers`
-
-
-def _stringy(facts, key) -> bool:
-    """A dict key that is a string: a literal, an f-string, `str(...)`, or a loop
-    variable over literal strings or over a parameter defaulting to them."""
-    if key is None:
-        return False
-    if (isinstance(key, ast.Constant) and isinstance(key.value, str)) or isinstance(key, ast.JoinedStr):
-        return True
-    if isinstance(key, ast.Call) and facts.resolve(key.func) == "builtins.str":
-        return True
-    if not isinstance(key, ast.Name):
-        return False
-    for anc in facts.ancestors(key):
-        if isinstance(anc, (ast.For, ast.AsyncFor)) and isinstance(anc.target, ast.Name) and anc.target.id == key.id:
-            it = anc.iter
-            if isinstance(it, ast.Name):
-                func = facts.enclosing_function(anc)
-                if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    args = func.args.posonlyargs + func.args.args
-                    defaults = dict(zip([a.arg for a in args][len(args) - len(func.args.defaults):], func.args.defaults))
-                    it = defaults.get(it.id, it)
-            return isinstance(it, (ast.Tuple, ast.List)) and bool(it.elts) and all(
-                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in it.elts
-            )
-        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            return False
-    return False
-
-
-def _container_kind(value: ast.AST) -> str:
-    if isinstance(value, (ast.List, ast.ListComp)):
-        return "list"
-    if isinstance(value, ast.Tuple):
-        return "tuple"
-    if isinstance(value, (ast.Dict, ast.DictComp)):
-        return "dict"
-    return ""
 
 
 class ModuleListNotRegistered(Rule):
@@ -86,7 +17,12 @@ class ModuleListNotRegistered(Rule):
     `nn.ModuleDict` (nor registers its items with `add_module`).
 
     Elements count as modules when they are built from `torch.nn` classes or module
-    classes of the same file (also through `.to(...)`/`.cuda()` and `copy.deepcopy`);
+    classes of the same file (also through `.to(...)`/`.cuda()` and `copy.deepcopy`), or
+    returned by a factory function of the file (`make_block(c)` returning
+    `nn.Sequential(...)`: the value model, `compile_lint/analysis/values.py`, says what
+    it returns through its branches). An attribute given the list a factory of the file
+    returns (`self.blocks = build_blocks(n)`) is reported too, without a fix: the
+    container is built in the factory;
     an element of a class defined elsewhere counts when the class calls the items
     (`for layer in self.layers: x = layer(x)`), unless it comes from a transforms
     library (`torchvision.transforms`, `albumentations`, `kornia.augmentation`, ...).
@@ -149,7 +85,7 @@ class ModuleListNotRegistered(Rule):
     - https://pytorch.org/docs/stable/generated/torch.nn.ModuleList.html
     """
 
-    needs = ()
+    needs = (ModuleContainersFact, FileValuesFact)
     code = "CL201"
     name = "module-list-not-registered"
     summary = "Submodules kept in a plain list/dict are not registered with the module"
@@ -333,6 +269,24 @@ class ModuleListNotRegistered(Rule):
                     return sum(c(pred, gt) for c in self.criterions.values())
             """,
             note="loss classes of this file that hold no parameters or buffers",
+        ),
+        Case(
+            """\
+            import torch
+            import torch.nn as nn
+            def make_scale(i):
+                return 2.0 ** i
+            def make_act(kind):
+                return torch.relu if kind == "relu" else torch.sigmoid
+            class Pyramid(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.scales = [make_scale(i) for i in range(3)]
+                    self.acts = [make_act("relu"), make_act("sigmoid")]
+                def forward(self, x):
+                    return [a(x * s) for a, s in zip(self.acts, self.scales)]
+            """,
+            note="factories returning numbers and functions, not modules",
         ),
     ]
     invalid = [
@@ -580,368 +534,79 @@ class ModuleListNotRegistered(Rule):
             """,
             at=[(5, 9)], note="stateless and stateful mixed",
         ),
+        Case(
+            """\
+            import torch.nn as nn
+            def make_block(c, act=True):
+                if act:
+                    return nn.Sequential(nn.Conv2d(c, c, 3, padding=1), nn.ReLU())
+                return nn.Conv2d(c, c, 3, padding=1)
+            class Refiner(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.blocks = [make_block(64) for _ in range(n)]
+                def forward(self, x):
+                    for b in self.blocks:
+                        x = b(x)
+                    return x
+            """,
+            fixed="""\
+            import torch.nn as nn
+            def make_block(c, act=True):
+                if act:
+                    return nn.Sequential(nn.Conv2d(c, c, 3, padding=1), nn.ReLU())
+                return nn.Conv2d(c, c, 3, padding=1)
+            class Refiner(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.blocks = nn.ModuleList([make_block(64) for _ in range(n)])
+                def forward(self, x):
+                    for b in self.blocks:
+                        x = b(x)
+                    return x
+            """,
+            at=[(9, 9)], note="a factory function of the file returns the modules (the value model says what it returns)",
+        ),
+        Case(
+            """\
+            import torch.nn as nn
+            class Block(nn.Module):
+                def __init__(self, c):
+                    super().__init__()
+                    self.conv = nn.Conv2d(c, c, 3, padding=1)
+                def forward(self, x):
+                    return x + self.conv(x)
+            def build_blocks(n, c=64):
+                return [Block(c) for _ in range(n)]
+            class Body(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.blocks = build_blocks(n)
+                def forward(self, x):
+                    for block in self.blocks:
+                        x = block(x)
+                    return x
+            """,
+            at=[(13, 9)], note="a factory of the file returns the list of modules (the value model); no fix offered",
+        ),
     ]
 
     def check(self, facts):
-        for cls in self._candidate_classes(facts):
-            if is_module_class(facts, cls):
-                yield from self._check_class(facts, cls)
+        for attr in facts.get(ModuleContainersFact):
+            yield self._finding(facts, attr)
 
-    @staticmethod
-    def _candidate_classes(facts) -> list[ast.ClassDef]:
-        """Cheap pre-check over the file's statements: the classes in which an
-        attribute gets a container that could hold modules, in source order."""
-        found: dict[int, ast.ClassDef] = {}
-
-        def note(node):
-            for anc in facts.ancestors(node):
-                if isinstance(anc, ast.ClassDef):
-                    found.setdefault(id(anc), anc)
-                    return
-
-        containers = ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp
-        local_lists: set[tuple[int, str]] = set()  # (function, name) bound to a container
-        for node in facts.nodes(ast.Assign):
-            if isinstance(node.value, containers):
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        local_lists.add((id(facts.enclosing_function(node)), target.id))
-        for node in facts.nodes(ast.Assign, ast.AnnAssign):
-            if node.value is None:
-                continue
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if not any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
-                continue
-            value = node.value
-            if isinstance(value, ast.Name):
-                if (id(facts.enclosing_function(node)), value.id) in local_lists:
-                    note(node)
-            elif isinstance(value, ast.BinOp):
-                if isinstance(value.left, ast.Attribute) and isinstance(value.right, containers):
-                    note(node)
-            elif isinstance(value, (ast.List, ast.Tuple, ast.Dict)) and not (
-                value.values if isinstance(value, ast.Dict) else value.elts
-            ):
-                note(node)  # empty, filled later
-            elif isinstance(value, (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp)):
-                if any(isinstance(sub, ast.Call) for sub in _walk(value)):
-                    note(node)
-        for node in facts.nodes(ast.AugAssign):
-            if isinstance(node.target, ast.Attribute) and isinstance(node.value, (*containers, ast.Name)):
-                note(node)
-        for node in facts.nodes(ast.Call):
-            func = node.func
-            if isinstance(func, ast.Attribute) and func.attr in _ADDERS and isinstance(func.value, ast.Attribute):
-                note(node)
-        return sorted(found.values(), key=lambda c: (c.lineno, c.col_offset))
-
-    def _check_class(self, facts, cls):
-        wrapped = self._wrapped(facts, cls)
-        attrs: dict[str, _Attr] = {}
-        for method in methods(cls).values():
-            me = self_name(method)
-            if me is None:
-                continue
-            local_items, local_wrapped, local_mods = self._locals(facts, method)
-            for node in sorted(_walk_scope(method.body), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
-                self._collect(facts, node, me, attrs, local_items, local_wrapped, local_mods)
-        called = self._called_items(cls)
-        for attr in sorted(attrs.values(), key=lambda a: (a.first.lineno, a.first.col_offset) if a.first else (0, 0)):
-            if attr.first is None or attr.name in wrapped or not attr.container:
-                continue
-            if not attr.modules and not (attr.unknown and attr.name in called):
-                continue
-            yield self._finding(facts, cls, attr, called)
-
-    # -- collection ------------------------------------------------------------------
-    def _elements(self, facts, value, local_mods: dict[str, bool]):
-        """(modules, unknown, others) among the items a container expression holds."""
-        items: list[ast.AST] = []
-        if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
-            items = list(value.elts)
-        elif isinstance(value, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
-            items = [value.elt]
-        elif isinstance(value, ast.Dict):
-            items = [v for v in value.values]
-        elif isinstance(value, ast.DictComp):
-            items = [value.value]
-        else:
-            items = [value]
-        mods, unknown, others = [], [], []
-        for item in items:
-            if isinstance(item, ast.Starred):
-                continue
-            if isinstance(item, ast.Name) and item.id in local_mods:
-                if local_mods[item.id]:  # False: registered with add_module/register_module/setattr
-                    mods.append(item)
-                continue
-            if stateless_local_class(facts, item):
-                continue  # nn.L1Loss(), nn.ReLU(), a loss class of this file holding nothing: nothing to register
-            verdict = module_construction(facts, item)
-            (mods if verdict else unknown if verdict is None else others).append(item)
-        return mods, unknown, others
-
-    def _locals(self, facts, method):
-        """Local containers of one method (name -> their items), the locals wrapped in
-        a container or registered, and the locals holding one module."""
-        items: dict[str, dict] = {}
-        local_mods: dict[str, bool] = {}  # name -> holds a module (False: one registered by hand)
-        wrapped: set[str] = set()
-        registered = self._registered_locals(facts, method)
-        for node in _walk_scope(method.body):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                name = node.targets[0].id
-                if name in registered:
-                    local_mods[name] = False
-                elif module_construction(facts, node.value):
-                    local_mods[name] = True
-                kind = _container_kind(node.value)
-                if kind:
-                    entry = items.setdefault(name, {"kind": kind, "mods": [], "unknown": [], "others": [], "keys": []})
-                    m, u, o = self._elements(facts, node.value, local_mods)
-                    entry["mods"] += m
-                    entry["unknown"] += u
-                    entry["others"] += o
-                    if isinstance(node.value, ast.Dict):
-                        entry["keys"] += node.value.keys
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
-                name = node.func.value.id
-                if name in items and node.func.attr in _ADDERS and node.args:
-                    m, u, o = self._elements(facts, node.args[-1] if node.func.attr != "extend" else node.args[0], local_mods)
-                    items[name]["mods"] += m
-                    items[name]["unknown"] += u
-                    items[name]["others"] += o
-            if isinstance(node, ast.Call) and facts.resolve(node.func) in CONTAINERS:
-                for sub in _walk(node):
-                    if isinstance(sub, ast.Name):
-                        wrapped.add(sub.id)
-        wrapped |= self._registered_names(method)
-        return items, wrapped, local_mods
-
-    def _collect(self, facts, node, me, attrs, local_items, local_wrapped, local_mods):
-        def get(name):
-            return attrs.setdefault(name, _Attr(name))
-
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            value = node.value
-            for target in targets:
-                attr = self_attr(target, me)
-                if attr is not None:
-                    info = get(attr)
-                    kind = _container_kind(value)
-                    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and self_attr(value.left, me) == attr:
-                        m, u, o = self._elements(facts, value.right, local_mods)
-                        info.modules += m
-                        info.unknown += u
-                        info.others += o
-                        info.how = info.how or "`+` concatenation"
-                        continue
-                    if info.first is None:
-                        if isinstance(value, ast.Name) and value.id in local_items and value.id not in local_wrapped:
-                            entry = local_items[value.id]
-                            info.first, info.container, info.local = value, entry["kind"], value.id
-                            info.modules += entry["mods"]
-                            info.unknown += entry["unknown"]
-                            info.others += entry["others"]
-                            info.keys += entry["keys"]
-                            info.how = "a local list"
-                        elif kind:
-                            info.first, info.container = value, kind
-                            m, u, o = self._elements(facts, value, local_mods)
-                            info.modules += m
-                            info.unknown += u
-                            info.others += o
-                            if isinstance(value, ast.Dict):
-                                info.keys += value.keys
-                            info.how = "a literal"
-                        else:
-                            info.first = value  # something else first: not ours
-                            info.container = ""
-                elif isinstance(target, ast.Subscript):
-                    attr = self_attr(target.value, me)
-                    if attr is not None:
-                        info = get(attr)
-                        m, u, o = self._elements(facts, value, local_mods)
-                        info.modules += m
-                        info.unknown += u
-                        info.others += o
-                        info.keys.append(target.slice)
-                        info.how = info.how or "item assignment"
-        elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
-            attr = self_attr(node.target, me)
-            if attr is not None:
-                info = get(attr)
-                m, u, o = self._elements(facts, node.value, local_mods)
-                info.modules += m
-                info.unknown += u
-                info.others += o
-                info.how = info.how or "`+=`"
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _ADDERS:
-            attr = self_attr(node.func.value, me)
-            if attr is not None and node.args:
-                info = get(attr)
-                arg = node.args[0] if node.func.attr == "extend" else node.args[-1]
-                m, u, o = self._elements(facts, arg, local_mods)
-                info.modules += m
-                info.unknown += u
-                info.others += o
-                info.how = info.how or f"`.{node.func.attr}()`"
-
-    @staticmethod
-    def _registered_locals(facts, method) -> set[str]:
-        """Local names passed to `self.add_module(n, NAME)`, `self.register_module(n, NAME)`
-        or `setattr(self, n, NAME)`: those modules are registered, whatever list also holds them."""
-        out: set[str] = set()
-        for node in _walk_scope(method.body):
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func
-            value = None
-            if isinstance(func, ast.Attribute) and func.attr in ("add_module", "register_module") and len(node.args) >= 2:
-                value = node.args[1]
-            elif facts.resolve(func) == "builtins.setattr" and len(node.args) == 3:
-                value = node.args[2]
-            if isinstance(value, ast.Name):
-                out.add(value.id)
-        return out
-
-    @staticmethod
-    def _registered_names(func) -> set[str]:
-        """Names (and `self.x` attributes, as "self.x") iterated by a loop that calls
-        add_module / register_module / setattr(self, ...)."""
-        out: set[str] = set()
-        for loop in _walk(func):
-            if not isinstance(loop, (ast.For, ast.AsyncFor)):
-                continue
-            registers = any(
-                isinstance(n, ast.Call)
-                and (
-                    (isinstance(n.func, ast.Attribute) and n.func.attr in ("add_module", "register_module"))
-                    or (isinstance(n.func, ast.Name) and n.func.id == "setattr")
-                )
-                for n in _walk(loop)
-            )
-            if not registers:
-                continue
-            for sub in _walk(loop.iter):
-                if isinstance(sub, ast.Name):
-                    out.add(sub.id)
-                elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
-                    out.add(f"{sub.value.id}.{sub.attr}")
-        return out
-
-    def _wrapped(self, facts, cls) -> set[str]:
-        """Attributes the class wraps in a container, assigns a container, or registers."""
-        out: set[str] = set()
-        for method in methods(cls).values():
-            me = self_name(method)
-            if me is None:
-                continue
-            for node in _walk(method):
-                if isinstance(node, ast.Call) and facts.resolve(node.func) in CONTAINERS:
-                    for sub in _walk(node):
-                        attr = self_attr(sub, me)
-                        if attr is not None:
-                            out.add(attr)
-                    parent = facts.parent(node)
-                    if isinstance(parent, (ast.Assign, ast.AnnAssign)):
-                        for target in parent.targets if isinstance(parent, ast.Assign) else [parent.target]:
-                            attr = self_attr(target, me)
-                            if attr is not None:
-                                out.add(attr)
-            for name in self._registered_names(method):
-                if name.startswith(f"{me}."):
-                    out.add(name.split(".", 1)[1])
-        return out
-
-    @staticmethod
-    def _called_items(cls) -> set[str]:
-        """Attributes whose items the class calls: `for l in self.x: l(y)`, `self.x[i](y)`."""
-        out: set[str] = set()
-        for method in methods(cls).values():
-            me = self_name(method)
-            for node in _walk(method):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
-                    attr = self_attr(node.func.value, me)
-                    if attr is not None:
-                        out.add(attr)
-                loops = []
-                if isinstance(node, (ast.For, ast.AsyncFor)):
-                    loops.append((node.target, node.iter, node))
-                elif isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
-                    loops += [(gen.target, gen.iter, node) for gen in node.generators]
-                for target, it, scope in loops:
-                    attrs = {a for a in (self_attr(s, me) for s in _walk(it)) if a}
-                    if not attrs:
-                        continue
-                    bound = {n.id for n in _walk(target) if isinstance(n, ast.Name)}
-                    if any(
-                        isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in bound
-                        for c in _walk(scope)
-                    ):
-                        out |= attrs
-        return out
-
-    # -- reporting ---------------------------------------------------------------------
-    def _finding(self, facts, cls, attr: _Attr, called):
-        example = (attr.modules or attr.unknown)[0]
-        container = {"list": "list", "tuple": "tuple", "dict": "dict"}[attr.container]
-        wrapper = "ModuleDict" if container == "dict" else "ModuleList"
-        snippet = " ".join(facts.text(example).split())
-        snippet = snippet if len(snippet) <= 50 else snippet[:47] + "..."
-        key = "<key>" if container == "dict" else "0"
+    def _finding(self, facts, attr: ContainerAttr):
+        wrapper = "ModuleDict" if attr.container == "dict" else "ModuleList"
         message = (
-            f"`self.{attr.name}` in `{cls.name}` keeps modules in a plain {container}, not `nn.{wrapper}`: "
+            f"`self.{attr.name}` in `{attr.cls.name}` keeps modules in a plain {attr.container}, not `nn.{wrapper}`: "
             "they are not registered"
         )
-        reason = self._no_fix_reason(facts, cls, attr, called)
-        if reason is not None:
-            return self.finding(facts, facts.parent(attr.first), message + f" (no automatic fix: {reason})")
+        if attr.blocker is not None:
+            return self.finding(facts, attr.statement, message + f" (no automatic fix: {attr.blocker})")
         spelled = facts.names.alias_for(f"torch.nn.{wrapper}")
-        data = {"wrapper": spelled or f"torch.nn.{wrapper}", "add_import": spelled is None}
+        key = "<key>" if attr.container == "dict" else "0"
         return self.finding(
-            facts, facts.parent(attr.first), message,
+            facts, attr.statement, message,
             fix=f"wrap in `nn.{wrapper}` (adds state_dict keys under `{attr.name}.{key}.`)",
-            unsafe=True, data=data,
+            unsafe=True, data={"wrapper": spelled or f"torch.nn.{wrapper}", "add_import": spelled is None},
         )
-
-    def _no_fix_reason(self, facts, cls, attr: _Attr, called) -> Optional[str]:
-        if attr.others:
-            return f"`{facts.text(attr.others[0])[:40]}` is not a module"
-        if attr.unknown and attr.name not in called:
-            return "some items may not be modules"
-        if attr.container == "dict":
-            for key in attr.keys:
-                if not _stringy(facts, key):
-                    return "nn.ModuleDict needs string keys"
-            if isinstance(attr.first, ast.DictComp):
-                key = attr.first.key
-                if not ((isinstance(key, ast.Constant) and isinstance(key.value, str)) or isinstance(key, ast.JoinedStr)):
-                    return "nn.ModuleDict needs string keys"
-        unsupported = _DICT_ONLY if attr.container == "dict" else _LIST_ONLY
-        for method in methods(cls).values():
-            me = self_name(method)
-            for node in _walk(method):
-                if (
-                    isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in unsupported
-                    and self_attr(node.func.value, me) == attr.name
-                ):
-                    return f"the class calls `.{node.func.attr}()` on it, which nn.{'ModuleDict' if attr.container == 'dict' else 'ModuleList'} lacks"
-                if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and self_attr(node.right, me) == attr.name:
-                    return "a list is added in front of it"
-        if attr.local is not None:
-            first_row = attr.first.lineno
-            func = facts.enclosing_function(attr.first)
-            for node in _walk(func):
-                if (
-                    isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Attribute)
-                    and isinstance(node.func.value, ast.Name)
-                    and node.func.value.id == attr.local
-                    and node.lineno > first_row
-                ):
-                    return f"`{attr.local}` is changed after it is assigned"
-        return None

@@ -5,12 +5,10 @@ from typing import Optional
 
 from ..analysis.tensors import TensorGuess
 from ..analysis.declared import recorded_counts
-from ..analysis.torch_api import CAPTURE_SCALAR_OUTPUTS, IS_COMPILING_FUNCS
 from ..analysis.facts import RegionsFact
+from ..analysis.region_queries import CASTS, dynamo_flag_on, eager_only
 from .base import Case, Rule
 
-IS_COMPILING = IS_COMPILING_FUNCS
-SCALAR_CONFIG = CAPTURE_SCALAR_OUTPUTS
 REORDERABLE = "reorderable_logging_functions"
 
 
@@ -21,7 +19,14 @@ class GraphBreak(Rule):
     break: `.item()`, `.tolist()`, `.numpy()`; `print(...)`; `float(t)`, `int(t)`,
     `bool(t)` of a tensor; `if`/`while`/`assert` on a tensor value; and boolean-mask
     indexing `x[x > 0]` (a data-dependent shape). Code under
-    `if not torch.compiler.is_compiling():` is left alone, and so is `print` in a
+    `if not torch.compiler.is_compiling():` is left alone (also when the test calls the
+    project's own wrapper whose one `return` reads `is_compiling`, in this file or the
+    module it is imported from), so is `float(x)`/`int(x)`/`bool(x)` under
+    `if isinstance(x, (int, float)):` (a Python number); `.item()` and mask indexing are
+    left alone when `torch._dynamo.config.capture_scalar_outputs` /
+    `capture_dynamic_output_shape_ops` is turned on (assignment, `setattr`, `patch(...)`) in
+    the file or in the file of every compile site of the region (Dynamo then keeps them in
+    the graph); and so is `print` in a
     module that puts `print` into `torch._dynamo.config.reorderable_logging_functions`
     (Dynamo then runs it after the graph), unless it prints a bare `x.shape`/`x.size()`.
 
@@ -65,6 +70,10 @@ class GraphBreak(Rule):
 
     ## References
     - `scripts/measure/cl508_print_reorderable.py` (print and reorderable logging functions)
+    - `bench/judged/` (verdicts.jsonl): on corpus L, kornia guards its eager-only checks
+      with its own `is_compiling()` wrapper and casts `float(sigma)` only after
+      `isinstance(sigma, (int, float))`; both were false alarms, kept as the negative
+      cases above and `fixtures/rules/CL508/clean_guards/`
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html#graph-breaks
     """
 
@@ -79,8 +88,6 @@ class GraphBreak(Rule):
         Case("import torch\n@torch.compile\ndef f(x):\n    if not torch.compiler.is_compiling():\n        print('eager')\n    return x\n"),
         Case("import torch\n@torch.compile\ndef f(x):\n    x[x > 1] = 1\n    return x\n", note="masked assignment is not a dynamic shape"),
         Case("import torch\n@torch.compile\ndef f(x):\n    if x.shape[-1] > 64:\n        x = x[..., ::2]\n    return x\n"),
-    ]
-    valid += [
         Case(
             "import torch\nimport torch._dynamo\ntorch._dynamo.config.reorderable_logging_functions.add(print)\n"
             "@torch.compile\ndef f(x):\n    print('step', x.shape[0], f'{x.shape}', x)\n    return x * 2\n",
@@ -89,6 +96,30 @@ class GraphBreak(Rule):
         Case(
             "import torch\nfrom torch._dynamo import config as dc\ndc.reorderable_logging_functions.update({print, len})\n"
             "class M(torch.nn.Module):\n    def forward(self, x):\n        print(x.dtype, x)\n        return x\nm = torch.compile(M())\n",
+        ),
+        Case(
+            "import torch\n@torch.compile\ndef blur(x, sigma: float | torch.Tensor):\n"
+            "    if isinstance(sigma, (int, float)):\n        sigma = torch.full((1, 1), float(sigma))\n    return x * sigma\n",
+            note="`float(sigma)` only runs on a Python number",
+        ),
+        Case(
+            "import torch\nfrom imgkit.env import tracing\n@torch.compile\ndef blur(x, sigma):\n"
+            "    if not tracing():\n        assert bool((sigma > 0).all())\n    return x * sigma\n",
+            files={
+                "imgkit/__init__.py": "",
+                "imgkit/env.py": "import torch\n_check = getattr(torch.compiler, 'is_compiling', None)\n"
+                "def tracing() -> bool:\n    \"\"\"Under torch.compile?\"\"\"\n    return bool(_check()) if _check is not None else False\n",
+            },
+            path="imgkit/blur.py",
+            note="the project's own wrapper of is_compiling(), imported from another module",
+        ),
+        Case(
+            "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+            "        keep = x[x > 0]\n        return keep.sum() / x.amax().item()\n",
+            files={"train.py": "import torch\nimport torch._dynamo\nfrom models import Net\n"
+                   "torch._dynamo.config.capture_scalar_outputs = True\nnet = torch.compile(Net())\n"
+                   "with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):\n    y = net(torch.randn(4))\n"},
+            path="models.py", note="the compiling file keeps .item() and the mask index in the graph",
         ),
     ]
     invalid = [
@@ -102,6 +133,23 @@ class GraphBreak(Rule):
         Case(
             "import torch\ndef helper(x):\n    return x.tolist()\n@torch.compile\ndef f(x):\n    return helper(x)\n",
             at=[(3, 12)], note="reached through a call",
+        ),
+        Case(
+            "import torch\n@torch.compile\ndef blur(x, sigma, n):\n"
+            "    if isinstance(n, (int, float)):\n        x = x * float(x.mean())\n    if isinstance(n, int):\n        print(n)\n    return x\n",
+            at=[(5, 17), (7, 9)], note="the isinstance test is about another value; print breaks whatever it prints",
+        ),
+        Case(
+            "import torch\nfrom imgkit.env import debug\n@torch.compile\ndef blur(x):\n    if not debug():\n        x = x / x.amax().item()\n    return x\n",
+            files={"imgkit/__init__.py": "", "imgkit/env.py": "import os\ndef debug():\n    return os.environ.get('DEBUG') == '1'\n"},
+            path="imgkit/blur.py", at=[(6, 17)], note="a project predicate that is not about compiling",
+        ),
+        Case(
+            "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+            "        keep = x[x > 0]\n        return keep.sum() / x.amax().item()\n",
+            files={"train.py": "import torch\nfrom models import Net\ntorch._dynamo.config.capture_scalar_outputs = True\n"
+                   "net = torch.compile(Net())\n", "bench.py": "import torch\nfrom models import Net\nfast = torch.compile(Net())\n"},
+            path="models.py", at=[(5, 16), (6, 29)], note="one of two compiling files sets capture_scalar_outputs; neither captures the mask",
         ),
         Case(
             "import torch\nimport logging\ntorch._dynamo.config.reorderable_logging_functions.add(logging.info)\n"
@@ -118,7 +166,6 @@ class GraphBreak(Rule):
     def check(self, facts):
         if not facts.has_region("compiled"):
             return
-        capture_scalars = self._captures_scalars(facts)
         print_reorderable = self._print_reorderable(facts)
         guesses: dict[int, TensorGuess] = {}
 
@@ -130,9 +177,10 @@ class GraphBreak(Rule):
                 guesses[id(func)] = TensorGuess(facts, func)
             return guesses[id(func)]
 
-        def report(node, what):
+        def report(node, what, captured_by=None):
+            """`captured_by`: the Dynamo flag that keeps the construct in the graph."""
             region = facts.in_region(node, "compiled")
-            if region is None or self._guarded(facts, node):
+            if region is None or eager_only(facts, node) or (captured_by and dynamo_flag_on(facts, region, captured_by)):
                 return None
             return self.finding(
                 facts, node,
@@ -144,17 +192,15 @@ class GraphBreak(Rule):
             func = call.func
             found = None
             if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist", "numpy") and not call.args:
-                if func.attr == "item" and capture_scalars:
-                    continue
                 receiver = func.value
                 if isinstance(receiver, ast.Attribute) and receiver.attr == "shape":
                     continue
-                found = report(call, f"`.{func.attr}()`")
+                found = report(call, f"`.{func.attr}()`", "capture_scalar_outputs" if func.attr == "item" else None)
             else:
                 dotted = facts.resolve(func)
                 if dotted == "builtins.print" and not (print_reorderable and not self._prints_size(call)):
                     found = report(call, "`print(...)`")
-                elif dotted in ("builtins.float", "builtins.int", "builtins.bool") and len(call.args) == 1:
+                elif dotted in CASTS and len(call.args) == 1:
                     guess = guess_for(call) if facts.in_region(call, "compiled") else None
                     if guess is not None and guess.is_tensor(call.args[0]):
                         found = report(call, f"`{dotted[9:]}(tensor)`")
@@ -174,17 +220,9 @@ class GraphBreak(Rule):
                 continue
             index = sub.slice
             if isinstance(index, ast.Compare) and guess.is_tensor(index):
-                found = report(sub, "boolean-mask indexing (a data-dependent shape)")
+                found = report(sub, "boolean-mask indexing (a data-dependent shape)", "capture_dynamic_output_shape_ops")
                 if found is not None:
                     yield found
-
-    @staticmethod
-    def _captures_scalars(facts) -> bool:
-        for stmt in facts.nodes(ast.Assign):
-            for target in stmt.targets:
-                if facts.resolve(target) == SCALAR_CONFIG and isinstance(stmt.value, ast.Constant) and stmt.value.value:
-                    return True
-        return False
 
     @staticmethod
     def _prints_size(call: ast.Call) -> bool:
@@ -211,22 +249,4 @@ class GraphBreak(Rule):
             stmt = facts.statement_of(node)
             if any(isinstance(n, ast.Name) and facts.resolve(n) == "builtins.print" for n in ast.walk(stmt)):
                 return True
-        return False
-
-    @staticmethod
-    def _guarded(facts, node) -> bool:
-        """Inside a branch that only runs eagerly (`if not is_compiling():`)."""
-        child = node
-        for anc in facts.ancestors(node):
-            if isinstance(anc, ast.If):
-                test = anc.test
-                negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-                inner = test.operand if negated else test
-                if isinstance(inner, ast.Call) and facts.resolve(inner.func) in IS_COMPILING:
-                    in_body = child in anc.body
-                    if in_body == negated:
-                        return True
-            if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                return False
-            child = anc
         return False

@@ -5,6 +5,7 @@ from typing import Optional
 
 from ..analysis.walk import walk_scope as _walk_scope
 from ..analysis.compile_calls import is_compile_call
+from ..model import Related
 from .base import Case, Rule
 
 # nn.Module methods that do not run the model: calling them on the wrapper is fine
@@ -23,7 +24,11 @@ class CompiledModuleOtherMethod(Rule):
     ## What it does
     Finds `m = torch.compile(model)` where the code then calls only other methods of
     `m` (`m.generate(...)`, `m.sample(...)`, `m.encode(...)`) and never `m(...)` itself,
-    in the same scope, with `m` not passed on, returned or stored elsewhere.
+    in the same scope, with `m` not passed on, returned or stored elsewhere. `model` is a
+    module built right there (`GPT(cfg)`, `GPT.from_pretrained(...)`), or a name that every
+    earlier assignment in the scope binds to one (`model = GPT(cfg)` in one branch,
+    `model = GPT.from_pretrained(name)` in the other, then `model = torch.compile(model)`);
+    uses of the name before the compile do not count.
 
     ## Why is this bad?
     `torch.compile(model)` returns a wrapper that compiles calls of the wrapper only
@@ -56,6 +61,9 @@ class CompiledModuleOtherMethod(Rule):
     ## References
     - `scripts/measure/compile_other_method.py` (frames and graphs per spelling)
     - `torch/_dynamo/eval_frame.py` (`OptimizedModule.__getattr__` forwards to `_orig_mod`)
+    - `bench/judged/` (verdicts.jsonl): nanoGPT's `sample.py` compiles `model` (built as
+      `GPT(...)` or `GPT.from_pretrained(...)` in two branches) and then only calls
+      `model.generate(...)`: the sampling runs eagerly
     """
 
     code = "CL510"
@@ -71,6 +79,9 @@ class CompiledModuleOtherMethod(Rule):
         Case("import torch\nm = Net()\nm.compile()\nm.generate(x)\n", note="in-place compile: self(x) inside generate is compiled"),
         Case("import torch\nm = torch.compile(Net())\nm.eval().to('cuda')\nm.load_state_dict(sd)\n", note="module API only, never run here"),
         Case("import torch\nm = torch.compile(Net())\ndef run(x):\n    return m(x)\nm.warmup(x)\n", note="called in a closure"),
+        Case("import torch\nmodel = torch.load(path)\nmodel = torch.compile(model)\nmodel.generate(x)\n", note="not known to be a module"),
+        Case("import torch\ndef sample(model, x):\n    model = Net() if model is None else model\n    model = torch.compile(model)\n    return model.generate(x)\n",
+             note="a parameter: could be anything"),
     ]
     invalid = [
         Case(
@@ -81,6 +92,16 @@ class CompiledModuleOtherMethod(Rule):
             "import torch as T\ndef main(cfg):\n    sampler = T.compile(Sampler(cfg), mode='max-autotune')\n"
             "    for noise in batches:\n        images = sampler.sample(noise, steps=50)\n",
             at=[(5, 18)], note="inside a function and a loop",
+        ),
+        Case(
+            "import torch\nif resume:\n    model = GPT(cfg)\n    model.load_state_dict(sd)\nelse:\n    model = GPT.from_pretrained(name)\n"
+            "model.eval()\nif use_compile:\n    model = torch.compile(model)\nwith torch.no_grad():\n    for _ in range(n):\n"
+            "        y = model.generate(x, 100)\n",
+            at=[(12, 13)], note="the name is bound to a module in every branch; the compile sits in an `if`",
+        ),
+        Case(
+            "import torch\nnet = Net()\nnet = net.to('cuda')\nnet = torch.compile(net)\nout = net.enhance(img)\n",
+            at=[(5, 7)], note="rebound to itself on the way",
         ),
     ]
 
@@ -95,7 +116,7 @@ class CompiledModuleOtherMethod(Rule):
                 call = node.value
                 if not (isinstance(call, ast.Call) and is_compile_call(facts, call) and call.args):
                     continue
-                if not self._module_instance(facts, call.args[0]):
+                if not self._module_instance(call.args[0], scope, node):
                     continue
                 uses = list(ast.walk(scope))  # nested defs too: a closure may call it
                 found = self._only_other_methods(uses, node.targets[0].id, node)
@@ -104,16 +125,28 @@ class CompiledModuleOtherMethod(Rule):
                         facts, found,
                         f"`{facts.text(found.func)}(...)` runs eagerly: `torch.compile` compiles only calls of "
                         f"`{node.targets[0].id}(...)`",
+                        related=[Related(facts.path, call.lineno, call.col_offset + 1, "compiled here")],
                     )
 
-    @staticmethod
-    def _module_instance(facts, arg) -> bool:
-        """`GPT(cfg)`, `Net().to(dev)`: a class built right there (a capitalised callee)."""
+    @classmethod
+    def _module_instance(cls, arg, scope, assign, seen=frozenset()) -> bool:
+        """`GPT(cfg)`, `Net().to(dev)`, `GPT.from_pretrained(...)`: a class built right there
+        (a capitalised callee, or a method of a capitalised name); or a local name that every
+        assignment before `assign` in the scope binds to one (`model = GPT(cfg)` in each branch)."""
         while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr in ("to", "eval", "cuda", "half", "float", "train"):
             arg = arg.func.value
+        if isinstance(arg, ast.Name):
+            if arg.id in seen:
+                return True  # `model = model.to(dev)`: as good as the other bindings
+            params = {a.arg for a in ast.walk(scope.args) if isinstance(a, ast.arg)} if hasattr(scope, "args") else set()
+            bound = [n.value for n in _walk_scope(scope.body) if isinstance(n, ast.Assign) and n.lineno < assign.lineno
+                     and any(isinstance(t, ast.Name) and t.id == arg.id for t in n.targets)]
+            return arg.id not in params and bool(bound) and all(cls._module_instance(b, scope, assign, seen | {arg.id}) for b in bound)
         if not isinstance(arg, ast.Call):
             return False
         func = arg.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id[:1].isupper():
+            return True  # GPT.from_pretrained(...): a class's constructor method
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         return last[:1].isupper()
 
@@ -122,9 +155,10 @@ class CompiledModuleOtherMethod(Rule):
         """The first `name.method(...)` call, when every use of `name` after `assign` is
         such a call (or module API) and the name is never rebound, called or passed on."""
         first = None
+        own = {id(n) for n in ast.walk(assign)}
         for node in nodes:
-            if not (isinstance(node, ast.Name) and node.id == name) or node is assign.targets[0]:
-                continue
+            if not (isinstance(node, ast.Name) and node.id == name) or id(node) in own or node.lineno < assign.lineno:
+                continue  # the compile itself, or a use of the module before it was compiled
             if not isinstance(node.ctx, ast.Load):
                 return None  # rebound
             parent = getattr(node, "_cl_parent", None)

@@ -1,0 +1,215 @@
+"""Exports with a fixed example input, and the code of the exported model that sizes
+things by its input: the reasoning of CL104.
+
+- `static_exports`: calls of `torch.onnx.export`, `torch.export.export`,
+  `torch.jit.trace`, ... (analysis/torch_api.py EXPORTERS) that pass no dynamic-shape
+  option, with the sizes of their first example input when the code shows them: a torch
+  factory (`torch.randn(1, 3, 64, 64)`, `torch.rand(1, 3, h, w)`), a name or tuple
+  holding one, or an image made a batch of one (`transform(img).unsqueeze(0)`).
+- `resizing_node`: where the exported model resizes by its input (an interpolate or
+  upsample, or a size read from the input's shape that reaches a size argument), in
+  this file or, through the region index, in the file that defines the model.
+"""
+from __future__ import annotations
+
+import ast
+import os
+from typing import Iterator, Optional
+
+from .classes import methods
+from .facts import RegionsFact
+from .project import path_for_module
+from .resize_calls import RESIZE
+from .shapes import is_shape_value, shape_names, sink_of
+from .torch_api import EXPORTERS
+from .walk import walk as _walk
+from .walk import walk_scope as _walk_scope
+
+# export function -> (position of the example args, keywords that make it dynamic)
+_EXPORTS = {api: how for api, how in EXPORTERS.items() if how[1] is not None}
+# `transform(img).unsqueeze(0)`: an image made into a batch of one (4-D) by the code
+_IMAGE_WORDS = ("transform", "to_tensor", "totensor", "preprocess", "img", "image", "frame", "photo")
+_FACTORIES = frozenset({"torch.rand", "torch.randn", "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.randint"})
+_TENSOR_CHAIN = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "contiguous", "requires_grad_"})
+
+
+def _assigned_value(facts, name: ast.Name) -> Optional[ast.AST]:
+    """The value a name was last given before `name`, in its function or at module level."""
+    scope = facts.enclosing_function(name)
+    body = scope.body if scope is not None and not isinstance(scope, ast.Lambda) else facts.tree.body
+    found = None
+    for node in _walk_scope(body):
+        if isinstance(node, ast.Assign) and node.lineno < name.lineno:
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id == name.id:
+                    found = node.value
+                elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                    for t, v in zip(target.elts, node.value.elts):
+                        if isinstance(t, ast.Name) and t.id == name.id:
+                            found = v
+    return found
+
+
+def example_dims(facts, expr, _depth: int = 0) -> Optional[list[ast.AST]]:
+    """The size arguments of the first example input, when it is built by a torch
+    factory in view (`torch.randn(1, 3, 64, 64)`, `(x,)`, a name bound to either)."""
+    if expr is None or _depth > 4:
+        return None
+    if isinstance(expr, ast.Name):
+        return example_dims(facts, _assigned_value(facts, expr), _depth + 1)
+    if isinstance(expr, (ast.Tuple, ast.List)) and expr.elts:
+        return example_dims(facts, expr.elts[0], _depth + 1)
+    while (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr in _TENSOR_CHAIN
+        and facts.resolve(expr.func) is None
+    ):
+        expr = expr.func.value
+    if _batched_image(facts, expr):
+        return [ast.Constant(value=None)] * 4
+    if isinstance(expr, ast.Call) and facts.resolve(expr.func) in _FACTORIES:
+        args = list(expr.args)
+        if facts.resolve(expr.func) == "torch.randint":
+            args = args[2:] if len(args) >= 3 else args[1:]
+        for kw in expr.keywords:
+            if kw.arg == "size":
+                args = [kw.value]
+        if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+            args = list(args[0].elts)
+        if any(isinstance(a, ast.Starred) for a in args):
+            return None
+        return args
+    return None
+
+
+def _batched_image(facts, expr) -> bool:
+    """`transform(img).unsqueeze(0)`, `to_tensor(image)[None]`: one image made a batch."""
+    inner = None
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in ("unsqueeze", "unsqueeze_"):
+        if expr.args and isinstance(expr.args[0], ast.Constant) and expr.args[0].value == 0:
+            inner = expr.func.value
+    elif isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and expr.slice.value is None:
+        inner = expr.value
+    if inner is None:
+        return False
+    if isinstance(inner, ast.Name):
+        value = _assigned_value(facts, inner)
+        inner = value if value is not None else inner
+    text = facts.text(inner).lower()
+    return any(word in text for word in _IMAGE_WORDS)
+
+
+
+
+def static_exports(facts) -> Iterator[tuple[ast.Call, list[ast.AST]]]:
+    """(call, sizes of the 4-D example input) for exports without dynamic shapes."""
+    for call in facts.calls_to(*_EXPORTS):
+        pos, dynamic_kws = _EXPORTS[facts.resolve(call.func)]
+        if any(kw.arg is None for kw in call.keywords):
+            continue
+        if any(kw.arg in dynamic_kws and not (isinstance(kw.value, ast.Constant) and kw.value.value is None) for kw in call.keywords):
+            continue
+        example = next((kw.value for kw in call.keywords if kw.arg == "args"), None)
+        if example is None and len(call.args) > pos:
+            example = call.args[pos]
+        dims = example_dims(facts, example)
+        if dims is not None and len(dims) == 4 and call.args:
+            yield call, dims
+
+
+def _def_resize(facts, func) -> Optional[ast.AST]:
+    """Where a def in the exported region resizes by its input; for a module's
+    `forward`, a resizing layer built by any method of the class counts too."""
+    node = _resize_in(facts, func)
+    if node is None and func.name in ("forward", "__call__"):
+        cls = facts.parent(func)
+        if isinstance(cls, ast.ClassDef):
+            for method in methods(cls).values():
+                node = node or _module_resize_in(facts, method)
+    return node
+
+
+def resizing_node(facts, call) -> Optional[tuple]:
+    """(node, region or None, the file's facts) where the model exported by `call`
+    resizes by its input: in this file, in the file defining it, or a resizing layer of
+    a container built in the exporting scope."""
+    row = call.lineno
+    for func in facts.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+        region = facts.in_region(func, "traced")
+        if region is None or not any(s.row == row and s.path == facts.path for s in region.sites):
+            continue
+        node = _def_resize(facts, func)
+        if node is not None:
+            return node, region, facts
+    found = _resizes_elsewhere(facts, call)
+    if found is not None:
+        return found
+    # a built-in container: `head = nn.Sequential(..., nn.Upsample(...))` exported in the same scope
+    target = call.args[0]
+    if isinstance(target, ast.Name):
+        value = _assigned_value(facts, target)
+        if value is not None:
+            for sub in _walk(value):
+                if isinstance(sub, ast.Call) and facts.resolve(sub.func) in RESIZE:
+                    return sub, None, facts
+    return None
+
+
+def _resizes_elsewhere(facts, call):
+    """The same, for a model whose code is in another file of the project."""
+    here = os.path.abspath(facts.path)
+    for dotted, region in facts.get(RegionsFact).everything().items():
+        if "traced" not in region.kinds or not any(
+            s.row == call.lineno and os.path.abspath(s.path) == here for s in region.sites
+        ):
+            continue
+        parts = dotted.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            path = path_for_module(facts, ".".join(parts[:cut]))
+            other = facts.project.facts_for_path(facts, path) if path else None
+            if other is None or other is facts:
+                continue
+            qualname = ".".join(parts[cut:])
+            for func in other.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+                if other.qualname_of(func) != qualname:
+                    continue
+                node = _def_resize(other, func)
+                if node is not None:
+                    return node, region, other
+            break
+    return None
+
+
+def _module_resize_in(facts, func):
+    for node in _walk(func):
+        if isinstance(node, ast.Call) and facts.resolve(node.func) in RESIZE:
+            return node
+    return None
+
+
+def _resize_in(facts, func):
+    names = shape_names(facts, func)
+    for node in _walk(func):
+        if isinstance(node, ast.Call) and facts.resolve(node.func) in RESIZE:
+            return node
+    for node in _walk(func):
+        if isinstance(node, (ast.Subscript, ast.Attribute, ast.Call, ast.Name)) and is_shape_value(facts, node, names):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                continue
+            parent = facts.parent(node)
+            if _batch_or_channel(node) or (isinstance(parent, ast.Subscript) and parent.value is node):
+                continue
+            if sink_of(facts, node, func) is not None:
+                return node
+    return None
+
+
+def _batch_or_channel(node) -> bool:
+    """`x.shape[0]`, `x.size(1)`: batch and channel counts, not the resolution."""
+    index = None
+    if isinstance(node, ast.Subscript):
+        index = node.slice
+    elif isinstance(node, ast.Call) and node.args:
+        index = node.args[0]
+    return isinstance(index, ast.Constant) and index.value in (0, 1)

@@ -1,0 +1,423 @@
+"""Which attributes of an `nn.Module` class keep submodules in plain Python containers.
+
+`nn.Module` registers what is assigned to an attribute, not what sits inside a Python
+`list`, `tuple` or `dict`. This module finds, per module class of a file, every
+`self.x` that is given such a container and what the container holds, in one walk of
+each method that follows both the attribute and the local lists it is built from:
+
+- a display or comprehension (`self.blocks = [Block() for _ in range(4)]`), a local
+  container assigned to the attribute (`layers = []; ...; self.layers = layers`),
+- items added later: `.append`/`.extend`/`.insert`, `+`/`+=` concatenation, item
+  assignment (`self.heads[name] = Conv2d(...)`),
+- and what each item is (`module_values.builds_module`): a module (also one a factory
+  function of the file returns, asked of the value model), a call of a class the file
+  cannot see, or something else. A local name holding one module counts as that
+  module unless it was registered by hand (`self.add_module(n, m)`,
+  `self.register_module(n, m)`, `setattr(self, n, m)`). Built-in modules without
+  parameters or buffers, and classes of the file that hold none, are left out
+  (analysis/stateless_modules.py): a list of them loses nothing.
+
+An attribute the class wraps anywhere (`nn.ModuleList(self.x)`, `nn.Sequential(*x)`,
+a loop that registers each item) is not reported. Each container also says whether
+the class calls its items and whether `nn.ModuleList`/`nn.ModuleDict` could replace
+it (`blocker`): used by CL201 to offer its fix or say why not.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .classes import CONTAINERS, is_module_class, methods, self_attr, self_name
+from .facts import Fact, ModuleFacts
+from .module_values import builds_module, builds_module_container
+from .stateless_modules import stateless_local_class
+from .walk import walk, walk_scope
+
+# list and dict methods a ModuleList / ModuleDict lacks: a wrap would break these uses
+LIST_ONLY = frozenset({"sort", "reverse", "index", "count", "remove", "copy", "clear"})
+DICT_ONLY = frozenset({"get", "setdefault", "popitem", "copy", "fromkeys"})
+ADDERS = frozenset({"append", "extend", "insert"})
+REGISTERS = frozenset({"add_module", "register_module"})
+DISPLAYS = (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp)
+
+
+@dataclass
+class Items:
+    """What a container holds, split by what the file can tell of each item."""
+
+    modules: list[ast.AST] = field(default_factory=list)  # known modules holding state
+    unknown: list[ast.AST] = field(default_factory=list)  # calls of classes the file cannot see
+    others: list[ast.AST] = field(default_factory=list)  # known not to be modules
+    keys: list[Optional[ast.AST]] = field(default_factory=list)  # dict keys seen
+
+    def add(self, other: "Items") -> None:
+        self.modules += other.modules
+        self.unknown += other.unknown
+        self.others += other.others
+        self.keys += other.keys
+
+
+@dataclass
+class ContainerAttr:
+    """`self.<name>` of a module class, first given a plain container."""
+
+    name: str
+    cls: ast.ClassDef
+    first: ast.AST  # the value of the first `self.x = ...`
+    container: str  # "list" | "tuple" | "dict"
+    items: Items
+    local: Optional[str] = None  # the first value is a local container: `self.x = layers`
+    called: bool = False  # the class calls the items (`for l in self.x: l(y)`, `self.x[i](y)`)
+    blocker: Optional[str] = None  # why nn.ModuleList / ModuleDict cannot replace it
+    factory: bool = False  # the container is returned by a factory function of the file
+
+    @property
+    def statement(self) -> ast.AST:
+        return getattr(self.first, "_cl_parent", self.first)
+
+    @property
+    def holds_modules(self) -> bool:
+        return bool(self.items.modules) or bool(self.items.unknown and self.called)
+
+
+class ModuleContainersFact(Fact):
+    """The container attributes holding modules, of every module class of the file."""
+
+    name = "module containers"
+
+    @classmethod
+    def compute(cls, facts: ModuleFacts) -> list[ContainerAttr]:
+        out: list[ContainerAttr] = []
+        for node in candidate_classes(facts):
+            if is_module_class(facts, node):
+                out += [attr for attr in class_containers(facts, node) if attr.holds_modules]
+        return out
+
+
+def container_kind(value: ast.AST) -> str:
+    if isinstance(value, (ast.List, ast.ListComp)):
+        return "list"
+    if isinstance(value, ast.Tuple):
+        return "tuple"
+    if isinstance(value, (ast.Dict, ast.DictComp)):
+        return "dict"
+    return ""
+
+
+def candidate_classes(facts: ModuleFacts) -> list[ast.ClassDef]:
+    """Cheap pre-check over the file's statements: the classes in which an attribute
+    gets a container that could hold modules, in source order."""
+    found: dict[int, ast.ClassDef] = {}
+
+    def note(node):
+        cls = next((a for a in facts.ancestors(node) if isinstance(a, ast.ClassDef)), None)
+        if cls is not None:
+            found.setdefault(id(cls), cls)
+
+    local_lists = {
+        (id(facts.enclosing_function(node)), target.id)
+        for node in facts.nodes(ast.Assign) if isinstance(node.value, DISPLAYS)
+        for target in node.targets if isinstance(target, ast.Name)
+    }
+    factories = {n.name for n in facts.tree.body if isinstance(n, ast.FunctionDef) and not n.name[:1].isupper()}
+    for node in facts.nodes(ast.Assign, ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        value = node.value
+        if value is None or not any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
+            continue
+        if isinstance(value, ast.Name):
+            hit = (id(facts.enclosing_function(node)), value.id) in local_lists
+        elif isinstance(value, ast.Call):
+            hit = isinstance(value.func, ast.Name) and value.func.id in factories  # may return a list of modules
+        elif isinstance(value, ast.BinOp):
+            hit = isinstance(value.left, ast.Attribute) and isinstance(value.right, DISPLAYS)
+        elif isinstance(value, (ast.List, ast.Tuple, ast.Dict)) and not (value.values if isinstance(value, ast.Dict) else value.elts):
+            hit = True  # empty, filled later
+        else:
+            hit = isinstance(value, DISPLAYS) and any(isinstance(sub, ast.Call) for sub in walk(value))
+        if hit:
+            note(node)
+    for node in facts.nodes(ast.AugAssign):
+        if isinstance(node.target, ast.Attribute) and isinstance(node.value, (*DISPLAYS, ast.Name)):
+            note(node)
+    for node in facts.nodes(ast.Call):
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ADDERS and isinstance(node.func.value, ast.Attribute):
+            note(node)
+    return sorted(found.values(), key=lambda c: (c.lineno, c.col_offset))
+
+
+def items_of(facts: ModuleFacts, value: ast.AST, local_modules: dict[str, bool]) -> Items:
+    """The items an added value or container expression holds. `local_modules`: local
+    name -> it holds a module (False: one registered by hand)."""
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        elements = list(value.elts)
+    elif isinstance(value, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+        elements = [value.elt]
+    elif isinstance(value, ast.Dict):
+        elements = list(value.values)
+    elif isinstance(value, ast.DictComp):
+        elements = [value.value]
+    else:
+        elements = [value]
+    out = Items(keys=list(value.keys) if isinstance(value, ast.Dict) else [])
+    for item in elements:
+        if isinstance(item, ast.Starred):
+            continue
+        if isinstance(item, ast.Name) and item.id in local_modules:
+            if local_modules[item.id]:
+                out.modules.append(item)
+            continue
+        if stateless_local_class(facts, item):
+            continue  # nn.L1Loss(), nn.ReLU(), a loss class of this file holding nothing
+        verdict = builds_module(facts, item)
+        (out.modules if verdict else out.unknown if verdict is None else out.others).append(item)
+    return out
+
+
+@dataclass
+class _Method:
+    """One method's walk: its local containers and the attributes it fills."""
+
+    facts: ModuleFacts
+    me: str
+    attrs: dict[str, ContainerAttr]
+    cls: ast.ClassDef
+    local_items: dict[str, tuple[str, Items]] = field(default_factory=dict)  # name -> (kind, items)
+    local_modules: dict[str, bool] = field(default_factory=dict)
+    wrapped_locals: set[str] = field(default_factory=set)
+    registered_locals: set[str] = field(default_factory=set)
+
+    def run(self, method: ast.AST) -> None:
+        nodes = sorted(walk_scope(method.body), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+        for node in nodes:
+            if isinstance(node, ast.Call):
+                if self.facts.resolve(node.func) in CONTAINERS:
+                    self.wrapped_locals |= {sub.id for sub in walk(node) if isinstance(sub, ast.Name)}
+                registered = registered_value(self.facts, node)
+                if isinstance(registered, ast.Name):
+                    self.registered_locals.add(registered.id)
+        self.wrapped_locals |= registered_names(method)
+        for node in nodes:
+            self.visit(node)
+
+    def visit(self, node: ast.AST) -> None:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                self.assign(target, node.value)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
+            self.add(node.target, node.value, "`+=`")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ADDERS and node.args:
+            arg = node.args[0] if node.func.attr == "extend" else node.args[-1]
+            self.add(node.func.value, arg, f"`.{node.func.attr}()`")
+
+    def assign(self, target: ast.AST, value: ast.AST) -> None:
+        facts, me = self.facts, self.me
+        kind = container_kind(value)
+        if isinstance(target, ast.Name):
+            if target.id in self.registered_locals:
+                self.local_modules[target.id] = False
+            elif builds_module(facts, value):
+                self.local_modules[target.id] = True
+            if kind:
+                entry = self.local_items.setdefault(target.id, (kind, Items()))
+                entry[1].add(items_of(facts, value, self.local_modules))
+            return
+        attr = self_attr(target, me)
+        if attr is not None:
+            if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and self_attr(value.left, me) == attr:
+                self.add(target, value.right, "`+` concatenation")
+            elif getattr(self.attrs.get(attr), "first", None) is None:
+                earlier = self.attrs.get(attr)
+                found = self.attrs[attr] = self.first_value(attr, value, kind)
+                if earlier is not None:  # items added before the first assignment
+                    found.items.add(earlier.items)
+            return
+        if isinstance(target, ast.Subscript):
+            items = self.add(target.value, value, "item assignment")
+            if items is not None:
+                items.keys.append(target.slice)
+
+    def first_value(self, attr: str, value: ast.AST, kind: str) -> ContainerAttr:
+        if isinstance(value, ast.Name) and value.id in self.local_items and value.id not in self.wrapped_locals:
+            kind, items = self.local_items[value.id]  # the same list object: later appends count
+            return ContainerAttr(attr, self.cls, value, kind, items, local=value.id)
+        if not kind and builds_module_container(self.facts, value):
+            # a factory's list of modules: reported, but which wrapper fits is in the factory
+            return ContainerAttr(attr, self.cls, value, "list", Items(modules=[value]), factory=True)
+        items = items_of(self.facts, value, self.local_modules) if kind else Items()
+        return ContainerAttr(attr, self.cls, value, kind, items)  # kind "": not a container
+
+    def add(self, holder: ast.AST, value: ast.AST, how: str) -> Optional[Items]:
+        """Items added to `self.x` (a local list is followed by `first_value`)."""
+        attr = self_attr(holder, self.me)
+        if attr is None:
+            if isinstance(holder, ast.Name) and holder.id in self.local_items and how.startswith("`."):
+                self.local_items[holder.id][1].add(items_of(self.facts, value, self.local_modules))
+            return None
+        found = self.attrs.get(attr)
+        if found is None:  # filled before any `self.x = ...` this class shows
+            found = self.attrs[attr] = ContainerAttr(attr, self.cls, None, "", Items())
+        added = items_of(self.facts, value, self.local_modules)
+        found.items.add(added)
+        return found.items
+
+
+def registered_value(facts: ModuleFacts, call: ast.Call) -> Optional[ast.AST]:
+    """The module `self.add_module(n, M)`, `self.register_module(n, M)` or
+    `setattr(self, n, M)` registers."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in REGISTERS and len(call.args) >= 2:
+        return call.args[1]
+    if facts.resolve(func) == "builtins.setattr" and len(call.args) == 3:
+        return call.args[2]
+    return None
+
+
+def registered_names(func: ast.AST) -> set[str]:
+    """Names (and `self.x` attributes, as "self.x") iterated by a loop that registers
+    each item (add_module / register_module / setattr)."""
+    out: set[str] = set()
+    for loop in walk(func):
+        if not isinstance(loop, (ast.For, ast.AsyncFor)):
+            continue
+        if not any(
+            isinstance(n, ast.Call) and (
+                (isinstance(n.func, ast.Attribute) and n.func.attr in REGISTERS)
+                or (isinstance(n.func, ast.Name) and n.func.id == "setattr")
+            )
+            for n in walk(loop)
+        ):
+            continue
+        for sub in walk(loop.iter):
+            if isinstance(sub, ast.Name):
+                out.add(sub.id)
+            elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
+                out.add(f"{sub.value.id}.{sub.attr}")
+    return out
+
+
+def class_containers(facts: ModuleFacts, cls: ast.ClassDef) -> list[ContainerAttr]:
+    """Every attribute of `cls` first given a plain container and never wrapped, with
+    its items, in source order."""
+    attrs: dict[str, ContainerAttr] = {}
+    uses = _ClassUses(facts, cls)
+    for method in methods(cls).values():
+        me = self_name(method)
+        if me is not None:
+            _Method(facts, me, attrs, cls).run(method)
+    out = []
+    for attr in attrs.values():
+        if attr.first is None or not attr.container or attr.name in uses.wrapped:
+            continue
+        attr.called = attr.name in uses.called
+        attr.blocker = uses.blocker(attr)
+        out.append(attr)
+    return sorted(out, key=lambda a: (a.first.lineno, a.first.col_offset))
+
+
+class _ClassUses:
+    """How the methods of a class use its attributes: which ones they wrap or register,
+    which ones' items they call, and uses a module container would not support."""
+
+    def __init__(self, facts: ModuleFacts, cls: ast.ClassDef):
+        self.facts = facts
+        self.wrapped: set[str] = set()
+        self.called: set[str] = set()
+        self.attr_calls: dict[str, list[str]] = {}  # attr -> the methods called on it
+        self.prepended: set[str] = set()  # `[...] + self.x`
+        for method in methods(cls).values():
+            me = self_name(method)
+            if me is None:
+                continue
+            for node in walk(method):
+                self._visit(node, me)
+            self.wrapped |= {n.split(".", 1)[1] for n in registered_names(method) if n.startswith(f"{me}.")}
+
+    def _visit(self, node: ast.AST, me: str) -> None:
+        if isinstance(node, ast.Call):
+            func = node.func
+            if self.facts.resolve(func) in CONTAINERS:
+                self.wrapped |= {a for a in (self_attr(sub, me) for sub in walk(node)) if a}
+                parent = self.facts.parent(node)
+                if isinstance(parent, (ast.Assign, ast.AnnAssign)):
+                    targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+                    self.wrapped |= {a for a in (self_attr(t, me) for t in targets) if a}
+            if isinstance(func, ast.Subscript) and self_attr(func.value, me):
+                self.called.add(self_attr(func.value, me))
+            if isinstance(func, ast.Attribute) and self_attr(func.value, me):
+                self.attr_calls.setdefault(self_attr(func.value, me), []).append(func.attr)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and self_attr(node.right, me):
+            self.prepended.add(self_attr(node.right, me))
+        loops = []
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            loops.append((node.target, node.iter))
+        elif isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
+            loops += [(gen.target, gen.iter) for gen in node.generators]
+        for target, it in loops:
+            attrs = {a for a in (self_attr(s, me) for s in walk(it)) if a}
+            bound = {n.id for n in walk(target) if isinstance(n, ast.Name)}
+            if attrs and any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in bound for c in walk(node)):
+                self.called |= attrs
+
+    def blocker(self, attr: ContainerAttr) -> Optional[str]:
+        """Why `nn.ModuleList` / `nn.ModuleDict` cannot replace the container, if so."""
+        facts, items = self.facts, attr.items
+        if attr.factory:
+            return f"`{facts.text(attr.first.func)}()` builds the container"
+        if items.others:
+            return f"`{facts.text(items.others[0])[:40]}` is not a module"
+        if items.unknown and not attr.called:
+            return "some items may not be modules"
+        is_dict = attr.container == "dict"
+        keys = list(items.keys) + ([attr.first.key] if isinstance(attr.first, ast.DictComp) else [])
+        if is_dict and not all(string_key(facts, key) for key in keys):
+            return "nn.ModuleDict needs string keys"
+        wrapper = "nn.ModuleDict" if is_dict else "nn.ModuleList"
+        method = self._unsupported_call(attr.name, DICT_ONLY if is_dict else LIST_ONLY)
+        if method is not None:
+            return f"the class calls `.{method}()` on it, which {wrapper} lacks"
+        if attr.name in self.prepended:
+            return "a list is added in front of it"
+        if attr.local is not None and self._changed_after(attr):
+            return f"`{attr.local}` is changed after it is assigned"
+        return None
+
+    def _unsupported_call(self, name: str, unsupported: frozenset) -> Optional[str]:
+        return next((m for m in self.attr_calls.get(name, ()) if m in unsupported), None)
+
+    def _changed_after(self, attr: ContainerAttr) -> bool:
+        func = self.facts.enclosing_function(attr.first)
+        return any(
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == attr.local
+            and node.lineno > attr.first.lineno
+            for node in walk(func)
+        )
+
+
+def string_key(facts: ModuleFacts, key: Optional[ast.AST]) -> bool:
+    """A dict key that is a string: a literal, an f-string, `str(...)`, or a loop
+    variable over literal strings or over a parameter defaulting to them."""
+    if key is None:
+        return False
+    if (isinstance(key, ast.Constant) and isinstance(key.value, str)) or isinstance(key, ast.JoinedStr):
+        return True
+    if isinstance(key, ast.Call) and facts.resolve(key.func) == "builtins.str":
+        return True
+    if not isinstance(key, ast.Name):
+        return False
+    for anc in facts.ancestors(key):
+        if isinstance(anc, (ast.For, ast.AsyncFor)) and isinstance(anc.target, ast.Name) and anc.target.id == key.id:
+            it = anc.iter
+            func = facts.enclosing_function(anc)
+            if isinstance(it, ast.Name) and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = func.args.posonlyargs + func.args.args
+                defaults = dict(zip([a.arg for a in args][len(args) - len(func.args.defaults):], func.args.defaults))
+                it = defaults.get(it.id, it)
+            return isinstance(it, (ast.Tuple, ast.List)) and bool(it.elts) and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in it.elts
+            )
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False
+    return False

@@ -1,0 +1,88 @@
+"""Whether an expression builds an `nn.Module`, asked of the value model.
+
+`classes.module_construction` reads a call at face value: `Block(c)` or `nn.Conv2d(...)`
+builds a module, a lowercase call does not. A factory of the file
+(`def make_block(c): return nn.Sequential(...)`, `build_layers(n)` returning a list of
+blocks) builds modules too; the value model (analysis/values.py) knows what such a
+function returns, through its branches, other factories and containers. The value
+model is built for this file alone (`FileValuesFact`, once per file and only when a
+factory call is asked about): the region index's project-wide model is not available
+to rules.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .classes import is_module_class, is_torch_module_name, local_class, module_construction
+from .facts import Fact, ModuleFacts
+from .regions import ProjectIndex, summarize
+from .values import CALL, G, Value
+
+
+class FileValues:
+    """The value model of one file, built on first use."""
+
+    def __init__(self, facts: ModuleFacts):
+        self.facts = facts
+        self._index: Optional[ProjectIndex] = None
+
+    def returned(self, dotted: str) -> frozenset:
+        """What a call of the file's function `dotted` returns (its arguments unknown)."""
+        if self._index is None:
+            self._index = ProjectIndex([summarize(self.facts.tree, self.facts.names, self.facts.path)])
+        index = self._index
+        return index.resolver.values((CALL, (G, dotted), (), ()), index.summaries[0])
+
+
+class FileValuesFact(Fact):
+    name = "file values"
+
+    @classmethod
+    def compute(cls, facts: ModuleFacts) -> FileValues:
+        return FileValues(facts)
+
+
+def _is_module_value(facts: ModuleFacts, value: Value) -> Optional[bool]:
+    if value.kind == "seq":
+        return None
+    if value.kind != "inst" or not value.dotted:
+        return False
+    if is_torch_module_name(value.dotted):
+        return True
+    local = local_class(facts, value.dotted)
+    return is_module_class(facts, local) if local is not None else None
+
+
+def _factory_values(facts: ModuleFacts, expr: ast.AST) -> frozenset:
+    """What a call of a function defined at the top of this file returns (empty for
+    any other expression)."""
+    if not isinstance(expr, ast.Call):
+        return frozenset()
+    dotted = facts.resolve(expr.func)
+    module = facts.names.module
+    if not dotted or not module or dotted.rpartition(".")[0] != module:
+        return frozenset()
+    if not any(isinstance(n, ast.FunctionDef) and f"{module}.{n.name}" == dotted for n in facts.tree.body):
+        return frozenset()
+    return facts.get(FileValuesFact).returned(dotted)
+
+
+def builds_module(facts: ModuleFacts, expr: ast.AST) -> Optional[bool]:
+    """`module_construction`, and for a call of a function of this file, whether what it
+    returns is a module: True, None (unknown) or False."""
+    verdict = module_construction(facts, expr)
+    if verdict is not False:
+        return verdict
+    values = _factory_values(facts, expr)
+    return True if values and {_is_module_value(facts, v) for v in values} == {True} else verdict
+
+
+def builds_module_container(facts: ModuleFacts, expr: ast.AST) -> bool:
+    """`expr` calls a factory of this file that returns a Python container (list,
+    tuple, dict) whose every element is a module (`build_blocks(n)` returning
+    `[Block(c) for _ in range(n)]`)."""
+    values = _factory_values(facts, expr)
+    if not values or any(v.kind != "seq" or not v.elems for v in values):
+        return False
+    return all(elems and all(_is_module_value(facts, e) for e in elems) for v in values for elems in v.elems)
