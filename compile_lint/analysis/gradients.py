@@ -1,14 +1,34 @@
-"""Which expressions can carry a gradient.
+"""Which expressions can carry a gradient, and which values can reach a backward pass.
 
 A gradient flows only through differentiable float tensors. Comparisons, boolean and
-bitwise ops, counts (`(x > t).sum()`), integer casts (`.long()`), `.detach()`,
-`argmax`, sizes and Python numbers (parameters annotated `int` / `float` / `bool`) carry none, and neither does arithmetic on them
-only. Code lexically under `torch.no_grad()` / `torch.inference_mode()` records none.
+bitwise ops, counts (`(x > t).sum()`, `bincount`, `one_hot`), integer casts
+(`.long()`, `.to(torch.int64)`), `.detach()`, `argmax` and `.indices`, sizes and Python
+numbers (parameters annotated `int` / `float` / `bool`) carry none, and neither does
+arithmetic on them only. Across a function boundary:
+
+- a parameter carries none when every call of its function passes a value that
+  carries none (`self._ratio(errors <= t)`); the calls are known only for a private
+  def (`_name`, not a dunder) or a nested one, called by name (`_f(...)`,
+  `self._f(...)`, `cls._f(...)`) in this file and used nowhere else (not passed as a
+  callback); a parameter the call leaves out has its default;
+- `a, b = self._f(...)` unpacks the returns of `_f`: element i carries none when the
+  i-th element of every returned tuple carries none.
+
+`may_reach_backward(node)` asks the other direction: whether the value of `node` can
+reach a loss at all. It cannot when, inside its function, everything derived from it
+only feeds torch ops, tensor methods that are not in place, Python numbers
+(`int(x.item())`) and control flow, and nothing derived from it is returned as a
+tensor, stored (attribute, subscript, container), passed to project code, yielded or
+used in place. Code lexically under `torch.no_grad()` / `torch.inference_mode()`
+records no gradient at all.
 """
 from __future__ import annotations
 
 import ast
 from typing import Optional
+
+from .bindings import bindings_for
+from .facts import Fact
 
 # methods whose result never requires grad
 NO_GRAD_METHODS = frozenset({
@@ -27,8 +47,15 @@ PASS_METHODS = frozenset({
 NO_GRAD_FUNCS = NO_GRAD_METHODS | frozenset({
     "arange", "zeros", "ones", "full", "empty", "tensor", "as_tensor", "scalar_tensor", "zeros_like", "ones_like",
     "full_like", "empty_like", "linspace", "eye", "randint", "bucketize", "searchsorted", "numel",
-    "where_nonzero",
+    "where_nonzero", "one_hot", "bincount", "histc", "isclose", "randperm",
 })
+# dtypes that never carry a gradient: `.to(torch.long)`, `.type(torch.bool)`
+INTEGER_DTYPES = frozenset({
+    "torch.bool", "torch.uint8", "torch.int8", "torch.int16", "torch.int32", "torch.int64",
+    "torch.int", "torch.long", "torch.short",
+})
+# attributes of torch's result tuples that hold integer indices (`x.max(1).indices`)
+INDEX_ATTRS = frozenset({"indices"})
 PASS_FUNCS = PASS_METHODS
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 PY_NUMBER_ANNOTATIONS = frozenset({"int", "float", "bool"})
@@ -39,40 +66,51 @@ def _requires_grad_kw(call: ast.Call) -> bool:
     return any(kw.arg == "requires_grad" and not (isinstance(kw.value, ast.Constant) and kw.value.value is False) for kw in call.keywords)
 
 
+# calls through which a value is only computed on, never kept: builtins and math
+PURE_CALL_PREFIXES = ("torch.", "builtins.", "math.", "numpy.")
+# tensor methods that keep or hand on their receiver's value
+ESCAPING_METHODS = frozenset({"backward", "register_hook", "retain_grad", "append", "extend", "insert", "add", "update", "put"})
+MAX_CALL_DEPTH = 4
+
+
+class _Unpacked:
+    """Element `index` of what `call` returns (`a, b = self._f(x)`)."""
+
+    def __init__(self, call: ast.Call, index: int):
+        self.call = call
+        self.index = index
+
+
 class GradientFacts:
     """Asks, per function, whether an expression can carry a gradient."""
 
     def __init__(self, facts):
         self.facts = facts
-        self._assigns: dict[int, dict[str, list[ast.AST]]] = {}
+        self._memo: dict[int, bool] = {}
+        self._defs: Optional[dict[str, list]] = None
 
-    def _locals(self, func) -> dict[str, list[ast.AST]]:
-        key = id(func)
-        table = self._assigns.get(key)
-        if table is None:
-            table = {}
-            for node in ast.walk(func):
-                if isinstance(node, ast.Assign):
-                    for target in node.targets:
-                        if isinstance(target, ast.Name):
-                            table.setdefault(target.id, []).append(node.value)
-                        elif isinstance(target, (ast.Tuple, ast.List)):
-                            for elt in target.elts:
-                                if isinstance(elt, ast.Name):
-                                    table.setdefault(elt.id, []).append(None)  # unknown part
-                elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-                    table.setdefault(node.target.id, []).append(node.value)
-                elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-                    for name in ast.walk(node.target):
-                        if isinstance(name, ast.Name):
-                            table.setdefault(name.id, []).append(None)
-            self._assigns[key] = table
-        return table
+    def op_carries_no_gradient(self, op: ast.AST, arg: ast.AST) -> bool:
+        """No input of the op can carry a gradient (for a division: neither side)."""
+        if isinstance(op, ast.BinOp) and isinstance(op.op, (ast.Div, ast.FloorDiv)):
+            return self.no_grad(op.left) and self.no_grad(op.right)
+        if isinstance(op, ast.Call):
+            method = isinstance(op.func, ast.Attribute) and not (self.facts.resolve(op.func) or "").startswith("torch.")
+            return all(self.no_grad(i) for i in ([op.func.value] if method else []) + list(op.args))
+        return self.no_grad(arg)
 
     def no_grad(self, expr: ast.AST, _seen: Optional[set] = None) -> bool:
         """True when `expr` cannot carry a gradient (False when it may, or is unknown)."""
-        seen = _seen if _seen is not None else set()
+        if _seen is None:
+            key = id(expr)
+            if key not in self._memo:
+                self._memo[key] = self._no_grad(expr, set())
+            return self._memo[key]
+        return self._no_grad(expr, _seen)
+
+    def _no_grad(self, expr, seen: set) -> bool:
         facts = self.facts
+        if isinstance(expr, _Unpacked):
+            return self._unpacked_no_grad(expr, seen)
         if isinstance(expr, ast.Constant):
             return True
         if isinstance(expr, (ast.Compare, ast.BoolOp)):
@@ -86,15 +124,16 @@ class GradientFacts:
         if isinstance(expr, ast.Subscript):
             return self.no_grad(expr.value, seen)
         if isinstance(expr, ast.Attribute):
-            if expr.attr in ("shape", "ndim", "dtype", "device"):
-                return True
-            return False
+            return expr.attr in ("shape", "ndim", "dtype", "device") or expr.attr in INDEX_ATTRS
         if isinstance(expr, ast.IfExp):
             return self.no_grad(expr.body, seen) and self.no_grad(expr.orelse, seen)
         if isinstance(expr, ast.Call):
             dotted = facts.resolve(expr.func) or ""
             if dotted in PY_NUMBERS:
                 return True
+            if any(facts.resolve(a) in INTEGER_DTYPES for a in [*expr.args, *(k.value for k in expr.keywords if k.arg == "dtype")]):
+                if isinstance(expr.func, ast.Attribute) and expr.func.attr in ("to", "type"):
+                    return True  # `.to(torch.long)`: an integer tensor
             if isinstance(expr.func, ast.Attribute) and not dotted.startswith("torch."):
                 name = expr.func.attr
                 if name in NO_GRAD_METHODS:
@@ -112,28 +151,185 @@ class GradientFacts:
                     return self.no_grad(expr.args[1], seen) and self.no_grad(expr.args[2], seen)
             return False
         if isinstance(expr, ast.Name):
-            func = facts.enclosing_function(expr)
-            if func is None or isinstance(func, ast.Lambda):
-                return False
-            if (id(func), expr.id) in seen:
-                return True  # `xs = f(xs)`: the name's other values decide
-            values = self._locals(func).get(expr.id)
-            if not values:
-                param = _parameter(func, expr.id)
-                return param is not None and _python_number_annotation(param.annotation)
-            if not values or any(v is None for v in values):
-                return False
-            seen.add((id(func), expr.id))
-            return all(self.no_grad(v, seen) for v in values)
+            return self._name_no_grad(expr, seen)
         return False
 
+    def _name_no_grad(self, name: ast.Name, seen: set) -> bool:
+        """Every binding reaching `name` (the value model's rule) carries no gradient."""
+        bindings = bindings_for(self.facts)
+        scope = bindings.binding_scope(name)
+        if scope is None or isinstance(scope, (ast.Lambda, ast.Module)):
+            return False  # a global of another module, a lambda's parameter, module state
+        if (id(scope), name.id) in seen:
+            return True  # `xs = f(xs)`: the name's other values decide
+        seen.add((id(scope), name.id))
+        reaching = bindings.reaching(name)
+        for bound in reaching:
+            if bound.kind == "assign":
+                ok = self._no_grad(bound.value, seen)
+            elif bound.kind == "param":
+                ok = _python_number_annotation(bound.arg.annotation) or self._passed_no_grad(scope, bound.arg, seen)
+            elif bound.kind == "unpack" and isinstance(bound.source, ast.Call) and bound.index is not None:
+                ok = self._unpacked_no_grad(_Unpacked(bound.source, bound.index), seen)
+            else:
+                ok = False  # a loop element, a `with` value, a nested def
+            if not ok:
+                return False
+        return bool(reaching)
 
-def _parameter(func, name: str) -> Optional[ast.arg]:
-    args = func.args
-    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
-        if arg is not None and arg.arg == name:
-            return arg
-    return None
+    # -- across function boundaries ---------------------------------------------------
+    def _def_table(self) -> dict[str, list]:
+        """Private and nested defs of this file by name (`_f` -> [def, ...])."""
+        if self._defs is None:
+            table: dict[str, list] = {}
+            for node in self.facts.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+                nested = self.facts.enclosing_function(node) is not None
+                private = node.name.startswith("_") and not node.name.endswith("__")
+                if nested or private:
+                    table.setdefault(node.name, []).append(node)
+            self._defs = table
+        return self._defs
+
+    def _callee(self, call: ast.Call):
+        """The private/nested def of this file a call runs (None when not exactly one)."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            name = func.id
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+            name = func.attr
+        else:
+            return None
+        found = self._def_table().get(name, [])
+        return found[0] if len(found) == 1 else None
+
+    def _calls_of(self, func) -> Optional[list[ast.Call]]:
+        """Every call of a private/nested def in this file; None when it may be called
+        from elsewhere or used as a value (a callback)."""
+        if self._def_table().get(func.name) != [func]:
+            return None
+        calls = []
+        for node in self.facts.nodes(ast.Name, ast.Attribute):
+            name = node.id if isinstance(node, ast.Name) else node.attr
+            if name != func.name:
+                continue
+            parent = self.facts.parent(node)
+            if not isinstance(node.ctx, ast.Load):
+                return None  # rebound: other code may be called by this name
+            if not (isinstance(parent, ast.Call) and parent.func is node) or self._callee(parent) is not func:
+                return None
+            calls.append(parent)
+        return calls
+
+    def _passed_no_grad(self, func, param: ast.arg, seen: set) -> bool:
+        """Every call of `func` passes, for `param`, a value that carries no gradient."""
+        if len(seen) > 8 * MAX_CALL_DEPTH:
+            return False
+        calls = self._calls_of(func)
+        if not calls:
+            return False
+        args = func.args
+        positional = [a.arg for a in args.posonlyargs + args.args]
+        parent = self.facts.parent(func)
+        method = isinstance(parent, ast.ClassDef) and not any(
+            isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list
+        )
+        defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        for call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return False
+            index = positional.index(param.arg) - (1 if method else 0) if param.arg in positional else None
+            passed = next((k.value for k in call.keywords if k.arg == param.arg), None)
+            if passed is None and index is not None and 0 <= index < len(call.args):
+                passed = call.args[index]
+            passed = passed if passed is not None else defaults.get(param.arg)
+            if passed is None or not self._no_grad(passed, seen):
+                return False
+        return True
+
+    def _unpacked_no_grad(self, unpacked: _Unpacked, seen: set) -> bool:
+        """Element i of every tuple the called private/nested def returns carries none."""
+        func = self._callee(unpacked.call)
+        if func is None or (id(func), "return", unpacked.index) in seen:
+            return func is not None
+        seen.add((id(func), "return", unpacked.index))
+        returns = [n for n in _own_nodes(func) if isinstance(n, ast.Return)]
+        if not returns:
+            return False
+        for ret in returns:
+            value = ret.value
+            if not isinstance(value, ast.Tuple) or unpacked.index >= len(value.elts):
+                return False
+            if not self._no_grad(value.elts[unpacked.index], seen):
+                return False
+        return True
+
+    # -- where a value goes ------------------------------------------------------------
+    def may_reach_backward(self, node: ast.AST) -> bool:
+        """The value of `node` may reach a loss: something derived from it leaves its
+        function as a tensor (returned, stored, passed to project code, yielded) or is
+        used in place. False only when every use is known to stay local."""
+        func = self.facts.enclosing_function(node)
+        if func is None or isinstance(func, ast.Lambda):
+            return True
+        own = list(_own_nodes(func))
+        shared = {n for g in own if isinstance(g, (ast.Global, ast.Nonlocal)) for n in g.names}
+        own_ids = {id(n) for n in own}
+        nested_reads = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and id(n) not in own_ids}
+        derived: set[str] = set()
+        pending = [node]
+        while pending:
+            expr = pending.pop()
+            target = self._flows_into(expr, func)
+            if target is True:
+                return True
+            for name in target:
+                if name in shared or name in nested_reads:
+                    return True  # module state, or read by a closure that may outlive the call
+                if name not in derived:
+                    derived.add(name)
+                    pending.extend(n for n in own if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load))
+        return False
+
+    def _flows_into(self, expr: ast.AST, func):
+        """Names the value of `expr` is assigned to in `func`, or True when it escapes."""
+        facts = self.facts
+        child = expr
+        for parent in facts.ancestors(expr):
+            if isinstance(parent, ast.Call):
+                dotted = facts.resolve(parent.func) or ""
+                if child is not parent.func and not dotted.startswith(PURE_CALL_PREFIXES):
+                    return True  # handed to project code (or to a method of another object)
+            elif isinstance(parent, ast.Attribute):
+                call = facts.parent(parent)
+                if isinstance(call, ast.Call) and call.func is parent and (
+                    parent.attr.endswith("_") and not parent.attr.endswith("__") or parent.attr in ESCAPING_METHODS
+                ):
+                    return True  # used in place, or kept by its receiver
+            elif isinstance(parent, (ast.Lambda, ast.comprehension, ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
+                return True
+            elif isinstance(parent, ast.Return):
+                if parent.value is not None and not self.no_grad(parent.value):
+                    return True  # returned as a tensor
+                return set()
+            elif isinstance(parent, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                if child is not parent.value:
+                    return set()
+                targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+                names: set[str] = set()
+                for target in targets:
+                    if not isinstance(target, ast.Name):
+                        return True  # stored into an attribute, a subscript, or unpacked
+                    names.add(target.id)
+                return names
+            elif isinstance(parent, (ast.If, ast.While, ast.Assert, ast.Expr)):
+                return set()  # control flow, or a value thrown away
+            elif isinstance(parent, ast.stmt):
+                return True
+            if parent is func:
+                return True
+            child = parent
+        return True
 
 
 def _python_number_annotation(annotation: Optional[ast.AST]) -> bool:
@@ -160,3 +356,23 @@ def under_no_grad(facts, node: ast.AST) -> bool:
                     return True
             return False
     return False
+
+
+def _own_nodes(func):
+    """The nodes of a def's body, not descending into nested defs, classes or lambdas."""
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+class GradientsFact(Fact):
+    """Which expressions of a file can carry a gradient (GradientFacts), asked once per file."""
+
+    name = "gradients"
+
+    @classmethod
+    def compute(cls, facts) -> GradientFacts:
+        return GradientFacts(facts)

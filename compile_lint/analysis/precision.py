@@ -43,7 +43,9 @@ from .compiled_values import (
     site_call,
     target_history,
 )
+from .bindings import bindings_for
 from .facts import FUNCTION_NODES, Fact, ModuleFacts
+from .region_queries import class_attrs
 
 F16, BF16, F32, F64 = "float16", "bfloat16", "float32", "float64"
 LOW = frozenset({F16, BF16})
@@ -168,7 +170,7 @@ class Precision:
         self._param_memo: dict[tuple[int, str], Optional[str]] = {}
         self._autocast_memo: dict[int, Autocast] = {}
         self._module_memo: dict[int, Optional[str]] = {}
-        self._attr_memo: dict[int, dict[str, ast.AST]] = {}
+        self._file_bindings = None
 
     # -- public -----------------------------------------------------------------
     def dtype(self, expr: ast.AST) -> Optional[str]:
@@ -384,75 +386,73 @@ class Precision:
         self._module_memo[key] = result
         return result
 
-    # -- bindings -------------------------------------------------------------------
-    def _scope_bindings(self, scope: ast.AST):
-        key = id(scope)
-        found = self._bindings.get(key)
-        if found is not None:
-            return found
-        table: dict[str, list] = {}
+    # -- bindings: the value model's (analysis/values.py FileBindings) -------------------
+    @property
+    def bindings(self):
+        if self._file_bindings is None:
+            self._file_bindings = bindings_for(self.facts)
+        return self._file_bindings
 
-        def add(name: str, node: ast.AST, value: ast.AST) -> None:
-            table.setdefault(name, []).append(((node.lineno, node.col_offset), value, node))
+    def _value(self, bound) -> ast.AST:
+        """What a binding gives this analysis: the expression, an element of a
+        collection (`for x in xs`), or an unknown value."""
+        if bound.kind == "assign":
+            return bound.value
+        if bound.kind == "for":
+            return _Element(bound.source)
+        return _UNKNOWN
 
-        body = scope.body if isinstance(scope.body, list) else []
-        stack = list(body)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                continue
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        add(target.id, node, node.value)
-                    elif isinstance(target, (ast.Tuple, ast.List)):
-                        values = node.value.elts if isinstance(node.value, (ast.Tuple, ast.List)) and len(node.value.elts) == len(target.elts) else None
-                        for i, elt in enumerate(target.elts):
-                            if isinstance(elt, ast.Name):
-                                add(elt.id, node, values[i] if values else _UNKNOWN)
-            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-                add(node.target.id, node, node.value)
-            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-                add(node.target.id, node, ast.BinOp(node.target, node.op, node.value))
-            elif isinstance(node, ast.NamedExpr):
-                add(node.target.id, node, node.value)
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-                at = node if not isinstance(node, ast.comprehension) else node.target
-                if isinstance(node.target, ast.Name):
-                    add(node.target.id, at, _Element(node.iter))  # an element of a list of tensors
-                else:
-                    for elt in ast.walk(node.target):
-                        if isinstance(elt, ast.Name):
-                            add(elt.id, at, _UNKNOWN)
-            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-                for elt in ast.walk(node.optional_vars):
-                    if isinstance(elt, ast.Name):
-                        add(elt.id, node.optional_vars, _UNKNOWN)
-            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-                f = node.value.func
+    def _conversions(self, scope) -> dict[str, list[tuple[tuple[int, int], "_ModuleConversion", ast.AST]]]:
+        """In-place module conversions (`model.half()` as a statement) of one scope, by name
+        (all scopes' found in one pass over the file's statements)."""
+        if not self._bindings:
+            self._bindings[-1] = {}  # the pass ran
+            for stmt in self.facts.nodes(ast.Expr):
+                call = stmt.value
+                f = call.func if isinstance(call, ast.Call) else None
                 if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.attr in ("half", "bfloat16", "float", "to"):
-                    add(f.value.id, node, _ModuleConversion(node.value))  # `model.half()` converts a module in place
-            stack.extend(ast.iter_child_nodes(node))
-        for names in table.values():
-            names.sort(key=lambda item: item[0])
-        self._bindings[key] = table
-        return table
+                    table = self._bindings.setdefault(id(self.bindings.scope_around(stmt)), {})
+                    table.setdefault(f.value.id, []).append(((stmt.lineno, stmt.col_offset), _ModuleConversion(call), stmt))
+        return self._bindings.get(id(scope), {})
+
+    def _entries(self, scope, name: str) -> list:
+        """(position, value, statement) of every binding of `name` in `scope` and every
+        in-place conversion of it, in source order (parameters and defs aside)."""
+        out = [
+            ((b.row, b.col), self._value(b), b.stmt)
+            for b in self.bindings.table(scope).get(name, ()) if b.kind not in ("param", "def")
+        ]
+        out.extend(self._conversions(scope).get(name, ()))
+        return sorted(out, key=lambda entry: entry[0])
+
+    def _module_names(self) -> set:
+        """Names the module binds by assignment (defs and classes aside)."""
+        table = self.bindings.table(self.facts.tree)
+        return {name for name, bounds in table.items() if any(b.kind != "def" for b in bounds)} | set(self._conversions(self.facts.tree))
+
+    def _module_binding(self, name: str):
+        """(value, statement) of the last module-level binding or conversion of `name`."""
+        entries = self._entries(self.facts.tree, name)
+        return (entries[-1][1], entries[-1][2]) if entries else None
 
     def binding(self, name: ast.Name) -> Optional[tuple[ast.AST, ast.AST]]:
-        """(value, statement) of the latest binding of `name` before it, in its function."""
-        scope = self.facts.enclosing_function(name) or self.facts.tree
-        if isinstance(scope, ast.Lambda):
+        """(value, statement) of the latest binding of `name` before it, in its function,
+        among those that reach it (an in-place conversion after it counts)."""
+        bindings = self.bindings
+        scope = bindings.scope_around(name)
+        if isinstance(scope, ast.Lambda) or bindings.binding_scope(name) is not scope:
             return None
-        entries = self._scope_bindings(scope).get(name.id, [])
         pos = (name.lineno, name.col_offset)
-        before = [e for e in entries if e[0] < pos and not _contains(e[2], name)]
-        if not before:
+        reaching = [b for b in bindings.reaching(name) if b.kind not in ("param", "def") and (b.row, b.col) < pos]
+        entries = [((b.row, b.col), self._value(b), b.stmt) for b in reaching]
+        entries += [c for c in self._conversions(scope).get(name.id, ()) if c[0] < pos and not _contains(c[2], name)]
+        if not entries:
             return None
-        return before[-1][1], before[-1][2]
+        latest = max(entries, key=lambda entry: entry[0])
+        return latest[1], latest[2]
 
     # -- the dtype of an expression -------------------------------------------------------------
     def _dtype(self, expr: ast.AST) -> Optional[str]:
-        facts = self.facts
         if isinstance(expr, ast.Constant):
             return BOOL if isinstance(expr.value, bool) else None
         if isinstance(expr, _ModuleConversion):
@@ -486,32 +486,33 @@ class Precision:
         return None
 
     def _name_dtype(self, name: ast.Name) -> Optional[str]:
+        """The dtype every binding reaching `name` gives (a parameter: its callers')."""
         found = self.binding(name)
+        bindings = self.bindings
         if found is not None:
-            value, stmt = found
+            value = found[0]
             if isinstance(value, _ModuleConversion):
                 return self._conversion_dtype(value.call)
-            return self.dtype(value)
-        func = self.facts.enclosing_function(name)
-        while func is not None:
-            if not isinstance(func, ast.Lambda):
-                args = func.args
-                if name.id in {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}:
-                    return self.param_dtype(func, name.id)
-            outer = self.facts.enclosing_function(func)
-            if outer is None:
-                break
-            entries = self._scope_bindings(outer).get(name.id, [])
-            if entries:
-                return self.dtype(entries[-1][1]) if not isinstance(entries[-1][1], _ModuleConversion) else None
-            func = outer
-        entries = self._scope_bindings(self.facts.tree).get(name.id, [])
-        if entries and self.facts.enclosing_function(name) is not None:
-            value = entries[-1][1]
-            if isinstance(value, _ModuleConversion):
-                return self._conversion_dtype(value.call)
-            return self.dtype(value)
-        return None
+            scope, pos = bindings.scope_around(name), (name.lineno, name.col_offset)
+            kinds = {
+                self.param_dtype(scope, name.id) if b.kind == "param" else self.dtype(self._value(b))
+                for b in bindings.reaching(name) if (b.row, b.col) < pos and b.kind != "def"
+            }
+            return kinds.pop() if len(kinds) == 1 else None  # every path must agree
+        scope = bindings.binding_scope(name)
+        if scope is None or (scope is self.facts.tree and self.facts.enclosing_function(name) is None):
+            return None
+        entries = self._entries(scope, name.id)
+        if scope is not self.facts.tree and (scope is bindings.scope_around(name) or not entries):
+            # nothing assigned before the use in its own def: a parameter, or bound later (a loop)
+            named = _named_params(scope) if not isinstance(scope, ast.Lambda) else []
+            if any(b.kind == "param" and b.arg in named for b in bindings.table(scope).get(name.id, ())):
+                return self.param_dtype(scope, name.id)
+            return None
+        if not entries:
+            return None
+        value = entries[-1][1]
+        return self._conversion_dtype(value.call) if isinstance(value, _ModuleConversion) else self.dtype(value)
 
     def _binop_dtype(self, expr: ast.BinOp) -> Optional[str]:
         if isinstance(expr.op, ast.MatMult):
@@ -665,22 +666,13 @@ class Precision:
         self._param_memo[key] = result
         return result
 
-    def _module_names(self) -> set:
-        return set(self._scope_bindings(self.facts.tree))
-
     def _is_low_module(self, name: ast.Name) -> bool:
         return self._low_module_dtype(name) in LOW
 
     def _low_module_dtype(self, name: ast.Name) -> Optional[str]:
         """The dtype of a name bound to a module/pipeline converted to low precision."""
-        found = self.binding(name)
-        value = None
-        if found is not None:
-            value = found[0]
-        else:
-            entries = self._scope_bindings(self.facts.tree).get(name.id, [])
-            if entries:
-                value = entries[-1][1]
+        found = self.binding(name) or self._module_binding(name.id)
+        value = found[0] if found is not None else None
         if value is None:
             return None
         if isinstance(value, _ModuleConversion):
@@ -717,20 +709,12 @@ class Precision:
         return None
 
     def _self_attr_kind(self, call: ast.Call, attr: str) -> Optional[str]:
-        cls = next((a for a in self.facts.ancestors(call) if isinstance(a, ast.ClassDef)), None)
-        if cls is None:
+        """The torch.nn layer `self.<attr>` holds (`self.<attr> = nn.Conv2d(...)`, the last
+        such assignment in the class)."""
+        assigned = class_attrs(self.facts, call).get(attr)
+        if not assigned:
             return None
-        table = self._attr_memo.get(id(cls))
-        if table is None:
-            table = {}
-            for node in ast.walk(cls):
-                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                    for target in node.targets:
-                        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                            dotted = self.facts.resolve(node.value.func) or ""
-                            table[target.attr] = dotted
-            self._attr_memo[id(cls)] = table
-        dotted = table.get(attr)
+        dotted = self.facts.resolve(assigned[-1][1].func) or ""
         if not dotted:
             return None
         short = dotted.rsplit(".", 1)[-1]
@@ -765,6 +749,10 @@ class Precision:
         if id(expr) in seen:
             return None
         seen.add(id(expr))
+        if isinstance(expr, _Element):
+            return self._reason(expr.iter, seen)  # an element of a collection of low-precision values
+        if isinstance(expr, _ModuleConversion):
+            return self._reason(expr.call, seen)
         facts = self.facts
         if isinstance(expr, ast.Call):
             f = expr.func
@@ -795,11 +783,11 @@ class Precision:
             func = facts.enclosing_function(expr)
             if func is not None and not isinstance(func, ast.Lambda):
                 return self._param_reason(func, expr.id)
-            entries = self._scope_bindings(facts.tree).get(expr.id, [])
-            if entries and not isinstance(entries[-1][1], _ModuleConversion):
-                return self._reason(entries[-1][1], seen)
-            if entries:
-                return f"`{facts.text(entries[-1][1].call)}` (line {entries[-1][2].lineno})"
+            found = self._module_binding(expr.id)
+            if found is not None and not isinstance(found[0], _ModuleConversion):
+                return self._reason(found[0], seen)
+            if found is not None:
+                return f"`{facts.text(found[0].call)}` (line {found[1].lineno})"
             return None
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
             func = facts.enclosing_function(expr)
@@ -853,6 +841,12 @@ class _ModuleConversion:
 
 
 _UNKNOWN = ast.Constant(value=...)  # a binding whose value is not known (loop target, unpacking)
+
+
+def _named_params(func) -> list:
+    """Parameters that can be passed by position or keyword (not *args / **kwargs)."""
+    args = func.args
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs]
 
 
 def _contains(node: ast.AST, inner: ast.AST) -> bool:

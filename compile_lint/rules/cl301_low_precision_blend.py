@@ -2,115 +2,19 @@ from __future__ import annotations
 
 import ast
 from textwrap import dedent
-from typing import Optional
 
-from ..analysis.precision import LOW, SHORT, precision_for
-from ..analysis.region_queries import ELEMENTWISE, call_name, is_number, number_value, region_nodes, region_sets_config, runs_inductor, same, stmt_text
-from ..analysis.facts import RegionsFact
+from ..analysis.bindings import BindingsFact
+from ..analysis.blends import blend_kind, low_precision_part
 from ..analysis.compiled_values import CompiledValuesFact
-from ..analysis.precision import PrecisionFact
+from ..analysis.facts import RegionsFact
+from ..analysis.low_precision import EAGER, EMULATED, region_rounding
+from ..analysis.precision import SHORT, PrecisionFact, precision_for
+from ..analysis.region_queries import (
+    ClassAttrsFact,
+    region_nodes,
+    stmt_text,
+)
 from .base import Case, Rule
-
-REDUCTIONS = frozenset({"sum", "mean", "norm", "amax", "amin", "max", "min", "std", "var"})
-
-
-def _is_one(facts, expr: ast.AST) -> bool:
-    if isinstance(expr, ast.Constant) and not isinstance(expr.value, bool) and expr.value == 1:
-        return True
-    if isinstance(expr, ast.Call) and (facts.resolve(expr.func) or "") == "torch.ones_like":
-        return True
-    return False
-
-
-def _factors(expr: ast.AST) -> list[ast.AST]:
-    """The factors of a product `a * b * (1 - c)` (or one expression)."""
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
-        return _factors(expr.left) + _factors(expr.right)
-    return [expr]
-
-
-def _terms(expr: ast.AST) -> list[ast.AST]:
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
-        return _terms(expr.left) + _terms(expr.right)
-    return [expr]
-
-
-def _complement(facts, expr: ast.AST) -> Optional[ast.AST]:
-    """`w` when `expr` is `1 - w`."""
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Sub) and _is_one(facts, expr.left):
-        return expr.right
-    return None
-
-
-def _arith_ops(facts, expr: ast.AST) -> int:
-    """How many tensor arithmetic operations an expression performs."""
-    count = 0
-    for node in ast.walk(expr):
-        if isinstance(node, ast.BinOp) and not is_number(node):
-            count += 1
-        elif isinstance(node, ast.Call) and call_name(facts, node) in ELEMENTWISE:
-            count += 1
-    return count
-
-
-def _fractional(expr: ast.AST) -> bool:
-    """An exponent that is not a whole number (`1/2.2`, `2.4`, `1/gamma`, `self.gamma`)."""
-    value = number_value(expr)
-    if value is not None:
-        return value != int(value)
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
-        return True
-    name = expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else ""
-    return "gamma" in name.lower()
-
-
-def blend_kind(facts, node: ast.AST) -> Optional[str]:
-    """The kind of blend/gamma/normalize arithmetic `node` is, if any."""
-    if isinstance(node, ast.BinOp):
-        if isinstance(node.op, ast.Sub) and _is_one(facts, node.left):
-            if any(_complement(facts, f) is not None for f in _factors(node.right)) and len(_factors(node.right)) > 1:
-                return "screen blend"
-        if isinstance(node.op, ast.Add):
-            terms = _terms(node)
-            products = [_factors(t) for t in terms]
-            weights = [w for fs in products for f in fs if (w := _complement(facts, f)) is not None]
-            if weights and any(len(fs) > 1 for fs in products):
-                return "alpha/mix blend"
-            for i, term in enumerate(terms):
-                for f in _factors(term):
-                    if isinstance(f, ast.BinOp) and isinstance(f.op, ast.Sub) and len(_factors(term)) > 1:
-                        if any(same(facts, other, f.right) for j, other in enumerate(terms) if j != i):
-                            return "linear interpolation"
-        if isinstance(node.op, ast.Pow) and _fractional(node.right):
-            return "gamma curve"
-        if isinstance(node.op, ast.Div) and not is_number(node.right):
-            left = node.left
-            if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Sub) and not is_number(left.right):
-                return "normalization"
-            if isinstance(node.right, ast.Call) and isinstance(node.right.func, ast.Attribute) and node.right.func.attr in REDUCTIONS:
-                if same(facts, node.right.func.value, left):
-                    return "normalization"
-        return None
-    if isinstance(node, ast.Call):
-        name = call_name(facts, node)
-        dotted = facts.resolve(node.func) or ""
-        is_method = isinstance(node.func, ast.Attribute) and not dotted.startswith("torch.")
-        if name == "lerp":
-            return "linear interpolation (lerp)"
-        if name in ("pow", "float_power"):
-            exponent = node.args[0] if is_method and node.args else node.args[1] if len(node.args) > 1 else None
-            for kw in node.keywords:
-                if kw.arg == "exponent":
-                    exponent = kw.value
-            if exponent is not None and _fractional(exponent):
-                return "gamma curve"
-        if name == "normalize" and dotted == "torch.nn.functional.normalize":
-            return "normalization"
-        if name == "where":
-            branches = node.args[1:3] if not is_method else [node.func.value] + node.args[1:2]
-            if any(_arith_ops(facts, b) >= 2 for b in branches):
-                return "conditional blend (overlay / soft light)"
-    return None
 
 
 class LowPrecisionBlend(Rule):
@@ -180,7 +84,7 @@ class LowPrecisionBlend(Rule):
     name = "low-precision-blend"
     summary = "Blend/gamma/normalize math in fp16/bf16 in a compiled region differs from eager"
     requires = ()
-    needs = (RegionsFact, CompiledValuesFact, PrecisionFact,)  # fires only inside compiled regions
+    needs = (RegionsFact, CompiledValuesFact, PrecisionFact, BindingsFact, ClassAttrsFact)  # fires only inside compiled regions
 
     valid = [
         Case(
@@ -444,8 +348,7 @@ class LowPrecisionBlend(Rule):
     def check(self, facts):
         precision = None
         reported: list[ast.AST] = []
-        emulate: dict[int, bool] = {}
-        inductor: dict[int, bool] = {}
+        rounding: dict[int, str] = {}
         for node, region in region_nodes(facts, (ast.BinOp, ast.Call)):
             kind = blend_kind(facts, node)
             if kind is None:
@@ -453,13 +356,12 @@ class LowPrecisionBlend(Rule):
             if any(r in facts.ancestors(node) for r in reported):
                 continue
             key = id(region)
-            if key not in inductor:
-                inductor[key] = runs_inductor(facts, region)
-                emulate[key] = region_sets_config(facts, region, "emulate_precision_casts", True)
-            if not inductor[key] or (emulate[key] and kind != "gamma curve"):
-                continue
+            if key not in rounding:
+                rounding[key] = region_rounding(facts, region)
+            if rounding[key] == EAGER or (rounding[key] == EMULATED and kind != "gamma curve"):
+                continue  # rounds like eager (emulated casts still fuse `pow`)
             precision = precision or precision_for(facts)
-            low = self._low_part(facts, precision, node, kind)
+            low = low_precision_part(facts, precision, node, kind)
             if low is None:
                 continue
             dtype = precision.dtype(low)
@@ -470,19 +372,3 @@ class LowPrecisionBlend(Rule):
                 f"({precision.why_low(low)})",
                 region=region,
             )
-
-    @staticmethod
-    def _low_part(facts, precision, node: ast.AST, kind: str) -> Optional[ast.AST]:
-        """The node (the pattern or an intermediate of it) that runs in low precision."""
-        if precision.dtype(node) in LOW:
-            return node
-        if kind == "gamma curve":
-            return None  # pow itself runs in fp32 (autocast on CUDA): no skipped rounding
-        for sub in ast.walk(node):
-            if sub is node:
-                continue
-            if isinstance(sub, ast.BinOp) and not is_number(sub) and precision.dtype(sub) in LOW:
-                return sub
-            if isinstance(sub, ast.Call) and call_name(facts, sub) in ELEMENTWISE and precision.dtype(sub) in LOW:
-                return sub
-        return None

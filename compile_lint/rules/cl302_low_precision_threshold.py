@@ -2,18 +2,27 @@ from __future__ import annotations
 
 import ast
 from textwrap import dedent
-from typing import Optional
 
-from ..analysis.precision import CONVERT_METHODS, LOW, SHORT, precision_for
-from ..analysis.region_queries import ELEMENTWISE, call_name, is_number, region_nodes, region_sets_config, runs_inductor, stmt_text
-from ..analysis.facts import RegionsFact
+from ..analysis.bindings import BindingsFact
 from ..analysis.compiled_values import CompiledValuesFact
-from ..analysis.precision import PrecisionFact
+from ..analysis.facts import RegionsFact
+from ..analysis.low_precision import (
+    FUSED,
+    inputs_to_convert,
+    low_computation,
+    region_rounding,
+)
+from ..analysis.precision import SHORT, PrecisionFact, precision_for
+from ..analysis.region_queries import (
+    ClassAttrsFact,
+    call_name,
+    region_nodes,
+    stmt_text,
+)
 from .base import Case, Rule
 
 ORDER_OPS = (ast.Gt, ast.Lt, ast.GtE, ast.LtE)
 COMPARE_METHODS = frozenset({"gt", "lt", "ge", "le", "greater", "less", "greater_equal", "less_equal"})
-CONVERSIONS = frozenset({"half", "bfloat16", "to", "type"})
 
 
 class LowPrecisionThreshold(Rule):
@@ -79,7 +88,7 @@ class LowPrecisionThreshold(Rule):
     fix_safety = "unsafe"
     codemod = "codemods.compare_in_fp32:CompareInFp32"
     requires = ()
-    needs = (RegionsFact, CompiledValuesFact, PrecisionFact,)  # fires only inside compiled regions
+    needs = (RegionsFact, CompiledValuesFact, PrecisionFact, BindingsFact, ClassAttrsFact)  # fires only inside compiled regions
 
     valid = [
         Case(
@@ -274,24 +283,24 @@ class LowPrecisionThreshold(Rule):
 
     def check(self, facts):
         precision = None
-        skip: dict[int, bool] = {}
+        rounding: dict[int, str] = {}
         for node, region in region_nodes(facts, (ast.Compare, ast.Call)):
             operands = self._operands(facts, node)
             if not operands:
                 continue
             key = id(region)
-            if key not in skip:
-                skip[key] = not runs_inductor(facts, region) or region_sets_config(facts, region, "emulate_precision_casts", True)
-            if skip[key]:
-                continue
+            if key not in rounding:
+                rounding[key] = region_rounding(facts, region)
+            if rounding[key] != FUSED:
+                continue  # rounds like eager
             precision = precision or precision_for(facts)
             for operand in operands:
-                computed = self._computed(facts, precision, operand)
+                computed = low_computation(facts, precision, operand)
                 if computed is None:
                     continue
                 expr, after = computed
                 dtype = precision.dtype(expr)
-                leaves = self._leaves(facts, precision, expr, region)
+                leaves = inputs_to_convert(facts, precision, expr, region)
                 message = (
                     f"`{stmt_text(facts, node, 40)}` thresholds a value computed in {SHORT[dtype]}: compiled code "
                     "flips pixels near the threshold"
@@ -328,93 +337,3 @@ class LowPrecisionThreshold(Rule):
         if isinstance(node.func, ast.Attribute):
             return [node.func.value] + list(node.args[:1])
         return []
-
-    def _computed(self, facts, precision, operand) -> Optional[tuple[ast.AST, bool]]:
-        """(the low-precision computation, converted-after) behind a compared operand."""
-        after = False
-        expr = operand
-        for _ in range(4):
-            if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in ("float", "double", "to") and precision.dtype(expr) not in LOW:
-                expr, after = expr.func.value, True
-                continue
-            if isinstance(expr, ast.Name):
-                found = precision.binding(expr)
-                if found is None or not isinstance(found[0], ast.AST) or facts.enclosing_function(found[1]) is not facts.enclosing_function(operand):
-                    return None
-                expr = found[0]
-                continue
-            break
-        if precision.dtype(expr) not in LOW or not self._is_computation(facts, expr):
-            return None
-        return expr, after
-
-    @staticmethod
-    def _is_computation(facts, expr) -> bool:
-        if isinstance(expr, ast.BinOp):
-            return not is_number(expr)
-        if isinstance(expr, ast.UnaryOp):
-            return isinstance(expr.op, ast.USub)
-        if isinstance(expr, ast.Call):
-            name = call_name(facts, expr)
-            return name in ELEMENTWISE or name in ("sum", "mean", "amax", "amin", "norm")
-        return False
-
-    def _leaves(self, facts, precision, expr, region) -> list:
-        """Low-precision inputs of the computation to convert, or [] when a safe fix is not known."""
-        leaves: list = []
-        ok = [True]
-        entry = region.via is None
-        func = facts.enclosing_function(expr)
-
-        def visit(node):
-            if isinstance(node, (ast.Constant,)) or is_number(node):
-                return
-            if self._is_computation(facts, node):
-                if isinstance(node, ast.BinOp):
-                    visit(node.left)
-                    visit(node.right)
-                elif isinstance(node, ast.UnaryOp):
-                    visit(node.operand)
-                else:
-                    dotted = facts.resolve(node.func) or ""
-                    if isinstance(node.func, ast.Attribute) and not dotted.startswith("torch."):
-                        visit(node.func.value)
-                        for arg in node.args:
-                            if precision.dtype(arg) in LOW:
-                                visit(arg)
-                    else:
-                        for arg in node.args:
-                            visit(arg)
-                return
-            dtype = precision.dtype(node)
-            if dtype not in LOW:
-                return
-            if not self._materialized(facts, precision, node, func, entry):
-                ok[0] = False
-                return
-            leaves.append(node)
-
-        visit(expr)
-        return leaves if ok[0] else []
-
-    def _materialized(self, facts, precision, node, func, entry) -> bool:
-        """A value with the same bits compiled and eager: an input of the compiled
-        function (or a view of one), or the output of a conv/matmul-like op."""
-        base = node
-        while isinstance(base, (ast.Subscript, ast.Attribute)) and not (isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self"):
-            base = base.value
-        if isinstance(base, ast.Name):
-            found = precision.binding(base)
-            if found is None:
-                params = {a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs} if func is not None and not isinstance(func, ast.Lambda) else set()
-                return entry and base.id in params
-            value = found[0]
-            if value is base or not isinstance(value, ast.AST):
-                return False
-            return self._materialized(facts, precision, value, func, entry) if not self._is_computation(facts, value) else False
-        if isinstance(base, ast.Call):
-            f = base.func
-            if isinstance(f, ast.Attribute) and f.attr in CONVERSIONS | set(CONVERT_METHODS):
-                return False
-            return not self._is_computation(facts, base)
-        return False

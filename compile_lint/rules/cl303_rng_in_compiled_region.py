@@ -2,31 +2,18 @@ from __future__ import annotations
 
 import ast
 from textwrap import dedent
-from typing import Optional
 
-from ..analysis.feature_tests import never_runs_compiled
-from ..analysis.compiled_values import chain_text, literal, site_call, target_history
-from ..analysis.region_queries import class_attrs, number_value, region_nodes, region_sets_config, runs_inductor
-from ..analysis.facts import RegionsFact
-from ..analysis.region_queries import ClassAttrsFact
 from ..analysis.compiled_values import CompiledValuesFact
+from ..analysis.facts import RegionsFact
+from ..analysis.feature_tests import never_runs_compiled
+from ..analysis.region_queries import ClassAttrsFact, region_nodes
+from ..analysis.rng import (
+    draws_like_eager,
+    eval_at_every_site,
+    random_draw,
+    train_mode_only,
+)
 from .base import Case, Rule
-
-RNG_FUNCS = frozenset(
-    {
-        "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm", "bernoulli",
-        "multinomial", "normal", "poisson", "rrelu", "binomial",
-    }
-)
-RNG_METHODS = frozenset(
-    {
-        "normal_", "uniform_", "bernoulli_", "bernoulli", "random_", "exponential_", "geometric_",
-        "log_normal_", "cauchy_", "multinomial",
-    }
-)
-DROPOUT_FUNCS = frozenset({"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"})
-DROPOUT_MODULES = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"})
-OTHER_RNG_FUNCS = frozenset({"gumbel_softmax", "rrelu"})  # torch.nn.functional
 
 
 class RngInCompiledRegion(Rule):
@@ -42,7 +29,11 @@ class RngInCompiledRegion(Rule):
     training=self.training)` and `nn.Dropout` modules called in `forward`, unless the
     compiled module is known to be in eval mode.
 
-    Dropout that depends on `self.training` is quiet when the compile site shows the
+    A probability that is always 0 draws nothing and is quiet: `p=0`, `self.p` set only
+    to 0 in the class, `self.drop.p` of an `nn.Dropout(0.0)` (a probability that is a
+    constructor parameter defaulting to 0 is reported: configurations set it), and
+    `a if self.training else b` with both zero (a finding on timm `iformer.py` of corpus L judged false by
+    `bench/judged/run.py`; its shape is a valid case). Dropout that depends on `self.training` is quiet when the compile site shows the
     module in eval mode (`torch.compile(model.eval())`, or `model.eval()` before the
     compile) and the site's file never calls `.train()` on it: in eval mode dropout
     draws no random numbers. Also
@@ -305,6 +296,25 @@ class RngInCompiledRegion(Rule):
             """,
             note="train-mode SDPA dropout in an eval-mode model",
         ),
+        Case(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+            class Attention(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.qkv = nn.Linear(dim, dim * 3)
+                    self.attn_drop = nn.Dropout(0.0)
+
+                def forward(self, q, k, v):
+                    return F.scaled_dot_product_attention(q, k, v, dropout_p=self.attn_drop.p if self.training else 0.0)
+
+            attn = torch.compile(Attention(64))
+            """,
+            note="dropout_p read from an `nn.Dropout(0.0)`: always 0, nothing is drawn (timm iformer)",
+        ),
     ]
     invalid = [
         Case(
@@ -448,28 +458,44 @@ class RngInCompiledRegion(Rule):
             """,
             at=[(8, 16)], note="the branch that runs on every torch with torch.compile",
         ),
+        Case(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+            class Attention(nn.Module):
+                def __init__(self, dim, attn_drop=0.1):
+                    super().__init__()
+                    self.attn_drop = nn.Dropout(attn_drop)
+
+                def forward(self, q, k, v):
+                    return F.scaled_dot_product_attention(q, k, v, dropout_p=self.attn_drop.p if self.training else 0.0)
+
+            attn = torch.compile(Attention(64))
+            """,
+            at=[(12, 16)], note="dropout_p read from an `nn.Dropout` whose probability defaults to 0.1",
+        ),
     ]
 
     def check(self, facts):
-        eval_cache: dict[int, bool] = {}
-        fallback: dict[int, bool] = {}
+        like_eager: dict[int, bool] = {}
+        in_eval: dict[int, bool] = {}
         for node, region in region_nodes(facts, (ast.Call,)):
-            what = self._rng(facts, node)
-            if what is None:
-                continue
-            if never_runs_compiled(facts, node):
-                continue  # a fallback for a torch older than torch.compile itself
+            what = random_draw(facts, node)
+            if what is None or never_runs_compiled(facts, node):
+                continue  # not a draw, or a fallback for a torch older than torch.compile itself
             label, train_mode = what
-            train_mode = train_mode or self._train_only(facts, node)
+            train_mode = train_mode or train_mode_only(facts, node)
             key = id(region)
-            if key not in fallback:
-                fallback[key] = region_sets_config(facts, region, "fallback_random", True) or not runs_inductor(facts, region)
-            if fallback[key]:
+            if key not in like_eager:
+                like_eager[key] = draws_like_eager(facts, region)
+            if like_eager[key]:
                 continue
             if train_mode:
-                if key not in eval_cache:
-                    eval_cache[key] = self._eval_at_sites(facts, region)
-                if eval_cache[key]:
+                if key not in in_eval:
+                    in_eval[key] = eval_at_every_site(facts, region)
+                if in_eval[key]:
                     continue
             mode = " in train mode" if train_mode else ""
             yield self.finding(
@@ -477,177 +503,3 @@ class RngInCompiledRegion(Rule):
                 f"{label}{mode} draws random numbers in compiled code: they differ from eager with the same seed",
                 region=region,
             )
-
-    def _rng(self, facts, call: ast.Call) -> Optional[tuple[str, bool]]:
-        """(what, depends-on-train-mode) when `call` draws random numbers."""
-        dotted = facts.resolve(call.func) or ""
-        if any(k.arg == "generator" for k in call.keywords):
-            return None
-        if dotted.startswith("torch.nn.functional."):
-            name = dotted.rsplit(".", 1)[-1]
-            if name in DROPOUT_FUNCS:
-                return self._dropout(facts, call, f"`{facts.text(call.func)}(...)`", 1, 2)
-            if name == "scaled_dot_product_attention":
-                return self._attention_dropout(facts, call)
-            if name in OTHER_RNG_FUNCS:
-                return f"`{facts.text(call.func)}(...)`", name == "rrelu"
-            return None
-        if dotted.startswith("torch.") and dotted.count(".") == 1:
-            name = dotted.rsplit(".", 1)[-1]
-            if name in RNG_FUNCS:
-                return f"`{facts.text(call.func)}(...)`", False
-            if name in DROPOUT_FUNCS:
-                return self._dropout(facts, call, f"`{facts.text(call.func)}(...)`", 1, 2, keyword="train")
-            return None
-        if isinstance(call.func, ast.Attribute) and not dotted:
-            attr = call.func.attr
-            if attr in RNG_METHODS:
-                return f"`.{attr}()`", False
-            base = call.func.value
-            if isinstance(base, ast.Name) and base.id == "self":
-                kind = self._self_module(facts, call, attr)
-                if kind is not None:
-                    return kind
-        return None
-
-    @staticmethod
-    def _dropout(facts, call, label, p_index, training_index, keyword="training"):
-        p = call.args[p_index] if len(call.args) > p_index else next((k.value for k in call.keywords if k.arg == "p"), None)
-        if p is not None and number_value(p) == 0:
-            return None
-        training = call.args[training_index] if len(call.args) > training_index else next((k.value for k in call.keywords if k.arg == keyword), None)
-        if training is None:
-            return label, False  # defaults to True: always random
-        value = literal(training)
-        if value is False:
-            return None
-        if value is True:
-            return label, False
-        return label, True  # self.training: train mode only
-
-    @staticmethod
-    def _attention_dropout(facts, call) -> Optional[tuple[str, bool]]:
-        """`F.scaled_dot_product_attention(q, k, v, mask, dropout_p)`: dropout on the
-        attention weights whenever `dropout_p` is not 0 (there is no `training` flag:
-        `dropout_p=self.p if self.training else 0.0` is the train-mode spelling)."""
-        p = call.args[4] if len(call.args) > 4 else next((k.value for k in call.keywords if k.arg == "dropout_p"), None)
-        if p is None or number_value(p) == 0:
-            return None
-        label = f"`{facts.text(call.func)}(..., dropout_p=...)`"
-        if isinstance(p, ast.IfExp):
-            branches = (p.body, p.orelse)
-            if all(number_value(b) == 0 for b in branches):
-                return None
-            if "training" in facts.text(p.test) and any(number_value(b) == 0 for b in branches):
-                return label, True
-            return label, False
-        if isinstance(p, ast.Attribute) and isinstance(p.value, ast.Name) and p.value.id == "self":
-            cls = next((a for a in facts.ancestors(call) if isinstance(a, ast.ClassDef)), None)
-            values = [
-                sub.value for sub in (ast.walk(cls) if cls is not None else ())
-                if isinstance(sub, ast.Assign) and any(chain_text(t) == f"self.{p.attr}" for t in sub.targets)
-            ]
-            if values and all(number_value(v) == 0 for v in values):
-                return None  # self.attn_p = 0.0 everywhere it is set
-            return label, True
-        return label, False
-
-    @staticmethod
-    def _self_module(facts, call, attr) -> Optional[tuple[str, bool]]:
-        """`self.drop(x)` where `self.drop = nn.Dropout(p)` (or a Sequential holding one)."""
-        for node, value in class_attrs(facts, call).get(attr, ()):
-            for sub in ast.walk(value):
-                if isinstance(sub, ast.Call):
-                    dotted = facts.resolve(sub.func) or ""
-                    if dotted.startswith("torch.nn.") and dotted.rsplit(".", 1)[-1] in DROPOUT_MODULES:
-                        p = sub.args[0] if sub.args else next((k.value for k in sub.keywords if k.arg == "p"), None)
-                        if p is not None and (number_value(p) == 0 or RngInCompiledRegion._zero_default(facts, node, p)):
-                            continue
-                        if sub is node.value:
-                            return f"`self.{attr}` (an `nn.{dotted.rsplit('.', 1)[-1]}`)", True
-                        return f"`self.{attr}` (holding `{facts.text(sub)}`)", True
-        return None
-
-    @staticmethod
-    def _train_only(facts, node) -> bool:
-        """Code that runs only in train mode: under `if self.training:`, or after an
-        early `if not self.training: return ...` (timm's DropPath)."""
-        def is_training(test, negated):
-            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-                return is_training(test.operand, not negated)
-            if isinstance(test, ast.BoolOp):
-                if isinstance(test.op, ast.And) and not negated:
-                    return any(is_training(v, negated) for v in test.values)
-                if isinstance(test.op, ast.Or) and negated:
-                    return any(is_training(v, negated) for v in test.values)
-                return False
-            return chain_text(test) == "self.training" and not negated
-
-        child = node
-        for anc in facts.ancestors(node):
-            if isinstance(anc, ast.If):
-                in_body = any(child is n for n in anc.body)
-                if is_training(anc.test, not in_body):
-                    return True
-            if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                body = anc.body if isinstance(anc.body, list) else []
-                stmt = facts.statement_of(node)
-                for earlier in body:
-                    if earlier.lineno >= stmt.lineno:
-                        break
-                    if isinstance(earlier, ast.If) and any(isinstance(b, ast.Return) for b in earlier.body):
-                        if is_training(earlier.test, True):
-                            return True
-                return False
-            child = anc
-        return False
-
-    @staticmethod
-    def _zero_default(facts, stmt, p) -> bool:
-        """`nn.Dropout(drop)` where `drop` is a parameter of the method defaulting to 0:
-        by default the layer draws nothing (timm-style `proj_drop=0.`)."""
-        if not isinstance(p, ast.Name):
-            return False
-        func = facts.enclosing_function(stmt)
-        if func is None or isinstance(func, ast.Lambda):
-            return False
-        args = func.args
-        positional = args.posonlyargs + args.args
-        defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
-        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-        default = defaults.get(p.id)
-        return default is not None and number_value(default) == 0
-
-    @staticmethod
-    def _eval_at_sites(facts, region) -> bool:
-        """Every compile site compiles a module shown in eval mode, never set back to train."""
-        if not region.sites:
-            return False
-        for site in region.sites:
-            found = site_call(facts, site)
-            if found is None:
-                return False
-            other, cc = found
-            history = target_history(other, cc.target, cc.node)
-            state = None
-            for call in history:
-                attr = call.func.attr if isinstance(call.func, ast.Attribute) else None
-                if attr == "eval" or (attr == "train" and call.args and literal(call.args[0]) is False):
-                    state = "eval"
-                    break
-                if attr == "train":
-                    state = "train"
-                    break
-            if state != "eval":
-                return False
-            text = chain_text(cc.target) if cc.target is not None else None
-            names = {text} if text else set()
-            for node in other.nodes(ast.Assign):
-                if node.value is cc.node or (isinstance(node.value, ast.Call) and node.value is cc.node):
-                    names |= {chain_text(t) for t in node.targets if chain_text(t)}
-            for node in other.nodes(ast.Call):
-                f = node.func
-                if isinstance(f, ast.Attribute) and f.attr == "train" and chain_text(f.value) in names:
-                    if not (node.args and literal(node.args[0]) is False):
-                        return False
-        return True

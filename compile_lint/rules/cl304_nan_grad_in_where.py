@@ -2,47 +2,25 @@ from __future__ import annotations
 
 import ast
 from textwrap import dedent
-from typing import Optional
 
+from ..analysis.bindings import BindingsFact
 from ..analysis.compiled_values import chain_text
+from ..analysis.domains import (
+    NEEDS,
+    clamp_fix,
+    condition_of,
+    guarded,
+    python_number,
+    risky_ops,
+    safe_when_unselected,
+    tested_variables,
+    variables,
+    where_parts,
+)
 from ..analysis.facts import RegionsFact
-from ..analysis.gradients import GradientFacts, under_no_grad
-from ..analysis.region_queries import is_number, number_value, stmt_text
+from ..analysis.gradients import GradientsFact, under_no_grad
+from ..analysis.region_queries import stmt_text
 from .base import Case, Rule
-
-POSITIVE = "positive"  # the op needs an input > 0 (a finite gradient at 0 is not enough)
-NONNEG = "non-negative"
-NONZERO = "non-zero"  # a denominator
-LOG_FUNCS = frozenset({"log", "log2", "log10"})
-POSITIVE_FUNCS = frozenset({"sqrt", "rsqrt", "reciprocal"}) | LOG_FUNCS
-GUARDS = frozenset({"clamp", "clamp_min", "clamp_max", "clip", "maximum", "fmax", "where", "nan_to_num"})
-NONNEG_GUARDS = frozenset({"relu", "abs", "square", "relu6"})
-POSITIVE_GUARDS = frozenset({"exp", "sigmoid", "softplus", "exp2"})
-FLIP = {ast.Gt: ast.LtE, ast.GtE: ast.Lt, ast.Lt: ast.GtE, ast.LtE: ast.Gt}
-MIRROR = {ast.Gt: ast.Lt, ast.GtE: ast.LtE, ast.Lt: ast.Gt, ast.LtE: ast.GtE}
-
-
-def _name(facts, call: ast.Call) -> Optional[str]:
-    dotted = facts.resolve(call.func) or ""
-    if dotted.startswith("torch."):
-        return dotted.rsplit(".", 1)[-1]
-    if isinstance(call.func, ast.Attribute) and not dotted:
-        return call.func.attr
-    return None
-
-
-def _is_method(facts, call: ast.Call) -> bool:
-    return isinstance(call.func, ast.Attribute) and not (facts.resolve(call.func) or "").startswith("torch.")
-
-
-def _variables(expr: ast.AST) -> set[str]:
-    out = set()
-    for node in ast.walk(expr):
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            text = chain_text(node)
-            if text and text != "self":
-                out.add(text)
-    return out
 
 
 class NanGradInWhere(Rule):
@@ -66,7 +44,13 @@ class NanGradInWhere(Rule):
     thresholded values such as `(pred > t).sum()`, `.long()`/`.int()`/`.bool()`,
     `.detach()`, `torch.arange`, sizes and Python numbers (parameters annotated `int` / `float` /
     `bool` included), and arithmetic on those
-    only); and code lexically under `torch.no_grad()` / `torch.inference_mode()`. The
+    only; a parameter of a private or nested def every call of which in the file
+    passes such a value, and an element unpacked from a private helper's returned
+    tuple, count too); when the where's result cannot reach a loss (everything
+    derived from it only feeds torch ops and Python numbers, such as
+    `int(needed.min().item())`, and nothing of it is returned as a tensor, stored,
+    passed to project code or used in place); and code lexically under
+    `torch.no_grad()` / `torch.inference_mode()`. The
     NaN appears in gradients only; a function merely called under `no_grad` elsewhere is
     still reported, since the same function usually serves training.
 
@@ -108,9 +92,16 @@ class NanGradInWhere(Rule):
 
     ## References
     - measured on torch 2.13 CPU, eager and compiled alike: the sRGB decode above at
-      `u = -0.1` gives a NaN gradient, clamped 0.0774; `fixtures/rules/CL304/` and
-      `compile-lint verify` on `fixtures/verify/` reproduce it
+      `u = -0.1` gives a NaN gradient, clamped 0.0774; a where over a count of a bool
+      mask does not require grad. `python scripts/measure/cl304_nan_grad.py` reproduces
+      all three; `fixtures/rules/CL304/` holds the hazard and its fix
     - kornia `color/rgb.py` clamps before `pow` (the correct spelling)
+    - judged on corpus L (`bench/judged/verdicts.jsonl`): kornia `geometry/ransac.py`
+      (a count of a bool mask passed as a `Tensor` parameter, its where reduced to an
+      `int`) was a false finding; the valid cases above keep its shape.
+      `scripts/measure/cl304_corpus.sh` lists the rule's findings on corpus L: 10 at
+      975f23b (1 false), 8 now: ransac and diffusers' nested `hz_to_mel` (called only
+      with a `torch.tensor` of constants) are no longer reported
     - PyTorch FAQ on NaN gradients through `torch.where` (the double-where trick)
     """
 
@@ -120,7 +111,7 @@ class NanGradInWhere(Rule):
     fix_safety = "unsafe"
     codemod = "codemods.clamp_branch_input:ClampBranchInput"
     requires = (b"where",)
-    needs = (RegionsFact,)  # fires wherever the code can be differentiated; names the region when there is one
+    needs = (RegionsFact, BindingsFact, GradientsFact)  # fires wherever the code can be differentiated; names the region when there is one
 
     valid = [
         Case(
@@ -220,6 +211,65 @@ class NanGradInWhere(Rule):
                 return torch.where(u > 0, torch.sqrt(torch.where(u > 0, u, 1.0)), 0.0)
             """,
             note="double where",
+        ),
+        Case(
+            """
+            import math
+            import torch
+
+            class Sampler:
+                def _samples_needed(self, probability, confidence: float) -> int:
+                    needed = torch.where(
+                        probability > 0,
+                        math.log1p(-confidence) / torch.log1p(-probability),
+                        torch.full_like(probability, float("inf")),
+                    )
+                    return int(needed.min().item())
+            """,
+            note="the where's result only becomes a Python number: no loss depends on it (kornia ransac.py shape)",
+        ),
+        Case(
+            """
+            import torch
+
+            class Matcher:
+                def _log_support(self, inliers):
+                    support = inliers.cumsum(0).to(torch.float64)
+                    return torch.where(support > 0, torch.log(support), torch.zeros_like(support))
+
+                def score(self, errors, threshold):
+                    mask = errors <= threshold
+                    return self._log_support(mask) + self._log_support(errors.argmax(0))
+            """,
+            note="a private method every call of which passes a bool mask or an argmax: no gradient",
+        ),
+        Case(
+            """
+            import torch
+
+            def _best(errors, threshold):
+                mask = errors <= threshold
+                return mask.sum(dim=1), mask
+
+            def inverse_support(errors, threshold):
+                counts, mask = _best(errors, threshold)
+                return torch.where(counts > 0, 1.0 / counts, 0.0)
+            """,
+            note="a count of a bool mask unpacked from what a private helper returns",
+        ),
+        Case(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            def class_balance(logits, labels, num_classes: int):
+                hits = F.one_hot(labels, num_classes).sum(0)
+                top = logits.topk(5, dim=-1).indices
+                votes = torch.bincount(top.flatten(), minlength=num_classes).to(torch.float32)
+                picked = (logits.argmax(-1) == labels).to(torch.long).sum()
+                return torch.where(hits > 0, votes / hits, 0.0), torch.where(picked > 0, 1.0 / picked, 0.0)
+            """,
+            note="one-hot counts, top-k indices, bincounts and integer casts carry no gradient",
         ),
     ]
     invalid = [
@@ -346,297 +396,119 @@ class NanGradInWhere(Rule):
             note="in a helper the region calls",
             at=[(5, 34)],
         ),
+        Case(
+            """
+            import torch
+
+            class Matcher:
+                def _log_support(self, inliers):
+                    support = inliers.cumsum(0)
+                    return torch.where(support > 0, torch.log(support), torch.zeros_like(support))
+
+                def score(self, errors, threshold):
+                    return self._log_support(errors <= threshold) + self._log_support(torch.sigmoid(errors))
+            """,
+            at=[(7, 41)], note="one call passes soft probabilities: they carry a gradient",
+        ),
+        Case(
+            """
+            import torch
+
+            def log_support(inliers):
+                support = inliers.cumsum(0)
+                return torch.where(support > 0, torch.log(support), torch.zeros_like(support))
+
+            def score(errors, threshold):
+                return log_support(errors <= threshold)
+            """,
+            at=[(6, 37)], note="a public function: other modules may pass a differentiable tensor",
+        ),
+        Case(
+            """
+            import torch
+
+            class Sampler:
+                def _samples_needed(self, probability) -> int:
+                    needed = torch.where(probability > 0, 1.0 / torch.log1p(-probability), probability)
+                    self.history.append(needed)
+                    return int(needed.min().item())
+            """,
+            at=[(6, 47)], note="the where's result is kept on the object: a later loss may use it",
+        ),
+        Case(
+            """
+            import torch
+
+            def train_step(model, img, target, opt):
+                u = model(img)
+                linear = torch.where(u <= 0.04045, u / 12.92, ((u + 0.055) / 1.055) ** 2.4)
+                loss = (linear - target).abs().mean()
+                loss.backward()
+                opt.step()
+                return loss.item()
+            """,
+            fixed="""
+            import torch
+
+            def train_step(model, img, target, opt):
+                u = model(img)
+                linear = torch.where(u <= 0.04045, u / 12.92, ((u.clamp(min=0.04045) + 0.055) / 1.055) ** 2.4)
+                loss = (linear - target).abs().mean()
+                loss.backward()
+                opt.step()
+                return loss.item()
+            """,
+            at=[(6, 51)], note="only a Python number is returned, but the loss is differentiated here",
+        ),
     ]
 
     def check(self, facts):
-        self.facts = facts
-        grads = GradientFacts(facts)
+        grads = facts.get(GradientsFact)
         for call in facts.nodes(ast.Call):
-            if _name(facts, call) != "where":
-                continue
-            if under_no_grad(facts, call):
-                continue  # no gradient is recorded here
-            region = facts.in_region(call, "compiled") if facts.enclosing_function(call) is not None else None
-            if _is_method(facts, call):
-                if len(call.args) < 2:
-                    continue
-                cond, branches = call.args[0], [(call.func.value, True), (call.args[1], False)]
-            else:
-                if len(call.args) < 3:
-                    continue
-                cond, branches = call.args[0], [(call.args[1], True), (call.args[2], False)]
-            cond = self._follow(facts, cond)
-            tested = self._tested(facts, cond)
+            parts = where_parts(facts, call)
+            if parts is None or under_no_grad(facts, call):
+                continue  # not a where, or no gradient is recorded here
+            cond = condition_of(facts, parts[0])
+            tested = tested_variables(facts, cond)
             if not tested:
                 continue
-            for branch, when_true in branches:
+            region = facts.in_region(call, "compiled") if facts.enclosing_function(call) is not None else None
+            reaches: list = []  # asked once, only when an op would be reported
+            for branch, when_true in parts[1]:
                 done: list = []
-                for op, need, arg in self._risky(facts, branch):
+                for op, need, arg in risky_ops(facts, branch):
                     if any(any(n is op for n in ast.walk(d)) for d in done):
                         continue  # nested in an op already reported for this branch
-                    shared = _variables(arg) & tested
-                    if not shared or self._guarded(facts, arg, need) or self._number(facts, arg):
+                    shared = variables(arg) & tested
+                    if not shared or guarded(facts, arg, need) or python_number(facts, arg):
                         continue
-                    if self._safe_when_unselected(cond, arg, need, when_true):
+                    if safe_when_unselected(facts, cond, arg, need, when_true):
                         continue
-                    if self._carries_no_gradient(grads, op, arg):
+                    if grads.op_carries_no_gradient(op, arg):
                         continue  # counts of thresholded values, integer tensors, .detach(): no gradient to poison
+                    if not reaches:
+                        reaches.append(grads.may_reach_backward(call))
+                    if not reaches[0]:
+                        break  # the where's result never reaches a loss: no backward pass runs through it
                     done.append(op)
-                    yield self._report(facts, call, cond, op, need, arg, when_true, shared, region)
+                    yield self._report(facts, op, cond, need, arg, when_true, shared, region)
 
-    @staticmethod
-    def _carries_no_gradient(grads, op, arg) -> bool:
-        """No input of the risky op can carry a gradient (for a division: neither side)."""
-        if isinstance(op, ast.BinOp) and isinstance(op.op, (ast.Div, ast.FloorDiv)):
-            return grads.no_grad(op.left) and grads.no_grad(op.right)
-        if isinstance(op, ast.Call):
-            inputs = ([op.func.value] if isinstance(op.func, ast.Attribute) and not (grads.facts.resolve(op.func) or "").startswith("torch.") else []) + list(op.args)
-            return all(grads.no_grad(i) for i in inputs)
-        return grads.no_grad(arg)
-
-    def _tested(self, facts, cond) -> set[str]:
-        """Variables the condition compares with a constant (`u <= 0.04045`, `d != 0`)."""
-        out: set[str] = set()
-        for node in ast.walk(cond):
-            if not isinstance(node, ast.Compare):
-                continue
-            sides = [node.left] + list(node.comparators)
-            if any(self._number(facts, side) for side in sides):
-                for side in sides:
-                    if not self._number(facts, side):
-                        out |= _variables(side)
-        return out
-
-    @staticmethod
-    def _number(facts, expr) -> bool:
-        """A Python number: a literal, or a name bound only to one in this file."""
-        if is_number(expr):
-            return True
-        if isinstance(expr, ast.Name):
-            values = [n.value for n in facts.nodes(ast.Assign) if any(isinstance(t, ast.Name) and t.id == expr.id for t in n.targets)]
-            func = facts.enclosing_function(expr)
-            if func is not None and not isinstance(func, ast.Lambda):
-                if expr.id in {a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs}:
-                    return False
-            return bool(values) and all(is_number(v) for v in values)
-        return False
-
-    def _safe_when_unselected(self, cond, arg, need, when_true) -> bool:
-        """With `cond` = `var OP c` and `arg` arithmetic in `var`: the op is in its domain on
-        the whole side where the branch is *not* selected (no NaN to leak)."""
-        if not isinstance(cond, ast.Compare) or len(cond.ops) != 1 or type(cond.ops[0]) not in FLIP:
-            return False
-        left, op, right = cond.left, type(cond.ops[0]), cond.comparators[0]
-        if is_number(left) and chain_text(right):
-            left, right, op = right, left, MIRROR[op]
-        var, bound = chain_text(left), number_value(right)
-        if var is None or bound is None:
-            return False
-        if when_true:
-            op = FLIP[op]  # the side where this branch is not selected
-        direction = 1.0 if op in (ast.Gt, ast.GtE) else -1.0
-        probes = [bound, bound + direction * max(abs(bound), 1.0), bound + direction * 1e6]
-        if self._nonneg_name(var, cond):
-            probes = sorted({max(p, 0.0) for p in probes})
-        values = [self._evaluate(arg, var, probe) for probe in probes]
-        if any(v is None for v in values):
-            return False
-        if need == NONZERO:
-            return all(v > 0 for v in values) or all(v < 0 for v in values)
-        return all((v > 0) if need == POSITIVE else (v >= 0) for v in values)
-
-    def _nonneg_name(self, var: str, near) -> bool:
-        """`var` is bound, in the function around `near`, to a value that cannot be negative."""
-        facts = self.facts
-        func = facts.enclosing_function(near)
-        if func is None or "." in var:
-            return False
-        values = [n.value for n in ast.walk(func) if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == var for t in n.targets)]
-        return bool(values) and all(self._nonneg(facts, v) for v in values)
-
-    def _nonneg(self, facts, expr) -> bool:
-        """An expression that cannot be negative: squares, sums of them, abs, exp, ..."""
-        if is_number(expr):
-            value = number_value(expr)
-            return value is not None and value >= 0
-        if isinstance(expr, ast.BinOp):
-            if isinstance(expr.op, ast.Pow):
-                value = number_value(expr.right)
-                return value is not None and value == int(value) and int(value) % 2 == 0
-            if isinstance(expr.op, ast.Mult):
-                return ast.dump(expr.left) == ast.dump(expr.right) or (self._nonneg(facts, expr.left) and self._nonneg(facts, expr.right))
-            if isinstance(expr.op, (ast.Add, ast.Div)):
-                return self._nonneg(facts, expr.left) and self._nonneg(facts, expr.right)
-            return False
-        if isinstance(expr, ast.Call):
-            name = _name(facts, expr)
-            if name in NONNEG_GUARDS or name in POSITIVE_GUARDS or name in ("sqrt", "norm", "numel"):
-                return True
-            if name in ("pow",) and len(expr.args) >= 1:
-                value = number_value(expr.args[-1])
-                return value is not None and value == int(value) and int(value) % 2 == 0
-            if name in ("clamp", "clamp_min", "clip"):
-                low = next((k.value for k in expr.keywords if k.arg == "min"), None)
-                if low is None and expr.args:
-                    low = expr.args[0] if _is_method(facts, expr) else (expr.args[1] if len(expr.args) > 1 else None)
-                return low is not None and self._nonneg(facts, low)
-            if name in ("sum", "mean") and _is_method(facts, expr):
-                return self._nonneg(facts, expr.func.value)
-        if isinstance(expr, ast.Name):
-            return self._nonneg_name(expr.id, expr)
-        return False
-
-    @staticmethod
-    def _follow(facts, cond):
-        """A condition held in a local name: `m = u > t` ... `torch.where(m, ...)`."""
-        if not isinstance(cond, ast.Name):
-            return cond
-        func = facts.enclosing_function(cond)
-        if func is None:
-            return cond
-        best = None
-        for node in ast.walk(func):
-            if isinstance(node, ast.Assign) and node.lineno < cond.lineno and any(isinstance(t, ast.Name) and t.id == cond.id for t in node.targets):
-                if best is None or node.lineno > best.lineno:
-                    best = node
-        return best.value if best is not None and isinstance(best.value, ast.Compare) else cond
-
-    def _risky(self, facts, branch):
-        """(op node, domain needed, input) for each restricted-domain op in a branch."""
-        for node in ast.walk(branch):
-            if isinstance(node, ast.BinOp):
-                if isinstance(node.op, ast.Pow):
-                    need = self._pow_need(node.right)
-                    if need:
-                        yield node, need, node.left
-                elif isinstance(node.op, (ast.Div, ast.FloorDiv)) and not is_number(node.right):
-                    yield node, NONZERO, node.right
-            elif isinstance(node, ast.Call):
-                name = _name(facts, node)
-                method = _is_method(facts, node)
-                args = ([node.func.value] if method else []) + list(node.args)
-                if name in POSITIVE_FUNCS and args:
-                    yield node, POSITIVE, args[0]
-                elif name == "log1p" and args:
-                    continue
-                elif name in ("pow", "float_power") and len(args) >= 2:
-                    need = self._pow_need(args[1])
-                    if need:
-                        yield node, need, args[0]
-                elif name in ("div", "true_divide", "divide") and len(args) >= 2 and not is_number(args[1]):
-                    yield node, NONZERO, args[1]
-
-    @staticmethod
-    def _pow_need(exponent) -> Optional[str]:
-        value = number_value(exponent)
-        if value is None:
-            if isinstance(exponent, ast.BinOp) and isinstance(exponent.op, ast.Div):
-                return POSITIVE  # 1 / gamma: fractional, maybe below 1
-            return None
-        if value == int(value) and value >= 0:
-            return None
-        return NONNEG if value > 1 else POSITIVE
-
-    def _guarded(self, facts, arg, need) -> bool:
-        for node in ast.walk(arg):
-            if isinstance(node, ast.Call):
-                name = _name(facts, node)
-                if name in GUARDS or name in POSITIVE_GUARDS:
-                    return True
-                if name in NONNEG_GUARDS and need == NONNEG:
-                    return True
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-                for side in (node.left, node.right):
-                    value = number_value(side)
-                    text = chain_text(side) or ""
-                    if (value is not None and 0 < value < 1e-2) or "eps" in text.lower():
-                        return True
-                    if value is not None and value > 0 and need == NONZERO or (value is not None and value > 0 and self._nonneg(facts, node.left if side is node.right else node.right)):
-                        return True
-        if need == NONNEG and isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Pow) and number_value(arg.right) == 2:
-            return True
-        return False
-
-    def _report(self, facts, where, cond, op, need, arg, when_true, shared, region):
-        fix = self._fix(facts, cond, arg, need, when_true)
-        what = {
-            POSITIVE: "needs an input > 0",
-            NONNEG: "needs an input >= 0",
-            NONZERO: "needs a non-zero denominator",
-        }[need]
+    def _report(self, facts, op, cond, need, arg, when_true, shared, region):
         message = (
-            f"`{stmt_text(facts, op, 40)}` {what} but `torch.where` computes it on unselected elements too: "
+            f"`{stmt_text(facts, op, 40)}` {NEEDS[need]} but `torch.where` computes it on unselected elements too: "
             f"NaN gradient for `{sorted(shared)[0]}`"
         )
+        fix = clamp_fix(facts, cond, arg, need, when_true)
         if fix is None:
             return self.finding(facts, op, message, region=region)
         var_nodes, suffix = fix
-        start_end = [self._range(facts, n) for n in var_nodes]
         return self.finding(
             facts, op, message,
             fix=f"clamp `{chain_text(var_nodes[0])}` inside the branch with `{suffix}`", unsafe=True,
-            data={"wrap": start_end, "suffix": suffix}, region=region,
+            data={"wrap": [self._range(facts, n) for n in var_nodes], "suffix": suffix}, region=region,
         )
 
     @staticmethod
     def _range(facts, node):
         start, end = facts.source.node_range(node)
         return [start.row, start.column, end.row, end.column]
-
-    def _fix(self, facts, cond, arg, need, when_true):
-        """(variable nodes to clamp, ".clamp(min=c)") when the threshold is a safe bound."""
-        if not isinstance(cond, ast.Compare) or len(cond.ops) != 1:
-            return None
-        left, op, right = cond.left, type(cond.ops[0]), cond.comparators[0]
-        if op not in FLIP:
-            return None
-        if is_number(left) and chain_text(right):
-            left, right, op = right, left, MIRROR[op]
-        var = chain_text(left)
-        bound = number_value(right)
-        if var is None or bound is None:
-            return None
-        if not when_true:
-            op = FLIP[op]
-        side = "min" if op in (ast.Gt, ast.GtE) else "max"
-        occurrences = [n for n in ast.walk(arg) if isinstance(n, (ast.Name, ast.Attribute)) and chain_text(n) == var]
-        occurrences = [n for n in occurrences if not any(isinstance(a, ast.Attribute) and a.value is n for a in ast.walk(arg))]
-        if not occurrences:
-            return None
-        if need == NONZERO:
-            return None  # clamping a denominator to a bound of either sign is not generally right
-        value = self._evaluate(arg, var, bound)
-        if value is None or (need == POSITIVE and not value > 0) or (need == NONNEG and not value >= 0):
-            return None
-        # the op must be safe on the whole clamped side, not only at the bound
-        probe = bound + (1.0 if side == "min" else -1.0) * max(abs(bound), 1.0)
-        other = self._evaluate(arg, var, probe)
-        if other is None or (need == POSITIVE and not other > 0) or (need == NONNEG and not other >= 0):
-            return None
-        return occurrences, f".clamp({side}={facts.text(right)})"
-
-    @staticmethod
-    def _evaluate(expr, var, value) -> Optional[float]:
-        """`expr` with `var` := value, when it is arithmetic on `var` and numbers only."""
-
-        def ev(node):
-            if isinstance(node, (ast.Name, ast.Attribute)) and chain_text(node) == var:
-                return value
-            if is_number(node):
-                return number_value(node)
-            if isinstance(node, ast.BinOp):
-                a, b = ev(node.left), ev(node.right)
-                if a is None or b is None:
-                    return None
-                ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b, ast.Div: lambda: a / b if b else None}
-                fn = ops.get(type(node.op))
-                return fn() if fn else None
-            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-                a = ev(node.operand)
-                return -a if a is not None else None
-            return None
-
-        try:
-            return ev(expr)
-        except (ArithmeticError, TypeError):
-            return None
