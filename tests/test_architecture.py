@@ -2,6 +2,7 @@
 facts, every rule declares the facts it asks for."""
 import ast
 import os
+import sys
 
 from compile_lint.analysis.facts import Fact
 from compile_lint.rules import all_rules
@@ -94,3 +95,42 @@ def test_rules_declare_facts():
         assert isinstance(rule.needs, tuple), code
         assert all(isinstance(f, type) and issubclass(f, Fact) for f in rule.needs), code
         assert not hasattr(rule, "uses_regions"), f"{code}: `uses_regions` is gone; declare `needs`"
+
+
+def test_rules_hold_detection_only():
+    """A rule is its page plus a short function: its own logic (scripts/rule_sizes.py
+    counts it) stays within the limits, and shared reasoning lives in analysis/."""
+    sys.path.insert(0, os.path.join(os.path.dirname(PACKAGE), "scripts"))
+    try:
+        import rule_sizes
+    finally:
+        sys.path.pop(0)
+    sizes = rule_sizes.sizes()
+    assert sizes, "no rule modules found"
+    assert sizes[0][1] <= rule_sizes.LARGEST_LIMIT, sizes[0]
+    assert sum(lines for _, lines in sizes) <= rule_sizes.TOTAL_LIMIT
+
+
+def test_rule_sizes_count_logic_not_pages_or_cases():
+    sys.path.insert(0, os.path.join(os.path.dirname(PACKAGE), "scripts"))
+    try:
+        import rule_sizes
+    finally:
+        sys.path.pop(0)
+    source = '''
+import ast
+
+class Rule:
+    """A long page.
+
+    More page.
+    """
+    valid = [
+        "x = 1",
+    ]
+
+    def check(self, facts):
+        # a comment
+        return [node for node in ast.walk(facts.tree)]
+'''
+    assert rule_sizes.logic_lines(source) == 3  # class line, def line, return line
