@@ -28,7 +28,7 @@ from typing import Iterator, Optional
 
 from .bindings import bindings_for
 from .compiled_values import chain_text
-from .region_queries import is_number, number_value
+from .region_queries import call_name, is_number, number_value
 
 POSITIVE = "positive"  # the op needs an input > 0 (a finite gradient at 0 is not enough)
 NONNEG = "non-negative"
@@ -41,16 +41,6 @@ NONNEG_GUARDS = frozenset({"relu", "abs", "square", "relu6"})
 POSITIVE_GUARDS = frozenset({"exp", "sigmoid", "softplus", "exp2"})
 FLIP = {ast.Gt: ast.LtE, ast.GtE: ast.Lt, ast.Lt: ast.GtE, ast.LtE: ast.Gt}
 MIRROR = {ast.Gt: ast.Lt, ast.GtE: ast.LtE, ast.Lt: ast.Gt, ast.LtE: ast.GtE}
-
-
-def torch_op_name(facts, call: ast.Call) -> Optional[str]:
-    """`where` for `torch.where(...)` and `x.where(...)`; None for other packages."""
-    dotted = facts.resolve(call.func) or ""
-    if dotted.startswith("torch."):
-        return dotted.rsplit(".", 1)[-1]
-    if isinstance(call.func, ast.Attribute) and not dotted:
-        return call.func.attr
-    return None
 
 
 def is_method(facts, call: ast.Call) -> bool:
@@ -76,7 +66,7 @@ def variables(expr: ast.AST) -> set[str]:
 
 def where_parts(facts, call: ast.Call) -> Optional[tuple[ast.AST, list[tuple[ast.AST, bool]]]]:
     """(condition, [(branch, selected-when-true)]) of a `where` call, else None."""
-    if torch_op_name(facts, call) != "where":
+    if call_name(facts, call) != "where":
         return None
     if is_method(facts, call):
         if len(call.args) < 2:
@@ -151,7 +141,7 @@ def risky_ops(facts, branch) -> Iterator[tuple[ast.AST, str, ast.AST]]:
             elif isinstance(node.op, (ast.Div, ast.FloorDiv)) and not is_number(node.right):
                 yield node, NONZERO, node.right
         elif isinstance(node, ast.Call):
-            name = torch_op_name(facts, node)
+            name = call_name(facts, node)
             args = op_inputs(facts, node)
             if name in POSITIVE_FUNCS and args:
                 yield node, POSITIVE, args[0]
@@ -178,7 +168,7 @@ def nonneg(facts, expr, _depth: int = 0) -> bool:
             return nonneg(facts, expr.left, _depth) and nonneg(facts, expr.right, _depth)
         return False
     if isinstance(expr, ast.Call):
-        name = torch_op_name(facts, expr)
+        name = call_name(facts, expr)
         if name in NONNEG_GUARDS or name in POSITIVE_GUARDS or name in ("sqrt", "norm", "numel"):
             return True
         if name in ("pow",) and len(expr.args) >= 1:
@@ -211,7 +201,7 @@ def guarded(facts, arg, need) -> bool:
     """The op's input is put into its domain inside the branch (clamp, + eps, exp, ...)."""
     for node in ast.walk(arg):
         if isinstance(node, ast.Call):
-            name = torch_op_name(facts, node)
+            name = call_name(facts, node)
             if name in GUARDS or name in POSITIVE_GUARDS:
                 return True
             if name in NONNEG_GUARDS and need == NONNEG:
