@@ -14,6 +14,7 @@ owned by the engine (one per run, or per worker process), never by a module glob
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING, Iterable, Iterator, Optional
 
 from ..source import ParseFailure, SourceFile
@@ -106,6 +107,28 @@ class Sources:
         return found
 
 
+    def may_call(self, path: str, name: str) -> bool:
+        """Whether the file's bytes hold something that may be a call of `name`
+        (`name(` or `.name(`, not `def name(`): a filter before parsing it, which never
+        drops a real call."""
+        key = self._stat(path)
+        if key is None:
+            return False
+        ckey = key + ("call", name)
+        found = self._mentions.get(ckey)
+        if found is None:
+            pattern = re.compile(rb"(?<!def )\b" + re.escape(name.encode()) + rb"\s*\(")
+            try:
+                with open(path, "rb") as fh:
+                    found = pattern.search(fh.read()) is not None
+            except OSError:
+                found = False
+            if len(self._mentions) > 8192:
+                self._mentions.clear()
+            self._mentions[ckey] = found
+        return found
+
+
 class Project:
     """The project around one linted file: its region index, its settings, the torch
     version it targets, and the other files its rules read (recorded in `read`)."""
@@ -151,6 +174,11 @@ class Project:
         """Whether another file contains `token`; the file counts as read."""
         self.read.setdefault(path, None)
         return self.sources.mentions(path, token)
+
+    def may_call(self, path: str, name: str) -> bool:
+        """Whether another file may call `name` (Sources.may_call); the file counts as read."""
+        self.read.setdefault(path, None)
+        return self.sources.may_call(path, name)
 
 
 def path_for_module(facts: "ModuleFacts", module: str) -> Optional[str]:
