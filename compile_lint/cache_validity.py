@@ -100,7 +100,35 @@ def still_holds(used: dict[tuple, str], deps: tuple, digests: Optional[RegionDig
     for token, digest in used.items() if digests is not None else ():
         if digests(token) != digest:
             return False
-    return all(current_digest(path) == dig for path, dig in deps)
+    return all(
+        probe_holds(path, dig) if dig is not None and dig.startswith(PROBE) else current_digest(path) == dig
+        for path, dig in deps
+    )
+
+
+PROBE = "probe:"
+
+
+def probe_dep(kind: str, arg: str, answer: bool) -> str:
+    """The dependency a probe of another file leaves (analysis/project.py PROBES): the
+    answer, re-asked when the cache is checked, instead of the file's digest, so that
+    editing a file that was only searched for a name does not stale every asker."""
+    return f"{PROBE}{kind}:{int(answer)}:{arg}"
+
+
+def probe_holds(path: str, dep: str) -> bool:
+    from .analysis.project import PROBES
+
+    kind, answer, arg = dep[len(PROBE):].split(":", 2)
+    ask = PROBES.get(kind)
+    if ask is None:
+        return False
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return answer == "0"  # a file gone holds nothing
+    return ask(data, arg) == (answer == "1")
 
 
 class FolderStates:

@@ -22,7 +22,7 @@ from .analysis.names import NameTable, module_name_for
 from .analysis.project import Project, RegionView, Sources
 from .analysis.regions import ModuleSummary, ProjectIndex, summarize
 from .analysis.walk import walk
-from .cache_validity import RegionDigests, TrackedRegionView
+from .cache_validity import RegionDigests, TrackedRegionView, probe_dep
 from .config import Settings
 from .model import Finding, Position
 from .rules import all_rules
@@ -226,6 +226,9 @@ def lint_one(task: Task) -> Done:
                 deps.append((path, cache_mod.digest(other.source.data)))
             else:
                 deps.append((path, file_digest(path)))
+        for (path, kind, arg), answer in sorted(project.probes.items()):
+            if path not in project.read:  # a file read for its meaning depends on all of it
+                deps.append((path, probe_dep(kind, arg, answer)))
         done.deps = tuple(deps)
     except MemoryError:
         done.error = "internal error: out of memory while linting this file"

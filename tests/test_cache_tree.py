@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -172,3 +173,56 @@ def test_partial_run_sees_a_region_set_up_in_a_new_file(project):
     assert one == [f for f in whole if f[0].endswith("other.py")]
     warm, stats = check(project, "pkg/sub/other.py")
     assert warm == one and stats["folders_listed"] == 0 and stats["pass1"] == 0
+
+
+def test_a_file_searched_for_a_callers_name_stales_results_only_when_the_answer_changes(tmp_path):
+    # CL202 looks for callers of `set_steps` across the project. The files it only
+    # searched (a byte probe) must not stale model.py's result when they change without
+    # gaining or losing a call; a file that gains or loses the call must.
+    import textwrap
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "model.py").write_text(textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+        class Denoiser(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.steps = 10
+                self.conv = nn.Conv2d(3, 3, 3, padding=1)
+
+            def set_steps(self, n):
+                self.steps = n
+
+            def forward(self, x):
+                for _ in range(self.steps):
+                    x = x - self.conv(x)
+                return x
+
+        model = torch.compile(Denoiser())
+        """))
+    (tmp_path / "notes.py").write_text("STEPS = [4, 8, 16]\n")
+    (tmp_path / "run.py").write_text("from model import model\n")
+
+    def findings():
+        out = subprocess.run(
+            [sys.executable, "-m", "compile_lint", "check", "--select", "CL202", "--output-format", "json", "."],
+            cwd=tmp_path, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT),
+        )
+        assert out.returncode in (0, 1), out.stderr
+        return sorted((f["filename"], f["code"]) for f in json.loads(out.stdout))
+
+    time.sleep(2.1)  # past the racy window: results of these files may be cached
+    assert findings() == []
+    (tmp_path / "notes.py").write_text("STEPS = [4, 8, 16, 32]\n")  # no call gained
+    assert findings() == []
+    (tmp_path / "run.py").write_text(
+        "from model import model\nfrom notes import STEPS\n"
+        "for n in STEPS:\n    model.set_steps(n)\n"
+    )
+    time.sleep(2.1)
+    assert [code for _, code in findings()] == ["CL202"]
+    (tmp_path / "run.py").write_text("from model import model\n")
+    time.sleep(2.1)
+    assert findings() == []

@@ -48,6 +48,22 @@ class RegionView:
         return self._regions
 
 
+def mentions_token(data: bytes, token: bytes) -> bool:
+    """Whether a file's bytes contain `token`."""
+    return token in data
+
+
+def may_call_name(data: bytes, name: str) -> bool:
+    """Whether a file's bytes hold something that may be a call of `name` (`name(`,
+    `.name(`, not `def name(`): a filter that never drops a real call."""
+    return re.search(rb"(?<!def )\b" + re.escape(name.encode()) + rb"\s*\(", data) is not None
+
+
+# what a probe of another file asks, by kind: recorded as a cache dependency on the
+# answer (cache_validity.probe_holds re-asks it), not on every byte of the file
+PROBES = {"mentions": lambda data, arg: mentions_token(data, arg.encode("latin-1")), "may_call": may_call_name}
+
+
 class Sources:
     """Other files' parsed contents (bytes, tree, names), keyed by path and stat, so a
     module that many files import is parsed once per process and run."""
@@ -98,7 +114,7 @@ class Sources:
         if found is None:
             try:
                 with open(path, "rb") as fh:
-                    found = token in fh.read()
+                    found = mentions_token(fh.read(), token)
             except OSError:
                 found = False
             if len(self._mentions) > 8192:
@@ -108,19 +124,16 @@ class Sources:
 
 
     def may_call(self, path: str, name: str) -> bool:
-        """Whether the file's bytes hold something that may be a call of `name`
-        (`name(` or `.name(`, not `def name(`): a filter before parsing it, which never
-        drops a real call."""
+        """Whether the file's bytes may hold a call of `name` (may_call_name)."""
         key = self._stat(path)
         if key is None:
             return False
         ckey = key + ("call", name)
         found = self._mentions.get(ckey)
         if found is None:
-            pattern = re.compile(rb"(?<!def )\b" + re.escape(name.encode()) + rb"\s*\(")
             try:
                 with open(path, "rb") as fh:
-                    found = pattern.search(fh.read()) is not None
+                    found = may_call_name(fh.read(), name)
             except OSError:
                 found = False
             if len(self._mentions) > 8192:
@@ -146,6 +159,9 @@ class Project:
         self.target_torch = target_torch
         self.sources = sources if sources is not None else Sources()
         self.read: dict[str, Optional["ModuleFacts"]] = {}  # path -> its facts (None: read, not parsed)
+        # (path, kind, argument) -> answer: what was asked of another file without reading
+        # it for its meaning (PROBES); the cache depends on the answer, not the bytes
+        self.probes: dict[tuple[str, str, str], bool] = {}
         # the facts the running rule declared (`Rule.needs`); None: any. Set by the engine.
         self.allowed: Optional[frozenset] = None
         self._facts: dict[str, Optional["ModuleFacts"]] = {}
@@ -171,14 +187,16 @@ class Project:
         return other
 
     def mentions(self, path: str, token: bytes) -> bool:
-        """Whether another file contains `token`; the file counts as read."""
-        self.read.setdefault(path, None)
-        return self.sources.mentions(path, token)
+        """Whether another file contains `token` (recorded as a probe)."""
+        found = self.sources.mentions(path, token)
+        self.probes[(path, "mentions", token.decode("latin-1"))] = found
+        return found
 
     def may_call(self, path: str, name: str) -> bool:
-        """Whether another file may call `name` (Sources.may_call); the file counts as read."""
-        self.read.setdefault(path, None)
-        return self.sources.may_call(path, name)
+        """Whether another file may call `name` (Sources.may_call; recorded as a probe)."""
+        found = self.sources.may_call(path, name)
+        self.probes[(path, "may_call", name)] = found
+        return found
 
 
 def path_for_module(facts: "ModuleFacts", module: str) -> Optional[str]:
