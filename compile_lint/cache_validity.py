@@ -101,7 +101,7 @@ def still_holds(used: dict[tuple, str], deps: tuple, digests: Optional[RegionDig
         if digests(token) != digest:
             return False
     return all(
-        probe_holds(path, dig) if dig is not None and dig.startswith(PROBE) else current_digest(path) == dig
+        probe_holds(path, dig, current_digest) if dig is not None and dig.startswith(PROBE) else current_digest(path) == dig
         for path, dig in deps
     )
 
@@ -109,17 +109,20 @@ def still_holds(used: dict[tuple, str], deps: tuple, digests: Optional[RegionDig
 PROBE = "probe:"
 
 
-def probe_dep(kind: str, arg: str, answer: bool) -> str:
+def probe_dep(kind: str, arg: str, answer: bool, digest: Optional[str]) -> str:
     """The dependency a probe of another file leaves (analysis/project.py PROBES): the
-    answer, re-asked when the cache is checked, instead of the file's digest, so that
-    editing a file that was only searched for a name does not stale every asker."""
-    return f"{PROBE}{kind}:{int(answer)}:{arg}"
+    file's digest when asked and the answer. The file unchanged, it holds at the cost of
+    a digest check; changed, the probe is asked again, so editing a file that was only
+    searched for a name stales a result only when the answer changes."""
+    return f"{PROBE}{kind}:{int(answer)}:{digest or '-'}:{arg}"
 
 
-def probe_holds(path: str, dep: str) -> bool:
+def probe_holds(path: str, dep: str, current_digest: Callable[[str], Optional[str]]) -> bool:
     from .analysis.project import PROBES
 
-    kind, answer, arg = dep[len(PROBE):].split(":", 2)
+    kind, answer, digest, arg = dep[len(PROBE):].split(":", 3)
+    if digest != "-" and current_digest(path) == digest:
+        return True
     ask = PROBES.get(kind)
     if ask is None:
         return False

@@ -178,6 +178,22 @@ def init_worker(context: JobContext, in_pool: bool = True) -> None:
     _WORKER["digests"] = RegionDigests(context.regions) if context.regions is not None else None
 
 
+def known_digest(path: str) -> Optional[str]:
+    """file_digest, once per file version in this worker (many files probe the same
+    project files)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    memo = _WORKER.setdefault("file_digests", {})
+    key = (path, st.st_size, st.st_mtime_ns)
+    if key not in memo:
+        if len(memo) > 20000:
+            memo.clear()
+        memo[key] = file_digest(path)
+    return memo[key]
+
+
 def file_digest(path: str) -> Optional[str]:
     try:
         with open(path, "rb") as fh:
@@ -228,7 +244,7 @@ def lint_one(task: Task) -> Done:
                 deps.append((path, file_digest(path)))
         for (path, kind, arg), answer in sorted(project.probes.items()):
             if path not in project.read:  # a file read for its meaning depends on all of it
-                deps.append((path, probe_dep(kind, arg, answer)))
+                deps.append((path, probe_dep(kind, arg, answer, known_digest(path))))
         done.deps = tuple(deps)
     except MemoryError:
         done.error = "internal error: out of memory while linting this file"
