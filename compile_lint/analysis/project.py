@@ -70,7 +70,7 @@ class Sources:
 
     def __init__(self, max_files: int = 256):
         self._parsed: dict[tuple[str, int, int], Optional[tuple]] = {}
-        self._mentions: dict[tuple[str, int, int, bytes], bool] = {}
+        self._mentions: dict[tuple, bool] = {}  # (path, size, mtime, probe kind, argument) -> answer
         self._max = max_files
 
     @staticmethod
@@ -106,39 +106,28 @@ class Sources:
 
     def mentions(self, path: str, token: bytes) -> bool:
         """Whether the file's bytes contain `token` (a cheap filter before parsing it)."""
-        key = self._stat(path)
-        if key is None:
-            return False
-        mkey = key + (token,)
-        found = self._mentions.get(mkey)
-        if found is None:
-            try:
-                with open(path, "rb") as fh:
-                    found = mentions_token(fh.read(), token)
-            except OSError:
-                found = False
-            if len(self._mentions) > 8192:
-                self._mentions.clear()
-            self._mentions[mkey] = found
-        return found
-
+        return self._probe(path, "mentions", token.decode("latin-1"))
 
     def may_call(self, path: str, name: str) -> bool:
         """Whether the file's bytes may hold a call of `name` (may_call_name)."""
+        return self._probe(path, "may_call", name)
+
+    def _probe(self, path: str, kind: str, arg: str) -> bool:
+        """PROBES[kind] asked of the file's bytes, once per file version."""
         key = self._stat(path)
         if key is None:
             return False
-        ckey = key + ("call", name)
-        found = self._mentions.get(ckey)
+        pkey = key + (kind, arg)
+        found = self._mentions.get(pkey)
         if found is None:
             try:
                 with open(path, "rb") as fh:
-                    found = may_call_name(fh.read(), name)
+                    found = PROBES[kind](fh.read(), arg)
             except OSError:
                 found = False
             if len(self._mentions) > 8192:
                 self._mentions.clear()
-            self._mentions[ckey] = found
+            self._mentions[pkey] = found
         return found
 
 
