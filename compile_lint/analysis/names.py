@@ -52,6 +52,11 @@ def _marked_root(folder: str, cache: dict) -> Optional[str]:
     return found
 
 
+def marked_root(folder: str, _cache: dict = {}) -> Optional[str]:
+    """The nearest folder at or above `folder` holding a project marker, or None."""
+    return _marked_root(folder, _cache)
+
+
 def import_root(path: str, _cache: dict = {}) -> tuple[str, tuple[str, ...]]:
     """The folder `path` is imported from (above its top package, or its own folder for
     a script), and that folder's parts below the project root (none when the root is

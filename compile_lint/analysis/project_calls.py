@@ -12,7 +12,7 @@ import os
 from typing import Iterator
 
 from .facts import Fact, ModuleFacts
-from .names import ROOT_MARKERS, import_root
+from .names import import_root, marked_root
 
 MAX_FILES = 3000
 SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "build", "dist"})
@@ -42,16 +42,10 @@ def project_files(facts: ModuleFacts) -> list[str]:
 
 def project_folder(path: str) -> str:
     """The nearest folder above the file's import root holding a project marker
-    (`pyproject.toml`, `setup.cfg`, `setup.py`, `.git`), else the import root itself."""
+    (`pyproject.toml`, `setup.cfg`, `setup.py`, `.git`, a config file), else the import
+    root itself."""
     start, _prefix = import_root(path)
-    folder = start
-    while True:
-        if any(os.path.exists(os.path.join(folder, marker)) for marker in ROOT_MARKERS):
-            return folder
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return start
-        folder = parent
+    return marked_root(start) or start
 
 
 def calls_named(facts: ModuleFacts, name: str) -> Iterator[tuple[ModuleFacts, ast.Call]]:
