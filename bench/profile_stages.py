@@ -28,7 +28,7 @@ def main(argv=None) -> int:
     from compile_lint.analysis.facts import ModuleFacts
     from compile_lint.analysis.names import NameTable, module_name_for
     from compile_lint.analysis.regions import ProjectIndex, summarize
-    from compile_lint.analysis.walk import walk
+    from compile_lint.analysis.walk import walk_with_parents
     from compile_lint.config import Settings
     from compile_lint.rules import all_rules
     from compile_lint.source import ParseFailure, SourceFile
@@ -59,7 +59,7 @@ def main(argv=None) -> int:
                 continue
             spent["parse (ast)"] += clock() - t
             t = clock()
-            nodes = walk(tree, link_parents=True) if "link_parents" in walk.__code__.co_varnames else walk(tree)
+            nodes, parents = walk_with_parents(tree)
             spent["walk"] += clock() - t
             t = clock()
             module, is_package = module_name_for(path)
@@ -70,7 +70,7 @@ def main(argv=None) -> int:
             spent["summary"] += clock() - t
             t = clock()
             regions = ProjectIndex([summary]).regions()
-            facts = ModuleFacts(source, tree, names, regions, settings, nodes)
+            facts = ModuleFacts(source, tree, names, regions, settings, nodes, parents)
             spent["facts + local index"] += clock() - t
             findings = []
             for code, rule in rules.items():

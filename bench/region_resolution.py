@@ -131,7 +131,7 @@ def sites_by_api(app_dir: str) -> list[Found]:
             continue
         settings = load_config_for(path)
         module, is_package = module_name_for(path)
-        nodes = walk(tree, link_parents=True)
+        nodes = walk(tree)
         names = NameTable.build(tree, module, is_package, nodes)
         summaries.append(summarize(tree, names, path, settings.compile_wrappers, settings.trace_wrappers))
     index = ProjectIndex(summaries)

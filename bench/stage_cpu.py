@@ -10,6 +10,8 @@ Stages, as the engine runs them (compile_lint/engine.py, lint_file.py):
   with --rules-every N only every N-th file gets the index and rules (their CPU
   is scaled back up by N in the table, marked "est.").
 - index: ProjectIndex(all summaries).regions(), the serial step between the passes.
+Garbage collection runs as in a pool worker (off, collected by hand every GC_EVERY
+allocations) and is its own row.
 Pass 2 re-runs parse, walk, names and the rules on the files whose region facts
 changed; its cost per file is the pass-1 cost without `summarize`.
 
@@ -19,6 +21,7 @@ times two checkouts (bench/results.md has the numbers before and after).
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import time
@@ -36,9 +39,9 @@ def main(argv=None) -> int:
     from compile_lint.analysis.names import NameTable, module_name_for
     from compile_lint.analysis.project import Sources
     from compile_lint.analysis.regions import ProjectIndex, summarize
-    from compile_lint.analysis.walk import walk
+    from compile_lint.analysis.walk import walk_with_parents
     from compile_lint.config import Settings
-    from compile_lint.lint_file import ParsedFile, project_for, run_rules
+    from compile_lint.lint_file import FULL_GC_EVERY, GC_EVERY, ParsedFile, project_for, run_rules
     from compile_lint.rules import all_rules
     from compile_lint.source import ParseFailure, source_for
 
@@ -48,8 +51,16 @@ def main(argv=None) -> int:
     sources = Sources()
     cpu = time.process_time
     spent: dict[str, float] = defaultdict(float)
+    collections = 0
     summaries = []
+    # as a pool worker does (lint_file.init_worker/lint_one): GC off, collected by hand
+    gc.disable()
     for i, path in enumerate(files):
+        if gc.get_count()[0] > GC_EVERY:
+            t = cpu()
+            collections += 1
+            gc.collect(2 if collections % FULL_GC_EVERY == 0 else 1)
+            spent["pass 1: garbage collection"] += cpu() - t
         with open(path, "rb") as fh:
             source = source_for(path, fh.read())
         t = cpu()
@@ -59,7 +70,7 @@ def main(argv=None) -> int:
             continue
         spent["pass 1: parse (ast)"] += cpu() - t
         t = cpu()
-        nodes = walk(tree, link_parents=True)
+        nodes, parents = walk_with_parents(tree)
         spent["pass 1: walk"] += cpu() - t
         t = cpu()
         module, is_package = module_name_for(path)
@@ -75,7 +86,7 @@ def main(argv=None) -> int:
         regions = ProjectIndex([summary]).regions()
         spent["pass 1: single-file index"] += (cpu() - t) * args.rules_every
         t = cpu()
-        run_rules(ParsedFile(source, tree, names, summary, nodes=nodes), project_for(settings, regions, None, sources), codes)
+        run_rules(ParsedFile(source, tree, names, summary, nodes=nodes, parents=parents), project_for(settings, regions, None, sources), codes)
         spent["pass 1: rules"] += (cpu() - t) * args.rules_every
     t = cpu()
     index = ProjectIndex(summaries)

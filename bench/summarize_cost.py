@@ -30,7 +30,7 @@ def main() -> None:
     for path in files:
         tree = ast.parse(open(path, "rb").read())
         module, is_package = module_name_for(path)
-        items.append((tree, NameTable.build(tree, module, is_package, walk(tree, link_parents=True)), path))
+        items.append((tree, NameTable.build(tree, module, is_package, walk(tree)), path))
     t = time.process_time()
     for tree, names, path in items:
         summarize(tree, names, path)

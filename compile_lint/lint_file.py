@@ -21,7 +21,7 @@ from .analysis.facts import ModuleFacts
 from .analysis.names import NameTable, module_name_for
 from .analysis.project import Project, RegionView, Sources
 from .analysis.regions import ModuleSummary, ProjectIndex, summarize
-from .analysis.walk import walk
+from .analysis.walk import walk_with_parents
 from .cache_validity import RegionDigests, TrackedRegionView, probe_dep
 from .config import Settings
 from .model import Finding, Position
@@ -51,7 +51,8 @@ class ParsedFile:
     names: Optional[NameTable]
     summary: Optional[ModuleSummary]
     failure: Optional[ParseFailure] = None
-    nodes: Optional[list] = None  # every node of `tree`, parents linked
+    nodes: Optional[list] = None  # every node of `tree` (walk_with_parents)
+    parents: Optional[dict] = None  # node -> its parent node
 
 
 def parse_file(source: SourceFile, settings: Settings, with_summary: bool = True) -> ParsedFile:
@@ -62,17 +63,17 @@ def parse_file(source: SourceFile, settings: Settings, with_summary: bool = True
     except ParseFailure as failure:
         return ParsedFile(source, None, None, None, failure)
     module, is_package = module_name_for(source.path)
-    nodes = walk(tree, link_parents=True)
+    nodes, parents = walk_with_parents(tree)
     names = NameTable.build(tree, module, is_package, nodes)
     if not with_summary:
-        return ParsedFile(source, tree, names, None, nodes=nodes)
+        return ParsedFile(source, tree, names, None, nodes=nodes, parents=parents)
     summary = summarize(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers)
     if b"compile-lint:" in source.data:
         from .analysis.declared import find_markers
         from .analysis.regions import def_qualnames
 
         summary.declared = find_markers(source.data, tree, def_qualnames(tree), source.path)
-    return ParsedFile(source, tree, names, summary, nodes=nodes)
+    return ParsedFile(source, tree, names, summary, nodes=nodes, parents=parents)
 
 
 def read_source(path: str, data: Optional[bytes] = None) -> SourceFile:
@@ -101,7 +102,7 @@ def run_rules(parsed: ParsedFile, project: Project, codes: Iterable[str]) -> lis
     region index and other files; `project.read` collects the files the rules read)."""
     if parsed.failure is not None:
         return [syntax_finding(parsed)] if SYNTAX_ERROR in codes else []
-    facts = ModuleFacts(parsed.source, parsed.tree, parsed.names, nodes=parsed.nodes, project=project)
+    facts = ModuleFacts(parsed.source, parsed.tree, parsed.names, nodes=parsed.nodes, parents=parsed.parents, project=project)
     data = parsed.source.data
     findings: list[Finding] = []
     rules = all_rules()
@@ -115,6 +116,7 @@ def run_rules(parsed: ParsedFile, project: Project, codes: Iterable[str]) -> lis
             findings.extend(type(rule)().check(facts))
     finally:
         project.allowed = None
+        facts.release()
     findings = filter_suppressed(findings, parsed.source)
     findings.sort(key=Finding.sort_key)
     return findings
@@ -203,6 +205,17 @@ def file_digest(path: str) -> Optional[str]:
 
 
 def lint_one(task: Task) -> Done:
+    done = _lint(task)
+    # Collected here, where the file's trees and facts are already unreachable: a
+    # collection inside _lint would find them alive, promote them to the old
+    # generation and leave them for the costly full sweeps.
+    if gc.get_count()[0] > GC_EVERY:
+        _collections[0] += 1
+        gc.collect(2 if _collections[0] % FULL_GC_EVERY == 0 else 1)
+    return done
+
+
+def _lint(task: Task) -> Done:
     context: JobContext = _WORKER["context"]
     settings = context.settings[task.settings]
     done = Done(task.path)
@@ -246,6 +259,7 @@ def lint_one(task: Task) -> Done:
             if path not in project.read:  # a file read for its meaning depends on all of it
                 deps.append((path, probe_dep(kind, arg, answer, known_digest(path))))
         done.deps = tuple(deps)
+        project.release()
     except MemoryError:
         done.error = "internal error: out of memory while linting this file"
     except OSError as exc:
@@ -254,10 +268,6 @@ def lint_one(task: Task) -> Done:
         if context.debug:
             raise
         done.error = f"internal error while linting: {type(exc).__name__}: {exc} (set COMPILE_LINT_DEBUG=1 for a traceback, and please report it)"
-    finally:
-        if gc.get_count()[0] > GC_EVERY:
-            _collections[0] += 1
-            gc.collect(2 if _collections[0] % FULL_GC_EVERY == 0 else 1)
     return done
 
 

@@ -21,7 +21,7 @@ from ..source import SourceFile
 from .names import NameTable, import_prefixes
 from .project import Project, RegionView, kinds_of
 from .regions import RegionInfo, def_qualnames, lambda_qualname
-from .walk import walk
+from .walk import walk_with_parents
 
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -60,6 +60,7 @@ class ModuleFacts:
         regions: Optional[dict[str, RegionInfo]] = None,
         settings=None,
         nodes=None,
+        parents=None,
         *,
         project: Optional[Project] = None,
     ):
@@ -76,7 +77,10 @@ class ModuleFacts:
         self._computed: dict[type, Any] = {}
         self._by_type: dict[type, list[ast.AST]] = defaultdict(list)
         by_type = self._by_type
-        for node in nodes if nodes is not None else walk(tree, link_parents=True):
+        if nodes is None or parents is None:  # the engine hands both (lint_file.parse_file)
+            nodes, parents = walk_with_parents(tree)
+        self._parents: dict[ast.AST, ast.AST] = parents
+        for node in nodes:
             by_type[node.__class__].append(node)
         self._local_kinds: set[str] = kinds_of(project.regions.under(names.module))
 
@@ -92,6 +96,11 @@ class ModuleFacts:
             found = self._computed[fact] = (make or fact.compute)(self)
         return found
 
+    def release(self) -> None:
+        """Forget the computed facts. Many hold these facts (a reference cycle the
+        cyclic GC would have to find); the engine drops them once the file is linted."""
+        self._computed.clear()
+
     @property
     def _regions(self) -> RegionView:
         return self.get(RegionsFact)
@@ -101,9 +110,10 @@ class ModuleFacts:
         for t in types:
             yield from self._by_type.get(t, ())
 
-    @staticmethod
-    def parent(node: ast.AST) -> Optional[ast.AST]:
-        return getattr(node, "_cl_parent", None)
+    def parent(self, node: ast.AST) -> Optional[ast.AST]:
+        """The node holding `node` in this file's tree (None for the module, or for a
+        node of another tree)."""
+        return self._parents.get(node)
 
     def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
         node = self.parent(node)

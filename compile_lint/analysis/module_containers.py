@@ -71,10 +71,7 @@ class ContainerAttr:
     called: bool = False  # the class calls the items (`for l in self.x: l(y)`, `self.x[i](y)`)
     blocker: Optional[str] = None  # why nn.ModuleList / ModuleDict cannot replace it
     factory: bool = False  # the container is returned by a factory function of the file
-
-    @property
-    def statement(self) -> ast.AST:
-        return getattr(self.first, "_cl_parent", self.first)
+    statement: Optional[ast.AST] = None  # the statement of the first `self.x = ...` (reported at)
 
     @property
     def holds_modules(self) -> bool:
@@ -239,6 +236,11 @@ class _Method:
                 items.keys.append(target.slice)
 
     def first_value(self, attr: str, value: ast.AST, kind: str) -> ContainerAttr:
+        found = self._first_value(attr, value, kind)
+        found.statement = self.facts.parent(value) or value
+        return found
+
+    def _first_value(self, attr: str, value: ast.AST, kind: str) -> ContainerAttr:
         if isinstance(value, ast.Name) and value.id in self.local_items and value.id not in self.wrapped_locals:
             kind, items = self.local_items[value.id]  # the same list object: later appends count
             return ContainerAttr(attr, self.cls, value, kind, items, local=value.id)

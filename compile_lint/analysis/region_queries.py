@@ -105,7 +105,6 @@ def def_name(func: ast.AST) -> ast.AST:
     col = func.col_offset + len(keyword)
     node = ast.Name(id=func.name, ctx=ast.Load(), lineno=func.lineno, col_offset=col,
                     end_lineno=func.lineno, end_col_offset=col + len(func.name))
-    node._cl_parent = func
     return node
 
 

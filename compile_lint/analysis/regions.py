@@ -165,24 +165,26 @@ class RegionInfo:
 def def_qualnames(tree: ast.Module) -> dict[int, str]:
     """id(def node) -> qualname ("f", "C.m", "f.inner"), for every def and class."""
     out: dict[int, str] = {}
-
-    def walk(body: Iterable[ast.stmt], prefix: str) -> None:
-        for node in body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                name = f"{prefix}{node.name}"
-                out[id(node)] = name
-                walk(node.body, name + ".")
-            else:
-                for child in ast.iter_child_nodes(node):
-                    if isinstance(child, ast.stmt):
-                        walk([child], prefix)
-                    elif isinstance(child, ast.ExceptHandler):
-                        walk(child.body, prefix)
-                    elif hasattr(child, "body") and isinstance(getattr(child, "body"), list):
-                        walk(child.body, prefix)  # match cases
-
-    walk(tree.body, "")
+    _name_defs(tree.body, "", out)
     return out
+
+
+def _name_defs(body: Iterable[ast.stmt], prefix: str, out: dict[int, str]) -> None:
+    # a module-level function, not a recursive closure: a closure calling itself is a
+    # reference cycle, left for the cyclic GC on every call
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            name = f"{prefix}{node.name}"
+            out[id(node)] = name
+            _name_defs(node.body, name + ".", out)
+        else:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    _name_defs([child], prefix, out)
+                elif isinstance(child, ast.ExceptHandler):
+                    _name_defs(child.body, prefix, out)
+                elif hasattr(child, "body") and isinstance(getattr(child, "body"), list):
+                    _name_defs(child.body, prefix, out)  # match cases
 
 
 def lambda_qualname(node: ast.Lambda) -> str:

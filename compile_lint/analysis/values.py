@@ -486,8 +486,11 @@ class Resolver:
 
     def __init__(self, index):
         import sys
+        import weakref
 
-        self.index = index
+        # the index owns its resolver: a weak link back, so an index (one per file in
+        # pass 1) is freed without the cyclic GC
+        self.index = weakref.proxy(index)
         self.why: list[str] = []  # reasons collected by the last evaluations
         self._memo: dict = {}  # settled answers: key -> (values, reasons)
         self._open: dict = {}  # key -> _Question, for the questions on the stack

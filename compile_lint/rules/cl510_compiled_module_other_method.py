@@ -119,7 +119,7 @@ class CompiledModuleOtherMethod(Rule):
                 if not self._module_instance(call.args[0], scope, node):
                     continue
                 uses = list(ast.walk(scope))  # nested defs too: a closure may call it
-                found = self._only_other_methods(uses, node.targets[0].id, node)
+                found = self._only_other_methods(facts, uses, node.targets[0].id, node)
                 if found is not None:
                     yield self.finding(
                         facts, found,
@@ -151,7 +151,7 @@ class CompiledModuleOtherMethod(Rule):
         return last[:1].isupper()
 
     @staticmethod
-    def _only_other_methods(nodes, name: str, assign) -> Optional[ast.Call]:
+    def _only_other_methods(facts, nodes, name: str, assign) -> Optional[ast.Call]:
         """The first `name.method(...)` call, when every use of `name` after `assign` is
         such a call (or module API) and the name is never rebound, called or passed on."""
         first = None
@@ -161,10 +161,10 @@ class CompiledModuleOtherMethod(Rule):
                 continue  # the compile itself, or a use of the module before it was compiled
             if not isinstance(node.ctx, ast.Load):
                 return None  # rebound
-            parent = getattr(node, "_cl_parent", None)
+            parent = facts.parent(node)
             if not (isinstance(parent, ast.Attribute) and parent.value is node):
                 return None  # called, passed, returned or stored
-            grand = getattr(parent, "_cl_parent", None)
+            grand = facts.parent(parent)
             if not (isinstance(grand, ast.Call) and grand.func is parent):
                 return None  # an attribute read: unknown use
             if parent.attr in MODULE_API:
