@@ -19,6 +19,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
+from .bindings import bindings_under, module_bindings, module_statements
 from .facts import FUNCTION_NODES, Fact, ModuleFacts
 from .project import path_for_module
 from .regions import COMPILE, RegionInfo, Site
@@ -149,6 +150,9 @@ class CompileCalls:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.defs[stmt.name] = stmt
         self._wrapper_cache: dict[str, Optional[tuple]] = {}  # local def name -> its compile shape
+        self._module_values: dict[str, Optional[CompileCall]] = {}  # module-level name -> what it holds
+        self._module_table: Optional[dict] = None  # the value model's module-scope bindings
+        self._in_place: dict[str, tuple] = {}  # name -> (position, `name.compile(...)` at module level)
         self.tree = tree
 
     def _keywords(self, call: ast.Call) -> list[tuple[str, ast.expr, bool]]:
@@ -204,37 +208,40 @@ class CompileCalls:
         cc = CompileCall(call, "Module.compile", self.path, call.lineno, self.names.module, call.func.value)
         return _fill_options(cc, [(k.arg, k.value, True) for k in call.keywords if k.arg])
 
-    def module_bindings(self) -> dict[str, CompileCall]:
-        """Module-level names bound to compiled callables (`decoder = torch.compile(...)`,
-        a decorated def, `model.compile(...)`), also inside module-level `if`/`try`."""
-        found: dict[str, CompileCall] = {}
+    def module_value(self, name: str) -> Optional[CompileCall]:
+        """The compiled callable a module-level `name` of this file holds, read from the
+        value model's module-scope bindings (bindings.module_bindings): the first of its
+        bindings (an `if`/`try`/`for`/`match` branch included) that compiles something,
+        or a `name.compile(...)` statement at module level, whichever comes first."""
         if self.quiet:
-            return found
-        stack = list(reversed(self.tree.body))
-        while stack:
-            stmt = stack.pop()
-            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
-                cc = self.compile_call(stmt.value)
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                for target in targets if cc is not None else ():
-                    text = chain_text(target)
-                    if text is not None:
-                        found.setdefault(text, cc)
-            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for deco in stmt.decorator_list:
-                    cc = self.decorator_compile(deco)
-                    if cc is not None:
-                        found.setdefault(stmt.name, cc)
-            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-                cc = self.module_compile(stmt.value)
-                if cc is not None:
-                    found.setdefault(chain_text(stmt.value.func.value), cc)
-            elif not isinstance(stmt, ast.ClassDef):
-                for block in ("body", "orelse", "finalbody", "handlers"):
-                    inner = getattr(stmt, block, None)
-                    if isinstance(inner, list):
-                        stack.extend(reversed(inner))
-        return found
+            return None
+        if name not in self._module_values:
+            self._module_values[name] = self._module_value(name)
+        return self._module_values[name]
+
+    def _module_value(self, name: str) -> Optional[CompileCall]:
+        if self._module_table is None:
+            self._module_table = module_bindings(self.tree)
+            self._in_place = {}
+            for stmt in module_statements(self.tree):  # `model.compile(...)`: compiled in place, not bound
+                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                    func = stmt.value.func
+                    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id not in self._in_place:
+                        cc = self.module_compile(stmt.value)
+                        if cc is not None:
+                            self._in_place[func.value.id] = ((stmt.lineno, stmt.col_offset), cc)
+        found = self._in_place.get(name)
+        for bound in self._module_table.get(name, ()):
+            cc = None
+            if bound.kind == "assign":
+                cc = self.compile_call(bound.value)
+            elif bound.kind == "def" and isinstance(bound.value, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                cc = next(filter(None, map(self.decorator_compile, bound.value.decorator_list)), None)
+            if cc is not None:
+                if found is None or (bound.row, bound.col) < found[0]:
+                    found = ((bound.row, bound.col), cc)
+                break
+        return found[1] if found is not None else None
 
 
 class CompiledValues:
@@ -244,18 +251,33 @@ class CompiledValues:
         self.facts = facts
         self.compiles = CompileCalls(facts.tree, facts.names, facts.path, facts.settings, facts.source.data)
         self.defs = self.compiles.defs
+        # every binding of a compiled callable: (text, def, class, row, compile call); a
+        # name's are read through the value model (`_name_callee`), attribute chains here
         self.bindings: list[tuple[str, Optional[ast.AST], Optional[ast.ClassDef], int, CompileCall]] = []
-        self._imported_cache: dict[str, Optional[CompileCall]] = {}  # dotted name -> imported compiled value
-        self._module_bindings: dict[str, dict[str, CompileCall]] = {}  # other module -> its compiled names
+        self.in_place: list[tuple] = []  # the bindings that are `name.compile(...)` statements
+        self._calls: dict[int, Optional[CompileCall]] = {}  # id(call) -> its compile call
+        self._file_bindings = None  # the value model's bindings of this file (bindings_under)
+        self._decorators: dict[int, Optional[CompileCall]] = {}  # id(decorator) -> its compile call
+        self._other_files: dict[str, Optional[CompileCalls]] = {}  # other module -> its compile calls
+        self._may_call: dict[bool, bool] = {}  # cudagraphs only? -> may_call_compiled
         self._collect()
 
     # -- compile calls --------------------------------------------------------
     def compile_call(self, call: ast.AST) -> Optional[CompileCall]:
-        """Options of `call` when it compiles something (CompileCalls.compile_call)."""
-        return self.compiles.compile_call(call)
+        """Options of `call` when it compiles something (CompileCalls.compile_call); one
+        CompileCall per call node, so callers can compare them by identity."""
+        if not isinstance(call, ast.Call):
+            return None
+        key = id(call)
+        if key not in self._calls:
+            self._calls[key] = self.compiles.compile_call(call)
+        return self._calls[key]
 
-    def _decorator_compile(self, deco: ast.expr, func: ast.AST) -> Optional[CompileCall]:
-        return self.compiles.decorator_compile(deco)
+    def _decorator_compile(self, deco: ast.expr, func: ast.AST = None) -> Optional[CompileCall]:
+        key = id(deco)
+        if key not in self._decorators:
+            self._decorators[key] = self.compiles.decorator_compile(deco)
+        return self._decorators[key]
 
     def _module_compile(self, call: ast.Call) -> Optional[CompileCall]:
         return self.compiles.module_compile(call)
@@ -307,6 +329,8 @@ class CompiledValues:
                 cc = self._module_compile(node.value)
                 if cc is not None:
                     self._bind(node.value.func.value, node, cc)
+                    if isinstance(node.value.func.value, ast.Name):
+                        self.in_place.append(self.bindings[-1])
 
     def compile_call_at(self, row: int) -> Optional[CompileCall]:
         """The compile call (or decorator) written on line `row`."""
@@ -327,6 +351,8 @@ class CompiledValues:
         cc = self.compile_call(func)
         if cc is not None:
             return cc
+        if isinstance(func, ast.Name):
+            return self._name_callee(func, at)
         text = chain_text(func)
         if text is None:
             return None
@@ -351,47 +377,103 @@ class CompiledValues:
             return best
         return self._imported(func)
 
+    def _name_callee(self, name: ast.Name, at: ast.AST) -> Optional[CompileCall]:
+        """What a name holds, by the value model's reaching rule (bindings.py): the
+        compile call of the binding that reaches it (`fast = torch.compile(f)`, a
+        decorated def; a later binding in a loop around the use too), else a
+        `name.compile(...)` statement that reaches it, else a compiled value of another
+        file it was imported from."""
+        if self._file_bindings is None:
+            self._file_bindings = bindings_under(self.facts)
+        bindings = self._file_bindings
+        scope = bindings.binding_scope(name)
+        if scope is None:  # bound nowhere in this file: a global of another file
+            return self._in_place(name, at) or self._imported(name)
+        reaching = bindings.reaching(name)
+        if scope is bindings.scope_around(name) and scope is not self.facts.tree and _in_loop_with(self.facts, at, scope):
+            # the next iteration sees bindings below the use (`out = model(x)` then `model = torch.compile(model)`)
+            here = (name.lineno, name.col_offset)
+            reaching = reaching + [b for b in bindings.table(scope).get(name.id, ()) if (b.row, b.col) > here]
+        best = None
+        for bound in reaching:
+            if bound.kind == "assign":
+                cc = self.compile_call(bound.value)
+            elif bound.kind == "def" and isinstance(bound.value, FUNCTION_NODES[:2]):
+                cc = next(filter(None, map(self._decorator_compile, bound.value.decorator_list)), None)
+            else:
+                cc = None
+            best = cc or best
+        return best or self._in_place(name, at)
+
+    def _in_place(self, name: ast.Name, at: ast.AST) -> Optional[CompileCall]:
+        """A `name.compile(...)` statement visible at `at` (in an enclosing def, or at
+        module level above it or from any def)."""
+        enclosing = None
+        best = None
+        for b_text, b_func, b_cls, row, cc in self.in_place:
+            if b_text != name.id:
+                continue
+            if enclosing is None:
+                enclosing = [a for a in self.facts.ancestors(at) if isinstance(a, FUNCTION_NODES)]
+            if b_func is None and b_cls is None:
+                if enclosing or row <= at.lineno:
+                    best = best or cc
+            elif b_func is not None and b_func in enclosing:
+                if row <= at.lineno or _in_loop_with(self.facts, at, b_func):
+                    best = cc
+        return best
+
     def _imported(self, func: ast.AST) -> Optional[CompileCall]:
+        """A module-level compiled value of another project file (`from engine import
+        decoder`): what the value model's module scope of that file binds the name to
+        (CompileCalls.module_value). That file is parsed once per process (the project's
+        Sources), only when it mentions `compile`, and recorded as read."""
         dotted = self.facts.resolve(func)
         if not dotted or dotted.startswith(("torch.", "builtins.")) or "." not in dotted:
             return None
-        cache = self._imported_cache
-        if dotted not in cache:
-            cache[dotted] = self._lookup_imported(dotted)
-        return cache[dotted]
-
-    def _lookup_imported(self, dotted: str) -> Optional[CompileCall]:
-        """A module-level compiled value of another project file (`from engine import
-        decoder`). Reads only that file's top-level statements, from the run's parsed
-        sources, once per linted file and module (the file counts as read)."""
         module, _, name = dotted.rpartition(".")
         if module == self.facts.names.module:
             return None
-        bindings = self._module_bindings.get(module)
-        if bindings is None:
-            bindings = self._module_bindings[module] = self._read_bindings(module)
-        return bindings.get(name)
+        calls = self._other_files.get(module, False)
+        if calls is False:
+            calls = self._other_files[module] = self._compile_calls_of(module)
+        return calls.module_value(name) if calls is not None else None
 
-    def _read_bindings(self, module: str) -> dict[str, CompileCall]:
+    def _compile_calls_of(self, module: str) -> Optional[CompileCalls]:
         facts = self.facts
         path = path_for_module(facts, module)
         if path is None or not facts.project.mentions(path, b"compile"):
-            return {}
+            return None
         parsed = facts.project.sources.parsed(path)
         if parsed is None:
-            return {}
+            return None
+        facts.project.read.setdefault(path, None)  # its meaning is read: the cache depends on its bytes
         source, tree, names = parsed
-        return CompileCalls(tree, names, path, facts.settings, source.data).module_bindings()
+        return CompileCalls(tree, names, path, facts.settings, source.data)
 
     def may_call_compiled(self, cudagraphs: bool = False) -> bool:
         """Whether any call in this file can reach a compiled callable (cheap pre-check)."""
+        if cudagraphs not in self._may_call:
+            self._may_call[cudagraphs] = self._may_call_compiled(cudagraphs)
+        return self._may_call[cudagraphs]
+
+    def _may_call_compiled(self, cudagraphs: bool) -> bool:
         if any((cc.cudagraphs or not cudagraphs) for *_, cc in self.bindings):
             return True
         if any(self.compile_call(c) is not None for c in self.facts.nodes(ast.Call)):
             return True
+        # an imported name reaches `callee` only as a call's callee or positional argument
+        # (`decode(z)`, `run(decode, z)`): only those are looked up in their files
+        called = set()
+        for call in self.facts.nodes(ast.Call):
+            for expr in (call.func, *call.args):
+                if type(expr) is ast.Name:
+                    called.add(expr.id)
         for node in self.facts.nodes(ast.ImportFrom):
             for alias in node.names:
                 name = alias.asname or alias.name
+                if name not in called:
+                    continue
                 cc = self._imported(ast.Name(id=name, ctx=ast.Load()))
                 if cc is not None and (cc.cudagraphs or not cudagraphs):
                     return True

@@ -43,7 +43,7 @@ from .compiled_values import (
     site_call,
     target_history,
 )
-from .bindings import bindings_for
+from .bindings import MAX_ALIASES, bindings_for, holds_def
 from .facts import FUNCTION_NODES, Fact, ModuleFacts
 from .region_queries import class_attrs
 
@@ -171,6 +171,7 @@ class Precision:
         self._autocast_memo: dict[int, Autocast] = {}
         self._module_memo: dict[int, Optional[str]] = {}
         self._file_bindings = None
+        self._names_holding: dict[int, frozenset] = {}  # id(def) -> names that may hold it
 
     # -- public -----------------------------------------------------------------
     def dtype(self, expr: ast.AST) -> Optional[str]:
@@ -268,7 +269,12 @@ class Precision:
         return facts.get(PrecisionFact, make=lambda other: Precision(other, current.depth + 1))
 
     def _callers(self, func: ast.AST):
-        """(facts, call) for the calls of `func` this file and its compile sites show."""
+        """(facts, call) for the calls of `func` this file and its compile sites show.
+
+        Which def a callee holds is the value model's answer (bindings.holds_def): a
+        name whose reaching bindings are the def, an alias of it or a compiled wrapper
+        of it (a local of the same name shadows it); `self.name(...)` in the class for
+        a method; a `self.x` / `obj.x` bound to a compiled wrapper of it."""
         if self.depth >= self.MAX_DEPTH or isinstance(func, ast.Lambda):
             return []
         facts = self.facts
@@ -276,17 +282,21 @@ class Precision:
         parent = facts.parent(func)
         values = compiled_values(facts)
         cls = parent if isinstance(parent, ast.ClassDef) else None
+        target = self._compile_target
         for call in facts.nodes(ast.Call):
             f = call.func
-            if cls is None and isinstance(f, ast.Name) and f.id == func.name and facts.parent(func) is facts.tree:
-                out.append((facts, call))
-            elif cls is not None and isinstance(f, ast.Attribute) and f.attr == func.name and isinstance(f.value, ast.Name) and f.value.id == "self":
-                if any(a is cls for a in facts.ancestors(call)):
+            if cls is not None:
+                if isinstance(f, ast.Attribute) and f.attr == func.name and isinstance(f.value, ast.Name) and f.value.id == "self":
+                    if any(a is cls for a in facts.ancestors(call)):
+                        out.append((facts, call))
+            elif isinstance(f, ast.Name):
+                if f.id in self._callable_names(func) and holds_def(facts, f, func, target):
                     out.append((facts, call))
-            else:
-                cc = values.callee(f, call) if chain_text(f) is not None else None
-                if cc is not None and cc.target is not None and isinstance(cc.target, ast.Name) and cls is None and cc.target.id == func.name:
-                    out.append((facts, call))
+            elif isinstance(f, ast.Attribute) and chain_text(f) is not None:
+                cc = values.callee(f, call)  # `self.fast = torch.compile(fn)` then `self.fast(x)`
+                if cc is not None and cc.path == facts.path and isinstance(cc.target, ast.Name):
+                    if holds_def(facts, cc.target, func, target):
+                        out.append((facts, call))
         qualname = facts.qualname_of(func)
         region = facts.region_of(func) if qualname else None
         if region is not None and region.via is None:
@@ -297,6 +307,34 @@ class Precision:
                     if not any(c is call for _, c in out):
                         out.append((other, call))
         return out
+
+    def _compile_target(self, call: ast.Call) -> Optional[ast.AST]:
+        """The target of a compile call of this file (`torch.compile(fn)`: `fn`), else None."""
+        cc = compiled_values(self.facts).compile_call(call)
+        return cc.target if cc is not None else None
+
+    def _callable_names(self, func: ast.AST) -> frozenset:
+        """Names that can hold `func`: its own and every name an assignment in this file
+        binds to it, its aliases or its compiled wrappers (a cheap filter before
+        holds_def asks the value model)."""
+        key = id(func)
+        found = self._names_holding.get(key)
+        if found is None:
+            names = {func.name}
+            for _ in range(MAX_ALIASES):
+                grown = set(names)
+                for node in self.facts.nodes(ast.Assign, ast.AnnAssign, ast.NamedExpr):
+                    value = node.value
+                    if isinstance(value, ast.Call):
+                        value = self._compile_target(value)
+                    if isinstance(value, ast.Name) and value.id in names:
+                        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                        grown.update(t.id for t in targets if isinstance(t, ast.Name))
+                if grown == names:
+                    break
+                names = grown
+            found = self._names_holding[key] = frozenset(names)
+        return found
 
     def _params(self, func: ast.AST) -> list[str]:
         args = func.args

@@ -1,0 +1,194 @@
+"""What names hold compiled callables (analysis/compiled_values.py) and which calls reach a
+def (precision.py callers), both asked of the value model's bindings (analysis/bindings.py):
+another file's module scope, aliases, shadowing, compiled wrappers."""
+from __future__ import annotations
+
+import ast
+import os
+import textwrap
+
+from compile_lint.analysis.bindings import holds_def, module_bindings, module_statements
+from compile_lint.analysis.compiled_values import compiled_values
+from compile_lint.analysis.facts import ModuleFacts
+from compile_lint.analysis.names import NameTable, module_name_for
+from compile_lint.config import Settings
+from compile_lint.engine import Linter, Selection
+from compile_lint.source import SourceFile
+
+
+def write(tmp_path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def lint(tmp_path, files: dict[str, str], codes):
+    write(tmp_path, files)
+    linter = Linter(lambda _p: Settings(root=str(tmp_path)), Selection(select=tuple(codes)))
+    results = linter.lint([str(tmp_path / rel) for rel in files])
+    return {os.path.basename(r.path): [(f.code, f.row) for f in r.findings] for r in results}
+
+
+def facts_of(path: str) -> ModuleFacts:
+    with open(path, "rb") as fh:
+        source = SourceFile(path, fh.read())
+    tree = source.parse()
+    module, is_package = module_name_for(path)
+    return ModuleFacts(source, tree, NameTable.build(tree, module, is_package), {}, Settings(root=os.path.dirname(path)))
+
+
+def facts_for(code: str) -> ModuleFacts:
+    source = SourceFile("snippet.py", textwrap.dedent(code).encode())
+    tree = source.parse()
+    return ModuleFacts(source, tree, NameTable.build(tree, "snippet"), {}, Settings())
+
+
+def calls(facts, name: str) -> list[ast.Call]:
+    return [c for c in facts.nodes(ast.Call) if isinstance(c.func, ast.Name) and c.func.id == name]
+
+
+# -- another file's module scope ------------------------------------------------------
+ENGINE = {
+    "engine.py": """
+        import torch
+
+        def _decode(z):
+            return z * 2
+
+        try:
+            decode, plain = torch.compile(_decode, mode="reduce-overhead"), _decode
+        except RuntimeError:
+            decode = _decode
+        model = Net()
+        model.compile(mode="max-autotune")
+        eager = _decode
+    """,
+}
+
+
+def test_imported_values_come_from_the_other_files_module_bindings(tmp_path):
+    write(tmp_path, {**ENGINE, "app.py": """
+        from engine import decode, plain, model, eager
+
+        a = decode(z)
+        b = plain(z)
+        c = model(z)
+        d = eager(z)
+    """})
+    facts = facts_of(str(tmp_path / "app.py"))
+    values = compiled_values(facts)
+    got = {name: values.callee(calls(facts, name)[0].func, calls(facts, name)[0]) for name in ("decode", "plain", "model", "eager")}
+    assert got["decode"] is not None and got["decode"].mode == "reduce-overhead" and got["decode"].row == 8
+    assert got["model"] is not None and got["model"].api == "Module.compile" and got["model"].mode == "max-autotune"
+    assert got["plain"] is None and got["eager"] is None
+    # the file was read for its meaning: the results cache depends on its bytes
+    assert str(tmp_path / "engine.py") in facts.project.read
+
+
+def test_only_imported_names_the_file_calls_are_looked_up(tmp_path):
+    write(tmp_path, {**ENGINE, "quiet.py": """
+        from engine import decode
+
+        handlers = [decode]
+    """, "loud.py": """
+        from engine import decode
+
+        def run(fn, z):
+            return fn(z)
+
+        out = run(decode, z)
+    """})
+    quiet = facts_of(str(tmp_path / "quiet.py"))
+    assert not compiled_values(quiet).may_call_compiled(cudagraphs=True)
+    assert quiet.project.read == {}  # engine.py never parsed
+    loud = facts_of(str(tmp_path / "loud.py"))
+    assert compiled_values(loud).may_call_compiled(cudagraphs=True)
+
+
+def test_cudagraph_output_kept_across_files_through_a_tuple_binding(tmp_path):
+    found = lint(tmp_path, {**ENGINE, "app.py": """
+        from engine import decode
+
+        outs = []
+        for z in batches:
+            outs.append(decode(z))
+    """}, ("CL401",))
+    assert found["app.py"] == [("CL401", 6)]
+
+
+def test_module_statements_walk_blocks_not_bodies():
+    facts = facts_for("""
+        import torch
+        if X:
+            a = 1
+        else:
+            try:
+                b = 2
+            except E:
+                c = 3
+        class K:
+            d = 4
+        def f():
+            e = 5
+        match v:
+            case 1:
+                g = 6
+    """)
+    names = [s.targets[0].id for s in module_statements(facts.tree) if isinstance(s, ast.Assign)]
+    assert names == ["a", "b", "c", "g"]
+    assert set(module_bindings(facts.tree)) == {"a", "b", "c", "K", "f", "g"}
+
+
+# -- which calls reach a def ----------------------------------------------------------
+def test_a_call_holds_the_def_through_aliases_and_compiled_wrappers():
+    facts = facts_for("""
+        import torch
+
+        def blend(a, b, t):
+            return a * t + b * (1 - t)
+
+        mix = blend
+        fast = torch.compile(mix)
+        x = blend(p, q, 0.5)
+        y = mix(p, q, 0.5)
+        z = fast(p, q, 0.5)
+
+        def other(blend, p, q):
+            return blend(p, q, 0.5)
+    """)
+    func = next(n for n in facts.nodes(ast.FunctionDef) if n.name == "blend")
+    target = lambda call: (compiled_values(facts).compile_call(call) or None) and compiled_values(facts).compile_call(call).target
+    for name, row in (("blend", 9), ("mix", 10), ("fast", 11)):
+        call = next(c for c in calls(facts, name) if c.lineno == row)
+        assert holds_def(facts, call.func, func, target), name
+    shadowed = next(c for c in calls(facts, "blend") if c.lineno == 14)
+    assert not holds_def(facts, shadowed.func, func, target)
+
+
+def test_dtype_reaches_a_compiled_def_through_an_alias(tmp_path):
+    found = lint(tmp_path, {"app.py": """
+        import torch
+
+        @torch.compile
+        def over(a, b, t):
+            return a * t + b * (1 - t)
+
+        mix = over
+        out = mix(fg.half(), bg.half(), 0.5)
+    """}, ("CL301",))
+    assert found["app.py"] == [("CL301", 6)]
+
+
+def test_a_parameter_of_the_same_name_is_not_a_caller(tmp_path):
+    found = lint(tmp_path, {"app.py": """
+        import torch
+
+        @torch.compile
+        def over(a, b, t):
+            return a * t + b * (1 - t)
+
+        def apply(over, fg, bg):
+            return over(fg.half(), bg.half(), 0.5)
+    """}, ("CL301",))
+    assert found["app.py"] == []
