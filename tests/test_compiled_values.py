@@ -192,3 +192,60 @@ def test_a_parameter_of_the_same_name_is_not_a_caller(tmp_path):
             return over(fg.half(), bg.half(), 0.5)
     """}, ("CL301",))
     assert found["app.py"] == []
+
+
+# -- what a name holds in this file -------------------------------------------------
+def test_a_local_of_the_same_name_shadows_a_compiled_global():
+    facts = facts_for("""
+        import torch
+
+        fast = torch.compile(f, mode="reduce-overhead")
+
+        def keep(fast, xs):
+            return [fast(x) for x in xs]
+
+        def run(xs):
+            return [fast(x) for x in xs]
+    """)
+    values = compiled_values(facts)
+    shadowed, reached = sorted(calls(facts, "fast"), key=lambda c: c.lineno)
+    assert values.callee(shadowed.func, shadowed) is None
+    assert values.callee(reached.func, reached).mode == "reduce-overhead"
+
+
+def test_a_binding_below_the_use_reaches_it_through_the_loop():
+    facts = facts_for("""
+        import torch
+
+        def train(model, batches):
+            for step, x in enumerate(batches):
+                y = model(x)
+                if step == 0:
+                    model = torch.compile(model, mode="reduce-overhead")
+            after = model(x)
+    """)
+    values = compiled_values(facts)
+    in_loop, after = sorted(calls(facts, "model"), key=lambda c: c.lineno)
+    assert values.callee(in_loop.func, in_loop).mode == "reduce-overhead"
+    assert values.callee(after.func, after).mode == "reduce-overhead"
+
+
+def test_a_name_compiled_in_place_and_a_decorated_def():
+    facts = facts_for("""
+        import torch
+
+        model = Net()
+        model.compile(mode="max-autotune")
+
+        @torch.compile(mode="reduce-overhead")
+        def step(x):
+            return x
+
+        a = model(x)
+        b = step(x)
+        c = print(x)
+    """)
+    values = compiled_values(facts)
+    assert values.callee(calls(facts, "model")[0].func, calls(facts, "model")[0]).api == "Module.compile"
+    assert values.callee(calls(facts, "step")[0].func, calls(facts, "step")[0]).mode == "reduce-overhead"
+    assert values.callee(calls(facts, "print")[0].func, calls(facts, "print")[0]) is None

@@ -10,6 +10,15 @@ file of the project). The CL3xx rules ask the reverse question about a region: w
 did its compile site do to the target (`torch.compile(model.half())`, `.eval()`,
 `options={"fallback_random": True}`, `backend="aot_eager"`) and where is it called.
 
+What a *name* holds is the value model's answer (analysis/bindings.py over values.py
+`FileBindings`): the bindings that reach the use, so a local or parameter of the
+same name shadows a compiled global, and `a, b = torch.compile(f), g` binds `a`. A
+name imported from another project file holds what that file's module scope binds it
+to (the same bindings, read from the file's tree alone). Attribute chains
+(`self.unet = torch.compile(...)`, `pipe.unet = ...`), decorated methods and
+`m.compile(...)` statements, which the per-file bindings do not model, are kept in
+`CompiledValues.bindings`.
+
 Facts about other files come from the engine's project handle (`facts.project`,
 analysis/project.py): only files that a region's Site or an import names are read.
 """
@@ -462,21 +471,20 @@ class CompiledValues:
             return True
         if any(self.compile_call(c) is not None for c in self.facts.nodes(ast.Call)):
             return True
+        imported = dict.fromkeys(alias.asname or alias.name for node in self.facts.nodes(ast.ImportFrom) for alias in node.names)
+        if not imported:
+            return False
         # an imported name reaches `callee` only as a call's callee or positional argument
         # (`decode(z)`, `run(decode, z)`): only those are looked up in their files
         called = set()
         for call in self.facts.nodes(ast.Call):
             for expr in (call.func, *call.args):
-                if type(expr) is ast.Name:
+                if type(expr) is ast.Name and expr.id in imported:
                     called.add(expr.id)
-        for node in self.facts.nodes(ast.ImportFrom):
-            for alias in node.names:
-                name = alias.asname or alias.name
-                if name not in called:
-                    continue
-                cc = self._imported(ast.Name(id=name, ctx=ast.Load()))
-                if cc is not None and (cc.cudagraphs or not cudagraphs):
-                    return True
+        for name in (n for n in imported if n in called):  # in import order
+            cc = self._imported(ast.Name(id=name, ctx=ast.Load()))
+            if cc is not None and (cc.cudagraphs or not cudagraphs):
+                return True
         return False
 
 
