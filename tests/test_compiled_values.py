@@ -82,8 +82,7 @@ def test_imported_values_come_from_the_other_files_module_bindings(tmp_path):
     assert got["decode"] is not None and got["decode"].mode == "reduce-overhead" and got["decode"].row == 8
     assert got["model"] is not None and got["model"].api == "Module.compile" and got["model"].mode == "max-autotune"
     assert got["plain"] is None and got["eager"] is None
-    # the file was read for its meaning: the results cache depends on its bytes
-    assert str(tmp_path / "engine.py") in facts.project.read
+    assert (str(tmp_path / "engine.py"), "mentions", "compile") in facts.project.probes
 
 
 def test_only_imported_names_the_file_calls_are_looked_up(tmp_path):
@@ -101,7 +100,7 @@ def test_only_imported_names_the_file_calls_are_looked_up(tmp_path):
     """})
     quiet = facts_of(str(tmp_path / "quiet.py"))
     assert not compiled_values(quiet).may_call_compiled(cudagraphs=True)
-    assert quiet.project.read == {}  # engine.py never parsed
+    assert quiet.project.probes == {}  # engine.py never looked at
     loud = facts_of(str(tmp_path / "loud.py"))
     assert compiled_values(loud).may_call_compiled(cudagraphs=True)
 

@@ -436,7 +436,8 @@ class CompiledValues:
         """A module-level compiled value of another project file (`from engine import
         decoder`): what the value model's module scope of that file binds the name to
         (CompileCalls.module_value). That file is parsed once per process (the project's
-        Sources), only when it mentions `compile`, and recorded as read."""
+        Sources), only when it mentions `compile`; the cache records that probe, not the
+        file's bytes (as before: recording them would tie most kornia files to nine others)."""
         dotted = self.facts.resolve(func)
         if not dotted or dotted.startswith(("torch.", "builtins.")) or "." not in dotted:
             return None
@@ -456,7 +457,6 @@ class CompiledValues:
         parsed = facts.project.sources.parsed(path)
         if parsed is None:
             return None
-        facts.project.read.setdefault(path, None)  # its meaning is read: the cache depends on its bytes
         source, tree, names = parsed
         return CompileCalls(tree, names, path, facts.settings, source.data)
 
