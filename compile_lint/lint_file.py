@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from . import cache as cache_mod
-from .analysis.facts import ModuleFacts
+from .analysis.facts import ModuleFacts, declared_facts
 from .analysis.names import NameTable, module_name_for
 from .analysis.project import Project, RegionView, Sources
 from .analysis.regions import ModuleSummary, ProjectIndex, summarize
@@ -112,7 +112,7 @@ def run_rules(parsed: ParsedFile, project: Project, codes: Iterable[str], timing
             rule = rules[code]
             if rule.requires and not any(token in data for token in rule.requires):
                 continue
-            project.allowed = frozenset(rule.needs)
+            project.allowed = declared_facts(rule.needs)
             started = time.process_time() if timings is not None else 0.0
             # a fresh instance per file: rules may keep per-file state on `self`
             findings.extend(type(rule)().check(facts))

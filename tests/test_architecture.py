@@ -84,7 +84,7 @@ def test_no_patched_attributes_or_frame_introspection():
             if name.endswith(".py"):
                 with open(os.path.join(folder, name), encoding="utf-8") as fh:
                     text = fh.read()
-                for bad in ("facts.__dict__", "_getframe", "facts._cl_", "setattr(facts"):
+                for bad in ("facts.__dict__", "_getframe", "facts._cl_", "setattr(facts", "._cl_parent"):
                     if bad in text:
                         offenders.append(f"{name}: {bad}")
     assert offenders == []
@@ -95,6 +95,29 @@ def test_rules_declare_facts():
         assert isinstance(rule.needs, tuple), code
         assert all(isinstance(f, type) and issubclass(f, Fact) for f in rule.needs), code
         assert not hasattr(rule, "uses_regions"), f"{code}: `uses_regions` is gone; declare `needs`"
+
+
+def test_a_fact_declares_the_facts_it_asks_for():
+    """A rule may ask for what its declared facts declare (CompiledValues reads the
+    bindings), and for nothing else."""
+    import pytest
+
+    from compile_lint.analysis.bindings import BindingsFact
+    from compile_lint.analysis.compiled_values import CompiledValuesFact
+    from compile_lint.analysis.facts import ModuleFacts, RegionsFact, UndeclaredFact, declared_facts
+    from compile_lint.analysis.names import NameTable
+    from compile_lint.source import SourceFile
+
+    source = SourceFile("m.py", b"import torch\nf = torch.compile(g)\n")
+    tree = source.parse()
+    facts = ModuleFacts(source, tree, NameTable.build(tree, "m"))
+    facts.project.allowed = declared_facts((CompiledValuesFact,))
+    assert facts.get(BindingsFact) is not None
+    with pytest.raises(UndeclaredFact):
+        facts.get(RegionsFact)
+    facts.project.allowed = frozenset({CompiledValuesFact})
+    with pytest.raises(UndeclaredFact):
+        ModuleFacts(source, tree, NameTable.build(tree, "m"), project=facts.project).get(BindingsFact)
 
 
 def test_rules_hold_detection_only():

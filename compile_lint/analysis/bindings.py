@@ -29,10 +29,10 @@ def bindings_for(facts: ModuleFacts) -> FileBindings:
 
 
 def bindings_under(facts: ModuleFacts) -> FileBindings:
-    """The bindings for a fact built on them (CompiledValues): the declared BindingsFact
-    when the running rule declared it, else a FileBindings of its own for the caller
-    to keep (facts do not declare facts; its tables are built only for the scopes
-    asked)."""
+    """The bindings for a fact built on them (CompiledValues, which declares
+    BindingsFact in its `needs`): the file's BindingsFact when the running rule may ask
+    for it, else (outside a declared fact) a FileBindings of its own for the caller to
+    keep (its tables are built only for the scopes asked)."""
     allowed = facts.project.allowed
     if allowed is None or BindingsFact in allowed:
         return facts.get(BindingsFact)

@@ -28,7 +28,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
-from .bindings import bindings_under, module_bindings, module_statements
+from .bindings import BindingsFact, bindings_under, module_bindings, module_statements
 from .facts import FUNCTION_NODES, Fact, ModuleFacts
 from .project import path_for_module
 from .regions import COMPILE, RegionInfo, Site
@@ -501,6 +501,7 @@ class CompiledValuesFact(Fact):
     """Which names in a file hold compiled/traced callables (CompiledValues)."""
 
     name = "compiled values"
+    needs = (BindingsFact,)
 
     @classmethod
     def compute(cls, facts: ModuleFacts) -> "CompiledValues":

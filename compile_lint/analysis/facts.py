@@ -13,7 +13,7 @@ What lies beyond the file (the region index, other files) is reached through
 from __future__ import annotations
 
 import ast
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Callable, ClassVar, Iterator, Optional
 
 from ..source import SourceFile
@@ -26,13 +26,30 @@ FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 class Fact:
-    """A declared fact provider: `compute(facts)` builds the fact for one file."""
+    """A declared fact provider: `compute(facts)` builds the fact for one file. `needs`
+    names the facts its computation (or the object it returns) may ask for; a rule
+    declaring this fact may ask for those too (declared_facts)."""
 
     name: ClassVar[str] = ""
+    needs: ClassVar[tuple] = ()
 
     @classmethod
     def compute(cls, facts: "ModuleFacts") -> Any:
         raise NotImplementedError
+
+
+@lru_cache(maxsize=None)
+def declared_facts(needs: tuple) -> frozenset:
+    """The facts a rule declaring `needs` may ask for: those and, transitively, what
+    they declare."""
+    found: set = set()
+    todo = list(needs)
+    while todo:
+        fact = todo.pop()
+        if fact not in found:
+            found.add(fact)
+            todo.extend(fact.needs)
+    return frozenset(found)
 
 
 class RegionsFact(Fact):

@@ -31,12 +31,12 @@ def all_rules() -> dict[str, Rule]:
 @lru_cache(maxsize=1)
 def region_reading_codes() -> frozenset[str]:
     """The rules that may read the region index. The others cannot: a fact or query of
-    the index goes through RegionsFact, which a rule must declare in `needs`
-    (ModuleFacts.get refuses it otherwise), so their findings do not change when only
+    the index goes through RegionsFact, which a rule must declare in `needs`, itself or
+    through a fact it declares (ModuleFacts.get refuses it otherwise), so their findings do not change when only
     the index does (pass 2 re-runs these alone)."""
-    from ..analysis.facts import RegionsFact
+    from ..analysis.facts import RegionsFact, declared_facts
 
-    return frozenset(code for code, rule in all_rules().items() if RegionsFact in rule.needs)
+    return frozenset(code for code, rule in all_rules().items() if RegionsFact in declared_facts(rule.needs))
 
 
 def get_rule(code: str) -> Rule:
