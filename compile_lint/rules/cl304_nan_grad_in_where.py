@@ -474,11 +474,16 @@ class NanGradInWhere(Rule):
             branches = [(branch, when_true, list(risky_ops(facts, branch))) for branch, when_true in parts[1]]
             if not any(ops for _, _, ops in branches):
                 continue  # nothing to report: skip the condition's value model questions
+            if not isinstance(parts[0], ast.Name):
+                # the tested variables are among the condition's: none shared with an op's input, nothing to report
+                inputs = set().union(*(variables(arg) for _, _, ops in branches for _, _, arg in ops))
+                if not inputs & variables(parts[0]):
+                    continue
             cond = condition_of(facts, parts[0])
             tested = tested_variables(facts, cond)
             if not tested:
                 continue
-            region = facts.in_region(call, "compiled") if facts.enclosing_function(call) is not None else None
+            region: list = []  # asked once, only when reported
             reaches: list = []  # asked once, only when an op would be reported
             for branch, when_true, ops in branches:
                 done: list = []
@@ -497,7 +502,9 @@ class NanGradInWhere(Rule):
                     if not reaches[0]:
                         break  # the where's result never reaches a loss: no backward pass runs through it
                     done.append(op)
-                    yield self._report(facts, op, cond, need, arg, when_true, shared, region)
+                    if not region:
+                        region.append(facts.in_region(call, "compiled") if facts.enclosing_function(call) is not None else None)
+                    yield self._report(facts, op, cond, need, arg, when_true, shared, region[0])
 
     def _report(self, facts, op, cond, need, arg, when_true, shared, region):
         message = (
