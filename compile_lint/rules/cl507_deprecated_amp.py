@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from ..analysis.feature_tests import old_torch_branch
 from ..analysis.guards import in_compat_fallback
@@ -15,6 +16,7 @@ REPLACEMENTS = {
     "torch.cuda.amp.custom_fwd": ("amp.custom_fwd", "cuda", "decorator"),
     "torch.cuda.amp.custom_bwd": ("amp.custom_bwd", "cuda", "decorator"),
 }
+AMP_WORD = re.compile(rb"\bamp\b")
 LAST_NAMES = frozenset(dotted.rpartition(".")[2] for dotted in REPLACEMENTS)
 
 
@@ -128,8 +130,8 @@ class DeprecatedAmp(Rule):
     ]
 
     def check(self, facts):
-        if b"amp" not in facts.source.data:
-            return  # every deprecated name is under `torch.cuda.amp` / `torch.cpu.amp`
+        if AMP_WORD.search(facts.source.data) is None:
+            return  # every deprecated name is under `torch.cuda.amp` / `torch.cpu.amp`: the file spells `amp`
         name_hits: dict[str, bool] = {}  # a bare name resolves the same wherever it is
         for node in facts.nodes(ast.Attribute, ast.Name):
             # `x.attr` resolves to "<x>.attr": only these last names can be a deprecated API
