@@ -28,6 +28,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .bindings import bindings_for
 from .classes import CONTAINERS, is_module_class, methods, self_attr, self_name
 from .facts import Fact, ModuleFacts
 from .module_values import builds_module, builds_module_container
@@ -148,30 +149,31 @@ def candidate_classes(facts: ModuleFacts) -> list[ast.ClassDef]:
 
 
 class LocalModules:
-    """Which local names of one method hold a module, as the walk reaches each point.
+    """Which local names of one method hold a module where they are used, asked of the
+    value model's bindings (analysis/values.py FileBindings: the bindings reaching a use).
 
-    A name holds one when its latest assignment that builds a module (`builds_module`)
-    says so; a name the method registers by hand (add_module / register_module /
-    setattr) holds one that is not lost. Asked lazily: a factory call's verdict needs the
-    file's value model, and most local names never end up in a container."""
+    A name holds one when a reaching assignment builds a module (`builds_module`); a
+    name the method registers by hand (add_module / register_module / setattr) holds
+    one that is not lost. Asked lazily: a factory call's verdict needs the file's value
+    model, and most local names never end up in a container."""
 
-    def __init__(self, facts: ModuleFacts, registered: set[str]):
+    def __init__(self, facts: ModuleFacts, method: ast.AST, registered: set[str]):
         self.facts = facts
+        self.method = method
         self.registered = registered
-        self._assigned: dict[str, list[ast.AST]] = {}  # name -> values assigned so far, in order
         self._builds: dict[int, Optional[bool]] = {}  # id(value) -> builds_module(value)
 
-    def assign(self, name: str, value: ast.AST) -> None:
-        self._assigned.setdefault(name, []).append(value)
-
-    def holds(self, name: str) -> Optional[bool]:
+    def holds(self, use: ast.Name) -> Optional[bool]:
         """True: a module; False: one registered by hand; None: not known as a module."""
-        values = self._assigned.get(name)
-        if not values:
+        bindings = bindings_for(self.facts)
+        if use.id not in bindings.table(self.method):
+            return None  # not a name of the method (its table only: the module's is not needed)
+        assigned = [b.value for b in bindings.reaching(use) if b.kind == "assign"]
+        if not assigned:
             return None
-        if name in self.registered:
+        if use.id in self.registered:
             return False
-        for value in reversed(values):
+        for value in reversed(assigned):
             verdict = self._builds.get(id(value), 0)
             if verdict == 0:
                 verdict = self._builds[id(value)] = builds_module(self.facts, value)
@@ -198,7 +200,7 @@ def items_of(facts: ModuleFacts, value: ast.AST, local_modules: LocalModules) ->
         if isinstance(item, ast.Starred):
             continue
         if isinstance(item, ast.Name):
-            holds = local_modules.holds(item.id)
+            holds = local_modules.holds(item)
             if holds is not None:
                 if holds:
                     out.modules.append(item)
@@ -234,7 +236,7 @@ class _Method:
                 if isinstance(registered, ast.Name):
                     self.registered_locals.add(registered.id)
         self.wrapped_locals |= self.registered_loops
-        self.local_modules = LocalModules(self.facts, self.registered_locals)
+        self.local_modules = LocalModules(self.facts, method, self.registered_locals)
         for node in nodes:
             self.visit(node)
 
@@ -252,7 +254,6 @@ class _Method:
         facts, me = self.facts, self.me
         kind = container_kind(value)
         if isinstance(target, ast.Name):
-            self.local_modules.assign(target.id, value)
             if kind:
                 entry = self.local_items.setdefault(target.id, (kind, Items()))
                 entry[1].add(items_of(facts, value, self.local_modules))
@@ -302,6 +303,19 @@ class _Method:
         return found.items
 
 
+def _may_fill(node: ast.AST) -> bool:
+    """A statement or call through which _Method.visit can give an attribute items:
+    an assignment to an attribute or item, an augmented assignment, `x.append(...)`."""
+    cls = node.__class__
+    if cls is ast.Assign:
+        return any(t.__class__ in (ast.Attribute, ast.Subscript) for t in node.targets)
+    if cls is ast.AnnAssign:
+        return node.target.__class__ in (ast.Attribute, ast.Subscript)
+    if cls is ast.AugAssign:
+        return True
+    return cls is ast.Call and node.func.__class__ is ast.Attribute and node.func.attr in ADDERS
+
+
 def registered_value(facts: ModuleFacts, call: ast.Call) -> Optional[ast.AST]:
     """The module `self.add_module(n, M)`, `self.register_module(n, M)` or
     `setattr(self, n, M)` registers."""
@@ -345,7 +359,7 @@ def class_containers(facts: ModuleFacts, cls: ast.ClassDef) -> list[ContainerAtt
     uses = _ClassUses(facts, cls, registered)
     for method in methods(cls).values():
         me = self_name(method)
-        if me is not None:
+        if me is not None and id(method) in uses.writing:
             _Method(facts, me, attrs, cls, registered[id(method)]).run(method)
     out = []
     for attr in attrs.values():
@@ -367,6 +381,7 @@ class _ClassUses:
         self.called: set[str] = set()
         self.attr_calls: dict[str, list[str]] = {}  # attr -> the methods called on it
         self.prepended: set[str] = set()  # `[...] + self.x`
+        self.writing: set[int] = set()  # id of each method that may fill an attribute (_Method looks at these)
         for method in methods(cls).values():
             me = self_name(method)
             if me is None:
@@ -374,6 +389,8 @@ class _ClassUses:
             nodes = walk(method)
             for node in nodes:
                 self._visit(node, me)
+            if any(_may_fill(node) for node in nodes):
+                self.writing.add(id(method))
             names = registered[id(method)] = registered_names(facts, method, nodes)
             self.wrapped |= {n.split(".", 1)[1] for n in names if n.startswith(f"{me}.")}
 

@@ -1,0 +1,102 @@
+"""CL201's container facts (analysis/module_containers.py): which local names hold a
+module is asked of the value model's bindings (FileBindings.reaching), lazily."""
+from __future__ import annotations
+
+import textwrap
+
+from compile_lint.analysis.facts import ModuleFacts
+from compile_lint.analysis.module_containers import ModuleContainersFact
+from compile_lint.analysis.names import NameTable
+from compile_lint.config import Settings
+from compile_lint.source import SourceFile
+
+
+def containers(code: str) -> dict[str, tuple[int, int]]:
+    """attr -> (modules, unknown items) of every reported container attribute."""
+    source = SourceFile("snippet.py", textwrap.dedent(code).encode())
+    tree = source.parse()
+    facts = ModuleFacts(source, tree, NameTable.build(tree, "snippet"), {}, Settings())
+    return {a.name: (len(a.items.modules), len(a.items.unknown)) for a in facts.get(ModuleContainersFact)}
+
+
+def test_a_local_module_appended_in_a_loop():
+    found = containers(
+        """
+        import torch.nn as nn
+        class Net(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                layers = []
+                for _ in range(n):
+                    conv = nn.Conv2d(8, 8, 3)
+                    layers.append(conv)
+                self.layers = layers
+        """
+    )
+    assert found == {"layers": (1, 0)}
+
+
+def test_either_branch_binds_a_module():
+    found = containers(
+        """
+        import torch.nn as nn
+        class Net(nn.Module):
+            def __init__(self, deep):
+                super().__init__()
+                if deep:
+                    block = nn.Conv2d(8, 8, 3)
+                else:
+                    block = nn.Identity()
+                self.blocks = [block, nn.Conv2d(8, 3, 1)]
+        """
+    )
+    assert found == {"blocks": (2, 0)}
+
+
+def test_a_name_registered_by_hand_is_not_lost():
+    assert containers(
+        """
+        import torch.nn as nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                conv = nn.Conv2d(8, 8, 3)
+                self.add_module("conv", conv)
+                self.convs = [conv]
+            def forward(self, x):
+                return [c(x) for c in self.convs]
+        """
+    ) == {}
+
+
+def test_a_name_of_the_enclosing_scope_is_not_a_local_module():
+    found = containers(
+        """
+        import torch.nn as nn
+        shared = nn.Conv2d(8, 8, 3)
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.convs = [shared, nn.Conv2d(8, 8, 1)]
+        """
+    )
+    assert found == {"convs": (1, 0)}
+
+
+def test_the_binding_that_reaches_counts_not_an_earlier_one():
+    # `wrap(conv)` may return anything: `conv` no longer holds the Conv2d made above (it
+    # is read like any other name that holds no known module; before the value model it
+    # counted as the Conv2d: (2, 0))
+    found = containers(
+        """
+        import torch.nn as nn
+        from helpers import wrap
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                conv = nn.Conv2d(8, 8, 3)
+                conv = wrap(conv)
+                self.convs = [conv, nn.Conv2d(8, 3, 1)]
+        """
+    )
+    assert found == {"convs": (1, 0)}
