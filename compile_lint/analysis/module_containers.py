@@ -28,7 +28,6 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .bindings import bindings_for
 from .classes import CONTAINERS, is_module_class, methods, self_attr, self_name
 from .facts import Fact, ModuleFacts
 from .module_values import builds_module, builds_module_container
@@ -149,31 +148,30 @@ def candidate_classes(facts: ModuleFacts) -> list[ast.ClassDef]:
 
 
 class LocalModules:
-    """Which local names of one method hold a module where they are used, asked of the
-    value model's bindings (analysis/values.py FileBindings: the bindings reaching a use).
+    """Which local names of one method hold a module, as the walk reaches each point.
 
-    A name holds one when a reaching assignment builds a module (`builds_module`); a
-    name the method registers by hand (add_module / register_module / setattr) holds
-    one that is not lost. Asked lazily: a factory call's verdict needs the file's value
-    model, and most local names never end up in a container."""
+    A name holds one when its latest assignment that builds a module (`builds_module`)
+    says so; a name the method registers by hand (add_module / register_module /
+    setattr) holds one that is not lost. Asked lazily: a factory call's verdict needs the
+    file's value model, and most local names never end up in a container."""
 
-    def __init__(self, facts: ModuleFacts, method: ast.AST, registered: set[str]):
+    def __init__(self, facts: ModuleFacts, registered: set[str]):
         self.facts = facts
-        self.method = method
         self.registered = registered
+        self._assigned: dict[str, list[ast.AST]] = {}  # name -> values assigned so far, in order
         self._builds: dict[int, Optional[bool]] = {}  # id(value) -> builds_module(value)
 
-    def holds(self, use: ast.Name) -> Optional[bool]:
+    def assign(self, name: str, value: ast.AST) -> None:
+        self._assigned.setdefault(name, []).append(value)
+
+    def holds(self, name: str) -> Optional[bool]:
         """True: a module; False: one registered by hand; None: not known as a module."""
-        bindings = bindings_for(self.facts)
-        if use.id not in bindings.table(self.method):
-            return None  # not a name of the method (its table only: the module's is not needed)
-        assigned = [b.value for b in bindings.reaching(use) if b.kind == "assign"]
-        if not assigned:
+        values = self._assigned.get(name)
+        if not values:
             return None
-        if use.id in self.registered:
+        if name in self.registered:
             return False
-        for value in reversed(assigned):
+        for value in reversed(values):
             verdict = self._builds.get(id(value), 0)
             if verdict == 0:
                 verdict = self._builds[id(value)] = builds_module(self.facts, value)
@@ -200,7 +198,7 @@ def items_of(facts: ModuleFacts, value: ast.AST, local_modules: LocalModules) ->
         if isinstance(item, ast.Starred):
             continue
         if isinstance(item, ast.Name):
-            holds = local_modules.holds(item)
+            holds = local_modules.holds(item.id)
             if holds is not None:
                 if holds:
                     out.modules.append(item)
@@ -236,7 +234,7 @@ class _Method:
                 if isinstance(registered, ast.Name):
                     self.registered_locals.add(registered.id)
         self.wrapped_locals |= self.registered_loops
-        self.local_modules = LocalModules(self.facts, method, self.registered_locals)
+        self.local_modules = LocalModules(self.facts, self.registered_locals)
         for node in nodes:
             self.visit(node)
 
@@ -254,6 +252,7 @@ class _Method:
         facts, me = self.facts, self.me
         kind = container_kind(value)
         if isinstance(target, ast.Name):
+            self.local_modules.assign(target.id, value)
             if kind:
                 entry = self.local_items.setdefault(target.id, (kind, Items()))
                 entry[1].add(items_of(facts, value, self.local_modules))

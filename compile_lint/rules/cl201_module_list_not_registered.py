@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from ..analysis.bindings import BindingsFact
 from ..analysis.module_containers import ContainerAttr, ModuleContainersFact
 from ..analysis.module_values import FileValuesFact
 from .base import Case, Rule
@@ -86,7 +85,7 @@ class ModuleListNotRegistered(Rule):
     - https://pytorch.org/docs/stable/generated/torch.nn.ModuleList.html
     """
 
-    needs = (ModuleContainersFact, FileValuesFact, BindingsFact)
+    needs = (ModuleContainersFact, FileValuesFact)
     code = "CL201"
     name = "module-list-not-registered"
     summary = "Submodules kept in a plain list/dict are not registered with the module"
