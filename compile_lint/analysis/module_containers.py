@@ -86,8 +86,11 @@ class ModuleContainersFact(Fact):
     @classmethod
     def compute(cls, facts: ModuleFacts) -> list[ContainerAttr]:
         out: list[ContainerAttr] = []
+        module_classes = {id(node) for node in facts.nodes(ast.ClassDef) if is_module_class(facts, node)}
+        if not module_classes:
+            return out  # cheap: no nn.Module subclass, nothing to look for
         for node in candidate_classes(facts):
-            if is_module_class(facts, node):
+            if id(node) in module_classes:
                 out += [attr for attr in class_containers(facts, node) if attr.holds_modules]
         return out
 
@@ -144,9 +147,42 @@ def candidate_classes(facts: ModuleFacts) -> list[ast.ClassDef]:
     return sorted(found.values(), key=lambda c: (c.lineno, c.col_offset))
 
 
-def items_of(facts: ModuleFacts, value: ast.AST, local_modules: dict[str, bool]) -> Items:
-    """The items an added value or container expression holds. `local_modules`: local
-    name -> it holds a module (False: one registered by hand)."""
+class LocalModules:
+    """Which local names of one method hold a module, as the walk reaches each point.
+
+    A name holds one when its latest assignment that builds a module (`builds_module`)
+    says so; a name the method registers by hand (add_module / register_module /
+    setattr) holds one that is not lost. Asked lazily: a factory call's verdict needs the
+    file's value model, and most local names never end up in a container."""
+
+    def __init__(self, facts: ModuleFacts, registered: set[str]):
+        self.facts = facts
+        self.registered = registered
+        self._assigned: dict[str, list[ast.AST]] = {}  # name -> values assigned so far, in order
+        self._builds: dict[int, Optional[bool]] = {}  # id(value) -> builds_module(value)
+
+    def assign(self, name: str, value: ast.AST) -> None:
+        self._assigned.setdefault(name, []).append(value)
+
+    def holds(self, name: str) -> Optional[bool]:
+        """True: a module; False: one registered by hand; None: not known as a module."""
+        values = self._assigned.get(name)
+        if not values:
+            return None
+        if name in self.registered:
+            return False
+        for value in reversed(values):
+            verdict = self._builds.get(id(value), 0)
+            if verdict == 0:
+                verdict = self._builds[id(value)] = builds_module(self.facts, value)
+            if verdict:
+                return True
+        return None
+
+
+def items_of(facts: ModuleFacts, value: ast.AST, local_modules: LocalModules) -> Items:
+    """The items an added value or container expression holds. `local_modules`: which
+    local names hold a module at this point."""
     if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
         elements = list(value.elts)
     elif isinstance(value, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
@@ -161,10 +197,12 @@ def items_of(facts: ModuleFacts, value: ast.AST, local_modules: dict[str, bool])
     for item in elements:
         if isinstance(item, ast.Starred):
             continue
-        if isinstance(item, ast.Name) and item.id in local_modules:
-            if local_modules[item.id]:
-                out.modules.append(item)
-            continue
+        if isinstance(item, ast.Name):
+            holds = local_modules.holds(item.id)
+            if holds is not None:
+                if holds:
+                    out.modules.append(item)
+                continue
         if stateless_local_class(facts, item):
             continue  # nn.L1Loss(), nn.ReLU(), a loss class of this file holding nothing
         verdict = builds_module(facts, item)
@@ -180,10 +218,11 @@ class _Method:
     me: str
     attrs: dict[str, ContainerAttr]
     cls: ast.ClassDef
+    registered_loops: set[str]  # registered_names(method)
     local_items: dict[str, tuple[str, Items]] = field(default_factory=dict)  # name -> (kind, items)
-    local_modules: dict[str, bool] = field(default_factory=dict)
     wrapped_locals: set[str] = field(default_factory=set)
     registered_locals: set[str] = field(default_factory=set)
+    local_modules: Optional[LocalModules] = None  # made once registered_locals is known
 
     def run(self, method: ast.AST) -> None:
         nodes = sorted(walk_scope(method.body), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
@@ -194,7 +233,8 @@ class _Method:
                 registered = registered_value(self.facts, node)
                 if isinstance(registered, ast.Name):
                     self.registered_locals.add(registered.id)
-        self.wrapped_locals |= registered_names(method)
+        self.wrapped_locals |= self.registered_loops
+        self.local_modules = LocalModules(self.facts, self.registered_locals)
         for node in nodes:
             self.visit(node)
 
@@ -212,10 +252,7 @@ class _Method:
         facts, me = self.facts, self.me
         kind = container_kind(value)
         if isinstance(target, ast.Name):
-            if target.id in self.registered_locals:
-                self.local_modules[target.id] = False
-            elif builds_module(facts, value):
-                self.local_modules[target.id] = True
+            self.local_modules.assign(target.id, value)
             if kind:
                 entry = self.local_items.setdefault(target.id, (kind, Items()))
                 entry[1].add(items_of(facts, value, self.local_modules))
@@ -265,6 +302,19 @@ class _Method:
         return found.items
 
 
+def _may_fill(node: ast.AST) -> bool:
+    """A statement or call through which _Method.visit can give an attribute items:
+    an assignment to an attribute or item, an augmented assignment, `x.append(...)`."""
+    cls = node.__class__
+    if cls is ast.Assign:
+        return any(t.__class__ in (ast.Attribute, ast.Subscript) for t in node.targets)
+    if cls is ast.AnnAssign:
+        return node.target.__class__ in (ast.Attribute, ast.Subscript)
+    if cls is ast.AugAssign:
+        return True
+    return cls is ast.Call and node.func.__class__ is ast.Attribute and node.func.attr in ADDERS
+
+
 def registered_value(facts: ModuleFacts, call: ast.Call) -> Optional[ast.AST]:
     """The module `self.add_module(n, M)`, `self.register_module(n, M)` or
     `setattr(self, n, M)` registers."""
@@ -276,21 +326,22 @@ def registered_value(facts: ModuleFacts, call: ast.Call) -> Optional[ast.AST]:
     return None
 
 
-def registered_names(func: ast.AST) -> set[str]:
+def registered_names(facts: ModuleFacts, func: ast.AST, nodes: list[ast.AST]) -> set[str]:
     """Names (and `self.x` attributes, as "self.x") iterated by a loop that registers
-    each item (add_module / register_module / setattr)."""
+    each item (add_module / register_module / setattr). `nodes`: walk(func)."""
     out: set[str] = set()
-    for loop in walk(func):
-        if not isinstance(loop, (ast.For, ast.AsyncFor)):
-            continue
-        if not any(
-            isinstance(n, ast.Call) and (
-                (isinstance(n.func, ast.Attribute) and n.func.attr in REGISTERS)
-                or (isinstance(n.func, ast.Name) and n.func.id == "setattr")
-            )
-            for n in walk(loop)
+    loops: dict[int, ast.AST] = {}  # the loops holding a registering call
+    for node in nodes:
+        if isinstance(node, ast.Call) and (
+            (isinstance(node.func, ast.Attribute) and node.func.attr in REGISTERS)
+            or (isinstance(node.func, ast.Name) and node.func.id == "setattr")
         ):
-            continue
+            for anc in facts.ancestors(node):
+                if isinstance(anc, (ast.For, ast.AsyncFor)):
+                    loops[id(anc)] = anc
+                if anc is func:
+                    break
+    for loop in loops.values():
         for sub in walk(loop.iter):
             if isinstance(sub, ast.Name):
                 out.add(sub.id)
@@ -303,11 +354,12 @@ def class_containers(facts: ModuleFacts, cls: ast.ClassDef) -> list[ContainerAtt
     """Every attribute of `cls` first given a plain container and never wrapped, with
     its items, in source order."""
     attrs: dict[str, ContainerAttr] = {}
-    uses = _ClassUses(facts, cls)
+    registered: dict[int, set[str]] = {}  # id(method) -> registered_names
+    uses = _ClassUses(facts, cls, registered)
     for method in methods(cls).values():
         me = self_name(method)
-        if me is not None:
-            _Method(facts, me, attrs, cls).run(method)
+        if me is not None and id(method) in uses.writing:
+            _Method(facts, me, attrs, cls, registered[id(method)]).run(method)
     out = []
     for attr in attrs.values():
         if attr.first is None or not attr.container or attr.name in uses.wrapped:
@@ -322,19 +374,24 @@ class _ClassUses:
     """How the methods of a class use its attributes: which ones they wrap or register,
     which ones' items they call, and uses a module container would not support."""
 
-    def __init__(self, facts: ModuleFacts, cls: ast.ClassDef):
+    def __init__(self, facts: ModuleFacts, cls: ast.ClassDef, registered: dict[int, set[str]]):
         self.facts = facts
         self.wrapped: set[str] = set()
         self.called: set[str] = set()
         self.attr_calls: dict[str, list[str]] = {}  # attr -> the methods called on it
         self.prepended: set[str] = set()  # `[...] + self.x`
+        self.writing: set[int] = set()  # id of each method that may fill an attribute (_Method looks at these)
         for method in methods(cls).values():
             me = self_name(method)
             if me is None:
                 continue
-            for node in walk(method):
+            nodes = walk(method)
+            for node in nodes:
                 self._visit(node, me)
-            self.wrapped |= {n.split(".", 1)[1] for n in registered_names(method) if n.startswith(f"{me}.")}
+            if any(_may_fill(node) for node in nodes):
+                self.writing.add(id(method))
+            names = registered[id(method)] = registered_names(facts, method, nodes)
+            self.wrapped |= {n.split(".", 1)[1] for n in names if n.startswith(f"{me}.")}
 
     def _visit(self, node: ast.AST, me: str) -> None:
         if isinstance(node, ast.Call):

@@ -26,13 +26,17 @@ class FileValues:
     def __init__(self, facts: ModuleFacts):
         self.facts = facts
         self._index: Optional[ProjectIndex] = None
+        self._returned: dict[str, frozenset] = {}
 
     def returned(self, dotted: str) -> frozenset:
         """What a call of the file's function `dotted` returns (its arguments unknown)."""
-        if self._index is None:
-            self._index = ProjectIndex([summarize(self.facts.tree, self.facts.names, self.facts.path)])
-        index = self._index
-        return index.resolver.values((CALL, (G, dotted), (), ()), index.summaries[0])
+        found = self._returned.get(dotted)
+        if found is None:
+            if self._index is None:
+                self._index = ProjectIndex([summarize(self.facts.tree, self.facts.names, self.facts.path)])
+            index = self._index
+            found = self._returned[dotted] = index.resolver.values((CALL, (G, dotted), (), ()), index.summaries[0])
+        return found
 
 
 class FileValuesFact(Fact):

@@ -112,6 +112,17 @@ class State:
             out.ticks += 1
 
 
+class MayCallCudagraphsFact(Fact):
+    """Whether a call of the file can reach a CUDA-graph compiled callable
+    (`CompiledValues.may_call_compiled`): asked once per file for CL401 and CL402."""
+
+    name = "may call CUDA-graph compiled code"
+
+    @classmethod
+    def compute(cls, facts: ModuleFacts) -> bool:
+        return compiled_values(facts).may_call_compiled(cudagraphs=True)
+
+
 class OutputLifetimesFact(Fact):
     """The outputs of CUDA-graph compiled calls that one file keeps too long."""
 
@@ -119,10 +130,9 @@ class OutputLifetimesFact(Fact):
 
     @classmethod
     def compute(cls, facts: ModuleFacts) -> list[KeptOutput]:
-        values = compiled_values(facts)
-        if not values.may_call_compiled(cudagraphs=True):
+        if not facts.get(MayCallCudagraphsFact):
             return []
-        return _Interpreter(facts, values).run()
+        return _Interpreter(facts, compiled_values(facts)).run()
 
 
 def marks_steps(facts: ModuleFacts) -> bool:

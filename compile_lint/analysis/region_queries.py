@@ -56,6 +56,8 @@ def _config_key(facts: ModuleFacts, node: ast.AST) -> Optional[str]:
 def file_sets_config(facts: ModuleFacts, key: str, value=True) -> Optional[ast.AST]:
     """Where this file sets `torch._inductor.config.<key> = value` (assignment, `setattr`,
     `patch(...)` as a context manager or decorator, or `options={key: value}` of a compile)."""
+    if key.rpartition(".")[2].encode() not in facts.source.data:
+        return None  # every form above spells the key's last name in the file
     for node in facts.nodes(ast.Assign):
         for target in node.targets:
             if isinstance(target, ast.Attribute) and _config_key(facts, target) == key and literal(node.value) == value:

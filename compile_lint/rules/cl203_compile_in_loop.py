@@ -9,6 +9,7 @@ from ..analysis.torch_api import COMPILE_FUNCS
 from .base import Case, Rule
 
 COMPILE = COMPILE_FUNCS
+COMPILE_LAST = frozenset(dotted.rpartition(".")[2] for dotted in COMPILE)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -229,7 +230,9 @@ class CompileInLoop(Rule):
 
     def check(self, facts):
         for call in facts.nodes(ast.Call):
-            if facts.resolve(call.func) not in COMPILE or not call.args:
+            if not call.args or (isinstance(call.func, ast.Attribute) and call.func.attr not in COMPILE_LAST):
+                continue  # cheap: `<x>.<attr>(...)` resolves to "<x>.<attr>"
+            if facts.resolve(call.func) not in COMPILE:
                 continue
             loop, names = loop_scope(facts, call)
             if loop is None or not names:

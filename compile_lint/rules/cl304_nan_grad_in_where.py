@@ -465,18 +465,29 @@ class NanGradInWhere(Rule):
     def check(self, facts):
         grads = facts.get(GradientsFact)
         for call in facts.nodes(ast.Call):
+            func = call.func
+            if len(call.args) < 2 or (isinstance(func, ast.Attribute) and func.attr != "where"):
+                continue  # cheap: where_parts would say None
             parts = where_parts(facts, call)
             if parts is None or under_no_grad(facts, call):
                 continue  # not a where, or no gradient is recorded here
+            branches = [(branch, when_true, list(risky_ops(facts, branch))) for branch, when_true in parts[1]]
+            if not any(ops for _, _, ops in branches):
+                continue  # nothing to report: skip the condition's value model questions
+            if not isinstance(parts[0], ast.Name):
+                # the tested variables are among the condition's: none shared with an op's input, nothing to report
+                inputs = set().union(*(variables(arg) for _, _, ops in branches for _, _, arg in ops))
+                if not inputs & variables(parts[0]):
+                    continue
             cond = condition_of(facts, parts[0])
             tested = tested_variables(facts, cond)
             if not tested:
                 continue
-            region = facts.in_region(call, "compiled") if facts.enclosing_function(call) is not None else None
+            region: list = []  # asked once, only when reported
             reaches: list = []  # asked once, only when an op would be reported
-            for branch, when_true in parts[1]:
+            for branch, when_true, ops in branches:
                 done: list = []
-                for op, need, arg in risky_ops(facts, branch):
+                for op, need, arg in ops:
                     if any(any(n is op for n in ast.walk(d)) for d in done):
                         continue  # nested in an op already reported for this branch
                     shared = variables(arg) & tested
@@ -491,7 +502,9 @@ class NanGradInWhere(Rule):
                     if not reaches[0]:
                         break  # the where's result never reaches a loss: no backward pass runs through it
                     done.append(op)
-                    yield self._report(facts, op, cond, need, arg, when_true, shared, region)
+                    if not region:
+                        region.append(facts.in_region(call, "compiled") if facts.enclosing_function(call) is not None else None)
+                    yield self._report(facts, op, cond, need, arg, when_true, shared, region[0])
 
     def _report(self, facts, op, cond, need, arg, when_true, shared, region):
         message = (

@@ -3,7 +3,7 @@ from __future__ import annotations
 from textwrap import dedent
 
 from ..analysis.compiled_values import CompiledValuesFact
-from ..analysis.output_lifetimes import OutputLifetimesFact
+from ..analysis.output_lifetimes import MayCallCudagraphsFact, OutputLifetimesFact
 from ..analysis.region_queries import stmt_text
 from .base import Case, Rule
 
@@ -92,7 +92,7 @@ class CudagraphOutputRetained(Rule):
     fix_safety = "safe"
     codemod = "codemods.clone_cudagraph_output:CloneCudagraphOutput"
     requires = ()  # a compiled callable may be imported from another file
-    needs = (CompiledValuesFact, OutputLifetimesFact)  # call sites of compiled callables; no region index needed
+    needs = (CompiledValuesFact, MayCallCudagraphsFact, OutputLifetimesFact)  # call sites of compiled callables; no region index needed
 
     valid = [
         Case(

@@ -8,6 +8,7 @@ from ..analysis.compiled_values import CompileCall, CompiledValuesFact, chain_te
 from ..analysis.facts import RegionsFact
 from ..analysis.region_entries import input_params, is_entry
 from ..analysis.region_queries import def_name, file_sets_config, region_nodes, stmt_text
+from ..analysis.output_lifetimes import MayCallCudagraphsFact
 from ..analysis.varying_shapes import SKIP_DYNAMIC, VaryingShapesFact
 from .base import Case, Rule
 
@@ -83,7 +84,7 @@ class CudagraphDynamicShapes(Rule):
     fix_safety = "unsafe"
     codemod = "codemods.disable_cudagraphs_mode:DisableCudagraphsMode"
     requires = ()  # the compiled callable may be imported
-    needs = (RegionsFact, CompiledValuesFact, VaryingShapesFact)  # call sites anywhere, and sizes inside CUDA-graph regions
+    needs = (RegionsFact, CompiledValuesFact, MayCallCudagraphsFact, VaryingShapesFact)  # call sites anywhere, and sizes inside CUDA-graph regions
 
     valid = [
         Case(
@@ -290,7 +291,7 @@ class CudagraphDynamicShapes(Rule):
     def check(self, facts):
         values = compiled_values(facts)
         shapes = facts.get(VaryingShapesFact)
-        may_call = values.may_call_compiled(cudagraphs=True)
+        may_call = facts.get(MayCallCudagraphsFact)
         reported: set[int] = set()
         out = []
         skip_file = file_sets_config(facts, SKIP_DYNAMIC, True) is not None

@@ -7,6 +7,9 @@ from ..analysis.guards import guarded_by_compat_handler, in_compat_fallback
 from ..torch_config import ConfigTable, config_modules, covers_all_supported, supported_versions
 from .base import Case, Rule
 
+ATTR_BUILTINS = ("setattr", "getattr", "hasattr")
+ATTR_BUILTINS_DOTTED = frozenset(f"builtins.{name}" for name in ATTR_BUILTINS)
+
 
 class UnknownCompileConfig(Rule):
     """
@@ -125,6 +128,9 @@ class UnknownCompileConfig(Rule):
 
     def check(self, facts) -> Iterator:
         modules = config_modules()
+        data = facts.source.data
+        if not any(all(part.encode() in data for part in module.split(".")[1:]) for module in modules):
+            return  # a name resolves to `torch._dynamo.config...` only if the file spells each part
         oldest = facts.project.target_torch
         tables: Optional[list[ConfigTable]] = None
 
@@ -179,10 +185,23 @@ class UnknownCompileConfig(Rule):
             )
 
         # attribute chains: torch._dynamo.config.KEY[.SUB]
-        for node in facts.nodes(ast.Attribute):
-            parent = facts.parent(node)
-            if isinstance(parent, ast.Attribute) and parent.value is node:
-                continue  # only the outermost attribute of a chain
+        # attribute chains, from their root names: only a root on a config module's path
+        # (`torch`, `torch._dynamo`, `dynamo_config`) can start one naming a key
+        root_hits: dict[str, bool] = {}  # a bare name resolves the same wherever it is
+        Name = ast.Name
+        for first in facts.nodes(ast.Attribute):
+            root = first.value
+            if root.__class__ is not Name:
+                continue  # not the innermost attribute of a chain on a name
+            hit = root_hits.get(root.id)
+            if hit is None:
+                base = facts.resolve(root)
+                hit = root_hits[root.id] = bool(base) and any(m.startswith(base) or base.startswith(m) for m in modules)
+            if not hit:
+                continue
+            node, parent = first, facts.parent(first)
+            while isinstance(parent, ast.Attribute) and parent.value is node:
+                node, parent = parent, facts.parent(parent)
             dotted = facts.resolve(node)
             module = module_of(dotted)
             if module is None or dotted == module:
@@ -196,8 +215,13 @@ class UnknownCompileConfig(Rule):
             if found is not None:
                 yield found
         # setattr / getattr with a literal key
-        for call in facts.calls_to("builtins.setattr", "builtins.getattr", "builtins.hasattr"):
-            if len(call.args) >= 2 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str):
+        for call in facts.nodes(ast.Call):
+            if not (len(call.args) >= 2 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str)):
+                continue
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr not in ATTR_BUILTINS:
+                continue  # resolves to "<x>.<attr>": not one of them
+            if facts.resolve(func) in ATTR_BUILTINS_DOTTED:
                 module = facts.resolve(call.args[0])
                 if module in modules:
                     if facts.resolve(call.func) == "builtins.hasattr":

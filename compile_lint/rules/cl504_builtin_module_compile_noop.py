@@ -5,6 +5,7 @@ from typing import Optional
 
 from ..analysis.regions import RETURNS_SELF
 from ..analysis.compile_calls import target_text
+from ..analysis.walk import walk
 from .base import Case, Rule
 
 NOT_LAYERS = frozenset({"Module", "Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
@@ -38,9 +39,10 @@ def builtin_module_class(facts, expr: ast.AST, scope: Optional[ast.AST]) -> Opti
 
 
 def _assigned_values(facts, scope, matches):
-    root = scope if scope is not None else facts.tree
+    # the same nodes as ast.walk(root) would visit (the order does not matter: a set is made)
+    nodes = facts.nodes(ast.Assign, ast.AnnAssign) if scope is None else walk(scope)
     out = []
-    for node in ast.walk(root):
+    for node in nodes:
         if isinstance(node, ast.Assign) and any(matches(t) for t in node.targets):
             out.append(node.value)
         elif isinstance(node, ast.AnnAssign) and node.value is not None and matches(node.target):

@@ -8,12 +8,16 @@ from ..analysis.torch_api import DISABLE_FUNCS as DISABLE
 from ..analysis.facts import RegionsFact
 from .base import Case, Rule
 
+DISABLE_LAST = frozenset(dotted.rpartition(".")[2] for dotted in DISABLE)
+
 
 def _disable_call(facts, node) -> Optional[ast.Call]:
     """`disable(fn)` or `disable(**kw)` -> that call; else None."""
-    if isinstance(node, ast.Call) and facts.resolve(node.func) in DISABLE:
-        return node
-    return None
+    if not isinstance(node, ast.Call):
+        return None
+    if isinstance(node.func, ast.Attribute) and node.func.attr not in DISABLE_LAST:
+        return None  # resolves to "<x>.<attr>": not a disable
+    return node if facts.resolve(node.func) in DISABLE else None
 
 
 class DisableMisuse(Rule):

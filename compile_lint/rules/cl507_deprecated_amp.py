@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from ..analysis.feature_tests import old_torch_branch
 from ..analysis.guards import in_compat_fallback
@@ -15,6 +16,8 @@ REPLACEMENTS = {
     "torch.cuda.amp.custom_fwd": ("amp.custom_fwd", "cuda", "decorator"),
     "torch.cuda.amp.custom_bwd": ("amp.custom_bwd", "cuda", "decorator"),
 }
+AMP_WORD = re.compile(rb"\bamp\b")
+LAST_NAMES = frozenset(dotted.rpartition(".")[2] for dotted in REPLACEMENTS)
 
 
 class DeprecatedAmp(Rule):
@@ -62,7 +65,9 @@ class DeprecatedAmp(Rule):
     summary = "Deprecated `torch.cuda.amp` / `torch.cpu.amp` API"
     fix_safety = "safe"
     codemod = "codemods.modern_amp:ModernAmp"
-    requires = (b"amp",)
+    # a deprecated name spells its last part in the file (`torch.cuda.amp.autocast`,
+    # `from torch.cuda.amp import GradScaler as S`); "amp" is checked in check()
+    requires = (b"autocast", b"GradScaler", b"custom_fwd", b"custom_bwd")
 
     valid = [
         Case("import torch\nwith torch.amp.autocast('cuda', dtype=torch.float16):\n    pass\n"),
@@ -125,7 +130,20 @@ class DeprecatedAmp(Rule):
     ]
 
     def check(self, facts):
+        if AMP_WORD.search(facts.source.data) is None:
+            return  # every deprecated name is under `torch.cuda.amp` / `torch.cpu.amp`: the file spells `amp`
+        name_hits: dict[str, bool] = {}  # a bare name resolves the same wherever it is
         for node in facts.nodes(ast.Attribute, ast.Name):
+            # `x.attr` resolves to "<x>.attr": only these last names can be a deprecated API
+            if isinstance(node, ast.Attribute):
+                if node.attr not in LAST_NAMES:
+                    continue
+            else:
+                hit = name_hits.get(node.id)
+                if hit is None:
+                    hit = name_hits[node.id] = facts.resolve(node) in REPLACEMENTS
+                if not hit:
+                    continue
             parent = facts.parent(node)
             if isinstance(parent, ast.Attribute) and parent.value is node:
                 continue

@@ -106,27 +106,24 @@ class CompiledModuleOtherMethod(Rule):
     ]
 
     def check(self, facts):
-        scopes = [facts.tree] + list(facts.nodes(ast.FunctionDef, ast.AsyncFunctionDef))
-        for scope in scopes:
-            body = scope.body
-            nodes = _walk_scope(body)
-            for node in nodes:
-                if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-                    continue
-                call = node.value
-                if not (isinstance(call, ast.Call) and is_compile_call(facts, call) and call.args):
-                    continue
-                if not self._module_instance(call.args[0], scope, node):
-                    continue
-                uses = list(ast.walk(scope))  # nested defs too: a closure may call it
-                found = self._only_other_methods(facts, uses, node.targets[0].id, node)
-                if found is not None:
-                    yield self.finding(
-                        facts, found,
-                        f"`{facts.text(found.func)}(...)` runs eagerly: `torch.compile` compiles only calls of "
-                        f"`{node.targets[0].id}(...)`",
-                        related=[Related(facts.path, call.lineno, call.col_offset + 1, "compiled here")],
-                    )
+        for node in facts.nodes(ast.Assign):
+            if not (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+                continue
+            call = node.value
+            if not (isinstance(call, ast.Call) and is_compile_call(facts, call) and call.args):
+                continue
+            scope = _scope_of(facts, node)
+            if scope is None or not self._module_instance(call.args[0], scope, node):
+                continue
+            uses = list(ast.walk(scope))  # nested defs too: a closure may call it
+            found = self._only_other_methods(facts, uses, node.targets[0].id, node)
+            if found is not None:
+                yield self.finding(
+                    facts, found,
+                    f"`{facts.text(found.func)}(...)` runs eagerly: `torch.compile` compiles only calls of "
+                    f"`{node.targets[0].id}(...)`",
+                    related=[Related(facts.path, call.lineno, call.col_offset + 1, "compiled here")],
+                )
 
     @classmethod
     def _module_instance(cls, arg, scope, assign, seen=frozenset()) -> bool:
@@ -172,3 +169,13 @@ class CompiledModuleOtherMethod(Rule):
             if first is None or (node.lineno, node.col_offset) < (first.lineno, first.col_offset):
                 first = grand
         return first
+
+
+def _scope_of(facts, node: ast.AST) -> Optional[ast.AST]:
+    """The module or def whose own code holds `node` (None in a class body: not looked at)."""
+    for anc in facts.ancestors(node):
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return anc
+        if isinstance(anc, ast.ClassDef):
+            return None
+    return facts.tree
