@@ -93,17 +93,27 @@ class RegionDigests:
 
 
 def still_holds(used: dict[tuple, str], deps: tuple, digests: Optional[RegionDigests],
-                current_digest: Callable[[str], Optional[str]]) -> bool:
+                current_digest: Callable[[str], Optional[str]], checked: Optional[dict] = None) -> bool:
     """Whether a result computed from region facts `used` and files `deps` holds under
     the index `digests` describes (None: the very index the result was last checked
-    against, so its facts hold) and the files as they are now."""
+    against, so its facts hold) and the files as they are now. `checked` memoizes the
+    answer per dependency across the results of one run (many files probe the same
+    files: ~70,000 dependencies, ~2,000 distinct, on corpus M)."""
     for token, digest in used.items() if digests is not None else ():
         if digests(token) != digest:
             return False
-    return all(
-        probe_holds(path, dig, current_digest) if dig is not None and dig.startswith(PROBE) else current_digest(path) == dig
-        for path, dig in deps
-    )
+    if checked is None:
+        checked = {}
+    for dep in deps:
+        holds = checked.get(dep)
+        if holds is None:
+            path, dig = dep
+            holds = checked[dep] = (
+                probe_holds(path, dig, current_digest) if dig is not None and dig.startswith(PROBE) else current_digest(path) == dig
+            )
+        if not holds:
+            return False
+    return True
 
 
 PROBE = "probe:"

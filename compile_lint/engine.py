@@ -398,6 +398,7 @@ class _Run:
             return outside[path]
 
         second = []
+        checked: dict = {}  # dependency -> whether it holds, for all files of this pass
         for path, data in self.inputs:
             done = self.done_of.get(path)
             if done is None:
@@ -407,14 +408,14 @@ class _Run:
             if digests is None and not same_index:  # (build_index said no file needs the index)
                 regions = self.linter.regions
                 digests = RegionDigests(regions)
-            if path not in self.stale and still_holds(done.used, done.deps, None if same_index else digests, current_digest):
+            if path not in self.stale and still_holds(done.used, done.deps, None if same_index else digests, current_digest, checked):
                 if path in self.records:
                     self.stats["cached"] += 1
                     if not same_index:
                         self.dirty.add(path)  # record the index it holds under
                 continue
             task = self.task(path, data, expect=done.digest)
-            if path not in self.stale and done.findings is not None and still_holds({}, done.deps, None, current_digest):
+            if path not in self.stale and done.findings is not None and still_holds({}, done.deps, None, current_digest, checked):
                 # only the index differs: the rules that cannot read it keep their findings
                 kept = tuple(c for c in task.codes if c not in region_reading_codes())
                 task.codes, task.kept = tuple(c for c in task.codes if c not in kept), kept

@@ -103,7 +103,8 @@ def run_rules(parsed: ParsedFile, project: Project, codes: Iterable[str], timing
     With `timings`, each rule's CPU seconds are added to it by code."""
     if parsed.failure is not None:
         return [syntax_finding(parsed)] if SYNTAX_ERROR in codes else []
-    facts = ModuleFacts(parsed.source, parsed.tree, parsed.names, nodes=parsed.nodes, parents=parsed.parents, project=project)
+    facts = ModuleFacts(parsed.source, parsed.tree, parsed.names, nodes=parsed.nodes, parents=parsed.parents, project=project,
+                        summary=parsed.summary)
     data = parsed.source.data
     findings: list[Finding] = []
     rules = all_rules()

@@ -31,14 +31,17 @@ class SourceFile:
     path: str
     data: bytes
     _lines: Optional[list[bytes]] = field(default=None, repr=False)
-    _text_lines: Optional[list[str]] = field(default=None, repr=False)
+    _text_lines: Optional[dict[int, str]] = field(default=None, repr=False)
+    _encoding: Optional[str] = field(default=None, repr=False)
 
     @property
     def encoding(self) -> str:
-        try:
-            return tokenize.detect_encoding(io.BytesIO(self.data).readline)[0]
-        except SyntaxError:
-            return "utf-8"
+        if self._encoding is None:
+            try:
+                self._encoding = tokenize.detect_encoding(io.BytesIO(self.data).readline)[0]
+            except SyntaxError:
+                self._encoding = "utf-8"
+        return self._encoding
 
     @property
     def byte_lines(self) -> list[bytes]:
@@ -50,15 +53,17 @@ class SourceFile:
     def text_line(self, row: int) -> str:
         """The text of 1-based line `row`, without its line ending."""
         if self._text_lines is None:
+            self._text_lines = {}  # row -> text, decoded when asked (a report shows a few lines)
+        found = self._text_lines.get(row)
+        if found is None:
+            lines = self.byte_lines
+            if not 1 <= row <= len(lines):
+                return ""
             enc = self.encoding
             if enc == "utf-8-sig":
                 enc = "utf-8"
-            self._text_lines = [
-                b.decode(enc, errors="replace").rstrip("\r\n") for b in self.byte_lines
-            ]
-        if 1 <= row <= len(self._text_lines):
-            return self._text_lines[row - 1]
-        return ""
+            found = self._text_lines[row] = lines[row - 1].decode(enc, errors="replace").rstrip("\r\n")
+        return found
 
     def position(self, lineno: int, byte_col: int) -> Position:
         """Convert ast's (1-based line, 0-based UTF-8 byte offset) to a Position."""

@@ -79,6 +79,7 @@ class ModuleFacts:
         parents=None,
         *,
         shape: Optional[TreeShape] = None,
+        summary=None,
         project: Optional[Project] = None,
     ):
         """`project` is the engine's handle on everything beyond the file; without one
@@ -92,6 +93,7 @@ class ModuleFacts:
         self.project = project
         self.settings = project.settings  # compile_lint.config.Settings, for rules with options
         self._computed: dict[type, Any] = {}
+        self.summary = summary  # the file's regions.ModuleSummary when the engine made one
         if shape is None:
             if nodes is None or parents is None:  # the engine hands both (lint_file.parse_file)
                 nodes, parents = walk_with_parents(tree)

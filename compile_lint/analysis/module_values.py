@@ -33,7 +33,9 @@ class FileValues:
         found = self._returned.get(dotted)
         if found is None:
             if self._index is None:
-                self._index = ProjectIndex([summarize(self.facts.tree, self.facts.names, self.facts.path)])
+                # the engine's summary of this file when it made one (pass 1)
+                summary = self.facts.summary or summarize(self.facts.tree, self.facts.names, self.facts.path)
+                self._index = ProjectIndex([summary])
             index = self._index
             found = self._returned[dotted] = index.resolver.values((CALL, (G, dotted), (), ()), index.summaries[0])
         return found
