@@ -191,9 +191,18 @@ def lambda_qualname(node: ast.Lambda) -> str:
     return f"<lambda@{node.lineno}:{node.col_offset}>"
 
 
+# the node types `ast.literal_eval` accepts at the top (any other raises ValueError)
+_LITERAL_SHAPES = frozenset({ast.Tuple, ast.List, ast.Set, ast.Call, ast.Dict, ast.BinOp, ast.UnaryOp})
+
+
 def _literal(expr: Optional[ast.expr]):
     if expr is None:
         return None
+    cls = expr.__class__
+    if cls is ast.Constant:
+        return expr.value  # what literal_eval gives
+    if cls not in _LITERAL_SHAPES:
+        return _NOT_LITERAL  # a name, an attribute, a lambda...: not without raising
     try:
         return ast.literal_eval(expr)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -268,6 +277,7 @@ _KIND = {
     ast.Global: _DECLARES,
     ast.Nonlocal: _DECLARES,
 }
+_LEAVES = frozenset({ast.Name, ast.Constant})
 _SKIP_FIELDS = frozenset({"ctx", "type_comment", "type_ignores"})
 _REVERSED_FIELDS: dict = {}
 
@@ -280,6 +290,7 @@ def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict) -> None:
     todo = [(tree, "")]
     reversed_fields = _REVERSED_FIELDS
     kinds = _KIND
+    leaves = _LEAVES
     AST, Assign, With, AsyncWith = ast.AST, ast.Assign, ast.With, ast.AsyncWith
     while todo:
         owner, prefix = todo.pop()
@@ -336,9 +347,10 @@ def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict) -> None:
                 value = getattr(node, name, None)
                 if value.__class__ is list:
                     for item in reversed(value):
-                        if isinstance(item, AST):
+                        # names and constants (most leaves) are never pushed
+                        if item.__class__ not in leaves and isinstance(item, AST):
                             push(item)
-                elif isinstance(value, AST):
+                elif value.__class__ not in leaves and isinstance(value, AST):
                     push(value)
         nodes.bound = bound - declared if declared else bound
 
