@@ -31,7 +31,8 @@ def load(checkout: str):
         from compile_lint.source import ParseFailure, source_for
     finally:
         sys.path.remove(checkout)
-    return dict(NameTable=NameTable, module_name_for=module_name_for, summarize=summarize, ProjectIndex=ProjectIndex,
+    modules = {name: mod for name, mod in sys.modules.items() if name == "compile_lint" or name.startswith("compile_lint.")}
+    return dict(modules=modules, NameTable=NameTable, module_name_for=module_name_for, summarize=summarize, ProjectIndex=ProjectIndex,
                 walk_with_parents=walk_with_parents, Settings=Settings, ParseFailure=ParseFailure, source_for=source_for)
 
 

@@ -706,6 +706,7 @@ class ProjectIndex:
         self._calls: Optional[dict] = None
         self._resolved: Optional[list] = None
         self._candidates: dict = {}
+        self._near_folders: dict = {}  # id(summary) -> (summary, its folder, the two above)
         self._suffixes: Optional[dict] = None
         # answers asked again and again while resolving (a pure function of the
         # summaries, so computed once per index)
@@ -730,8 +731,11 @@ class ProjectIndex:
         if found is not None:
             return found
         parts = dotted.split(".")
-        folder = os.path.dirname(os.path.abspath(summary.path))
-        folders = [folder, os.path.dirname(folder), os.path.dirname(os.path.dirname(folder))]
+        folders = self._near_folders.get(id(summary))
+        if folders is None or folders[0] is not summary:  # (the summary kept: its id is not reused)
+            folder = os.path.dirname(os.path.abspath(summary.path))
+            folders = self._near_folders[id(summary)] = (summary, folder, os.path.dirname(folder), os.path.dirname(os.path.dirname(folder)))
+        folders = folders[1:]
         by_path = [self._by_file(f, parts) for f in folders]
         out = [c for c in by_path[:1] if c]
         out += [prefix + dotted for prefix in summary.import_prefixes]
