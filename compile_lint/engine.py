@@ -37,7 +37,7 @@ from .lint_file import (
 __all__ = ["FileResult", "Linter", "Selection", "enabled_codes", "parse_file", "read_source", "run_rules"]
 from .model import Finding
 from .parallel import default_jobs, run_jobs
-from .rules import select_codes
+from .rules import region_reading_codes, select_codes
 from .source import SourceFile
 
 
@@ -214,10 +214,15 @@ class _Run:
         return Task(path, self.plan[path]["sid"], self.plan[path]["codes"], data, **kw)
 
     def job_context(self, regions: Optional[dict]) -> JobContext:
-        return JobContext(self.table, self.linter.selection.target_torch, regions, self.debug)
+        return JobContext(self.table, self.linter.selection.target_torch, regions, self.debug,
+                          timed=bool(os.environ.get("COMPILE_LINT_STATS")))
 
     def run_tasks(self, tasks: list[Task], regions: Optional[dict], name: str):
-        return run_jobs(lint_one, tasks, self.jobs, init_worker, (self.job_context(regions),), self.stats, name)
+        timings = self.stats.setdefault(f"{name}_rule_cpu_s", {})
+        for done in run_jobs(lint_one, tasks, self.jobs, init_worker, (self.job_context(regions),), self.stats, name):
+            for code, seconds in (done.rule_s or {}).items():
+                timings[code] = round(timings.get(code, 0.0) + seconds, 3)
+            yield done
 
     # -- cache -----------------------------------------------------------------------
     def load_cached(self) -> None:
@@ -408,7 +413,13 @@ class _Run:
                     if not same_index:
                         self.dirty.add(path)  # record the index it holds under
                 continue
-            second.append(self.task(path, data, expect=done.digest))
+            task = self.task(path, data, expect=done.digest)
+            if path not in self.stale and done.findings is not None and still_holds({}, done.deps, None, current_digest):
+                # only the index differs: the rules that cannot read it keep their findings
+                kept = tuple(c for c in task.codes if c not in region_reading_codes())
+                task.codes, task.kept = tuple(c for c in task.codes if c not in kept), kept
+            second.append(task)
+        kept_of = {task.path: task.kept for task in second}
         for done in self.run_tasks(second, regions, "pass2"):
             self.stats["pass2"] += 1
             if done.error:
@@ -418,6 +429,10 @@ class _Run:
             old = self.done_of[done.path]
             # the index was built from these
             done.summary, done.trusted, done.lazy, done.lazy_summary_digest = old.summary, old.trusted, old.lazy, old.lazy_summary_digest
+            if kept_of.get(done.path) and not done.changed:  # the rest holds from before
+                kept = set(kept_of[done.path])
+                done.findings = sorted([f for f in old.findings if f.code in kept] + done.findings, key=Finding.sort_key)
+                done.deps = tuple(sorted(set(old.deps) | set(done.deps), key=lambda dep: (dep[0], dep[1] or "")))
             self.done_of[done.path] = done
             if done.changed:  # edited during the run: report, but do not cache
                 self.fresh.discard(done.path)
@@ -482,15 +497,17 @@ class _Run:
         t0 = time.perf_counter()
         self.make_plan()
         self.load_cached()
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), _cpu()
         self.pass1()
-        self.stats["pass1_s"] = round(time.perf_counter() - t1, 3)
+        self.stats["pass1_s"], self.stats["pass1_cpu_s"] = round(time.perf_counter() - t1, 3), round(_cpu() - c1, 3)
+        c1 = _cpu()
         regions = self.build_index()
+        self.stats["index_cpu_s"] = round(_cpu() - c1, 3)
         if regions is not None:
             self.linter.regions = regions
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), _cpu()
         self.pass2(regions)
-        self.stats["pass2_s"] = round(time.perf_counter() - t2, 3)
+        self.stats["pass2_s"], self.stats["pass2_cpu_s"] = round(time.perf_counter() - t2, 3), round(_cpu() - c2, 3)
         self.write_back()
         for path, _ in self.inputs:
             done = self.done_of.get(path)
@@ -499,6 +516,17 @@ class _Run:
         self.stats["wall_s"] = round(time.perf_counter() - t0, 3)
         write_stats(self.stats)
         return [self.results[p] for p, _ in self.inputs if p in self.results]
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished workers (a pass's pool is shut
+    down, its workers reaped, when the pass ends): for COMPILE_LINT_STATS."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return time.process_time()
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _shown(path: str) -> str:

@@ -13,6 +13,7 @@ import ast
 import gc
 import os
 import pickle
+import time
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
@@ -30,17 +31,16 @@ from .source import ParseFailure, SourceFile, source_for
 from .suppression import filter_suppressed
 
 SYNTAX_ERROR = "CL000"
-# The cyclic GC is off while linting: ASTs with parent links and the facts caches make
-# every collection walk big live trees (gen-2 sweeps cost ~35% of a cold run's CPU).
-# Garbage cycles are collected by hand once this many tracked objects have piled up
-# (~175 MB resident per worker on corpus M; default GC: ~80 MB but 1.5x the CPU).
+# The cyclic GC is off while linting. A linted file leaves no reference cycles (parent
+# links live in a dict, facts are released after the rules: walk_with_parents,
+# Project.release), so its trees and facts are freed as soon as it is done; an
+# automatic sweep would only walk the live heap (other files' parsed sources, the
+# index) again and again. What cycles are left (small closures of the standard
+# library) are collected by hand once this many tracked objects have piled up,
+# in the young generations: the old heap is long-lived and acyclic.
 GC_EVERY = 500_000
-# Most of that garbage is the files just linted, still young: a collection of the two
-# young generations frees it without walking the old heap (the other files' parsed
-# sources, the region index). Every FULL_GC_EVERY-th collection is a full one, for what
-# was old when it died (a parsed source the LRU dropped). On corpus M with -j 1 the full
-# collections cost 43 s of a 312 s profile.
-FULL_GC_EVERY = 8
+# Every FULL_GC_EVERY-th collection is a full one, should a cycle have aged.
+FULL_GC_EVERY = 64
 _collections = [0]
 
 
@@ -97,9 +97,10 @@ def project_for(settings: Settings, regions, target_torch: Optional[str], source
     return Project(view, settings, target_torch=target_torch or settings.target_torch_version, sources=sources)
 
 
-def run_rules(parsed: ParsedFile, project: Project, codes: Iterable[str]) -> list[Finding]:
+def run_rules(parsed: ParsedFile, project: Project, codes: Iterable[str], timings: Optional[dict] = None) -> list[Finding]:
     """The enabled rules' findings for one parsed file, seen within `project` (its
-    region index and other files; `project.read` collects the files the rules read)."""
+    region index and other files; `project.read` collects the files the rules read).
+    With `timings`, each rule's CPU seconds are added to it by code."""
     if parsed.failure is not None:
         return [syntax_finding(parsed)] if SYNTAX_ERROR in codes else []
     facts = ModuleFacts(parsed.source, parsed.tree, parsed.names, nodes=parsed.nodes, parents=parsed.parents, project=project)
@@ -112,8 +113,11 @@ def run_rules(parsed: ParsedFile, project: Project, codes: Iterable[str]) -> lis
             if rule.requires and not any(token in data for token in rule.requires):
                 continue
             project.allowed = frozenset(rule.needs)
+            started = time.process_time() if timings is not None else 0.0
             # a fresh instance per file: rules may keep per-file state on `self`
             findings.extend(type(rule)().check(facts))
+            if timings is not None:
+                timings[code] = timings.get(code, 0.0) + time.process_time() - started
     finally:
         project.allowed = None
         facts.release()
@@ -131,6 +135,9 @@ class Task:
     data: Optional[bytes] = None  # only for stdin; workers read files themselves
     expect: Optional[str] = None  # pass 2: the digest pass 1 saw
     summary_only: bool = False  # a file of the project outside the run: its summary only
+    # pass 2: the enabled rules whose pass-1 findings still hold (they do not read the
+    # region index); run only if the file changed since (then `changed` says all ran)
+    kept: tuple[str, ...] = ()
 
 
 @dataclass
@@ -147,6 +154,7 @@ class Done:
     deps: tuple = ()  # ((path, digest), ...) of other files the rules read
     error: Optional[str] = None
     changed: bool = False  # pass 2 read other bytes than pass 1
+    rule_s: Optional[dict] = None  # CPU seconds per rule (JobContext.timed: for COMPILE_LINT_STATS)
     trusted: bool = True  # the summary was made by this run (False: read from the cache)
     # a project file taken from the cache's manifest: `summary` is loaded only when the
     # region index must be rebuilt; until then only its digest is known
@@ -167,6 +175,7 @@ class JobContext:
     target_torch: Optional[str]
     regions: Optional[dict]  # pass 2: the run's index; None in pass 1
     debug: bool = False
+    timed: bool = False  # time each rule (Done.rule_s)
 
 
 _WORKER: dict = {}
@@ -246,7 +255,9 @@ def _lint(task: Task) -> Done:
             regions = ProjectIndex([item.summary]).regions() if item.summary is not None else {}
         tracked = TrackedRegionView(regions)
         project = project_for(settings, tracked, context.target_torch, _WORKER["sources"])
-        done.findings = run_rules(item, project, task.codes)
+        codes = task.codes + task.kept if done.changed else task.codes
+        done.rule_s = {} if context.timed else None
+        done.findings = run_rules(item, project, codes, done.rule_s)
         digests = _WORKER["digests"] or RegionDigests(regions)
         done.used = {token: digests(token) for token in tracked.used()}
         deps = []

@@ -81,3 +81,31 @@ def test_no_project_root_means_no_context(tmp_path):
     (tmp_path / "model.py").write_text(MODEL)
     (tmp_path / "export.py").write_text(EXPORT.replace("from .model", "from model"))
     assert run(tmp_path, "model.py") == []
+
+
+MODEL_WITH_LIST = MODEL.replace(
+    "class Upscale(nn.Module):\n",
+    "class Upscale(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.blocks = [nn.Conv2d(3, 3, 1)]\n\n",
+)
+
+
+def test_pass_two_reruns_only_the_rules_that_read_the_index(project, tmp_path_factory):
+    """model.py is a region only through export.py: pass 2 re-lints it against the whole
+    index, running just the region-reading rules; CL201 (it reads no region) keeps its
+    pass-1 finding."""
+    from compile_lint.rules import region_reading_codes
+
+    (project / "pkg" / "model.py").write_text(MODEL_WITH_LIST)
+    stats = tmp_path_factory.mktemp("stats") / "stats.jsonl"
+    env = dict(os.environ, PYTHONPATH=ROOT, COMPILE_LINT_STATS=str(stats))
+    proc = subprocess.run([sys.executable, "-m", "compile_lint", "check", "--no-cache", "--output-format", "json", "."],
+                          cwd=project, env=env, capture_output=True)
+    assert proc.returncode == 1, proc.stderr.decode()
+    found = sorted((os.path.relpath(f["filename"], project), f["code"]) for f in json.loads(proc.stdout))
+    model = os.path.join("pkg", "model.py")
+    assert found == [(model, "CL101"), (model, "CL201")]
+    run_stats = json.loads(stats.read_text().splitlines()[-1])
+    assert run_stats["pass2"] >= 1  # model.py (and the package files whose module holds it)
+    rerun = set(run_stats["pass2_rule_cpu_s"])
+    assert "CL101" in rerun and "CL201" not in rerun
+    assert rerun <= region_reading_codes()

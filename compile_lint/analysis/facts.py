@@ -13,13 +13,12 @@ What lies beyond the file (the region index, other files) is reached through
 from __future__ import annotations
 
 import ast
-from collections import defaultdict
 from functools import cached_property
 from typing import Any, Callable, ClassVar, Iterator, Optional
 
 from ..source import SourceFile
 from .names import NameTable, import_prefixes
-from .project import Project, RegionView, kinds_of
+from .project import Project, RegionView, TreeShape, kinds_of
 from .regions import RegionInfo, def_qualnames, lambda_qualname
 from .walk import walk_with_parents
 
@@ -62,6 +61,7 @@ class ModuleFacts:
         nodes=None,
         parents=None,
         *,
+        shape: Optional[TreeShape] = None,
         project: Optional[Project] = None,
     ):
         """`project` is the engine's handle on everything beyond the file; without one
@@ -75,13 +75,18 @@ class ModuleFacts:
         self.project = project
         self.settings = project.settings  # compile_lint.config.Settings, for rules with options
         self._computed: dict[type, Any] = {}
-        self._by_type: dict[type, list[ast.AST]] = defaultdict(list)
-        by_type = self._by_type
-        if nodes is None or parents is None:  # the engine hands both (lint_file.parse_file)
-            nodes, parents = walk_with_parents(tree)
-        self._parents: dict[ast.AST, ast.AST] = parents
-        for node in nodes:
-            by_type[node.__class__].append(node)
+        if shape is None:
+            if nodes is None or parents is None:  # the engine hands both (lint_file.parse_file)
+                nodes, parents = walk_with_parents(tree)
+            by_type: dict[type, list] = {}
+            for node in nodes:
+                by_type.setdefault(node.__class__, []).append(node)
+            shape = TreeShape(nodes, parents, by_type, {}, {})
+        # read only but for the calls memo: Sources shares one shape between the facts of
+        # a file in the projects of every file that reads it
+        self._shape = shape
+        self._parents: dict[ast.AST, ast.AST] = shape.parents
+        self._by_type: dict[type, list[ast.AST]] = shape.by_type
         self._local_kinds: set[str] = kinds_of(project.regions.under(names.module))
 
     # -- declared facts ------------------------------------------------------------
@@ -109,6 +114,18 @@ class ModuleFacts:
     def nodes(self, *types: type) -> Iterator[ast.AST]:
         for t in types:
             yield from self._by_type.get(t, ())
+
+    def calls_by_name(self, name: str) -> list[ast.Call]:
+        """Every `name(...)` and `x.name(...)` call in the file."""
+        calls = self._shape.calls
+        if not calls:
+            for call in self._by_type.get(ast.Call, ()):
+                func = call.func
+                called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+                if called is not None:
+                    calls.setdefault(called, []).append(call)
+            calls[None] = []  # filled: a file without calls is not scanned again
+        return calls.get(name, [])
 
     def parent(self, node: ast.AST) -> Optional[ast.AST]:
         """The node holding `node` in this file's tree (None for the module, or for a
@@ -147,9 +164,13 @@ class ModuleFacts:
         return self.names.alias_for("torch")
 
     # -- regions -----------------------------------------------------------------
-    @cached_property
+    @property
     def _qualnames(self) -> dict[int, str]:
-        return def_qualnames(self.tree)
+        qualnames = self._shape.qualnames
+        if not qualnames:
+            qualnames.update(def_qualnames(self.tree))
+            qualnames[None] = None  # filled: a file without defs is not walked again
+        return qualnames
 
     def qualname_of(self, func: ast.AST) -> Optional[str]:
         if isinstance(func, ast.Lambda):

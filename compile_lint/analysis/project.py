@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Iterable, Iterator, Optional
+from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple, Optional
 
 from ..source import ParseFailure, SourceFile
 from .names import NameTable, import_root, module_name_for
 from .regions import RegionInfo
+from .walk import walk_with_parents
 
 if TYPE_CHECKING:
     from .facts import ModuleFacts
@@ -56,12 +57,35 @@ def mentions_token(data: bytes, token: bytes) -> bool:
 def may_call_name(data: bytes, name: str) -> bool:
     """Whether a file's bytes hold something that may be a call of `name` (`name(`,
     `.name(`, not `def name(`): a filter that never drops a real call."""
-    return re.search(rb"(?<!def )\b" + re.escape(name.encode()) + rb"\s*\(", data) is not None
+    encoded = name.encode()
+    if encoded not in data:  # most files: a substring search is ~50x cheaper than the pattern
+        return False
+    return re.search(rb"(?<!def )\b" + re.escape(encoded) + rb"\s*\(", data) is not None
 
 
 # what a probe of another file asks, by kind: recorded as a cache dependency on the
 # answer (cache_validity.probe_holds re-asks it), not on every byte of the file
 PROBES = {"mentions": lambda data, arg: mentions_token(data, arg.encode("latin-1")), "may_call": may_call_name}
+
+
+class TreeShape(NamedTuple):
+    """A tree's nodes (breadth-first), each node's parent, the nodes by type; and,
+    filled on first use, its calls by the called name (ModuleFacts.calls_by_name) and
+    its defs' qualified names (ModuleFacts.qualname_of)."""
+
+    nodes: list
+    parents: dict
+    by_type: dict
+    calls: dict
+    qualnames: dict
+
+    @classmethod
+    def of(cls, tree) -> "TreeShape":
+        nodes, parents = walk_with_parents(tree)
+        by_type: dict[type, list] = {}
+        for node in nodes:
+            by_type.setdefault(node.__class__, []).append(node)
+        return cls(nodes, parents, by_type, {}, {})
 
 
 class Sources:
@@ -82,6 +106,17 @@ class Sources:
         return (os.path.abspath(path), st.st_size, st.st_mtime_ns)
 
     def parsed(self, path: str) -> Optional[tuple[SourceFile, object, NameTable]]:
+        entry = self._entry(path)
+        return (entry[0], entry[1], entry[2]) if entry is not None else None
+
+    def shape(self, path: str) -> Optional[TreeShape]:
+        """The file's nodes, parents and nodes by type, walked once per file version in
+        this process (every file linted here that reads this one shares them)."""
+        entry = self._entry(path)
+        return entry[3] if entry is not None else None
+
+    def _entry(self, path: str) -> Optional[tuple]:
+        """(source, tree, names, shape) of the file, parsed and walked once per version."""
         key = self._stat(path)
         if key is None:
             return None
@@ -98,7 +133,8 @@ class Sources:
             found = None
         else:
             module, is_package = module_name_for(path)
-            found = (source, tree, NameTable.build(tree, module, is_package))
+            shape = TreeShape.of(tree)
+            found = (source, tree, NameTable.build(tree, module, is_package, shape.nodes), shape)
         if len(self._parsed) >= self._max:  # forget the least recently used one
             del self._parsed[next(iter(self._parsed))]
         self._parsed[key] = found
@@ -170,7 +206,7 @@ class Project:
             from .facts import ModuleFacts
 
             source, tree, names = parsed
-            other = ModuleFacts(source, tree, names, project=self)
+            other = ModuleFacts(source, tree, names, shape=self.sources.shape(path), project=self)
         self._facts[key] = other
         self.read[path] = other
         return other

@@ -56,7 +56,5 @@ def calls_named(facts: ModuleFacts, name: str) -> Iterator[tuple[ModuleFacts, as
         if not facts.project.may_call(path, name):
             continue
         other = facts.project.facts_for_path(facts, path)
-        for call in other.nodes(ast.Call) if other is not None else ():
-            func = call.func
-            if (isinstance(func, ast.Name) and func.id == name) or (isinstance(func, ast.Attribute) and func.attr == name):
-                yield other, call
+        for call in other.calls_by_name(name) if other is not None else ():
+            yield other, call

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from .base import Case, Rule
 
-__all__ = ["Case", "Rule", "all_rules", "get_rule", "select_codes"]
+__all__ = ["Case", "Rule", "all_rules", "get_rule", "region_reading_codes", "select_codes"]
 
 
 @lru_cache(maxsize=1)
@@ -26,6 +26,17 @@ def all_rules() -> dict[str, Rule]:
                     raise RuntimeError(f"two rules claim {obj.code}")
                 found[obj.code] = obj()
     return dict(sorted(found.items()))
+
+
+@lru_cache(maxsize=1)
+def region_reading_codes() -> frozenset[str]:
+    """The rules that may read the region index. The others cannot: a fact or query of
+    the index goes through RegionsFact, which a rule must declare in `needs`
+    (ModuleFacts.get refuses it otherwise), so their findings do not change when only
+    the index does (pass 2 re-runs these alone)."""
+    from ..analysis.facts import RegionsFact
+
+    return frozenset(code for code, rule in all_rules().items() if RegionsFact in rule.needs)
 
 
 def get_rule(code: str) -> Rule:
