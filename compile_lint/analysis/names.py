@@ -209,18 +209,7 @@ class NameTable:
         builtin name -> "builtins.NAME"; a partial alias -> its target.
         """
         if isinstance(expr, ast.Name):
-            name = expr.id
-            bound = self.bindings.get(name)
-            if bound is not None:
-                return bound
-            partial = self.partials.get(name)
-            if partial is not None:
-                return partial.target
-            if name in self.local_names:
-                return f"{self.module}.{name}" if self.module else name
-            if name in _BUILTINS:
-                return f"builtins.{name}"
-            return None
+            return self.resolve_name(expr.id)
         if isinstance(expr, ast.Attribute):
             memo = self._attr_memo
             if memo is not None:
@@ -232,6 +221,20 @@ class NameTable:
             if memo is not None:
                 memo[id(expr)] = (expr, dotted)
             return dotted
+        return None
+
+    def resolve_name(self, name: str) -> Optional[str]:
+        """`resolve` of a bare name (no node needed)."""
+        bound = self.bindings.get(name)
+        if bound is not None:
+            return bound
+        partial = self.partials.get(name)
+        if partial is not None:
+            return partial.target
+        if name in self.local_names:
+            return f"{self.module}.{name}" if self.module else name
+        if name in _BUILTINS:
+            return f"builtins.{name}"
         return None
 
     def partial_keywords(self, expr: ast.AST) -> tuple[tuple[str, ast.expr], ...]:

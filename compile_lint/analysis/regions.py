@@ -27,7 +27,7 @@ from typing import Iterable, Iterator, Optional
 from .declared import Recording, describe_declared
 from .names import NameTable, import_prefixes
 from .torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, TRACE_FUNCS
-from .values import EMPTY, G, PARAM, Resolver, Scope, TermBuilder, Value, assigned_names
+from .values import EMPTY, G, PARAM, Resolver, Scope, TermBuilder, Value, _target_names
 from .walk import walk_scope
 
 COMPILE = "compiled"
@@ -191,9 +191,18 @@ def lambda_qualname(node: ast.Lambda) -> str:
     return f"<lambda@{node.lineno}:{node.col_offset}>"
 
 
+# the node types `ast.literal_eval` accepts at the top (any other raises ValueError)
+_LITERAL_SHAPES = frozenset({ast.Tuple, ast.List, ast.Set, ast.Call, ast.Dict, ast.BinOp, ast.UnaryOp})
+
+
 def _literal(expr: Optional[ast.expr]):
     if expr is None:
         return None
+    cls = expr.__class__
+    if cls is ast.Constant:
+        return expr.value  # what literal_eval gives
+    if cls not in _LITERAL_SHAPES:
+        return _NOT_LITERAL  # a name, an attribute, a lambda...: not without raising
     try:
         return ast.literal_eval(expr)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -232,6 +241,120 @@ def fullgraph_option(keywords: Iterable[tuple[str, ast.expr]]) -> Optional[bool]
     return None
 
 
+class ScopeNodes:
+    """The nodes of one scope that the summary looks at, in `walk_scope` order
+    (depth-first, source order; nested defs and their decorators, not their bodies)."""
+
+    __slots__ = ("visit", "defs", "calls", "assigns", "returns", "bound")
+
+    def __init__(self):
+        self.visit: list = []  # defs and calls
+        self.defs: list = []  # FunctionDef, AsyncFunctionDef, ClassDef
+        self.calls: list = []
+        self.assigns: list = []  # Assign and AnnAssign
+        self.returns: list = []
+        self.bound: set = set()  # values.assigned_names(owner.body)
+
+
+# what `_scan_scopes` does with a node, by its class
+_CALL, _DEF, _LAMBDA, _ASSIGN, _RETURN, _BINDS, _DECLARES = range(1, 8)
+_KIND = {
+    ast.Name: 0,  # no child nodes (`ctx` is never walked)
+    ast.Constant: 0,
+    ast.Call: _CALL,
+    ast.FunctionDef: _DEF,
+    ast.AsyncFunctionDef: _DEF,
+    ast.ClassDef: _DEF,
+    ast.Lambda: _LAMBDA,
+    ast.Assign: _ASSIGN,
+    ast.AnnAssign: _ASSIGN,
+    ast.Return: _RETURN,
+    ast.AugAssign: _BINDS,
+    ast.For: _BINDS,
+    ast.AsyncFor: _BINDS,
+    ast.With: _BINDS,
+    ast.AsyncWith: _BINDS,
+    ast.Global: _DECLARES,
+    ast.Nonlocal: _DECLARES,
+}
+_LEAVES = frozenset({ast.Name, ast.Constant})
+_SKIP_FIELDS = frozenset({"ctx", "type_comment", "type_ignores"})
+_REVERSED_FIELDS: dict = {}
+
+
+def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict) -> None:
+    """Fill `scopes` (id(owner) -> ScopeNodes, for the module and every def and class)
+    and `qualnames` (id(def) -> qualname, as `def_qualnames`) in one walk. Each scope
+    holds what `walk_scope(owner.body)` yields, sorted by kind, and the names its
+    statements bind (`values.assigned_names`: every statement of a scope is walked)."""
+    todo = [(tree, "")]
+    reversed_fields = _REVERSED_FIELDS
+    kinds = _KIND
+    leaves = _LEAVES
+    AST, Assign, With, AsyncWith = ast.AST, ast.Assign, ast.With, ast.AsyncWith
+    while todo:
+        owner, prefix = todo.pop()
+        nodes = scopes[id(owner)] = ScopeNodes()
+        visit, defs, calls, assigns, returns = nodes.visit, nodes.defs, nodes.calls, nodes.assigns, nodes.returns
+        bound: set = set()
+        declared: set = set()
+        stack = owner.body[::-1]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node = pop()
+            cls = node.__class__
+            kind = kinds.get(cls, -1)
+            if kind == 0:
+                continue
+            if kind > 0:
+                if kind == _CALL:
+                    visit.append(node)
+                    calls.append(node)
+                elif kind == _DEF:
+                    visit.append(node)
+                    defs.append(node)
+                    bound.add(node.name)
+                    # an f-string, as def_qualnames: a new string even when prefix is ""
+                    # (the pickled summary shares no more objects than before)
+                    name = qualnames[id(node)] = f"{prefix}{node.name}"
+                    todo.append((node, name + "."))
+                    stack.extend(node.decorator_list[::-1])
+                    continue
+                elif kind == _LAMBDA:
+                    continue
+                elif kind == _ASSIGN:
+                    assigns.append(node)
+                    if cls is Assign:
+                        for target in node.targets:
+                            _target_names(target, bound)
+                    else:
+                        _target_names(node.target, bound)
+                elif kind == _RETURN:
+                    returns.append(node)
+                elif kind == _BINDS:
+                    if cls is With or cls is AsyncWith:
+                        for item in node.items:
+                            if item.optional_vars is not None:
+                                _target_names(item.optional_vars, bound)
+                    else:
+                        _target_names(node.target, bound)
+                else:  # _DECLARES
+                    declared.update(node.names)
+            names = reversed_fields.get(cls)
+            if names is None:
+                names = reversed_fields[cls] = tuple(f for f in cls._fields if f not in _SKIP_FIELDS)[::-1]
+            for name in names:
+                value = getattr(node, name, None)
+                if value.__class__ is list:
+                    for item in reversed(value):
+                        # names and constants (most leaves) are never pushed
+                        if item.__class__ not in leaves and isinstance(item, AST):
+                            push(item)
+                elif value.__class__ not in leaves and isinstance(value, AST):
+                    push(value)
+        nodes.bound = bound - declared if declared else bound
+
+
 class _Summarizer:
     def __init__(self, tree: ast.Module, names: NameTable, path: str, extra_compile=(), extra_trace=()):
         self.tree = tree
@@ -240,17 +363,17 @@ class _Summarizer:
         self.compile_funcs = COMPILE_FUNCS | frozenset(extra_compile)
         self.trace_funcs = TRACE_FUNCS | frozenset(extra_trace)
         self.summary = ModuleSummary(path=path, module=names.module, bindings=dict(names.bindings))
-        self.qualnames = def_qualnames(tree)
-        self._scopes: dict[int, list[ast.AST]] = {}
+        # every scope's nodes, sorted by what the passes below look for, and every
+        # def's qualname: one walk of the tree
+        self.qualnames: dict[int, str] = {}
+        self._scopes: dict[int, ScopeNodes] = {}
+        _scan_scopes(tree, self._scopes, self.qualnames)
         self.terms = TermBuilder(names, names.module)
         self._decorator_calls: set[int] = set()
 
-    def _scope(self, owner, body) -> list[ast.AST]:
-        """The nodes of one scope, walked once and reused by every pass over it."""
-        nodes = self._scopes.get(id(owner))
-        if nodes is None:
-            nodes = self._scopes[id(owner)] = walk_scope(body)
-        return nodes
+    def _scope(self, owner) -> "ScopeNodes":
+        """The nodes of one scope (walked once, by `_scan_scopes`)."""
+        return self._scopes[id(owner)]
 
     # -- local typing: which class a name or self attribute holds -------------
     def _instance_ref(self, value: ast.expr) -> Optional[Ref]:
@@ -268,12 +391,12 @@ class _Summarizer:
                 return Ref(dotted, instance=True)
         return None
 
-    def _scope_types(self, nodes: list[ast.AST]) -> dict[str, Ref]:
+    def _scope_types(self, nodes: "ScopeNodes") -> dict[str, Ref]:
         types: dict[str, Ref] = {}
-        for node in nodes:
-            if isinstance(node, ast.Assign):
+        for node in nodes.assigns:
+            if node.__class__ is ast.Assign:
                 targets, value = node.targets, node.value
-            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            elif node.value is not None:  # AnnAssign
                 targets, value = [node.target], node.value
             else:
                 continue
@@ -367,11 +490,11 @@ class _Summarizer:
     def run(self) -> ModuleSummary:
         body = self.tree.body
         defs = {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-        self.terms.module_bound = assigned_names(body) - defs
+        nodes = self._scope(self.tree)
+        self.terms.module_bound = nodes.bound - defs
         scope = Scope("", self.terms.module_bound)
         self.terms.collect(body, scope)
-        nodes = self._scope(self.tree, body)
-        self._visit_body(nodes, self._scope_types(nodes), None, None, None, scope)
+        self._visit_body(nodes.visit, self._scope_types(nodes), None, None, None, scope)
         summary = self.summary
         summary.scopes = self.terms.bindings
         summary.returns = self.terms.returns
@@ -476,7 +599,8 @@ class _Summarizer:
             if d is not None:
                 defaults[a.arg] = d
         parent = outer if outer.key == "" or cls is None else outer
-        scope = Scope(qualname, assigned_names(node.body) | set(params), tuple(params), self_kind, cls_dotted, parent, defaults)
+        nodes = self._scope(node)
+        scope = Scope(qualname, nodes.bound | set(params), tuple(params), self_kind, cls_dotted, parent, defaults)
         terms = self.terms
         info.decorators = tuple(t for t in (terms.term(d, outer, None) for d in node.decorator_list) if t is not None)
         info.ret_ann = terms.annotation_term(node.returns, outer)
@@ -485,28 +609,25 @@ class _Summarizer:
                 continue
             ann = terms.annotation_term(a.annotation, outer)
             terms.bind(scope, a.arg, node.lineno, 0, (PARAM, qualname, i, a.arg, ann))
-        nodes = self._scope(node, node.body)
-        for inner in nodes:  # nested defs are bound in this scope
-            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and id(inner) in self.qualnames:
-                terms.bind(scope, inner.name, inner.lineno, 0, (G, self.summary.dotted(self.qualnames[id(inner)])))
+        for inner in nodes.defs:  # nested defs are bound in this scope
+            terms.bind(scope, inner.name, inner.lineno, 0, (G, self.summary.dotted(self.qualnames[id(inner)])))
         terms.collect(node.body, scope)
         local = dict(outer_local)
         local.update(self._scope_types(nodes))
-        for inner in nodes:  # nested defs shadow module names
-            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and id(inner) in self.qualnames:
-                local[inner.name] = Ref(self.summary.dotted(self.qualnames[id(inner)]))
+        for inner in nodes.defs:  # nested defs shadow module names
+            local[inner.name] = Ref(self.summary.dotted(self.qualnames[id(inner)]))
         wrapped = [p for p in params[: len(positional)]]
         if is_method and wrapped and self_kind:
             wrapped = wrapped[1:]
-        self._visit_body(nodes, local, cls, cls_dotted, info, scope)
+        self._visit_body(nodes.visit, local, cls, cls_dotted, info, scope)
         self._wraps_param = None
         info.wraps = self._wrapper_shape(nodes, wrapped, defaults)
         info.wraps_param = self._wraps_param
 
     def _wrapper_shape(self, nodes, params, defaults):
         """A project function whose `return` compiles or traces one of its parameters."""
-        for ret in nodes:
-            if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Call):
+        for ret in nodes.returns:
+            if isinstance(ret.value, ast.Call):
                 call = ret.value
                 func = self.names.resolve(call.func)
                 if func in self.compile_funcs or func in self.trace_funcs:
@@ -527,18 +648,19 @@ class _Summarizer:
         # class attributes: `model_cls = Net` in the class body
         self.terms.collect(node.body, Scope(qualname, set(), parent=outer), cls_attrs=cls_dotted)
         # self.x = Cls(...) in any method: attribute types and submodules
-        class_nodes = self._scope(node, node.body)
-        method_nodes = [
-            self._scope(m, m.body) for m in class_nodes if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
-        ]
-        for sub in [n for nodes in [class_nodes, *method_nodes] for n in nodes]:
-            if isinstance(sub, ast.Assign):
+        class_nodes = self._scope(node)
+        scopes = [class_nodes] + [self._scope(m) for m in class_nodes.defs if m.__class__ is not ast.ClassDef]
+        for nodes in scopes:
+            for sub in nodes.assigns:
+                if sub.__class__ is not ast.Assign:
+                    continue
                 for target in sub.targets:
                     if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
                         ref = self._instance_ref(sub.value)
                         if ref:
                             info.attr_types[target.attr] = ref
-            if isinstance(sub, ast.Call):
+        for nodes in scopes:
+            for sub in nodes.calls:
                 ref = self._instance_ref(sub)
                 if ref and not ref.dotted.startswith(("torch.", "builtins.")):
                     info.submodules.append(ref)
@@ -546,7 +668,7 @@ class _Summarizer:
             site = self._decorator_site(deco, Ref(cls_dotted, instance=True))
             if site is not None:
                 self.summary.sites.append(site)
-        self._visit_body(class_nodes, {}, info, cls_dotted, None, outer)
+        self._visit_body(class_nodes.visit, {}, info, cls_dotted, None, outer)
 
 
 _walk_scope = walk_scope  # older name, still imported by some rules
@@ -584,6 +706,7 @@ class ProjectIndex:
         self._calls: Optional[dict] = None
         self._resolved: Optional[list] = None
         self._candidates: dict = {}
+        self._near_folders: dict = {}  # id(summary) -> (summary, its folder, the two above)
         self._suffixes: Optional[dict] = None
         # answers asked again and again while resolving (a pure function of the
         # summaries, so computed once per index)
@@ -608,8 +731,11 @@ class ProjectIndex:
         if found is not None:
             return found
         parts = dotted.split(".")
-        folder = os.path.dirname(os.path.abspath(summary.path))
-        folders = [folder, os.path.dirname(folder), os.path.dirname(os.path.dirname(folder))]
+        folders = self._near_folders.get(id(summary))
+        if folders is None or folders[0] is not summary:  # (the summary kept: its id is not reused)
+            folder = os.path.dirname(os.path.abspath(summary.path))
+            folders = self._near_folders[id(summary)] = (summary, folder, os.path.dirname(folder), os.path.dirname(os.path.dirname(folder)))
+        folders = folders[1:]
         by_path = [self._by_file(f, parts) for f in folders]
         out = [c for c in by_path[:1] if c]
         out += [prefix + dotted for prefix in summary.import_prefixes]

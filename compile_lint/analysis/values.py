@@ -44,6 +44,11 @@ STAR = "star"  # ("star", term): `*xs` in a call or display
 CONST = "const"  # ("const", "text"): a string constant (chooses branches guarded on it)
 
 MAX_ARGS = 16
+# node classes `TermBuilder._term` tells apart, as module globals (one lookup each)
+(_Name, _Attribute, _Call, _Subscript, _Constant, _List, _Tuple, _Set, _Dict, _ListComp, _GeneratorExp, _SetComp,
+ _DictComp, _IfExp, _BoolOp, _Starred, _Lambda, _NamedExpr, _Await) = (
+    ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp,
+    ast.GeneratorExp, ast.SetComp, ast.DictComp, ast.IfExp, ast.BoolOp, ast.Starred, ast.Lambda, ast.NamedExpr, ast.Await)
 
 # nn.Module methods that return the module itself: `Net().to(dev).eval()` is a Net
 RETURNS_SELF = frozenset(
@@ -183,23 +188,23 @@ class TermBuilder:
 
     def _term(self, expr, scope: Scope, row: Optional[int]):
         t = type(expr)
-        if t is ast.Name:
+        if t is _Name:
             return self.name_term(expr.id, scope, row)
-        if t is ast.Attribute:
+        if t is _Attribute:
             base = expr.value
-            while isinstance(base, ast.Attribute):
+            while isinstance(base, _Attribute):
                 base = base.value
-            if isinstance(base, ast.Name) and self._is_global_name(base.id, scope):
+            if isinstance(base, _Name) and self._is_global_name(base.id, scope):
                 dotted = self.names.resolve(expr)
                 if dotted:
                     return (G, dotted)
             inner = self.term(expr.value, scope, row)
             return (ATTR, inner, expr.attr) if inner is not None else None
-        if t is ast.Call:
+        if t is _Call:
             func = self.term(expr.func, scope, row)
             if func is None:
                 return None
-            if isinstance(expr.func, ast.Name):
+            if isinstance(expr.func, _Name):
                 partial = self.names.partials.get(expr.func.id) if expr.func.id not in scope.bound else None
                 if partial is not None:
                     func = (G, partial.target)
@@ -208,37 +213,37 @@ class TermBuilder:
             args = tuple(self.term(a, scope, row) for a in expr.args[:MAX_ARGS])
             kws = tuple((k.arg, self.term(k.value, scope, row)) for k in expr.keywords[:MAX_ARGS] if k.arg)
             return (CALL, func, args, kws)
-        if t is ast.Subscript:
+        if t is _Subscript:
             inner = self.term(expr.value, scope, row)
             if inner is None:
                 return None
             index = expr.slice
-            key = index.value if isinstance(index, ast.Constant) and isinstance(index.value, int) else None
+            key = index.value if isinstance(index, _Constant) and isinstance(index.value, int) else None
             return (ITEM, inner, key)
-        if t in (ast.List, ast.Tuple, ast.Set):
-            return (SEQ, tuple(self.term(e, scope, row) for e in expr.elts[:MAX_ARGS]), not any(isinstance(e, ast.Starred) for e in expr.elts))
-        if t is ast.Dict:
+        if t in (_List, _Tuple, _Set):
+            return (SEQ, tuple(self.term(e, scope, row) for e in expr.elts[:MAX_ARGS]), not any(isinstance(e, _Starred) for e in expr.elts))
+        if t is _Dict:
             return (SEQ, tuple(self.term(v, scope, row) for v in expr.values[:MAX_ARGS] if v is not None), False)
-        if t in (ast.ListComp, ast.GeneratorExp, ast.SetComp):
+        if t in (_ListComp, _GeneratorExp, _SetComp):
             return (SEQ, (self.term(expr.elt, scope, row),), False)
-        if t is ast.DictComp:
+        if t is _DictComp:
             return (SEQ, (self.term(expr.value, scope, row),), False)
-        if t is ast.IfExp:
+        if t is _IfExp:
             return (UNION, (self.term(expr.body, scope, row), self.term(expr.orelse, scope, row)))
-        if t is ast.BoolOp:
+        if t is _BoolOp:
             return (UNION, tuple(self.term(v, scope, row) for v in expr.values))
-        if t is ast.Starred:
+        if t is _Starred:
             inner = self.term(expr.value, scope, row)
             return (STAR, inner) if inner is not None else None
-        if t is ast.Lambda:
+        if t is _Lambda:
             from .regions import lambda_qualname
 
             return (G, self.dotted(lambda_qualname(expr)))
-        if t is ast.Constant and isinstance(expr.value, str) and len(expr.value) <= 64:
+        if t is _Constant and isinstance(expr.value, str) and len(expr.value) <= 64:
             return (CONST, expr.value)
-        if t is ast.NamedExpr:
+        if t is _NamedExpr:
             return self.term(expr.value, scope, row)
-        if t is ast.Await:
+        if t is _Await:
             return self.term(expr.value, scope, row)
         return None
 
@@ -260,7 +265,7 @@ class TermBuilder:
             s, here = s.parent, False
         if name in self.module_bound:
             return (LOCAL, "", name, row if scope.key == "" else None)
-        dotted = self.names.resolve(ast.Name(id=name))
+        dotted = self.names.resolve_name(name)
         return (G, dotted) if dotted else None
 
     def annotation_term(self, ann, scope: Scope):
