@@ -186,7 +186,7 @@ def init_worker(context: JobContext, in_pool: bool = True) -> None:
     if in_pool:  # a pool process: lint only, so GC by hand (see GC_EVERY)
         gc.disable()
     _WORKER.clear()
-    _WORKER.update(context=context, sources=Sources())
+    _WORKER.update(context=context, sources=Sources(snapshot=True))  # one pass reads one state of the files
     _WORKER["digests"] = RegionDigests(context.regions) if context.regions is not None else None
 
 

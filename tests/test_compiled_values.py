@@ -248,3 +248,47 @@ def test_a_name_compiled_in_place_and_a_decorated_def():
     assert values.callee(calls(facts, "model")[0].func, calls(facts, "model")[0]).api == "Module.compile"
     assert values.callee(calls(facts, "step")[0].func, calls(facts, "step")[0]).mode == "reduce-overhead"
     assert values.callee(calls(facts, "print")[0].func, calls(facts, "print")[0]) is None
+
+
+# -- the cache follows the compile an imported name holds -------------------------------
+CUDAGRAPH_ENGINE = """\
+import torch
+
+denoise = torch.compile(Denoiser(), mode="reduce-overhead")
+"""
+ALBUM = """\
+from engine import denoise
+
+
+def denoise_album(photos):
+    results = {}
+    for name, photo in photos.items():
+        results[name] = denoise(photo)
+    return results
+"""
+
+
+def test_a_warm_cache_sees_the_imported_compile_change_its_mode(tmp_path):
+    """album.py's CL401 comes from engine.py's `mode=`: editing that mode (engine.py still
+    mentions compile) must re-lint album.py, not serve its cached finding."""
+    import json
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "engine.py").write_text(CUDAGRAPH_ENGINE)
+    (tmp_path / "album.py").write_text(ALBUM)
+    env = dict(os.environ, PYTHONPATH=root)
+    env.pop("COMPILE_LINT_NO_CACHE", None)
+
+    def check():
+        proc = subprocess.run([sys.executable, "-m", "compile_lint", "check", "--select", "CL401", "--output-format", "json", "."],
+                              cwd=tmp_path, env=env, capture_output=True)
+        assert proc.returncode in (0, 1), proc.stderr.decode()
+        return [(os.path.basename(f["filename"]), f["code"]) for f in json.loads(proc.stdout)]
+
+    assert check() == [("album.py", "CL401")]
+    assert check() == [("album.py", "CL401")]  # warm
+    (tmp_path / "engine.py").write_text(CUDAGRAPH_ENGINE.replace("reduce-overhead", "max-autotune-no-cudagraphs"))
+    assert check() == []

@@ -436,8 +436,12 @@ class CompiledValues:
         """A module-level compiled value of another project file (`from engine import
         decoder`): what the value model's module scope of that file binds the name to
         (CompileCalls.module_value). That file is parsed once per process (the project's
-        Sources), only when it mentions `compile`; the cache records that probe, not the
-        file's bytes (as before: recording them would tie most kornia files to nine others)."""
+        Sources), only when it mentions `compile`. The cache records that probe; and the
+        file's bytes when it does bind the name to a compiled callable, so an edit of
+        that compile (its mode) re-lints this file. (Recording the bytes of every file
+        read would tie most kornia files to nine others. Left open: an edit that makes
+        a name compiled in a file that already mentioned `compile` is not seen by a
+        warm cache of the files importing it.)"""
         dotted = self.facts.resolve(func)
         if not dotted or dotted.startswith(("torch.", "builtins.")) or "." not in dotted:
             return None
@@ -447,7 +451,10 @@ class CompiledValues:
         calls = self._other_files.get(module, False)
         if calls is False:
             calls = self._other_files[module] = self._compile_calls_of(module)
-        return calls.module_value(name) if calls is not None else None
+        found = calls.module_value(name) if calls is not None else None
+        if found is not None:
+            self.facts.project.read.setdefault(calls.path, None)  # a cache dependency on its bytes
+        return found
 
     def _compile_calls_of(self, module: str) -> Optional[CompileCalls]:
         facts = self.facts

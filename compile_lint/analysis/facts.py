@@ -106,7 +106,7 @@ class ModuleFacts:
         self._shape = shape
         self._parents: dict[ast.AST, ast.AST] = shape.parents
         self._by_type: dict[type, list[ast.AST]] = shape.by_type
-        self._local_kinds: set[str] = kinds_of(project.regions.under(names.module))
+        self._local_kinds: Optional[set[str]] = None  # has_region: the kinds of this module's regions
 
     # -- declared facts ------------------------------------------------------------
     def get(self, fact: type[Fact], make: Optional[Callable[["ModuleFacts"], Any]] = None) -> Any:
@@ -227,6 +227,8 @@ class ModuleFacts:
         """Cheap: could any code in this file be in a region (of `kind`)? Rules that
         only look inside regions return early when not."""
         self.get(RegionsFact)  # declared
+        if self._local_kinds is None:
+            self._local_kinds = kinds_of(self.project.regions.under(self.names.module))
         return bool(self._local_kinds) if kind is None else kind in self._local_kinds
 
     def in_region(self, node: ast.AST, kind: str) -> Optional[RegionInfo]:

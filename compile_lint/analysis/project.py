@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, NamedTuple, Optional
 
 from ..source import ParseFailure, SourceFile
 from .names import NameTable, import_root, module_name_for
@@ -92,18 +92,37 @@ class Sources:
     """Other files' parsed contents (bytes, tree, names), keyed by path and stat, so a
     module that many files import is parsed once per process and run."""
 
-    def __init__(self, max_files: int = 256):
+    def __init__(self, max_files: int = 256, snapshot: bool = False):
+        """With `snapshot`, files are taken not to change while this object lives (a
+        worker of one pass): each is stat'ed once and each folder listed once."""
         self._parsed: dict[tuple[str, int, int], Optional[tuple]] = {}
         self._mentions: dict[tuple, bool] = {}  # (path, size, mtime, probe kind, argument) -> answer
         self._max = max_files
+        self._snapshot = snapshot
+        self._stats: dict[str, Optional[tuple[str, int, int]]] = {}
+        self._listings: dict[str, list[str]] = {}
 
-    @staticmethod
-    def _stat(path: str) -> Optional[tuple[str, int, int]]:
+    def _stat(self, path: str) -> Optional[tuple[str, int, int]]:
+        if self._snapshot and path in self._stats:
+            return self._stats[path]
         try:
             st = os.stat(path)
         except OSError:
-            return None
-        return (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+            found = None
+        else:
+            found = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+        if self._snapshot:
+            self._stats[path] = found
+        return found
+
+    def listing(self, folder: str, make: Callable[[str], list[str]]) -> list[str]:
+        """make(folder) (a list of the folder's files), once per snapshot."""
+        if not self._snapshot:
+            return make(folder)
+        found = self._listings.get(folder)
+        if found is None:
+            found = self._listings[folder] = make(folder)
+        return found
 
     def parsed(self, path: str) -> Optional[tuple[SourceFile, object, NameTable]]:
         entry = self._entry(path)

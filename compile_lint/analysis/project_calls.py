@@ -30,7 +30,10 @@ class ProjectFilesFact(Fact):
 
 def project_files(facts: ModuleFacts) -> list[str]:
     """The Python files of the project around the linted file, at most MAX_FILES."""
-    folder = project_folder(facts.path)
+    return facts.project.sources.listing(project_folder(facts.path), _python_files)
+
+
+def _python_files(folder: str) -> list[str]:
     out: list[str] = []
     for here, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
