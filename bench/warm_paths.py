@@ -64,7 +64,7 @@ def main() -> int:
             wall, cpu, _ = timed(cmd, args.corpus)
             walls.append(wall)
             cpus.append(cpu)
-        rows.append((label, " ".join(cmd[3:]), statistics.median(walls), min(walls), statistics.median(cpus), min(cpus)))
+        rows.append((label, " ".join(cmd[4:]), statistics.median(walls), min(walls), statistics.median(cpus), min(cpus)))
 
     try:
         case("warm, nothing changed", cli + ["."])

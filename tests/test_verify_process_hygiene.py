@@ -183,7 +183,10 @@ def test_interrupted_verify_leaves_nothing_running_and_reports_what_finished(tmp
     assert took < 15, f"verify took {took:.0f} s to stop"
     assert proc.returncode == 128 + signum, stderr[-2000:]
     data = json.loads(report.read_text())
-    assert [t["status"] for t in data["targets"]] == ["not-run", "not-run"]
+    tone, overlay = [t["status"] for t in data["targets"]]
+    # the tone curve may have finished before the signal (a warm Inductor cache compiles
+    # it in a second): then its result is kept; the stalled overlay never finishes
+    assert tone in ("not-run", "pass") and overlay == "not-run"
     assert any("interrupted" in note for note in data["notes"])
 
 
