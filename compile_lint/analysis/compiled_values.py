@@ -253,6 +253,9 @@ class CompileCalls:
         return found[1] if found is not None else None
 
 
+# how a binding reaches a use (CompiledValues._reach)
+MODULE_LEVEL, ENCLOSING_DEF = 1, 2
+
 class CompiledValues:
     """Everything in one file that binds or calls a compiled callable."""
 
@@ -375,16 +378,22 @@ class CompiledValues:
                 if b_cls is not None and b_cls is use_cls:
                     best = cc
                 continue
-            if b_func is None and b_cls is None:
-                # module level: visible in defs, and below the binding at module level
-                if enclosing or row <= at.lineno:
-                    best = best or cc
-            elif b_func is not None and b_func in enclosing:
-                if row <= at.lineno or _in_loop_with(self.facts, at, b_func):
-                    best = cc
+            reach = self._reach(b_func, b_cls, row, enclosing, at)
+            best = (best or cc) if reach == MODULE_LEVEL else cc if reach == ENCLOSING_DEF else best
         if best is not None:
             return best
         return self._imported(func)
+
+    def _reach(self, b_func, b_cls, row: int, enclosing: list, at: ast.AST) -> int:
+        """How a binding made in `b_func`/`b_cls` at `row` reaches a use at `at` inside the
+        defs `enclosing`: MODULE_LEVEL (visible in defs, and below it at module level:
+        the first such binding counts), ENCLOSING_DEF (above the use, or in a loop around
+        it: the last counts), or 0."""
+        if b_func is None and b_cls is None:
+            return MODULE_LEVEL if enclosing or row <= at.lineno else 0
+        if b_func is not None and b_func in enclosing and (row <= at.lineno or _in_loop_with(self.facts, at, b_func)):
+            return ENCLOSING_DEF
+        return 0
 
     def _name_callee(self, name: ast.Name, at: ast.AST) -> Optional[CompileCall]:
         """What a name holds, by the value model's reaching rule (bindings.py): the
@@ -424,12 +433,8 @@ class CompiledValues:
                 continue
             if enclosing is None:
                 enclosing = [a for a in self.facts.ancestors(at) if isinstance(a, FUNCTION_NODES)]
-            if b_func is None and b_cls is None:
-                if enclosing or row <= at.lineno:
-                    best = best or cc
-            elif b_func is not None and b_func in enclosing:
-                if row <= at.lineno or _in_loop_with(self.facts, at, b_func):
-                    best = cc
+            reach = self._reach(b_func, b_cls, row, enclosing, at)
+            best = (best or cc) if reach == MODULE_LEVEL else cc if reach == ENCLOSING_DEF else best
         return best
 
     def _imported(self, func: ast.AST) -> Optional[CompileCall]:
