@@ -20,7 +20,6 @@ from ..source import SourceFile
 from .names import NameTable, import_prefixes
 from .project import Project, RegionView, TreeShape, kinds_of
 from .regions import RegionInfo, def_qualnames, lambda_qualname
-from .walk import walk_with_parents
 
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -94,13 +93,8 @@ class ModuleFacts:
         self.settings = project.settings  # compile_lint.config.Settings, for rules with options
         self._computed: dict[type, Any] = {}
         self.summary = summary  # the file's regions.ModuleSummary when the engine made one
-        if shape is None:
-            if nodes is None or parents is None:  # the engine hands both (lint_file.parse_file)
-                nodes, parents = walk_with_parents(tree)
-            by_type: dict[type, list] = {}
-            for node in nodes:
-                by_type.setdefault(node.__class__, []).append(node)
-            shape = TreeShape(nodes, parents, by_type, {}, {})
+        if shape is None:  # the engine hands nodes and parents (lint_file.parse_file)
+            shape = TreeShape.of(tree, nodes, parents)
         # read only but for the calls memo: Sources shares one shape between the facts of
         # a file in the projects of every file that reads it
         self._shape = shape

@@ -80,8 +80,10 @@ class TreeShape(NamedTuple):
     qualnames: dict
 
     @classmethod
-    def of(cls, tree) -> "TreeShape":
-        nodes, parents = walk_with_parents(tree)
+    def of(cls, tree, nodes: Optional[list] = None, parents: Optional[dict] = None) -> "TreeShape":
+        """The shape of `tree`, from its walk_with_parents when the caller has it."""
+        if nodes is None or parents is None:
+            nodes, parents = walk_with_parents(tree)
         by_type: dict[type, list] = {}
         for node in nodes:
             by_type.setdefault(node.__class__, []).append(node)
