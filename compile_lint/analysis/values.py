@@ -498,6 +498,7 @@ class Resolver:
         self.index = weakref.proxy(index)
         self.why: list[str] = []  # reasons collected by the last evaluations
         self._memo: dict = {}  # settled answers: key -> (values, reasons)
+        self._reads_memo: dict = {}  # (summary id, term) -> env keys it may read (_reads)
         self._open: dict = {}  # key -> _Question, for the questions on the stack
         self._stack: list = []
         # answers computed inside a cycle that has not settled yet: key -> (values,
@@ -511,6 +512,8 @@ class Resolver:
     def values(self, term, summary, env=None, depth: int = 0) -> frozenset:
         if term is None:
             return EMPTY
+        if env:
+            env = self._restricted(env, term, summary)
         if env:
             env_key = env.key if type(env) is _Env else None
             if env_key is None:
@@ -587,6 +590,72 @@ class Resolver:
             if question.low.index < stack[-1].low.index:
                 stack[-1].low = question.low
         return result
+
+    def _restricted(self, env, term, summary):
+        """`env` cut down to the bindings evaluating `term` can read: the answer is the
+        same, and questions that differ only in parameters the term never reads (timm's
+        1,600 `build_model_with_cfg(..., variant="resnet50")` calls) share one answer."""
+        reads = self._reads(term, summary)
+        if reads is None:
+            return env
+        if not reads:
+            return None
+        if len(reads) >= len(env) and all(k in reads for k in env):
+            return env
+        cut = _Env()
+        for k in reads:
+            got = env.get(k)
+            if got is not None:
+                cut[k] = got
+        return cut
+
+    def _reads(self, term, summary):
+        """The env keys (`(scope, index)` of a parameter, "self") that evaluating `term`
+        in `summary` may read, or None when not known (a cycle of bindings: all of them).
+        Only parameters, `self`/`cls` and branch guards read the env; a call evaluates its
+        callee's body in an env of its own."""
+        key = (id(summary), term)
+        memo = self._reads_memo
+        if key in memo:
+            return memo[key]
+        memo[key] = None  # in progress: a cycle reads what it may
+        found = self._reads_uncached(term, summary)
+        memo[key] = found
+        return found
+
+    def _reads_uncached(self, term, summary):
+        tag = term[0]
+        if tag == G or tag == CONST:
+            return frozenset()
+        if tag == PARAM:
+            ann = self._reads(term[4], summary) if term[4] is not None else frozenset()
+            return None if ann is None else ann | {(term[1], term[2])}
+        if tag == SELF or tag == CLS:
+            return frozenset({"self"})
+        if tag == LOCAL:
+            _, scope, name, row = term
+            parts = []
+            for entry in _chosen(summary.scopes.get(scope, {}).get(name) or [], row):
+                if len(entry) > 3:
+                    return None  # guarded on a parameter's value
+                parts.append(entry[2])
+        elif tag == ATTR or tag == ITEM or tag == ANN or tag == STAR:
+            parts = [term[1]]
+        elif tag == CALL:
+            parts = [term[1], *term[2], *(t for _k, t in term[3])]
+        elif tag == SEQ or tag == UNION:
+            parts = list(term[1])
+        else:
+            return None
+        out: set = set()
+        for part in parts:
+            if part is None:
+                continue
+            got = self._reads(part, summary)
+            if got is None:
+                return None
+            out |= got
+        return frozenset(out)
 
     def _drop_pending(self, start: int) -> None:
         for k in self._log[start:]:
@@ -684,20 +753,8 @@ class Resolver:
         return frozenset({Value("ext", dotted)})
 
     def _local(self, summary, scope: str, name: str, row, env, depth) -> frozenset:
-        entries = summary.scopes.get(scope, {}).get(name) or []
-        if row is not None:
-            before = [e for e in entries if e[0] < row] or []
-            chosen = []
-            for entry in reversed(before):
-                chosen.append(entry)
-                if entry[1] == 0:
-                    break
-            if not chosen:
-                chosen = entries  # used above its bindings: a loop, or a closure
-        else:
-            chosen = entries
         out: set = set()
-        for entry in chosen:
+        for entry in _chosen(summary.scopes.get(scope, {}).get(name) or [], row):
             if len(entry) > 3 and env and not self._guards_hold(entry[3], summary, scope, env):
                 continue  # a branch for another value of the parameter this call passes
             out |= self.values(entry[2], summary, env, depth)
@@ -880,6 +937,19 @@ class Resolver:
         if info.ret_ann is not None and not any(v.dotted in self.index.defs for v in out):
             out |= self.values(info.ret_ann, summary, env, depth)  # `def load() -> Net: return torch.load(...)`
         return frozenset(out)
+
+
+def _chosen(entries: list, row) -> list:
+    """The bindings of a name that reach a use at `row` (every one when row is None): the
+    last unconditional one before it and the conditional ones after that."""
+    if row is None:
+        return entries
+    chosen = []
+    for entry in reversed([e for e in entries if e[0] < row]):
+        chosen.append(entry)
+        if entry[1] == 0:
+            break
+    return chosen or entries  # used above its bindings: a loop, or a closure
 
 
 def _env_key(env):
