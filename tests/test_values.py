@@ -484,6 +484,35 @@ def test_a_factory_branching_on_a_string_parameter_builds_what_the_call_asks_for
     assert targets(data, "load.py", 16) == ["model.py:Net", "model.py:Other"]
 
 
+def test_a_guarded_parameter_passed_down_a_chain_of_factories_still_chooses_the_branch(tmp_path):
+    """Questions are asked with only the bindings their term can read (Resolver._restricted):
+    `name` is never read, so the two `build` calls share what does not depend on it; `kind`
+    reaches the guard two calls down and must still choose the branch."""
+    _, data = project(tmp_path, {
+        "model.py": NET,
+        "load.py": """
+        import torch
+        from model import Net, Other
+
+        def _make(kind):
+            if kind == "net":
+                model = Net()
+            else:
+                model = Other()
+            return model
+
+        def build(name, kind):
+            model = _make(kind)
+            return model
+
+        a = torch.compile(build("first", "net"))
+        b = torch.compile(build("second", "other"))
+        """,
+    })
+    assert targets(data, "load.py", 16) == ["model.py:Net"]
+    assert targets(data, "load.py", 17) == ["model.py:Other"]
+
+
 def test_same_named_scripts_stay_apart_without_a_project_marker(tmp_path):
     index, data = project(tmp_path, {
         "a/model.py": """
