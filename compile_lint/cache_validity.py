@@ -13,39 +13,52 @@ import hashlib
 import os
 from typing import Callable, Iterator, Optional
 
-from .analysis.project import RegionView
-from .analysis.regions import RegionInfo
-
 EMPTY = "-"  # the digest of "no region facts"
 
 
-class TrackedRegionView(RegionView):
-    """The region index as one file's rules see it, recording what they look at."""
+def __getattr__(name: str):
+    """TrackedRegionView, made on first use: its base class lives with the analysis,
+    which a warm run answered from the cache never imports."""
+    if name == "TrackedRegionView":
+        value = globals()[name] = _tracked_region_view()
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-    __slots__ = ("seen", "modules", "all_seen")
 
-    def __init__(self, regions: Optional[dict[str, RegionInfo]] = None):
-        super().__init__(regions)
-        self.seen: set[str] = set()
-        self.modules: set[str] = set()
-        self.all_seen = False
+def _tracked_region_view():
+    from .analysis.project import RegionView
+    from .analysis.regions import RegionInfo
 
-    def get(self, dotted: str) -> Optional[RegionInfo]:
-        self.seen.add(dotted)
-        return super().get(dotted)
+    class TrackedRegionView(RegionView):
+        """The region index as one file's rules see it, recording what they look at."""
 
-    def under(self, module: str) -> Iterator[tuple[str, RegionInfo]]:
-        self.modules.add(module)
-        return super().under(module)
+        __slots__ = ("seen", "modules", "all_seen")
 
-    def everything(self) -> dict[str, RegionInfo]:
-        self.all_seen = True
-        return super().everything()
+        def __init__(self, regions: Optional[dict[str, RegionInfo]] = None):
+            super().__init__(regions)
+            self.seen: set[str] = set()
+            self.modules: set[str] = set()
+            self.all_seen = False
 
-    def used(self) -> list[tuple]:
-        if self.all_seen:
-            return [("all",)]
-        return [("mod", m) for m in sorted(self.modules)] + [("key", k) for k in sorted(self.seen)]
+        def get(self, dotted: str) -> Optional[RegionInfo]:
+            self.seen.add(dotted)
+            return super().get(dotted)
+
+        def under(self, module: str) -> Iterator[tuple[str, RegionInfo]]:
+            self.modules.add(module)
+            return super().under(module)
+
+        def everything(self) -> dict[str, RegionInfo]:
+            self.all_seen = True
+            return super().everything()
+
+        def used(self) -> list[tuple]:
+            if self.all_seen:
+                return [("all",)]
+            return [("mod", m) for m in sorted(self.modules)] + [("key", k) for k in sorted(self.seen)]
+
+    TrackedRegionView.__module__, TrackedRegionView.__qualname__ = __name__, "TrackedRegionView"
+    return TrackedRegionView
 
 
 def _region_repr(dotted: str, info) -> bytes:
@@ -128,11 +141,11 @@ def probe_dep(kind: str, arg: str, answer: bool, digest: Optional[str]) -> str:
 
 
 def probe_holds(path: str, dep: str, current_digest: Callable[[str], Optional[str]]) -> bool:
-    from .analysis.project import PROBES
-
     kind, answer, digest, arg = dep[len(PROBE):].split(":", 3)
     if digest != "-" and current_digest(path) == digest:
         return True
+    from .analysis.project import PROBES
+
     ask = PROBES.get(kind)
     if ask is None:
         return False

@@ -64,7 +64,6 @@ class Run:
 
     def __init__(self, opts: dict):
         from .engine import Selection
-        from .rules import UnknownSelector, expand_selector
 
         self.opts = opts
         self.cwd = os.getcwd()
@@ -73,11 +72,14 @@ class Run:
         select = _split_codes(opts.get("select"))
         extend = _split_codes(opts.get("extend_select")) or ()
         ignore = _split_codes(opts.get("ignore")) or ()
-        try:
-            for sel in (select or ()) + extend + ignore:
-                expand_selector(sel)
-        except UnknownSelector as exc:
-            raise UserError(str(exc)) from None
+        if select or extend or ignore:
+            from .rules import UnknownSelector, expand_selector
+
+            try:
+                for sel in (select or ()) + extend + ignore:
+                    expand_selector(sel)
+            except UnknownSelector as exc:
+                raise UserError(str(exc)) from None
         self.selection = Selection(select, extend, ignore, opts.get("target_torch"))
         if opts.get("config_file"):
             fixed = load_config_file(opts["config_file"])

@@ -15,6 +15,10 @@ runs jobs.
 In a typical project few files hold or reach a region, so almost every file is parsed
 once. With `context` (a partial run: pre-commit's changed files, an editor's buffer),
 the region index covers the whole project while only the given files are reported.
+
+A warm run whose files are all answered by the cache imports none of the linting
+machinery (lint_file.py, the rules, the analysis): the imports are most of its time.
+The machinery is imported where a file is linted, parsed or summarized.
 """
 from __future__ import annotations
 
@@ -22,23 +26,30 @@ import gc
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 from . import cache as cache_mod
-from .analysis.names import module_name_for
-from .analysis.project import Sources
-from .analysis.regions import RegionInfo
 from .cache_validity import RegionDigests, still_holds
 from .config import Settings
-from .lint_file import (
-    Done, JobContext, ParsedFile, Task, file_digest, init_worker, lint_one, parse_file, project_for, read_source, run_rules, summary_of,
-)
+from .parallel import default_jobs, run_jobs
+
+if TYPE_CHECKING:
+    from .analysis.regions import RegionInfo
+    from .lint_file import Done, ParsedFile, Task
+    from .model import Finding
 
 __all__ = ["FileResult", "Linter", "Selection", "enabled_codes", "parse_file", "read_source", "run_rules"]
-from .model import Finding
-from .parallel import default_jobs, run_jobs
-from .rules import region_reading_codes, select_codes
-from .source import SourceFile
+_FROM_LINT_FILE = ("parse_file", "read_source", "run_rules")
+
+
+def __getattr__(name: str):
+    """parse_file, read_source and run_rules, from lint_file.py when first asked for."""
+    if name in _FROM_LINT_FILE:
+        from . import lint_file
+
+        value = globals()[name] = getattr(lint_file, name)
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -49,6 +60,8 @@ class FileResult:
 
 
 def enabled_codes(settings: Settings, cli: "Selection", path: str) -> frozenset[str]:
+    from .rules import select_codes
+
     select = cli.select if cli.select is not None else settings.select
     codes = select_codes(select, tuple(settings.extend_select) + tuple(cli.extend_select), tuple(settings.ignore) + tuple(cli.ignore))
     return frozenset(codes - settings.ignored_for(path))
@@ -82,9 +95,18 @@ class Linter:
         self.jobs = jobs  # worker processes; 0 for one per core
         self.cache = cache  # a compile_lint.cache.ResultsCache, or None
         self.stats: dict = {}  # what the last lint() did (files parsed, cached, ...)
-        self.sources = Sources()  # other files read while re-linting in this process (fix loop)
+        self._sources = None  # other files read while re-linting in this process (fix loop)
         self.warnings: list[str] = []  # for the user, once per run (stale recorded regions)
         self.discovery: dict = {}  # what finding the files did, for the stats (cli.py)
+
+    @property
+    def sources(self):
+        """The other files read while re-linting in this process (analysis.project.Sources)."""
+        if self._sources is None:
+            from .analysis.project import Sources
+
+            self._sources = Sources()
+        return self._sources
 
     @property
     def regions(self) -> dict[str, RegionInfo]:
@@ -107,14 +129,43 @@ class Linter:
 
     def lint_parsed(self, item: ParsedFile, regions: dict[str, RegionInfo]) -> list[Finding]:
         """Every enabled rule on one parsed file against a region index."""
+        from .lint_file import project_for, run_rules
+
         settings = self.settings_for(item.source.path)
         project = project_for(settings, regions, self.selection.target_torch, self.sources)
         return run_rules(item, project, self._codes(item.source.path))
 
     def relint(self, path: str, data: bytes, regions: dict[str, RegionInfo]) -> tuple[ParsedFile, list[Finding]]:
         """Lint new contents of one file against an existing region index (fix loop)."""
+        from .lint_file import parse_file
+        from .source import SourceFile
+
         item = parse_file(SourceFile(path, data), self.settings_for(path))  # `data` is code (a notebook's too)
         return item, self.lint_parsed(item, regions)
+
+
+class Cached:
+    """A file's result as the cache's manifest holds it: the parts of a lint_file.Done
+    that the passes and the write-back read. Its summary is loaded only when the region
+    index must be rebuilt (`lazy`), and it never was made by this run (`trusted`)."""
+
+    __slots__ = ("path", "digest", "signature", "summary", "findings", "used", "deps", "error", "changed", "trusted",
+                 "lazy", "lazy_summary_digest")
+
+    def __init__(self, path: str, digest: str, signature: Optional[tuple], findings: Optional[list], used: dict,
+                 deps: tuple, summary_digest: Optional[str]):
+        self.path, self.digest, self.signature = path, digest, signature
+        self.summary: Optional[bytes] = None
+        self.findings, self.used, self.deps = findings, used, deps
+        self.error: Optional[str] = None
+        self.changed = False
+        self.trusted = False
+        self.lazy, self.lazy_summary_digest = True, summary_digest
+
+    def summary_digest(self) -> Optional[str]:
+        if self.lazy:
+            return self.lazy_summary_digest
+        return cache_mod.digest(self.summary) if self.summary is not None else None
 
 
 def _size(path: str) -> int:
@@ -208,17 +259,27 @@ class _Run:
         where = self.where.get(path)
         if record is not None and where is not None and record.get("where") == where and isinstance(record.get("module"), tuple):
             return record["module"]
+        from .analysis.names import module_name_for
+
         return module_name_for(path)
 
     def task(self, path: str, data=None, **kw) -> Task:
+        from .lint_file import Task
+
         return Task(path, self.plan[path]["sid"], self.plan[path]["codes"], data, **kw)
 
-    def job_context(self, regions: Optional[dict]) -> JobContext:
+    def job_context(self, regions: Optional[dict]):
+        from .lint_file import JobContext
+
         return JobContext(self.table, self.linter.selection.target_torch, regions, self.debug,
                           timed=bool(os.environ.get("COMPILE_LINT_STATS")))
 
     def run_tasks(self, tasks: list[Task], regions: Optional[dict], name: str):
         timings = self.stats.setdefault(f"{name}_rule_cpu_s", {})
+        if not tasks:
+            return
+        from .lint_file import init_worker, lint_one
+
         for done in run_jobs(lint_one, tasks, self.jobs, init_worker, (self.job_context(regions),), self.stats, name):
             for code, seconds in (done.rule_s or {}).items():
                 timings[code] = round(timings.get(code, 0.0) + seconds, 3)
@@ -254,7 +315,7 @@ class _Run:
                 dig = record["digest"]
             else:
                 read_at = cache_mod.now_ns()
-                dig = file_digest(path)
+                dig = cache_mod.file_digest(path)
                 stats["hashed"] += 1
                 if dig != record["digest"]:
                     continue
@@ -271,10 +332,8 @@ class _Run:
             self.records[path] = record
             self.digest_of[path] = dig
             findings = record.get("findings")
-            self.done_of[path] = Done(path, dig, record.get("signature"), None,
-                                      list(findings) if findings is not None else None, dict(record.get("used") or {}),
-                                      tuple(record.get("deps") or ()), trusted=False, lazy=True,
-                                      lazy_summary_digest=record.get("summary_digest"))
+            self.done_of[path] = Cached(path, dig, record.get("signature"), list(findings) if findings is not None else None,
+                                        dict(record.get("used") or {}), tuple(record.get("deps") or ()), record.get("summary_digest"))
             if path in reported and (findings is None or record.get("settings_key") != self.plan[path]["skey"]):
                 self.stale.add(path)  # summary still good; findings need pass 2
 
@@ -337,6 +396,7 @@ class _Run:
     def index(self, order: list[str], declared) -> dict:
         """The index: from the cache, else built from the summaries."""
         from .analysis.regions import ProjectIndex
+        from .lint_file import init_worker, lint_one, summary_of
 
         store, stats, done_of = self.store, self.stats, self.done_of
         run_key = self.run_key
@@ -394,7 +454,7 @@ class _Run:
             if path in self.digest_of:
                 return self.digest_of[path]
             if path not in outside:
-                outside[path] = file_digest(path)
+                outside[path] = cache_mod.file_digest(path)
             return outside[path]
 
         second = []
@@ -417,6 +477,8 @@ class _Run:
             task = self.task(path, data, expect=done.digest)
             if path not in self.stale and done.findings is not None and still_holds({}, done.deps, None, current_digest, checked):
                 # only the index differs: the rules that cannot read it keep their findings
+                from .rules import region_reading_codes
+
                 kept = tuple(c for c in task.codes if c not in region_reading_codes())
                 task.codes, task.kept = tuple(c for c in task.codes if c not in kept), kept
             second.append(task)
@@ -431,6 +493,8 @@ class _Run:
             # the index was built from these
             done.summary, done.trusted, done.lazy, done.lazy_summary_digest = old.summary, old.trusted, old.lazy, old.lazy_summary_digest
             if kept_of.get(done.path) and not done.changed:  # the rest holds from before
+                from .model import Finding
+
                 kept = set(kept_of[done.path])
                 done.findings = sorted([f for f in old.findings if f.code in kept] + done.findings, key=Finding.sort_key)
                 done.deps = tuple(sorted(set(old.deps) | set(done.deps), key=lambda dep: (dep[0], dep[1] or "")))

@@ -4,17 +4,34 @@ A new rule is a new module here (`clNNN_name.py`); nothing else to register.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from functools import lru_cache
 
-from .base import Case, Rule
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .base import Case, Rule
 
 __all__ = ["Case", "Rule", "all_rules", "get_rule", "region_reading_codes", "select_codes"]
 
 
+def __getattr__(name: str):
+    """Case and Rule from .base when first asked for: a run answered from the cache
+    (engine.py) imports this package without needing a rule."""
+    if name in ("Case", "Rule"):
+        from . import base
+
+        value = globals()[name] = getattr(base, name)
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 @lru_cache(maxsize=1)
 def all_rules() -> dict[str, Rule]:
+    import importlib
+    import pkgutil
+
+    from .base import Rule
+
     found: dict[str, Rule] = {}
     for info in pkgutil.iter_modules(__path__):
         if not info.name.startswith("cl"):
