@@ -7,6 +7,7 @@ stderr, never a traceback (set COMPILE_LINT_DEBUG=1 to see one).
 from __future__ import annotations
 
 import difflib
+import gc
 import os
 import sys
 from typing import Optional
@@ -157,6 +158,8 @@ class Run:
         the project's other files (summarized only), so a partial run reports what a
         whole-project run reports for those files."""
         context = [] if self.opts.get("no_project") else self.project_files(files, stdin)
+        if self._memo is not None:
+            linter.folder_states = self._memo.folders  # one stat per folder for the whole run
         return linter.lint(files, stdin=stdin, context=context)
 
     def project_files(self, files: list[str], stdin: Optional[tuple[str, bytes]]) -> list[str]:
@@ -180,7 +183,7 @@ class Run:
         linted = {os.path.abspath(p) for p in files} | ({os.path.abspath(stdin[0])} if stdin else set())
         found = find_files(roots, self.settings_for, False, self.folder_memo())
         self.save_folder_memo()
-        return [p for p in found.files if os.path.abspath(p) not in linted]
+        return [p for p in found.files if p not in linted]  # absolute already: find_files walked absolute roots
 
     def emit(self, text: str) -> None:
         target = self.opts.get("output_file")
@@ -287,6 +290,18 @@ def _report_errors(errors) -> bool:
 @_guard
 def check(**opts):
     """Lint PATHS (default: the current folder)."""
+    # A check is short and leaves no reference cycles behind (engine.py): the cyclic GC
+    # would only walk the cache's records again and again.
+    gc_was_on = gc.isenabled()
+    gc.disable()
+    try:
+        _check(opts)
+    finally:
+        if gc_was_on:
+            gc.enable()
+
+
+def _check(opts: dict) -> None:
     from .report.text import Summary
 
     run = Run(opts)
@@ -491,7 +506,48 @@ def server_command():
 
 
 def main() -> None:
+    """The command line, ending in SystemExit (for callers in the same process)."""
     cli(prog_name="compile-lint")
+
+
+def run() -> None:
+    """The program (the `compile-lint` script, `python -m compile_lint`): main(), then
+    the process ends at once (_exit_now)."""
+    try:
+        main()
+    except SystemExit as exc:
+        _exit_now(exc.code)
+        raise
+
+
+def _exit_now(code) -> None:
+    """End the process at once with `code`, skipping the interpreter's teardown: it
+    frees the heap one object at a time, the cache's records and every module (25 ms
+    of a 200 ms warm run on corpus M). Only when nothing else needs that teardown: one
+    thread, no process pool ever started (multiprocessing not imported), the output
+    flushed without error; functions registered with atexit still run. Otherwise (or
+    for a code that is not a number) this returns and the exit is the usual one."""
+    import threading
+
+    if code is None:
+        code = 0
+    if not isinstance(code, int) or not 0 <= code <= 255 or threading.active_count() != 1 or "multiprocessing" in sys.modules:
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # a closed pipe: let the usual exit report it
+        return
+    import atexit
+
+    atexit._run_exitfuncs()
+    atexit._clear()  # ran: not again should the usual exit follow
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        return
+    os._exit(code)
 
 
 if __name__ == "__main__":

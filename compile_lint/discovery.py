@@ -175,11 +175,12 @@ def find_files(
     found = Discovery()
     seen: set[str] = set()
 
+    # realpath() lstat()s every component: resolve each folder once instead, a folder
+    # a walk entered through a plain (not linked) entry from its parent's real path
     folders: dict[str, str] = {}
     plain = memo.plain if memo is not None else set()
 
     def add(path: str) -> None:
-        # realpath() lstat()s every component: resolve each folder once instead
         if os.path.dirname(path) not in plain and os.path.islink(path):
             real = os.path.realpath(path)
         else:
@@ -199,7 +200,7 @@ def find_files(
         if os.path.isdir(path):
             if force_exclude and is_excluded(path, settings_for(path), True):
                 continue
-            for file in _walk(path, settings_for, found, memo):
+            for file in _walk(path, settings_for, found, memo, folders):
                 add(file)
         elif os.path.isfile(path) or not os.path.exists(path):
             if not os.path.exists(path):
@@ -213,7 +214,14 @@ def find_files(
     return found
 
 
-def _walk(top: str, settings_for, found: Discovery, memo: Optional[FolderMemo] = None) -> Iterator[str]:
+def _walk(top: str, settings_for, found: Discovery, memo: Optional[FolderMemo] = None,
+          real: Optional[dict[str, str]] = None) -> Iterator[str]:
+    """The files to lint under `top`; with `real`, the real path of each folder walked
+    into it (folder -> realpath)."""
+    if real is None:
+        real = {}
+    if top not in real:
+        real[top] = os.path.realpath(top)
     stack = [top]
     visited: set[tuple[int, int]] = set()
     while stack:
@@ -235,7 +243,7 @@ def _walk(top: str, settings_for, found: Discovery, memo: Optional[FolderMemo] =
             subfolders, files = known
             for name in files:
                 yield os.path.join(folder, name)
-            stack.extend(os.path.join(folder, name) for name in reversed(subfolders))
+            _enter(folder, subfolders, stack, real)
             continue
         subdirs: list[str] = []
         kept: list[str] = []
@@ -260,7 +268,19 @@ def _walk(top: str, settings_for, found: Discovery, memo: Optional[FolderMemo] =
                 continue
         if reusable:
             memo.put(folder, key, subdirs, kept)
-        stack.extend(os.path.join(folder, name) for name in reversed(subdirs))
+        _enter(folder, subdirs, stack, real)
+
+
+def _enter(folder: str, subfolders: list[str], stack: list[str], real: dict[str, str]) -> None:
+    """Walk the subfolders next, in order. Each was listed as a folder that is not a
+    symbolic link (is_dir(follow_symlinks=False); a reused listing is one without
+    links), so its real path is its parent's plus its name."""
+    base = real.get(folder)
+    for name in reversed(subfolders):
+        path = os.path.join(folder, name)
+        if base is not None:
+            real[path] = os.path.join(base, name)
+        stack.append(path)
 
 
 def _link_problem(path: str) -> str:

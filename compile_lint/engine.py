@@ -98,6 +98,9 @@ class Linter:
         self._sources = None  # other files read while re-linting in this process (fix loop)
         self.warnings: list[str] = []  # for the user, once per run (stale recorded regions)
         self.discovery: dict = {}  # what finding the files did, for the stats (cli.py)
+        # the folders' states as the walk that found the files saw them (cli.py), taken
+        # before anything was derived from them; None: this run looks at the folders itself
+        self.folder_states = None
 
     @property
     def sources(self):
@@ -168,6 +171,15 @@ class Cached:
         return cache_mod.digest(self.summary) if self.summary is not None else None
 
 
+def _absolute(path: str) -> str:
+    """os.path.abspath(path), without its work for a path that is absolute and normal
+    already (every path a folder walk finds)."""
+    if (os.sep == "/" and path[:1] == "/" and "//" not in path and "/./" not in path and "/../" not in path
+            and not path.endswith(("/", "/.", "/.."))):
+        return path
+    return os.path.abspath(path)
+
+
 def _size(path: str) -> int:
     try:
         return os.path.getsize(path)
@@ -230,7 +242,7 @@ class _Run:
                 codes = self.enabled_codes(settings, path)
                 codes_memo[ck] = (codes, cache_mod.key(cache_mod.tool_fingerprint(), repr(settings), codes, selection.target_torch))
             codes, settings_key = codes_memo[ck]
-            self.plan[path] = {"sid": sid, "codes": codes, "skey": settings_key, "data": data, "abs": os.path.abspath(path)}
+            self.plan[path] = {"sid": sid, "codes": codes, "skey": settings_key, "data": data, "abs": _absolute(path)}
 
     def enabled_codes(self, settings: Settings, path: str) -> tuple[str, ...]:
         """enabled_codes(), sorted; remembered by the cache for this build of the tool,
@@ -295,7 +307,7 @@ class _Run:
             return
         from .cache_validity import FolderStates
 
-        folders = FolderStates()
+        folders = self.linter.folder_states or FolderStates()
         self.manifest = store.load_manifest()
         reported = {p for p, _ in self.inputs}
         for path, data in self.inputs + [(p, None) for p in self.context]:
