@@ -344,8 +344,11 @@ class _Run:
             self.records[path] = record
             self.digest_of[path] = dig
             findings = record.get("findings")
+            # used and deps are only read (a re-lint makes a new result): no copies
+            used, deps = record.get("used") or {}, record.get("deps") or ()
             self.done_of[path] = Cached(path, dig, record.get("signature"), list(findings) if findings is not None else None,
-                                        dict(record.get("used") or {}), tuple(record.get("deps") or ()), record.get("summary_digest"))
+                                        used if type(used) is dict else dict(used), deps if type(deps) is tuple else tuple(deps),
+                                        record.get("summary_digest"))
             if path in reported and (findings is None or record.get("settings_key") != self.plan[path]["skey"]):
                 self.stale.add(path)  # summary still good; findings need pass 2
 
