@@ -68,6 +68,11 @@ def may_call_name(data: bytes, name: str) -> bool:
 PROBES = {"mentions": lambda data, arg: mentions_token(data, arg.encode("latin-1")), "may_call": may_call_name}
 
 
+# how many probe questions (a kind and an argument, each asked of up to every file of a
+# project) a process keeps answers for
+MAX_PROBE_QUESTIONS = 64
+
+
 class TreeShape(NamedTuple):
     """A tree's nodes (breadth-first), each node's parent, the nodes by type; and,
     filled on first use, its calls by the called name (ModuleFacts.calls_by_name) and
@@ -98,7 +103,9 @@ class Sources:
         """With `snapshot`, files are taken not to change while this object lives (a
         worker of one pass): each is stat'ed once and each folder listed once."""
         self._parsed: dict[tuple[str, int, int], Optional[tuple]] = {}
-        self._mentions: dict[tuple, bool] = {}  # (path, size, mtime, probe kind, argument) -> answer
+        # (probe kind, argument) -> {(path, size, mtime): answer}: by question, since a
+        # rule asks one question of every file of the project (CL202: who calls `reset`?)
+        self._probes: dict[tuple[str, str], dict[tuple, bool]] = {}
         self._max = max_files
         self._snapshot = snapshot
         self._stats: dict[str, Optional[tuple[str, int, int]]] = {}
@@ -174,17 +181,19 @@ class Sources:
         key = self._stat(path)
         if key is None:
             return False
-        pkey = key + (kind, arg)
-        found = self._mentions.get(pkey)
+        answers = self._probes.get((kind, arg))
+        if answers is None:
+            if len(self._probes) >= MAX_PROBE_QUESTIONS:  # forget the oldest question
+                del self._probes[next(iter(self._probes))]
+            answers = self._probes[(kind, arg)] = {}
+        found = answers.get(key)
         if found is None:
             try:
                 with open(path, "rb") as fh:
                     found = PROBES[kind](fh.read(), arg)
             except OSError:
                 found = False
-            if len(self._mentions) > 8192:
-                self._mentions.clear()
-            self._mentions[pkey] = found
+            answers[key] = found
         return found
 
 
