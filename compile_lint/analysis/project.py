@@ -58,9 +58,25 @@ def may_call_name(data: bytes, name: str) -> bool:
     """Whether a file's bytes hold something that may be a call of `name` (`name(`,
     `.name(`, not `def name(`): a filter that never drops a real call."""
     encoded = name.encode()
-    if encoded not in data:  # most files: a substring search is ~50x cheaper than the pattern
-        return False
-    return re.search(rb"(?<!def )\b" + re.escape(encoded) + rb"\s*\(", data) is not None
+    if not encoded.isascii():  # (`\b` and `\w` below are ASCII's)
+        return re.search(rb"(?<!def )\b" + re.escape(encoded) + rb"\s*\(", data) is not None
+    # the pattern `(?<!def )\bNAME\s*\(`, checked at each occurrence of the name: a
+    # pattern led by a lookbehind is tried at every byte of the file (timm: every model
+    # file defines `reset_classifier`, so the substring alone does not settle it)
+    size, start = len(data), data.find(encoded)
+    while start != -1:
+        if (start == 0 or data[start - 1] not in _WORD) and data[start - 4 : start] != b"def ":
+            end = start + len(encoded)
+            while end < size and data[end] in _SPACE:
+                end += 1
+            if end < size and data[end] == 0x28:  # "("
+                return True
+        start = data.find(encoded, start + 1)
+    return False
+
+
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_SPACE = frozenset(b" \t\n\r\f\v")
 
 
 # what a probe of another file asks, by kind: recorded as a cache dependency on the
@@ -110,6 +126,7 @@ class Sources:
         self._snapshot = snapshot
         self._stats: dict[str, Optional[tuple[str, int, int]]] = {}
         self._listings: dict[str, list[str]] = {}
+        self._asked_of_all: dict[tuple[int, str], tuple[list[str], dict]] = {}  # may_call_among
 
     def _stat(self, path: str) -> Optional[tuple[str, int, int]]:
         if self._snapshot and path in self._stats:
@@ -175,6 +192,18 @@ class Sources:
     def may_call(self, path: str, name: str) -> bool:
         """Whether the file's bytes may hold a call of `name` (may_call_name)."""
         return self._probe(path, "may_call", name)
+
+    def may_call_among(self, paths: list[str], name: str) -> dict[tuple[str, str, str], bool]:
+        """{(path, "may_call", name): may_call(path, name)} for every path: one rule asks
+        it of every file of the project, for each linted file; in a snapshot the answer
+        is made once and shared (Project.probes takes it whole)."""
+        if not self._snapshot:
+            return {(path, "may_call", name): self.may_call(path, name) for path in paths}
+        key = (id(paths), name)
+        found = self._asked_of_all.get(key)
+        if found is None or found[0] is not paths:  # (the list kept: its id is not reused)
+            found = self._asked_of_all[key] = (paths, {(path, "may_call", name): self.may_call(path, name) for path in paths})
+        return found[1]
 
     def _probe(self, path: str, kind: str, arg: str) -> bool:
         """PROBES[kind] asked of the file's bytes, once per file version."""
@@ -262,6 +291,12 @@ class Project:
         found = self.sources.may_call(path, name)
         self.probes[(path, "may_call", name)] = found
         return found
+
+    def files_that_may_call(self, paths: list[str], name: str) -> list[str]:
+        """The paths whose files may call `name`, every answer recorded as a probe."""
+        answers = self.sources.may_call_among(paths, name)
+        self.probes.update(answers)
+        return [key[0] for key, found in answers.items() if found]
 
 
 def path_for_module(facts: "ModuleFacts", module: str) -> Optional[str]:
