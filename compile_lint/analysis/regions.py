@@ -1069,8 +1069,10 @@ class ProjectIndex:
                 entries, why = self.resolve_site(site, summary)
                 wrapper = self._delegated(site, summary)
                 out.append((self._with_target(site, entries), entries, why, ("delegated", wrapper) if wrapper else None))
-        # calls of project wrappers that compile or trace their argument
-        for summary in self.summaries:
+        # calls of project wrappers that compile or trace their argument (none to look
+        # up when no def of the index is one: most files of pass 1, linted alone)
+        has_wrappers = any(info.wraps is not None for _summary, info in self.defs.values())
+        for summary in self.summaries if has_wrappers else ():
             for callee, target, row, kws, term, col in summary.wrapper_calls:
                 found = self.lookup(callee, 0, summary)
                 if found is None or found[1].wraps is None:
