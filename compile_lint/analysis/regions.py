@@ -717,6 +717,7 @@ class ProjectIndex:
         self._attr_terms: dict = {}
         self._marked_at: dict = {}
         self._factory_entries: dict = {}
+        self._callees: dict = {}  # (Ref, id(summary)) -> the defs a call of it runs (_callee_defs)
         self._file_folders: Optional[set] = None
 
     # -- names -----------------------------------------------------------------------
@@ -1179,6 +1180,13 @@ class ProjectIndex:
                     self._mark(result, c_dotted, c_summary, c_info, kinds, site, short, depth + 1)
 
     def _callee_defs(self, ref: Ref, summary: Optional[ModuleSummary] = None):
+        key = (ref, id(summary))  # (every summary lives as long as the index: ids are not reused)
+        found = self._callees.get(key)
+        if found is None:
+            found = self._callees[key] = self._callee_defs_uncached(ref, summary)
+        return found
+
+    def _callee_defs_uncached(self, ref: Ref, summary: Optional[ModuleSummary]):
         found = self.lookup(ref.dotted, 0, summary)
         if found is None:
             return []
