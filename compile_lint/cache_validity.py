@@ -117,10 +117,20 @@ def still_holds(used: dict[tuple, str], deps: tuple, digests: Optional[RegionDig
             return False
     if checked is None:
         checked = {}
-    if all(map(checked.get, deps)):  # every one known to hold: the common case, in C
-        return True
-    for dep in deps:
-        holds = checked.get(dep)
+    # What is known already is looked up in C; only the deps not yet answered in this
+    # run are visited here (files sharing most of their deps: 28 of corpus M's files
+    # each read all 2,102 files for a name, 70,000 deps in all, 8,500 distinct)
+    answers = list(map(checked.get, deps))
+    if False in answers:
+        return False
+    at = 0
+    while True:
+        try:
+            at = answers.index(None, at)
+        except ValueError:  # none left to answer
+            return True
+        dep = deps[at]
+        holds = checked.get(dep)  # (a dep twice in `deps`)
         if holds is None:
             path, dig = dep
             holds = checked[dep] = (
@@ -128,7 +138,7 @@ def still_holds(used: dict[tuple, str], deps: tuple, digests: Optional[RegionDig
             )
         if not holds:
             return False
-    return True
+        at += 1
 
 
 PROBE = "probe:"

@@ -527,11 +527,11 @@ def _exit_now(code) -> None:
     thread, no process pool ever started (multiprocessing not imported), the output
     flushed without error; functions registered with atexit still run. Otherwise (or
     for a code that is not a number) this returns and the exit is the usual one."""
-    import threading
-
     if code is None:
         code = 0
-    if not isinstance(code, int) or not 0 <= code <= 255 or threading.active_count() != 1 or "multiprocessing" in sys.modules:
+    threading = sys.modules.get("threading")  # never imported: no thread was started
+    if (not isinstance(code, int) or not 0 <= code <= 255 or (threading is not None and threading.active_count() != 1)
+            or "multiprocessing" in sys.modules):
         return
     try:
         sys.stdout.flush()
