@@ -9,9 +9,10 @@ under another index, or on another run, when all of them are unchanged.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from typing import Callable, Iterator, Optional
+
+from .cache import blake2b
 
 EMPTY = "-"  # the digest of "no region facts"
 
@@ -78,7 +79,7 @@ class RegionDigests:
         keys = [k for k in keys if k in self.regions]
         if not keys:
             return EMPTY
-        h = hashlib.blake2b(digest_size=16)
+        h = blake2b(digest_size=16)
         for k in sorted(keys):
             h.update(_region_repr(k, self.regions[k]))
         return h.hexdigest()

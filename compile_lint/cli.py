@@ -6,7 +6,6 @@ stderr, never a traceback (set COMPILE_LINT_DEBUG=1 to see one).
 """
 from __future__ import annotations
 
-import difflib
 import gc
 import os
 import sys
@@ -387,11 +386,15 @@ def _unified_diff(outcome, cwd: str) -> str:
     name = display_path(outcome.path, cwd)
     old = outcome.original.decode("utf-8", errors="replace").splitlines(keepends=True)
     new = outcome.fixed.decode("utf-8", errors="replace").splitlines(keepends=True)
+    import difflib
+
     return "".join(difflib.unified_diff(old, new, fromfile=f"a/{name}", tofile=f"b/{name}"))
 
 
 def _notebook_diff(outcome, cwd: str) -> str:
     """One unified diff per changed cell, named `nb.ipynb:cell N` (as Ruff does)."""
+    import difflib
+
     from .notebook import read_notebook
 
     name = display_path(outcome.path, cwd)
@@ -486,6 +489,8 @@ def rule_command(code):
     rules = all_rules()
     rule = rules.get(code.upper())
     if rule is None:
+        import difflib
+
         hint = difflib.get_close_matches(code.upper(), list(rules), n=1)
         _error(f"unknown rule {code!r}" + (f" (did you mean {hint[0]}?)" if hint else ""))
         sys.exit(EXIT_ERROR)

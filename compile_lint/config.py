@@ -6,7 +6,6 @@ is passed over. Unknown keys and bad values are errors naming the key.
 """
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import os
 import sys
@@ -102,6 +101,8 @@ _KEYS: dict[str, tuple[str, str]] = {
 
 
 def _did_you_mean(word: str, choices) -> str:
+    import difflib
+
     hint = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean {hint[0]!r}?)" if hint else ""
 

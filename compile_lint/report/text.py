@@ -39,7 +39,8 @@ def render_concise(findings, *, cwd, summary=None) -> str:
 
 
 def render_text(findings, *, cwd, summary=None, color=False) -> str:
-    from ..source import SourceFile
+    if findings:  # (a run with nothing to show has no source to read)
+        from ..source import SourceFile
 
     bold = (lambda s: f"\x1b[1m{s}\x1b[0m") if color else (lambda s: s)
     red = (lambda s: f"\x1b[31m{s}\x1b[0m") if color else (lambda s: s)
