@@ -201,6 +201,11 @@ class FolderStates:
         self._own[folder] = signature
         return signature
 
+    def identity(self, folder: str) -> Optional[tuple[int, int]]:
+        """(device, inode) of a folder whose signature own() trusts, from that stat."""
+        own = self.own(folder)
+        return None if own is None else (own[4], own[3])  # cache.stat_signature's layout
+
     def chain(self, folder: str) -> Optional[str]:
         """A digest of the signatures of `folder` and of every folder above it (None
         when any of them is not trusted)."""

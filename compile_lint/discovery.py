@@ -229,8 +229,10 @@ def _walk(top: str, settings_for, found: Discovery, memo: Optional[FolderMemo] =
         settings = settings_for(folder)
         key = memo.key(folder, settings) if memo is not None else None  # before listing it
         try:
-            st = os.stat(folder)
-            inode = (st.st_dev, st.st_ino)
+            inode = memo.folders.identity(folder) if key is not None else None  # stat'ed for the key
+            if inode is None:
+                st = os.stat(folder)
+                inode = (st.st_dev, st.st_ino)
             if inode in visited:
                 continue  # a symlink loop
             visited.add(inode)
