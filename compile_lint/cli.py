@@ -291,6 +291,8 @@ def check(**opts):
     """Lint PATHS (default: the current folder)."""
     # A check is short and leaves no reference cycles behind (engine.py): the cyclic GC
     # would only walk the cache's records again and again.
+    global _checked
+    _checked = True
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
@@ -515,13 +517,17 @@ def main() -> None:
     cli(prog_name="compile-lint")
 
 
+_checked = False  # the command run was `check` (the only one run() ends at once)
+
+
 def run() -> None:
-    """The program (the `compile-lint` script, `python -m compile_lint`): main(), then
-    the process ends at once (_exit_now)."""
+    """The program (the `compile-lint` script, `python -m compile_lint`): main(), and
+    after a `check` the process ends at once (_exit_now)."""
     try:
         main()
     except SystemExit as exc:
-        _exit_now(exc.code)
+        if _checked:
+            _exit_now(exc.code)
         raise
 
 
