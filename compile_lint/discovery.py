@@ -181,10 +181,10 @@ def find_files(
     plain = memo.plain if memo is not None else set()
 
     def add(path: str) -> None:
-        if os.path.dirname(path) not in plain and os.path.islink(path):
+        folder, name = os.path.split(path)
+        if folder not in plain and os.path.islink(path):
             real = os.path.realpath(path)
         else:
-            folder, name = os.path.split(path)
             if folder not in folders:
                 folders[folder] = os.path.realpath(folder)
             real = os.path.join(folders[folder], name)
