@@ -81,7 +81,17 @@ _SPACE = frozenset(b" \t\n\r\f\v")
 
 # what a probe of another file asks, by kind: recorded as a cache dependency on the
 # answer (cache_validity.probe_holds re-asks it), not on every byte of the file
-PROBES = {"mentions": lambda data, arg: mentions_token(data, arg.encode("latin-1")), "may_call": may_call_name}
+def _binds_compiled(data: bytes, arg: str) -> bool:
+    from .compiled_values import binds_compiled  # (compiled_values imports this module)
+
+    return binds_compiled(data, arg)
+
+
+PROBES = {
+    "mentions": lambda data, arg: mentions_token(data, arg.encode("latin-1")),
+    "may_call": may_call_name,
+    "binds_compiled": _binds_compiled,
+}
 
 
 # how many probe questions (a kind and an argument, each asked of up to every file of a

@@ -1,0 +1,60 @@
+"""A warm cache and names imported from other files of the project: a result that
+depends on what another file binds a name to is re-checked when that changes."""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+ENGINE_PLAIN = """\
+import torch
+
+denoise = Denoiser()
+upscale = torch.compile(Upscaler(), mode="reduce-overhead")
+"""
+ALBUM = """\
+from engine import denoise
+
+
+def denoise_album(photos):
+    results = {}
+    for name, photo in photos.items():
+        results[name] = denoise(photo)
+    return results
+"""
+
+
+def _check(folder) -> list:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("COMPILE_LINT_NO_CACHE", None)
+    proc = subprocess.run([sys.executable, "-m", "compile_lint", "check", "--select", "CL401", "--output-format", "json", "."],
+                          cwd=folder, env=env, capture_output=True)
+    assert proc.returncode in (0, 1), proc.stderr.decode()
+    return [(os.path.basename(f["filename"]), f["code"]) for f in json.loads(proc.stdout)]
+
+
+def test_a_warm_cache_sees_an_imported_name_become_compiled(tmp_path):
+    """engine.py mentions compile but does not compile `denoise`: album.py has nothing to
+    report. Then engine.py compiles `denoise` with CUDA graphs: album.py's loop keeps
+    every output of a cudagraph tree, and the warm run must say so (it used to serve
+    album.py's cached empty result: engine.py was only probed for "compile")."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "engine.py").write_text(ENGINE_PLAIN)
+    (tmp_path / "album.py").write_text(ALBUM)
+    assert _check(tmp_path) == []
+    assert _check(tmp_path) == []  # warm
+    (tmp_path / "engine.py").write_text(ENGINE_PLAIN.replace("denoise = Denoiser()", 'denoise = torch.compile(Denoiser(), mode="reduce-overhead")'))
+    assert _check(tmp_path) == [("album.py", "CL401")]
+    assert _check(tmp_path) == [("album.py", "CL401")]  # warm again
+
+
+def test_an_edit_elsewhere_in_the_imported_file_keeps_the_cached_result_valid(tmp_path):
+    """The dependency is on what the file binds the name to, not on its bytes: editing
+    another line of engine.py leaves album.py's result as it was (and right)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "engine.py").write_text(ENGINE_PLAIN)
+    (tmp_path / "album.py").write_text(ALBUM)
+    assert _check(tmp_path) == []
+    (tmp_path / "engine.py").write_text(ENGINE_PLAIN + "\nSTEPS = 4\n")
+    assert _check(tmp_path) == []
