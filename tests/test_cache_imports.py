@@ -25,9 +25,11 @@ def denoise_album(photos):
 """
 
 
-def _check(folder) -> list:
+def _check(folder, stats=None) -> list:
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop("COMPILE_LINT_NO_CACHE", None)
+    if stats is not None:
+        env["COMPILE_LINT_STATS"] = str(stats)
     proc = subprocess.run([sys.executable, "-m", "compile_lint", "check", "--select", "CL401", "--output-format", "json", "."],
                           cwd=folder, env=env, capture_output=True)
     assert proc.returncode in (0, 1), proc.stderr.decode()
@@ -57,4 +59,7 @@ def test_an_edit_elsewhere_in_the_imported_file_keeps_the_cached_result_valid(tm
     (tmp_path / "album.py").write_text(ALBUM)
     assert _check(tmp_path) == []
     (tmp_path / "engine.py").write_text(ENGINE_PLAIN + "\nSTEPS = 4\n")
-    assert _check(tmp_path) == []
+    stats = tmp_path.parent / f"{tmp_path.name}-stats.jsonl"
+    assert _check(tmp_path, stats) == []
+    run = json.loads(stats.read_text().splitlines()[-1])
+    assert run["pass1"] == 1 and run["cached"] == 1  # engine.py linted again, album.py's result kept
