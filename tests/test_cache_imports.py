@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+from test_compiled_values import ALBUM  # (the album loop that keeps every output)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 ENGINE_PLAIN = """\
@@ -12,16 +14,6 @@ import torch
 
 denoise = Denoiser()
 upscale = torch.compile(Upscaler(), mode="reduce-overhead")
-"""
-ALBUM = """\
-from engine import denoise
-
-
-def denoise_album(photos):
-    results = {}
-    for name, photo in photos.items():
-        results[name] = denoise(photo)
-    return results
 """
 
 
