@@ -289,10 +289,10 @@ def _report_errors(errors) -> bool:
 @_guard
 def check(**opts):
     """Lint PATHS (default: the current folder)."""
-    # A check is short and leaves no reference cycles behind (engine.py): the cyclic GC
-    # would only walk the cache's records again and again.
     global _checked
     _checked = True
+    # A check is short and leaves no reference cycles behind (engine.py): the cyclic GC
+    # would only walk the cache's records again and again.
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
@@ -385,11 +385,11 @@ def fix(**opts):
 
 
 def _unified_diff(outcome, cwd: str) -> str:
+    import difflib
+
     name = display_path(outcome.path, cwd)
     old = outcome.original.decode("utf-8", errors="replace").splitlines(keepends=True)
     new = outcome.fixed.decode("utf-8", errors="replace").splitlines(keepends=True)
-    import difflib
-
     return "".join(difflib.unified_diff(old, new, fromfile=f"a/{name}", tofile=f"b/{name}"))
 
 

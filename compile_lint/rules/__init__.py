@@ -5,7 +5,6 @@ A new rule is a new module here (`clNNN_name.py`); nothing else to register.
 from __future__ import annotations
 
 from functools import lru_cache
-
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
