@@ -255,7 +255,7 @@ def _lint(task: Task) -> Done:
         if context.regions is not None:  # pass 2: the run's index
             regions = context.regions
         else:  # pass 1: what this file alone implies
-            regions = ProjectIndex([item.summary]).regions() if item.summary is not None else {}
+            regions = single_file_regions(item.summary)
         tracked = TrackedRegionView(regions)
         project = project_for(settings, tracked, context.target_torch, _WORKER["sources"])
         codes = task.codes + task.kept if done.changed else task.codes
@@ -283,6 +283,21 @@ def _lint(task: Task) -> Done:
             raise
         done.error = f"internal error while linting: {type(exc).__name__}: {exc} (set COMPILE_LINT_DEBUG=1 for a traceback, and please report it)"
     return done
+
+
+def single_file_regions(summary: Optional[ModuleSummary]) -> dict:
+    """`ProjectIndex([summary]).regions()`: the regions one file implies alone (pass 1).
+
+    Most files compile and trace nothing, and then their index is empty without being
+    built: an index's regions start only from its sites (the summary's `sites`), from
+    calls of a def that compiles or traces its parameter (a def with `wraps`: an index
+    of one file finds only that file's defs) and from declared regions (the file's
+    `# compile-lint:` markers; pass 1 declares nothing else)."""
+    if summary is None:
+        return {}
+    if not summary.sites and not summary.declared and all(info.wraps is None for info in summary.defs.values()):
+        return {}
+    return ProjectIndex([summary]).regions()
 
 
 def summary_blob(summary) -> Optional[bytes]:

@@ -472,6 +472,18 @@ class CompiledValues:
         source, tree, names = parsed
         return CompileCalls(tree, names, path, facts.settings, source.data)
 
+    def _maybe_compile_calls(self) -> Iterator[ast.Call]:
+        """The calls of the file that `compile_call` may take for compile calls: a name
+        (torch.compile imported, a partial, a wrapper def of the file) or an attribute
+        named like one of the compile functions (`names.resolve` of `a.b` ends in `.b`);
+        a call of anything else never resolves to one."""
+        ends = {dotted.rpartition(".")[2] for dotted in COMPILE_FUNCS}
+        ends.update(dotted.rpartition(".")[2] for dotted in self.compiles.wrappers)
+        for call in self.facts.nodes(ast.Call):
+            func = call.func
+            if isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and func.attr in ends):
+                yield call
+
     def may_call_compiled(self, cudagraphs: bool = False) -> bool:
         """Whether any call in this file can reach a compiled callable (cheap pre-check)."""
         if cudagraphs not in self._may_call:
@@ -481,7 +493,7 @@ class CompiledValues:
     def _may_call_compiled(self, cudagraphs: bool) -> bool:
         if any((cc.cudagraphs or not cudagraphs) for *_, cc in self.bindings):
             return True
-        if any(self.compile_call(c) is not None for c in self.facts.nodes(ast.Call)):
+        if not self.compiles.quiet and any(self.compile_call(c) is not None for c in self._maybe_compile_calls()):
             return True
         imported = dict.fromkeys(alias.asname or alias.name for node in self.facts.nodes(ast.ImportFrom) for alias in node.names)
         if not imported:
