@@ -33,6 +33,7 @@ from .facts import FUNCTION_NODES, Fact, ModuleFacts
 from .project import path_for_module
 from .regions import COMPILE, RegionInfo, Site
 from .torch_api import COMPILE_FUNCS, CUDAGRAPH_MODES
+from .walk import walk
 
 NOT_MODULE_COMPILE = ("re.", "builtins.", "torch.", "regex.")
 
@@ -134,7 +135,7 @@ def _wrapper_compile(names, func: ast.AST) -> Optional[tuple[int, ast.Call]]:
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     params = [a.arg for a in func.args.posonlyargs + func.args.args]
-    for node in ast.walk(func):
+    for node in walk(func):  # ast.walk's order, without its `ctx` nodes
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Call):
             call = node.value
             if names.resolve(call.func) in COMPILE_FUNCS and call.args and isinstance(call.args[0], ast.Name):
