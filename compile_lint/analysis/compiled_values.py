@@ -155,6 +155,9 @@ class CompileCalls:
         self.wrappers = tuple(getattr(settings, "compile_wrappers", ()) or ())
         # `torch.compile`, a wrapper def calling it and `m.compile()` all spell "compile"
         self.quiet = b"compile" not in data and not self.wrappers
+        # the last names of the compile functions: `names.resolve(a.b)` ends in `.b`, so a
+        # call of an attribute with another name never resolves to one of them
+        self.ends = frozenset(dotted.rpartition(".")[2] for dotted in COMPILE_FUNCS | set(self.wrappers))
         self.defs: dict[str, ast.AST] = {}  # module-level def name -> node
         for stmt in tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -176,6 +179,9 @@ class CompileCalls:
         and partials), a configured compile wrapper, or a wrapper def of this file."""
         if self.quiet or not isinstance(call, ast.Call):
             return None
+        func = call.func
+        if not (isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and func.attr in self.ends)):
+            return None  # resolves to no compile function, and is no wrapper def of this file
         names = self.names
         dotted = names.resolve(call.func)
         if dotted in COMPILE_FUNCS or (dotted and dotted in self.wrappers):
@@ -478,8 +484,7 @@ class CompiledValues:
         (torch.compile imported, a partial, a wrapper def of the file) or an attribute
         named like one of the compile functions (`names.resolve` of `a.b` ends in `.b`);
         a call of anything else never resolves to one."""
-        ends = {dotted.rpartition(".")[2] for dotted in COMPILE_FUNCS}
-        ends.update(dotted.rpartition(".")[2] for dotted in self.compiles.wrappers)
+        ends = self.compiles.ends
         for call in self.facts.nodes(ast.Call):
             func = call.func
             if isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and func.attr in ends):

@@ -115,11 +115,7 @@ def candidate_classes(facts: ModuleFacts) -> list[ast.ClassDef]:
         if cls is not None:
             found.setdefault(id(cls), cls)
 
-    local_lists = {
-        (id(facts.enclosing_function(node)), target.id)
-        for node in facts.nodes(ast.Assign) if isinstance(node.value, DISPLAYS)
-        for target in node.targets if isinstance(target, ast.Name)
-    }
+    local_lists = None  # (id(def), name) of the local containers: found when first needed
     factories = {n.name for n in facts.tree.body if isinstance(n, ast.FunctionDef) and not n.name[:1].isupper()}
     for node in facts.nodes(ast.Assign, ast.AnnAssign):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -127,6 +123,8 @@ def candidate_classes(facts: ModuleFacts) -> list[ast.ClassDef]:
         if value is None or not any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
             continue
         if isinstance(value, ast.Name):
+            if local_lists is None:
+                local_lists = _local_containers(facts)
             hit = (id(facts.enclosing_function(node)), value.id) in local_lists
         elif isinstance(value, ast.Call):
             hit = isinstance(value.func, ast.Name) and value.func.id in factories  # may return a list of modules
@@ -145,6 +143,15 @@ def candidate_classes(facts: ModuleFacts) -> list[ast.ClassDef]:
         if isinstance(node.func, ast.Attribute) and node.func.attr in ADDERS and isinstance(node.func.value, ast.Attribute):
             note(node)
     return sorted(found.values(), key=lambda c: (c.lineno, c.col_offset))
+
+
+def _local_containers(facts: ModuleFacts) -> set[tuple[int, str]]:
+    """(id of the enclosing def, name) of every name given a container display."""
+    return {
+        (id(facts.enclosing_function(node)), target.id)
+        for node in facts.nodes(ast.Assign) if isinstance(node.value, DISPLAYS)
+        for target in node.targets if isinstance(target, ast.Name)
+    }
 
 
 class LocalModules:
