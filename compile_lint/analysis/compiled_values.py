@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import Iterator, NamedTuple, Optional
 
 from .bindings import BindingsFact, bindings_under, module_bindings, module_statements
 from .facts import FUNCTION_NODES, Fact, ModuleFacts
@@ -223,6 +223,12 @@ class CompileCalls:
             return None
         cc = CompileCall(call, "Module.compile", self.path, call.lineno, self.names.module, call.func.value)
         return _fill_options(cc, [(k.arg, k.value, True) for k in call.keywords if k.arg])
+
+    def probe_arg(self, name: str) -> str:
+        """What `binds_compiled` needs to ask this file about `name` again."""
+        import json
+
+        return json.dumps([name, self.names.module, self.names.is_package, list(self.wrappers)], separators=(",", ":"))
 
     def module_value(self, name: str) -> Optional[CompileCall]:
         """The compiled callable a module-level `name` of this file holds, read from the
@@ -450,10 +456,11 @@ class CompiledValues:
         (CompileCalls.module_value). That file is parsed once per process (the project's
         Sources), only when it mentions `compile`. The cache records that probe; and the
         file's bytes when it does bind the name to a compiled callable, so an edit of
-        that compile (its mode) re-lints this file. (Recording the bytes of every file
-        read would tie most kornia files to nine others. Left open: an edit that makes
-        a name compiled in a file that already mentioned `compile` is not seen by a
-        warm cache of the files importing it.)"""
+        that compile (its mode) re-lints this file; when it does not, the answer
+        (`binds_compiled`, asked again only when the file changes), so a name that
+        becomes compiled there re-lints this file too (tests/test_cache_imports.py).
+        (Recording the bytes of every file read would tie most kornia files to nine
+        others.)"""
         dotted = self.facts.resolve(func)
         if not dotted or dotted.startswith(("torch.", "builtins.")) or "." not in dotted:
             return None
@@ -466,6 +473,8 @@ class CompiledValues:
         found = calls.module_value(name) if calls is not None else None
         if found is not None:
             self.facts.project.read.setdefault(calls.path, None)  # a cache dependency on its bytes
+        elif calls is not None:  # it mentions compile, but not for `name`: depend on that answer
+            self.facts.project.probes[(calls.path, "binds_compiled", calls.probe_arg(name))] = False
         return found
 
     def _compile_calls_of(self, module: str) -> Optional[CompileCalls]:
@@ -635,3 +644,25 @@ def target_history(facts: ModuleFacts, target: Optional[ast.AST], at: ast.AST) -
             if not (root is not None and isinstance(stmt.value, ast.Call) and chain_text(stmt.value.func.value if isinstance(stmt.value.func, ast.Attribute) else stmt.value) == text):
                 break  # a fresh binding: what came before does not apply
     return calls
+
+
+def binds_compiled(data: bytes, arg: str) -> bool:
+    """The probe `binds_compiled` (analysis/project.py PROBES): whether a file's module
+    scope binds a name to a compiled callable (CompileCalls.module_value), the file
+    read from `data` as `arg` (CompileCalls.probe_arg) says it was read when linting."""
+    import json
+
+    from ..source import ParseFailure, SourceFile
+    from .names import NameTable
+
+    name, module, is_package, wrappers = json.loads(arg)
+    try:
+        tree = SourceFile("<probe>", data).parse()
+    except ParseFailure:
+        return False
+    settings = _ProbeSettings(tuple(wrappers))
+    return CompileCalls(tree, NameTable.build(tree, module, is_package), "<probe>", settings, data).module_value(name) is not None
+
+
+class _ProbeSettings(NamedTuple):
+    compile_wrappers: tuple

@@ -172,6 +172,7 @@ class Precision:
         self._module_memo: dict[int, Optional[str]] = {}
         self._file_bindings = None
         self._names_holding: dict[int, frozenset] = {}  # id(def) -> names that may hold it
+        self._attr_callees: dict[int, object] = {}  # id(call) -> its compiled callee, if any (_callers)
 
     # -- public -----------------------------------------------------------------
     def dtype(self, expr: ast.AST) -> Optional[str]:
@@ -293,7 +294,12 @@ class Precision:
                 if f.id in self._callable_names(func) and holds_def(facts, f, func, target):
                     out.append((facts, call))
             elif isinstance(f, ast.Attribute) and chain_text(f) is not None:
-                cc = values.callee(f, call)  # `self.fast = torch.compile(fn)` then `self.fast(x)`
+                # `self.fast = torch.compile(fn)` then `self.fast(x)`: the same for every
+                # def asked about, so asked once per call
+                key = id(call)
+                if key not in self._attr_callees:
+                    self._attr_callees[key] = values.callee(f, call)
+                cc = self._attr_callees[key]
                 if cc is not None and cc.path == facts.path and isinstance(cc.target, ast.Name):
                     if holds_def(facts, cc.target, func, target):
                         out.append((facts, call))

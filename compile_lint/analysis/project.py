@@ -58,14 +58,45 @@ def may_call_name(data: bytes, name: str) -> bool:
     """Whether a file's bytes hold something that may be a call of `name` (`name(`,
     `.name(`, not `def name(`): a filter that never drops a real call."""
     encoded = name.encode()
-    if encoded not in data:  # most files: a substring search is ~50x cheaper than the pattern
-        return False
-    return re.search(rb"(?<!def )\b" + re.escape(encoded) + rb"\s*\(", data) is not None
+    if not encoded.isascii():  # (`\b` and `\w` below are ASCII's)
+        return re.search(rb"(?<!def )\b" + re.escape(encoded) + rb"\s*\(", data) is not None
+    # the pattern `(?<!def )\bNAME\s*\(`, checked at each occurrence of the name: a
+    # pattern led by a lookbehind is tried at every byte of the file (timm: every model
+    # file defines `reset_classifier`, so the substring alone does not settle it)
+    size, start = len(data), data.find(encoded)
+    while start != -1:
+        if (start == 0 or data[start - 1] not in _WORD) and data[start - 4 : start] != b"def ":
+            end = start + len(encoded)
+            while end < size and data[end] in _SPACE:
+                end += 1
+            if end < size and data[end] == 0x28:  # "("
+                return True
+        start = data.find(encoded, start + 1)
+    return False
+
+
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_SPACE = frozenset(b" \t\n\r\f\v")
 
 
 # what a probe of another file asks, by kind: recorded as a cache dependency on the
 # answer (cache_validity.probe_holds re-asks it), not on every byte of the file
-PROBES = {"mentions": lambda data, arg: mentions_token(data, arg.encode("latin-1")), "may_call": may_call_name}
+def _binds_compiled(data: bytes, arg: str) -> bool:
+    from .compiled_values import binds_compiled  # (compiled_values imports this module)
+
+    return binds_compiled(data, arg)
+
+
+PROBES = {
+    "mentions": lambda data, arg: mentions_token(data, arg.encode("latin-1")),
+    "may_call": may_call_name,
+    "binds_compiled": _binds_compiled,
+}
+
+
+# how many probe questions (a kind and an argument, each asked of up to every file of a
+# project) a process keeps answers for
+MAX_PROBE_QUESTIONS = 64
 
 
 class TreeShape(NamedTuple):
@@ -98,11 +129,15 @@ class Sources:
         """With `snapshot`, files are taken not to change while this object lives (a
         worker of one pass): each is stat'ed once and each folder listed once."""
         self._parsed: dict[tuple[str, int, int], Optional[tuple]] = {}
-        self._mentions: dict[tuple, bool] = {}  # (path, size, mtime, probe kind, argument) -> answer
+        # (probe kind, argument) -> {(path, size, mtime): answer}: by question, since a
+        # rule asks one question of every file of the project (CL202: who calls `reset`?)
+        self._probes: dict[tuple[str, str], dict[tuple, bool]] = {}
         self._max = max_files
         self._snapshot = snapshot
         self._stats: dict[str, Optional[tuple[str, int, int]]] = {}
         self._listings: dict[str, list[str]] = {}
+        self._asked_of_all: dict[tuple[int, str], tuple[list[str], dict]] = {}  # may_call_among
+        self._module_paths: dict[tuple[str, str], Optional[str]] = {}  # (folder, module) -> file (module_path)
 
     def _stat(self, path: str) -> Optional[tuple[str, int, int]]:
         if self._snapshot and path in self._stats:
@@ -125,6 +160,17 @@ class Sources:
         if found is None:
             found = self._listings[folder] = make(folder)
         return found
+
+    def module_path(self, path: str, module: str) -> Optional[str]:
+        """The file of project module `module` as the file at `path` imports it
+        (path_for_module): in a snapshot, looked up once per folder and module (each of
+        2,000 files asks for the modules it imports: ~7,000 lookups of a few `isfile`s)."""
+        if not self._snapshot:
+            return _module_path(path, module)
+        key = (os.path.dirname(os.path.abspath(path)), module)
+        if key not in self._module_paths:
+            self._module_paths[key] = _module_path(path, module)
+        return self._module_paths[key]
 
     def parsed(self, path: str) -> Optional[tuple[SourceFile, object, NameTable]]:
         entry = self._entry(path)
@@ -169,22 +215,36 @@ class Sources:
         """Whether the file's bytes may hold a call of `name` (may_call_name)."""
         return self._probe(path, "may_call", name)
 
+    def may_call_among(self, paths: list[str], name: str) -> dict[tuple[str, str, str], bool]:
+        """{(path, "may_call", name): may_call(path, name)} for every path: one rule asks
+        it of every file of the project, for each linted file; in a snapshot the answer
+        is made once and shared (Project.probes takes it whole)."""
+        if not self._snapshot:
+            return {(path, "may_call", name): self.may_call(path, name) for path in paths}
+        key = (id(paths), name)
+        found = self._asked_of_all.get(key)
+        if found is None or found[0] is not paths:  # (the list kept: its id is not reused)
+            found = self._asked_of_all[key] = (paths, {(path, "may_call", name): self.may_call(path, name) for path in paths})
+        return found[1]
+
     def _probe(self, path: str, kind: str, arg: str) -> bool:
         """PROBES[kind] asked of the file's bytes, once per file version."""
         key = self._stat(path)
         if key is None:
             return False
-        pkey = key + (kind, arg)
-        found = self._mentions.get(pkey)
+        answers = self._probes.get((kind, arg))
+        if answers is None:
+            if len(self._probes) >= MAX_PROBE_QUESTIONS:  # forget the oldest question
+                del self._probes[next(iter(self._probes))]
+            answers = self._probes[(kind, arg)] = {}
+        found = answers.get(key)
         if found is None:
             try:
                 with open(path, "rb") as fh:
                     found = PROBES[kind](fh.read(), arg)
             except OSError:
                 found = False
-            if len(self._mentions) > 8192:
-                self._mentions.clear()
-            self._mentions[pkey] = found
+            answers[key] = found
         return found
 
 
@@ -254,16 +314,26 @@ class Project:
         self.probes[(path, "may_call", name)] = found
         return found
 
+    def files_that_may_call(self, paths: list[str], name: str) -> list[str]:
+        """The paths whose files may call `name`, every answer recorded as a probe."""
+        answers = self.sources.may_call_among(paths, name)
+        self.probes.update(answers)
+        return [key[0] for key, found in answers.items() if found]
+
 
 def path_for_module(facts: "ModuleFacts", module: str) -> Optional[str]:
     """The file of a project module named by dotted `module` (as an import in this file
     writes it, or as the module name of a relative import), found next to this file,
     in its import root, or in the folders above it (names.import_root)."""
-    own = facts.names.module
-    if not own:
+    if not facts.names.module:
         return None
-    here = os.path.dirname(os.path.abspath(facts.path))
-    root, prefix = import_root(facts.path)
+    return facts.project.sources.module_path(facts.path, module)
+
+
+def _module_path(path: str, module: str) -> Optional[str]:
+    """path_for_module for a file at `path` (one with a module name)."""
+    here = os.path.dirname(os.path.abspath(path))
+    root, prefix = import_root(path)
     folders = [here, root]
     above = root
     for _ in range(len(prefix)):  # a name that starts at the project root

@@ -53,11 +53,9 @@ def project_folder(path: str) -> str:
 
 def calls_named(facts: ModuleFacts, name: str) -> Iterator[tuple[ModuleFacts, ast.Call]]:
     """(file's facts, call) for every `name(...)` and `x.name(...)` in the project."""
-    for path in facts.get(ProjectFilesFact):
-        # most files that name a method only define or mention it: parse only the ones
-        # that may call it (timm: every model defines `reset_classifier`, few call it)
-        if not facts.project.may_call(path, name):
-            continue
+    # most files that name a method only define or mention it: parse only the ones that
+    # may call it (timm: every model defines `reset_classifier`, few call it)
+    for path in facts.project.files_that_may_call(facts.get(ProjectFilesFact), name):
         other = facts.project.facts_for_path(facts, path)
         for call in other.calls_by_name(name) if other is not None else ():
             yield other, call

@@ -138,33 +138,34 @@ def number_value(expr: ast.AST) -> Optional[float]:
 
 class ClassAttrsFact(Fact):
     """Per class of a file (by id of its ClassDef): its `self.<attr> = Ctor(...)`
-    assignments by attribute, filled in as classes are asked about."""
+    assignments by attribute, an outer class holding those of the classes nested in it."""
 
     name = "class attributes"
 
     @classmethod
     def compute(cls, facts: ModuleFacts) -> dict[int, dict[str, list[tuple[ast.Assign, ast.Call]]]]:
-        return {}
+        # one pass over the file's assignments (in the walk's breadth-first order, the
+        # order a walk of each class would meet them), not a walk of each class asked about
+        tables: dict[int, dict[str, list[tuple[ast.Assign, ast.Call]]]] = {}
+        for sub in facts.nodes(ast.Assign):
+            if not isinstance(sub.value, ast.Call):
+                continue
+            for t in sub.targets:
+                text = chain_text(t)
+                if text and text.startswith("self.") and text.count(".") == 1:
+                    for owner in facts.ancestors(sub):
+                        if isinstance(owner, ast.ClassDef):
+                            tables.setdefault(id(owner), {}).setdefault(text[5:], []).append((sub, sub.value))
+        return tables
 
 
 def class_attrs(facts: ModuleFacts, node: ast.AST) -> dict[str, list[tuple[ast.Assign, ast.Call]]]:
     """`self.<attr> = Ctor(...)` assignments anywhere in the class around `node`, by
-    attribute (computed once per class)."""
+    attribute."""
     cls = next((a for a in facts.ancestors(node) if isinstance(a, ast.ClassDef)), None)
     if cls is None:
         return {}
-    cache = facts.get(ClassAttrsFact)
-    table = cache.get(id(cls))
-    if table is None:
-        table = {}
-        for sub in ast.walk(cls):
-            if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call):
-                for t in sub.targets:
-                    text = chain_text(t)
-                    if text and text.startswith("self.") and text.count(".") == 1:
-                        table.setdefault(text[5:], []).append((sub, sub.value))
-        cache[id(cls)] = table
-    return table
+    return facts.get(ClassAttrsFact).get(id(cls), {})
 
 
 ELEMENTWISE = frozenset(

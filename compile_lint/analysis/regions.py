@@ -732,6 +732,7 @@ class ProjectIndex:
         self._attr_terms: dict = {}
         self._marked_at: dict = {}
         self._factory_entries: dict = {}
+        self._callees: dict = {}  # (Ref, id(summary)) -> the defs a call of it runs (_callee_defs)
         self._file_folders: Optional[set] = None
 
     # -- names -----------------------------------------------------------------------
@@ -1084,8 +1085,10 @@ class ProjectIndex:
                 entries, why = self.resolve_site(site, summary)
                 wrapper = self._delegated(site, summary)
                 out.append((self._with_target(site, entries), entries, why, ("delegated", wrapper) if wrapper else None))
-        # calls of project wrappers that compile or trace their argument
-        for summary in self.summaries:
+        # calls of project wrappers that compile or trace their argument (none to look
+        # up when no def of the index is one: most files of pass 1, linted alone)
+        has_wrappers = any(info.wraps is not None for _summary, info in self.defs.values())
+        for summary in self.summaries if has_wrappers else ():
             for callee, target, row, kws, term, col in summary.wrapper_calls:
                 found = self.lookup(callee, 0, summary)
                 if found is None or found[1].wraps is None:
@@ -1192,6 +1195,13 @@ class ProjectIndex:
                     self._mark(result, c_dotted, c_summary, c_info, kinds, site, short, depth + 1)
 
     def _callee_defs(self, ref: Ref, summary: Optional[ModuleSummary] = None):
+        key = (ref, id(summary))  # (every summary lives as long as the index: ids are not reused)
+        found = self._callees.get(key)
+        if found is None:
+            found = self._callees[key] = self._callee_defs_uncached(ref, summary)
+        return found
+
+    def _callee_defs_uncached(self, ref: Ref, summary: Optional[ModuleSummary]):
         found = self.lookup(ref.dotted, 0, summary)
         if found is None:
             return []

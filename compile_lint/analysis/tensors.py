@@ -70,8 +70,9 @@ class TensorGuess:
                 if arg.annotation is not None and self._is_tensor_annotation(arg.annotation):
                     self._names[arg.arg] = True
         body = func.body if isinstance(func.body, list) else [func.body]
+        nodes = list(_walk_function(body))  # walked once, read three times
         # a name whose tensor-only methods are called is a tensor (`img.mean(1)`)
-        for node in _walk_function(body):
+        for node in nodes:
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
@@ -81,8 +82,9 @@ class TensorGuess:
             ):
                 self._names[node.func.value.id] = True
         # two rounds so `b = a * 2` after `a = torch.rand(...)` is seen either way round
+        assigns = [node for node in nodes if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
         for _ in range(2):
-            for node in _walk_function(body):
+            for node in assigns:
                 if isinstance(node, ast.Assign) and self.is_tensor(node.value):
                     for target in node.targets:
                         if isinstance(target, ast.Name):

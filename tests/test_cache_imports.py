@@ -1,0 +1,57 @@
+"""A warm cache and names imported from other files of the project: a result that
+depends on what another file binds a name to is re-checked when that changes."""
+import json
+import os
+import subprocess
+import sys
+
+from test_compiled_values import ALBUM  # (the album loop that keeps every output)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+ENGINE_PLAIN = """\
+import torch
+
+denoise = Denoiser()
+upscale = torch.compile(Upscaler(), mode="reduce-overhead")
+"""
+
+
+def _check(folder, stats=None) -> list:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("COMPILE_LINT_NO_CACHE", None)
+    if stats is not None:
+        env["COMPILE_LINT_STATS"] = str(stats)
+    proc = subprocess.run([sys.executable, "-m", "compile_lint", "check", "--select", "CL401", "--output-format", "json", "."],
+                          cwd=folder, env=env, capture_output=True)
+    assert proc.returncode in (0, 1), proc.stderr.decode()
+    return [(os.path.basename(f["filename"]), f["code"]) for f in json.loads(proc.stdout)]
+
+
+def test_a_warm_cache_sees_an_imported_name_become_compiled(tmp_path):
+    """engine.py mentions compile but does not compile `denoise`: album.py has nothing to
+    report. Then engine.py compiles `denoise` with CUDA graphs: album.py's loop keeps
+    every output of a cudagraph tree, and the warm run must say so (it used to serve
+    album.py's cached empty result: engine.py was only probed for "compile")."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "engine.py").write_text(ENGINE_PLAIN)
+    (tmp_path / "album.py").write_text(ALBUM)
+    assert _check(tmp_path) == []
+    assert _check(tmp_path) == []  # warm
+    (tmp_path / "engine.py").write_text(ENGINE_PLAIN.replace("denoise = Denoiser()", 'denoise = torch.compile(Denoiser(), mode="reduce-overhead")'))
+    assert _check(tmp_path) == [("album.py", "CL401")]
+    assert _check(tmp_path) == [("album.py", "CL401")]  # warm again
+
+
+def test_an_edit_elsewhere_in_the_imported_file_keeps_the_cached_result_valid(tmp_path):
+    """The dependency is on what the file binds the name to, not on its bytes: editing
+    another line of engine.py leaves album.py's result as it was (and right)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "engine.py").write_text(ENGINE_PLAIN)
+    (tmp_path / "album.py").write_text(ALBUM)
+    assert _check(tmp_path) == []
+    (tmp_path / "engine.py").write_text(ENGINE_PLAIN + "\nSTEPS = 4\n")
+    stats = tmp_path.parent / f"{tmp_path.name}-stats.jsonl"
+    assert _check(tmp_path, stats) == []
+    run = json.loads(stats.read_text().splitlines()[-1])
+    assert run["pass1"] == 1 and run["cached"] == 1  # engine.py linted again, album.py's result kept
