@@ -19,10 +19,10 @@ from typing import Iterable, Optional
 
 from . import cache as cache_mod
 from .analysis.facts import ModuleFacts, declared_facts
-from .analysis.names import NameTable, module_name_for
-from .analysis.project import Project, RegionView, Sources
+from .analysis.names import NameTable, imports_in_walk_order, module_name_for
+from .analysis.project import Project, RegionView, Sources, TreeShape
 from .analysis.regions import ModuleSummary, ProjectIndex, summarize
-from .analysis.walk import walk_with_parents
+from .analysis.walk import walk_by_type
 from .cache_validity import RegionDigests, TrackedRegionView, probe_dep
 from .config import Settings
 from .model import Finding, Position
@@ -53,6 +53,7 @@ class ParsedFile:
     failure: Optional[ParseFailure] = None
     nodes: Optional[list] = None  # every node of `tree` (walk_with_parents)
     parents: Optional[dict] = None  # node -> its parent node
+    shape: Optional[TreeShape] = None  # nodes, parents and nodes by type, from the one walk
 
 
 def parse_file(source: SourceFile, settings: Settings, with_summary: bool = True) -> ParsedFile:
@@ -63,17 +64,18 @@ def parse_file(source: SourceFile, settings: Settings, with_summary: bool = True
     except ParseFailure as failure:
         return ParsedFile(source, None, None, None, failure)
     module, is_package = module_name_for(source.path)
-    nodes, parents = walk_with_parents(tree)
-    names = NameTable.build(tree, module, is_package, nodes)
+    nodes, parents, by_type = walk_by_type(tree)
+    shape = TreeShape(nodes, parents, by_type, {}, {})
+    names = NameTable.build(tree, module, is_package, imports=imports_in_walk_order(by_type, parents))
     if not with_summary:
-        return ParsedFile(source, tree, names, None, nodes=nodes, parents=parents)
+        return ParsedFile(source, tree, names, None, nodes=nodes, parents=parents, shape=shape)
     summary = summarize(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers)
     if b"compile-lint:" in source.data:
         from .analysis.declared import find_markers
         from .analysis.regions import def_qualnames
 
         summary.declared = find_markers(source.data, tree, def_qualnames(tree), source.path)
-    return ParsedFile(source, tree, names, summary, nodes=nodes, parents=parents)
+    return ParsedFile(source, tree, names, summary, nodes=nodes, parents=parents, shape=shape)
 
 
 def read_source(path: str, data: Optional[bytes] = None) -> SourceFile:
@@ -104,7 +106,7 @@ def run_rules(parsed: ParsedFile, project: Project, codes: Iterable[str], timing
     if parsed.failure is not None:
         return [syntax_finding(parsed)] if SYNTAX_ERROR in codes else []
     facts = ModuleFacts(parsed.source, parsed.tree, parsed.names, nodes=parsed.nodes, parents=parsed.parents, project=project,
-                        summary=parsed.summary)
+                        summary=parsed.summary, shape=parsed.shape)
     data = parsed.source.data
     findings: list[Finding] = []
     rules = all_rules()
@@ -253,7 +255,7 @@ def _lint(task: Task) -> Done:
         if context.regions is not None:  # pass 2: the run's index
             regions = context.regions
         else:  # pass 1: what this file alone implies
-            regions = ProjectIndex([item.summary]).regions() if item.summary is not None else {}
+            regions = single_file_regions(item.summary)
         tracked = TrackedRegionView(regions)
         project = project_for(settings, tracked, context.target_torch, _WORKER["sources"])
         codes = task.codes + task.kept if done.changed else task.codes
@@ -281,6 +283,21 @@ def _lint(task: Task) -> Done:
             raise
         done.error = f"internal error while linting: {type(exc).__name__}: {exc} (set COMPILE_LINT_DEBUG=1 for a traceback, and please report it)"
     return done
+
+
+def single_file_regions(summary: Optional[ModuleSummary]) -> dict:
+    """`ProjectIndex([summary]).regions()`: the regions one file implies alone (pass 1).
+
+    Most files compile and trace nothing, and then their index is empty without being
+    built: an index's regions start only from its sites (the summary's `sites`), from
+    calls of a def that compiles or traces its parameter (a def with `wraps`: an index
+    of one file finds only that file's defs) and from declared regions (the file's
+    `# compile-lint:` markers; pass 1 declares nothing else)."""
+    if summary is None:
+        return {}
+    if not summary.sites and not summary.declared and all(info.wraps is None for info in summary.defs.values()):
+        return {}
+    return ProjectIndex([summary]).regions()
 
 
 def summary_blob(summary) -> Optional[bytes]:

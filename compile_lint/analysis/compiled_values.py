@@ -33,6 +33,7 @@ from .facts import FUNCTION_NODES, Fact, ModuleFacts
 from .project import path_for_module
 from .regions import COMPILE, RegionInfo, Site
 from .torch_api import COMPILE_FUNCS, CUDAGRAPH_MODES
+from .walk import walk
 
 NOT_MODULE_COMPILE = ("re.", "builtins.", "torch.", "regex.")
 
@@ -134,7 +135,7 @@ def _wrapper_compile(names, func: ast.AST) -> Optional[tuple[int, ast.Call]]:
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     params = [a.arg for a in func.args.posonlyargs + func.args.args]
-    for node in ast.walk(func):
+    for node in walk(func):  # ast.walk's order, without its `ctx` nodes
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Call):
             call = node.value
             if names.resolve(call.func) in COMPILE_FUNCS and call.args and isinstance(call.args[0], ast.Name):
@@ -154,6 +155,9 @@ class CompileCalls:
         self.wrappers = tuple(getattr(settings, "compile_wrappers", ()) or ())
         # `torch.compile`, a wrapper def calling it and `m.compile()` all spell "compile"
         self.quiet = b"compile" not in data and not self.wrappers
+        # the last names of the compile functions: `names.resolve(a.b)` ends in `.b`, so a
+        # call of an attribute with another name never resolves to one of them
+        self.ends = frozenset(dotted.rpartition(".")[2] for dotted in COMPILE_FUNCS | set(self.wrappers))
         self.defs: dict[str, ast.AST] = {}  # module-level def name -> node
         for stmt in tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -175,6 +179,9 @@ class CompileCalls:
         and partials), a configured compile wrapper, or a wrapper def of this file."""
         if self.quiet or not isinstance(call, ast.Call):
             return None
+        func = call.func
+        if not (isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and func.attr in self.ends)):
+            return None  # resolves to no compile function, and is no wrapper def of this file
         names = self.names
         dotted = names.resolve(call.func)
         if dotted in COMPILE_FUNCS or (dotted and dotted in self.wrappers):
@@ -481,6 +488,17 @@ class CompiledValues:
         source, tree, names = parsed
         return CompileCalls(tree, names, path, facts.settings, source.data)
 
+    def _maybe_compile_calls(self) -> Iterator[ast.Call]:
+        """The calls of the file that `compile_call` may take for compile calls: a name
+        (torch.compile imported, a partial, a wrapper def of the file) or an attribute
+        named like one of the compile functions (`names.resolve` of `a.b` ends in `.b`);
+        a call of anything else never resolves to one."""
+        ends = self.compiles.ends
+        for call in self.facts.nodes(ast.Call):
+            func = call.func
+            if isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and func.attr in ends):
+                yield call
+
     def may_call_compiled(self, cudagraphs: bool = False) -> bool:
         """Whether any call in this file can reach a compiled callable (cheap pre-check)."""
         if cudagraphs not in self._may_call:
@@ -490,7 +508,7 @@ class CompiledValues:
     def _may_call_compiled(self, cudagraphs: bool) -> bool:
         if any((cc.cudagraphs or not cudagraphs) for *_, cc in self.bindings):
             return True
-        if any(self.compile_call(c) is not None for c in self.facts.nodes(ast.Call)):
+        if not self.compiles.quiet and any(self.compile_call(c) is not None for c in self._maybe_compile_calls()):
             return True
         imported = dict.fromkeys(alias.asname or alias.name for node in self.facts.nodes(ast.ImportFrom) for alias in node.names)
         if not imported:

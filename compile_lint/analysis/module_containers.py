@@ -91,7 +91,7 @@ class ModuleContainersFact(Fact):
             return out  # cheap: no nn.Module subclass, nothing to look for
         for node in candidate_classes(facts):
             if id(node) in module_classes:
-                out += [attr for attr in class_containers(facts, node) if attr.holds_modules]
+                out += class_containers(facts, node)
         return out
 
 
@@ -115,11 +115,7 @@ def candidate_classes(facts: ModuleFacts) -> list[ast.ClassDef]:
         if cls is not None:
             found.setdefault(id(cls), cls)
 
-    local_lists = {
-        (id(facts.enclosing_function(node)), target.id)
-        for node in facts.nodes(ast.Assign) if isinstance(node.value, DISPLAYS)
-        for target in node.targets if isinstance(target, ast.Name)
-    }
+    local_lists = None  # (id(def), name) of the local containers: found when first needed
     factories = {n.name for n in facts.tree.body if isinstance(n, ast.FunctionDef) and not n.name[:1].isupper()}
     for node in facts.nodes(ast.Assign, ast.AnnAssign):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -127,6 +123,8 @@ def candidate_classes(facts: ModuleFacts) -> list[ast.ClassDef]:
         if value is None or not any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
             continue
         if isinstance(value, ast.Name):
+            if local_lists is None:
+                local_lists = _local_containers(facts)
             hit = (id(facts.enclosing_function(node)), value.id) in local_lists
         elif isinstance(value, ast.Call):
             hit = isinstance(value.func, ast.Name) and value.func.id in factories  # may return a list of modules
@@ -145,6 +143,15 @@ def candidate_classes(facts: ModuleFacts) -> list[ast.ClassDef]:
         if isinstance(node.func, ast.Attribute) and node.func.attr in ADDERS and isinstance(node.func.value, ast.Attribute):
             note(node)
     return sorted(found.values(), key=lambda c: (c.lineno, c.col_offset))
+
+
+def _local_containers(facts: ModuleFacts) -> set[tuple[int, str]]:
+    """(id of the enclosing def, name) of every name given a container display."""
+    return {
+        (id(facts.enclosing_function(node)), target.id)
+        for node in facts.nodes(ast.Assign) if isinstance(node.value, DISPLAYS)
+        for target in node.targets if isinstance(target, ast.Name)
+    }
 
 
 class LocalModules:
@@ -351,8 +358,8 @@ def registered_names(facts: ModuleFacts, func: ast.AST, nodes: list[ast.AST]) ->
 
 
 def class_containers(facts: ModuleFacts, cls: ast.ClassDef) -> list[ContainerAttr]:
-    """Every attribute of `cls` first given a plain container and never wrapped, with
-    its items, in source order."""
+    """Every attribute of `cls` first given a plain container that holds modules
+    (`ContainerAttr.holds_modules`) and is never wrapped, with its items, in source order."""
     attrs: dict[str, ContainerAttr] = {}
     registered: dict[int, set[str]] = {}  # id(method) -> registered_names
     uses = _ClassUses(facts, cls, registered)
@@ -360,11 +367,17 @@ def class_containers(facts: ModuleFacts, cls: ast.ClassDef) -> list[ContainerAtt
         me = self_name(method)
         if me is not None and id(method) in uses.writing:
             _Method(facts, me, attrs, cls, registered[id(method)]).run(method)
+    found = [attr for attr in attrs.values() if attr.first is not None and attr.container]
+    if not any(attr.items.modules or attr.items.unknown for attr in found):
+        return []  # holds no module, whatever the class does with it (most classes)
+    uses.visit_methods()
     out = []
-    for attr in attrs.values():
-        if attr.first is None or not attr.container or attr.name in uses.wrapped:
+    for attr in found:
+        if attr.name in uses.wrapped:
             continue
         attr.called = attr.name in uses.called
+        if not attr.holds_modules:
+            continue
         attr.blocker = uses.blocker(attr)
         out.append(attr)
     return sorted(out, key=lambda a: (a.first.lineno, a.first.col_offset))
@@ -372,7 +385,11 @@ def class_containers(facts: ModuleFacts, cls: ast.ClassDef) -> list[ContainerAtt
 
 class _ClassUses:
     """How the methods of a class use its attributes: which ones they wrap or register,
-    which ones' items they call, and uses a module container would not support."""
+    which ones' items they call, and uses a module container would not support.
+
+    In two steps: which methods may fill an attribute and which names they register
+    (needed to find the containers), then, only for a class with a container that may
+    hold modules, every use (`visit_methods`)."""
 
     def __init__(self, facts: ModuleFacts, cls: ast.ClassDef, registered: dict[int, set[str]]):
         self.facts = facts
@@ -381,17 +398,23 @@ class _ClassUses:
         self.attr_calls: dict[str, list[str]] = {}  # attr -> the methods called on it
         self.prepended: set[str] = set()  # `[...] + self.x`
         self.writing: set[int] = set()  # id of each method that may fill an attribute (_Method looks at these)
+        self._walked: list[tuple[list, str]] = []  # (walk(method), its self name) per method
         for method in methods(cls).values():
             me = self_name(method)
             if me is None:
                 continue
             nodes = walk(method)
-            for node in nodes:
-                self._visit(node, me)
+            self._walked.append((nodes, me))
             if any(_may_fill(node) for node in nodes):
                 self.writing.add(id(method))
             names = registered[id(method)] = registered_names(facts, method, nodes)
             self.wrapped |= {n.split(".", 1)[1] for n in names if n.startswith(f"{me}.")}
+
+    def visit_methods(self) -> None:
+        """Every use of an attribute in the methods: wraps, calls of items, methods called."""
+        for nodes, me in self._walked:
+            for node in nodes:
+                self._visit(node, me)
 
     def _visit(self, node: ast.AST, me: str) -> None:
         if isinstance(node, ast.Call):

@@ -122,6 +122,25 @@ def _module_level(body):
             yield from _module_level(stmt.finalbody)
 
 
+def imports_in_walk_order(by_type: dict, parents: dict) -> list:
+    """The `import` and `from ... import` statements of a tree in breadth-first walk
+    order (walk_by_type), from its nodes by type. Breadth-first order is depth-first
+    order stably sorted by depth, and statements (unlike expressions) come depth-first
+    in source order, so (depth, line, column) sorts them as the walk meets them."""
+    found = by_type.get(ast.Import, []) + by_type.get(ast.ImportFrom, [])
+    if not (ast.Import in by_type and ast.ImportFrom in by_type):
+        return found  # one kind: already in walk order
+
+    def depth(node) -> int:
+        n = 0
+        while node in parents:
+            node = parents[node]
+            n += 1
+        return n
+
+    return sorted(found, key=lambda node: (depth(node), node.lineno, node.col_offset))
+
+
 @dataclass
 class NameTable:
     module: str = ""
@@ -132,11 +151,14 @@ class NameTable:
 
     # -- building -------------------------------------------------------------
     @classmethod
-    def build(cls, tree: ast.Module, module: str = "", is_package: bool = False, nodes=None) -> "NameTable":
-        """`nodes`: every node of `tree` when the caller has already walked it."""
+    def build(cls, tree: ast.Module, module: str = "", is_package: bool = False, nodes=None, imports=None) -> "NameTable":
+        """`nodes`: every node of `tree` when the caller has already walked it;
+        `imports`: only its `import` statements, in that walk's order (imports_in_walk_order)."""
         table = cls(module=module, is_package=is_package)
         conflicted: set[str] = set()
-        for node in nodes if nodes is not None else ast.walk(tree):
+        if imports is None:
+            imports = nodes if nodes is not None else ast.walk(tree)
+        for node in imports:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:

@@ -48,6 +48,7 @@ COMMON_METHODS = frozenset(
     "setdefault copy_ fill_ masked_fill index_select gather scatter clamp pow mul add sub div matmul flatten".split()
 )
 VALUE_ARGS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Starred, ast.Lambda, ast.IfExp, ast.List, ast.Tuple, ast.Dict)
+_VALUE_ARG_TYPES = frozenset(VALUE_ARGS)
 NOT_PROJECT = ("torch.", "builtins.", "numpy.", "os.", "math.", "re.", "logging.", "json.", "random.", "time.", "sys.", "typing.")
 # nn.Module methods that return the module itself: `Net().to(dev).eval()` is a Net
 RETURNS_SELF = frozenset(
@@ -278,7 +279,12 @@ _KIND = {
     ast.Nonlocal: _DECLARES,
 }
 _LEAVES = frozenset({ast.Name, ast.Constant})
-_SKIP_FIELDS = frozenset({"ctx", "type_comment", "type_ignores"})
+# fields `_scan_scopes` need not read: `ctx`, and those that never hold a node it looks
+# for (names, numbers and flags; `names` of an import holds aliases, of `global` strings)
+_SKIP_FIELDS = frozenset(
+    {"ctx", "type_comment", "type_ignores", "id", "attr", "arg", "name", "asname", "module", "level", "kind",
+     "conversion", "is_async", "simple", "tag", "rest", "kwd_attrs", "names"}
+)
 _REVERSED_FIELDS: dict = {}
 
 
@@ -538,8 +544,16 @@ class _Summarizer:
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
         if name is None or name.startswith("__") or name in COMMON_METHODS:
             return
-        if not any(type(a) in VALUE_ARGS for a in node.args) and not any(type(k.value) in VALUE_ARGS for k in node.keywords):
-            return  # only literals and arithmetic: no model or function passed
+        value_args = _VALUE_ARG_TYPES
+        for arg in node.args:
+            if arg.__class__ in value_args:
+                break
+        else:
+            for keyword in node.keywords:
+                if keyword.value.__class__ in value_args:
+                    break
+            else:
+                return  # only literals and arithmetic: no model or function passed
         dotted = self.names.resolve(func)
         if dotted is not None and dotted.startswith(NOT_PROJECT):
             return
@@ -547,9 +561,10 @@ class _Summarizer:
         if callee is None:
             return
         terms = self.terms
-        args = tuple(terms.term(a, scope, node.lineno) for a in node.args[:8])
-        kws = tuple((k.arg, terms.term(k.value, scope, node.lineno)) for k in node.keywords[:8] if k.arg)
-        if any(a is not None for a in args) or any(t is not None for _k, t in kws):
+        row = node.lineno
+        args = tuple([terms.term(a, scope, row) for a in node.args[:8]])
+        kws = tuple([(k.arg, terms.term(k.value, scope, row)) for k in node.keywords[:8] if k.arg])
+        if args.count(None) < len(args) or any(t is not None for _k, t in kws):
             self.summary.calls.append((name, callee, args, kws))
 
     def _visit_lambda(self, node: ast.Lambda, local, cls, cls_dotted, scope: Scope) -> None:

@@ -210,8 +210,8 @@ class TermBuilder:
                     func = (G, partial.target)
             if func[0] == G and func[1].startswith(OPAQUE_CALLS) and func[1] not in ARGS_MATTER:
                 return (CALL, func, (), ())  # `torch.cat(...)`: what it returns does not hang on its arguments
-            args = tuple(self.term(a, scope, row) for a in expr.args[:MAX_ARGS])
-            kws = tuple((k.arg, self.term(k.value, scope, row)) for k in expr.keywords[:MAX_ARGS] if k.arg)
+            args = tuple([self.term(a, scope, row) for a in expr.args[:MAX_ARGS]])
+            kws = tuple([(k.arg, self.term(k.value, scope, row)) for k in expr.keywords[:MAX_ARGS] if k.arg])
             return (CALL, func, args, kws)
         if t is _Subscript:
             inner = self.term(expr.value, scope, row)
@@ -221,9 +221,9 @@ class TermBuilder:
             key = index.value if isinstance(index, _Constant) and isinstance(index.value, int) else None
             return (ITEM, inner, key)
         if t in (_List, _Tuple, _Set):
-            return (SEQ, tuple(self.term(e, scope, row) for e in expr.elts[:MAX_ARGS]), not any(isinstance(e, _Starred) for e in expr.elts))
+            return (SEQ, tuple([self.term(e, scope, row) for e in expr.elts[:MAX_ARGS]]), not any([isinstance(e, _Starred) for e in expr.elts]))
         if t is _Dict:
-            return (SEQ, tuple(self.term(v, scope, row) for v in expr.values[:MAX_ARGS] if v is not None), False)
+            return (SEQ, tuple([self.term(v, scope, row) for v in expr.values[:MAX_ARGS] if v is not None]), False)
         if t in (_ListComp, _GeneratorExp, _SetComp):
             return (SEQ, (self.term(expr.elt, scope, row),), False)
         if t is _DictComp:
@@ -231,7 +231,7 @@ class TermBuilder:
         if t is _IfExp:
             return (UNION, (self.term(expr.body, scope, row), self.term(expr.orelse, scope, row)))
         if t is _BoolOp:
-            return (UNION, tuple(self.term(v, scope, row) for v in expr.values))
+            return (UNION, tuple([self.term(v, scope, row) for v in expr.values]))
         if t is _Starred:
             inner = self.term(expr.value, scope, row)
             return (STAR, inner) if inner is not None else None
@@ -282,7 +282,7 @@ class TermBuilder:
             if head in TYPING_WRAPPERS:
                 inner = ann.slice
                 parts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
-                return (UNION, tuple(self.annotation_term(p, scope) for p in parts))
+                return (UNION, tuple([self.annotation_term(p, scope) for p in parts]))
             return None
         if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
             return (UNION, (self.annotation_term(ann.left, scope), self.annotation_term(ann.right, scope)))

@@ -64,6 +64,38 @@ def walk_with_parents(node: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.A
     return out, parents
 
 
+def walk_by_type(node: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.AST], dict[type, list[ast.AST]]]:
+    """walk_with_parents(node), and its nodes by type (each list in walk order, as
+    `TreeShape.of` sorts them): the one walk of a linted file."""
+    out = [node]
+    parents: dict[ast.AST, ast.AST] = {}
+    by_type: dict[type, list[ast.AST]] = {}
+    append = out.append
+    known = _FIELDS
+    AST = ast.AST
+    for current in out:  # grows while it is read: breadth-first
+        cls = current.__class__
+        same = by_type.get(cls)
+        if same is None:
+            by_type[cls] = [current]
+        else:
+            same.append(current)
+        names = known.get(cls)
+        if names is None:
+            names = _fields(cls)
+        for name in names:
+            value = getattr(current, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        parents[item] = current
+                        append(item)
+            elif isinstance(value, AST):
+                parents[value] = current
+                append(value)
+    return out, parents, by_type
+
+
 def _walk_plain(node: ast.AST) -> list[ast.AST]:
     out = [node]
     append = out.append
