@@ -51,11 +51,20 @@ def _python_sources():
 def test_walk_by_type_is_walk_with_parents_and_tree_shape():
     for path, data in _python_sources():
         tree = ast.parse(data)
-        nodes, parents = walk_with_parents(tree)
+        # the reference: ast's own children breadth-first, without the `ctx` markers the
+        # walks skip (walk_with_parents is walk_by_type)
+        nodes, parents = [tree], {}
+        for node in nodes:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr_context):
+                    continue
+                parents[child] = node
+                nodes.append(child)
         shape = TreeShape.of(tree, nodes, parents)
         nodes2, parents2, by_type = walk_by_type(tree)
         assert [id(n) for n in nodes2] == [id(n) for n in nodes], path
         assert parents2 == parents, path
+        assert walk_with_parents(tree)[1] == parents, path
         assert list(by_type) == list(shape.by_type), path
         for cls, found in by_type.items():
             assert [id(n) for n in found] == [id(n) for n in shape.by_type[cls]], (path, cls)

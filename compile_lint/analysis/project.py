@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, NamedTuple, Opti
 from ..source import ParseFailure, SourceFile
 from .names import NameTable, import_root, module_name_for
 from .regions import RegionInfo
-from .walk import walk_with_parents
+from .walk import walk_by_type
 
 if TYPE_CHECKING:
     from .facts import ModuleFacts
@@ -114,8 +114,9 @@ class TreeShape(NamedTuple):
     def of(cls, tree, nodes: Optional[list] = None, parents: Optional[dict] = None) -> "TreeShape":
         """The shape of `tree`, from its walk_with_parents when the caller has it."""
         if nodes is None or parents is None:
-            nodes, parents = walk_with_parents(tree)
-        by_type: dict[type, list] = {}
+            nodes, parents, by_type = walk_by_type(tree)
+            return cls(nodes, parents, by_type, {}, {})
+        by_type = {}
         for node in nodes:
             by_type.setdefault(node.__class__, []).append(node)
         return cls(nodes, parents, by_type, {}, {})

@@ -41,27 +41,8 @@ def walk_with_parents(node: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.A
     parent makes every tree a reference cycle, which only the cyclic GC frees. With the
     dict a file's trees and facts go as soon as the file is linted (the collections
     had cost a quarter of a cold run's CPU, bench/results.md)."""
-    out = [node]
-    parents: dict[ast.AST, ast.AST] = {}
-    append = out.append
-    known = _FIELDS
-    AST = ast.AST
-    for current in out:  # grows while it is read: breadth-first
-        cls = current.__class__
-        names = known.get(cls)
-        if names is None:
-            names = _fields(cls)
-        for name in names:
-            value = getattr(current, name, None)
-            if value.__class__ is list:
-                for item in value:
-                    if isinstance(item, AST):
-                        parents[item] = current
-                        append(item)
-            elif isinstance(value, AST):
-                parents[value] = current
-                append(value)
-    return out, parents
+    nodes, parents, _by_type = walk_by_type(node)
+    return nodes, parents
 
 
 def walk_by_type(node: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.AST], dict[type, list[ast.AST]]]:
