@@ -77,21 +77,24 @@ def norm_target(target: str) -> str:
 def regions_command_available(python: str) -> bool:
     proc = subprocess.run(
         [python, "-m", "compile_lint", "regions", "--help"],
-        cwd=ROOT, capture_output=True, text=True, env=_env(),
+        cwd=CODE, capture_output=True, text=True, env=_env(),
     )
     return proc.returncode == 0
 
 
+CODE = ROOT  # the checkout whose compile_lint answers (--code)
+
+
 def _env() -> dict:
     env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = CODE + os.pathsep + env.get("PYTHONPATH", "")
     return env
 
 
 def sites_by_command(python: str, app_dir: str) -> list[Found]:
     proc = subprocess.run(
         [python, "-m", "compile_lint", "regions", app_dir, "--output-format", "json"],
-        cwd=ROOT, capture_output=True, text=True, env=_env(),
+        cwd=CODE, capture_output=True, text=True, env=_env(),
     )
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"compile-lint regions {app_dir} exited {proc.returncode}: {proc.stderr[-2000:]}")
@@ -196,9 +199,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--via", choices=["auto", "command", "api"], default="auto",
                         help="ask `compile-lint regions` (command) or the Python API (api); auto: command if it exists")
     parser.add_argument("--python", default=sys.executable, help="interpreter for `compile-lint regions`")
+    parser.add_argument("--code", default=ROOT, help="checkout whose compile_lint answers (default: this one)")
     parser.add_argument("--misses", action="store_true", help="list every site not resolved correctly")
     parser.add_argument("--json", help="write per-site outcomes here")
     args = parser.parse_args(argv)
+    global CODE
+    CODE = os.path.abspath(args.code)
 
     with open(args.sites, "rb") as fh:
         truth = tomllib.load(fh)

@@ -4,6 +4,7 @@
 #   bench/apps/materialize.sh DEST                 # git clone from GitHub (needs network)
 #   bench/apps/materialize.sh DEST SNAPSHOTS       # from local bare snapshots:
 #        SNAPSHOTS/<owner>+<name>/repo (a git dir holding the pinned commit)
+#   APPS_TOML=bench/testset/apps.toml bench/apps/materialize.sh DEST [SNAPSHOTS]   # another app list
 #
 # Each app lands in DEST/<owner>__<name>/ with only its .py/.toml/.cfg files (what the
 # linter reads), at the pinned commit, minus the app's `exclude` folders.
@@ -13,7 +14,7 @@ snapshots=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
 py=${PYTHON:-python3}
 mkdir -p "$dest"
-"$py" - "$here/apps.toml" <<'PY' |
+"$py" - "${APPS_TOML:-$here/apps.toml}" <<'PY' |
 import sys
 try:
     import tomllib
