@@ -20,6 +20,7 @@ from ..source import SourceFile
 from .names import NameTable, import_prefixes
 from .project import Project, RegionView, TreeShape, kinds_of
 from .regions import RegionInfo, def_qualnames, lambda_qualname
+from .semantic import SemanticModel
 
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -163,8 +164,15 @@ class ModuleFacts:
         return node
 
     # -- names -----------------------------------------------------------------
+    @cached_property
+    def semantic(self) -> SemanticModel:
+        """The file's semantic model: scopes and what a name holds where it is used."""
+        return SemanticModel(self.tree, self.names, self._parents.get)
+
     def resolve(self, expr: ast.AST) -> Optional[str]:
-        return self.names.resolve(expr)
+        """The dotted name `expr` stands for where it is, through imports, aliases and
+        scopes (a parameter shadowing a module-level import is not that import)."""
+        return self.semantic.resolve(expr)
 
     def calls_to(self, *dotted: str) -> Iterator[ast.Call]:
         wanted = set(dotted)

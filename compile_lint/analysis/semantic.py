@@ -1,0 +1,288 @@
+"""The semantic model of one file: scopes, what a name is bound to where it is used,
+and what an expression stands for there.
+
+Every rule and analysis asks it, through `ModuleFacts` (`facts.resolve`,
+`facts.semantic`), instead of reading the module's import table (`NameTable`) alone:
+that table knows the names the module binds, not the scopes below it, so a function
+parameter `config` would "be" `torch._inductor.config` wherever the module imports it
+under that name (84 false CL501 findings in one public app).
+
+Scopes follow Python's rules (the language reference, "Resolution of names"):
+- a function or lambda: its parameters and every name its body binds (assignment,
+  augmented assignment, `for`/`with`/`except` targets, `import`, nested `def`/`class`,
+  `:=`, `match` captures), unless the body declares it `global` or `nonlocal`;
+- a class body: the names bound directly in it, seen by the statements of the body
+  itself and not by its methods;
+- a comprehension: its `for` targets, seen by its element and conditions (its first
+  iterable is evaluated in the enclosing scope);
+- the module: `NameTable`, built from the module's imports and definitions.
+A name bound by an `import` in a function resolves to what that import names; a name
+bound any other way in an enclosing function or class is that local value, which the
+import table cannot name: `resolve` says None (unknown), never the module's meaning.
+
+The value half of the model (what an expression can hold across files: classes,
+instances, functions, compiled wrappers, unions with an explicit unknown) is
+analysis/values.py, which builds its terms with the same scopes.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Callable, Optional
+
+from .names import NameTable
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda) + _COMPREHENSIONS
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+LOCAL = None  # a name bound in a function or class by something other than an import
+
+
+class ScopeNames:
+    """The names one scope binds: name -> the dotted name an `import` there gives it,
+    or LOCAL for any other binding (a parameter, an assignment, a loop target, ...).
+    `declared_global`: names the scope declares `global` (they are the module's)."""
+
+    __slots__ = ("bound", "declared_global")
+
+    def __init__(self):
+        self.bound: dict[str, Optional[str]] = {}
+        self.declared_global: set[str] = set()
+
+
+class SemanticModel:
+    """Scopes and scope-aware name resolution for one parsed file.
+
+    `parent_of(node)` gives a node's parent (the engine's links); a scope's names are
+    collected on first use, so a file whose names never meet a shadowing question pays
+    nothing."""
+
+    def __init__(self, tree: ast.Module, names: NameTable, parent_of: Callable[[ast.AST], Optional[ast.AST]]):
+        self.tree = tree
+        self.names = names
+        self.parent_of = parent_of
+        self._scopes: dict[int, tuple[ast.AST, ScopeNames]] = {}
+        self._attr_memo: dict[int, tuple[ast.AST, Optional[str]]] = {}
+        self._name_memo: dict[int, tuple[ast.AST, Optional[str]]] = {}
+
+    # -- resolution ----------------------------------------------------------------
+    def resolve(self, expr: ast.AST) -> Optional[str]:
+        """The dotted name `expr` stands for where it is (`T.compile` -> "torch.compile"
+        after `import torch as T`), or None when unknown: a name some enclosing
+        function or class binds locally is what that binding holds, not an import."""
+        if isinstance(expr, ast.Name):
+            return self.resolve_name_at(expr.id, expr)
+        if isinstance(expr, ast.Attribute):
+            hit = self._attr_memo.get(id(expr))
+            if hit is not None and hit[0] is expr:  # the node is kept: its id is not reused
+                return hit[1]
+            base = self.resolve(expr.value)
+            dotted = f"{base}.{expr.attr}" if base else None
+            self._attr_memo[id(expr)] = (expr, dotted)
+            return dotted
+        return None
+
+    def resolve_name_at(self, name: str, node: ast.AST) -> Optional[str]:
+        """`resolve` of the name `name` used at `node`."""
+        table_meaning = self.names.resolve_name(name)
+        module = self._module_scope
+        if table_meaning is None and name not in module.bound:
+            return None  # a plain local, or unknown: no scope can make it a dotted name
+        hit = self._name_memo.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        found, dotted = self.local_binding(name, node)
+        if not found:
+            # the module's own binding: an import there names its target (the table
+            # drops a name that two scopes import differently); an alias or a def of
+            # the module is what the table says
+            dotted = module.bound.get(name) or table_meaning
+        self._name_memo[id(node)] = (node, dotted)
+        return dotted
+
+    @property
+    def _module_scope(self) -> ScopeNames:
+        found = self.__dict__.get("_module_names")
+        if found is None:
+            found = self.__dict__["_module_names"] = _collect(self.tree, self.names)
+        return found
+
+    def is_shadowed(self, name: ast.Name) -> bool:
+        """`name` is bound in a function, class or comprehension around it (so the
+        module's import of that name is not what it holds there)."""
+        found, dotted = self.local_binding(name.id, name)
+        return found and dotted is None
+
+    def local_binding(self, name: str, node: ast.AST) -> tuple[bool, Optional[str]]:
+        """(True, what an import there names or None) for the innermost scope around
+        `node` that binds `name` below the module; (False, None) when only the module
+        (or nothing) binds it."""
+        child, parent = node, self.parent_of(node)
+        in_class_body = True  # a class scope is seen only by its own body's statements
+        stmt = ast.stmt
+        while parent is not None:
+            cls = parent.__class__
+            if cls in _COMPREHENSION_TYPES:
+                # the first iterable runs in the enclosing scope
+                if not (parent.generators and child is parent.generators[0].iter):
+                    if name in _comprehension_targets(parent):
+                        return True, LOCAL
+                    in_class_body = False
+            elif cls in _FUNCTION_TYPES:
+                # decorators, defaults and annotations run in the enclosing scope
+                inside = child is parent.body if cls is ast.Lambda else isinstance(child, stmt)
+                if inside:
+                    scope = self._names_of(parent)
+                    if name in scope.declared_global:
+                        return False, None
+                    if name in scope.bound:
+                        return True, scope.bound[name]
+                    in_class_body = False
+            elif cls is ast.ClassDef:
+                if in_class_body and isinstance(child, stmt):
+                    scope = self._names_of(parent)
+                    if name in scope.declared_global:
+                        return False, None
+                    if name in scope.bound:
+                        return True, scope.bound[name]
+                in_class_body = False
+            child, parent = parent, self.parent_of(parent)
+        return False, None
+
+    # -- scopes ----------------------------------------------------------------------
+    def _names_of(self, scope: ast.AST) -> ScopeNames:
+        hit = self._scopes.get(id(scope))
+        if hit is not None and hit[0] is scope:
+            return hit[1]
+        found = _collect(scope, self.names)
+        self._scopes[id(scope)] = (scope, found)
+        return found
+
+
+
+def _comprehension_targets(comp: ast.AST) -> set:
+    out: set = set()
+    for gen in comp.generators:
+        _target_names(gen.target, out)
+    return out
+
+
+_COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
+_FUNCTION_TYPES = frozenset(_FUNCTIONS)
+
+
+def _collect(scope: ast.AST, names: NameTable) -> ScopeNames:
+    """The names a function, lambda or class body binds (not descending into nested
+    scopes, whose own names stay theirs)."""
+    found = ScopeNames()
+    bound = found.bound
+    if isinstance(scope, _FUNCTIONS):
+        args = scope.args
+        for arg in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg):
+            if arg is not None:
+                bound[arg.arg] = LOCAL
+        if isinstance(scope, ast.Lambda):
+            _expression_bindings(scope.body, bound)
+            return found
+    declared: set = set()
+    stack = list(reversed(scope.body))
+    while stack:
+        node = stack.pop()
+        t = node.__class__
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            bound[node.name] = LOCAL
+            for part in node.decorator_list:
+                _expression_bindings(part, bound)
+            continue
+        if t is ast.Import:
+            for alias in node.names:
+                if alias.asname:
+                    bound[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".", 1)[0]
+                    bound[top] = top
+            continue
+        if t is ast.ImportFrom:
+            base = names._absolute_from(node)
+            for alias in node.names:
+                if alias.name != "*":
+                    bound[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+            continue
+        if t is ast.Global:
+            found.declared_global.update(node.names)
+            declared.update(node.names)
+            continue
+        if t is ast.Nonlocal:
+            declared.update(node.names)
+            continue
+        targets: list = []
+        if t is ast.Assign:
+            targets = node.targets
+        elif t in (ast.AnnAssign, ast.AugAssign):
+            targets = [node.target] if node.__class__ is not ast.AnnAssign or node.value is not None or isinstance(node.target, ast.Name) else []
+        elif t in (ast.For, ast.AsyncFor):
+            targets = [node.target]
+        elif t in (ast.With, ast.AsyncWith):
+            targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+        elif t is ast.ExceptHandler:
+            if node.name:
+                bound[node.name] = LOCAL
+        elif t.__name__ == "match_case":
+            _pattern_names(node.pattern, bound)
+        names_here: set = set()
+        for target in targets:
+            _target_names(target, names_here)
+        for name in names_here:
+            bound[name] = LOCAL
+        # `:=` anywhere in the statement's expressions binds in this scope
+        for field in t._fields:
+            value = getattr(node, field, None)
+            if field in _BLOCKS:
+                stack.extend(reversed([v for v in value if isinstance(v, ast.AST)]))
+            elif isinstance(value, ast.AST) and not isinstance(value, ast.expr_context):
+                if isinstance(value, ast.expr):
+                    _expression_bindings(value, bound)
+                elif isinstance(value, ast.pattern):
+                    _pattern_names(value, bound)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.expr):
+                        _expression_bindings(item, bound)
+                    elif isinstance(item, ast.withitem):
+                        _expression_bindings(item.context_expr, bound)
+    for name in declared:
+        bound.pop(name, None)
+    return found
+
+
+def _expression_bindings(expr: ast.AST, bound: dict) -> None:
+    """`x := ...` inside an expression binds `x` in the enclosing function (also from
+    inside a comprehension); other nested scopes keep their names."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+            bound[node.target.id] = LOCAL
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _pattern_names(pattern: ast.AST, bound: dict) -> None:
+    for node in ast.walk(pattern):
+        name = getattr(node, "name", None)
+        if isinstance(name, str) and isinstance(node, (ast.MatchAs, ast.MatchStar)):
+            bound[name] = LOCAL
+        rest = getattr(node, "rest", None)
+        if isinstance(rest, str):
+            bound[rest] = LOCAL
+
+
+def _target_names(target: ast.AST, out: set) -> None:
+    if isinstance(target, ast.Name):
+        out.add(target.id)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for elt in target.elts:
+            _target_names(elt, out)
+    elif isinstance(target, ast.Starred):
+        _target_names(target.value, out)
