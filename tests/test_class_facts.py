@@ -102,3 +102,54 @@ def test_python_kind(expr, kind):
     facts = facts_of(f"import torch\nv = {expr}\n")
     value = next(facts.nodes(ast.Assign)).value
     assert classes.python_kind(facts, value, {}) == kind
+
+
+def test_another_frameworks_module_is_no_torch_module(tmp_path):
+    """MegEngine's `M.Module` defines `forward` and holds layers, as a torch module
+    does: CL201 fired on it and its unsafe fix would import torch (issue 19). A base of
+    a package known to build on torch, and a project base read from its own file, still
+    count."""
+    from compile_lint.config import Settings
+    from compile_lint.engine import Linter, Selection
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "base.py").write_text("import torch\nclass Backbone(torch.nn.Module):\n    pass\nclass Plain:\n    pass\n")
+    (tmp_path / "nets.py").write_text(textwrap.dedent('''
+        import megengine.module as M
+        import pytorch_lightning as pl
+        import torch
+        from base import Backbone, Plain
+
+        class MegBlock(M.Module):
+            def forward(self, x):
+                return x
+
+        class MegNet(M.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = [MegBlock() for _ in range(2)]
+            def forward(self, x):
+                return x
+
+        class LitNet(pl.LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.layers = [torch.nn.Conv2d(3, 3, 1) for _ in range(2)]
+            def forward(self, x):
+                return x
+
+        class Own(Backbone):
+            def __init__(self):
+                super().__init__()
+                self.layers = [torch.nn.Conv2d(3, 3, 1) for _ in range(2)]
+
+        class NotTorch(Plain):
+            def __init__(self):
+                super().__init__()
+                self.layers = [torch.nn.Conv2d(3, 3, 1) for _ in range(2)]
+            def forward(self, x):
+                return x
+    '''))
+    linter = Linter(lambda _p: Settings(root=str(tmp_path)), Selection(select=("CL201",)))
+    rows = sorted(f.row for r in linter.lint([str(tmp_path / "nets.py")]) for f in r.findings)
+    assert rows == [21, 28]

@@ -89,9 +89,23 @@ def is_torch_module_name(dotted: Optional[str]) -> bool:
     return last[:1].isupper() and last not in NOT_MODULES
 
 
+# Packages whose model base classes derive from torch.nn.Module (`pl.LightningModule`,
+# `diffusers.ModelMixin`, `transformers.PreTrainedModel`, ...): a class of another
+# package that is not one of these is not taken for a torch module, however it looks
+# (`megengine.module.Module` defines `forward` and holds layers too: issue 19)
+TORCH_MODEL_PACKAGES = (
+    "lightning.", "pytorch_lightning.", "diffusers.", "transformers.", "timm.", "torchvision.", "torchaudio.",
+    "kornia.", "mmengine.", "mmcv.", "mmdet.", "mmseg.", "mmagic.", "basicsr.", "spandrel.", "monai.",
+    "detectron2.", "fairseq.", "torchmetrics.", "peft.", "accelerate.", "segmentation_models_pytorch.",
+    "ultralytics.", "lpips.", "einops.layers.torch.", "open_clip.", "clip.", "xformers.", "torch_geometric.",
+)
+
+
 def is_module_class(facts: ModuleFacts, cls: ast.ClassDef, _depth: int = 0) -> bool:
-    """An `nn.Module` subclass: a torch.nn base, a module class of this file, or a
-    base from another project file when the class defines `forward`."""
+    """An `nn.Module` subclass: its bases reach torch.nn's through classes of this
+    file, of other project files (read through the project), or of a package known to
+    build on torch (TORCH_MODEL_PACKAGES). A base that is none of these (another
+    framework's `Module`) makes no torch module."""
     if _depth > 8:
         return False
     for base in cls.bases:
@@ -99,12 +113,59 @@ def is_module_class(facts: ModuleFacts, cls: ast.ClassDef, _depth: int = 0) -> b
         if is_torch_module_name(dotted):
             return True
         local = local_class(facts, dotted)
-        if local is not None and local is not cls and is_module_class(facts, local, _depth + 1):
-            return True
-        if dotted and local is None and not dotted.startswith(("torch.", "builtins.", "typing.", "abc.", "enum.")):
-            if "forward" in methods(cls):
+        if local is not None:
+            if local is not cls and is_module_class(facts, local, _depth + 1):
+                return True
+        elif dotted and not dotted.startswith(("torch.", "builtins.", "typing.", "abc.", "enum.")):
+            found = _other_module_class(facts, dotted, _depth + 1)
+            if found or (found is None and "forward" in methods(cls)):
                 return True
     return False
+
+
+def _is_own_module(facts: ModuleFacts, dotted: str) -> bool:
+    """`dotted` names code of this file's own package: a relative import binds it, or it
+    starts with the file's top package."""
+    module = facts.names.module
+    if "." in module and dotted.split(".", 1)[0] == module.split(".", 1)[0]:
+        return True
+    for node in facts.nodes(ast.ImportFrom):
+        if node.level:
+            base = facts.names._absolute_from(node)
+            if dotted == base or dotted.startswith(base + "."):
+                return True
+    return False
+
+
+def _other_module_class(facts: ModuleFacts, dotted: str, depth: int) -> Optional[bool]:
+    """Whether the class `dotted` of another file or package is a torch module; None
+    when it is the project's own (its package is this file's) but cannot be read."""
+    if depth > 8:
+        return False
+    if dotted.startswith(TORCH_MODEL_PACKAGES):
+        return True
+    from .project import path_for_module
+
+    module, _, name = dotted.rpartition(".")
+    path = path_for_module(facts, module) if module else None
+    if path is None:
+        # a project module that is not there to read (a partial checkout, a test), or
+        # another package that is not known to build on torch (another framework)
+        return None if _is_own_module(facts, dotted) else False
+    other = facts.project.facts_for_path(facts, path)
+    if other is None:
+        return None
+    for node in other.tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return is_module_class(other, node, depth)
+    # a re-export (`from .blocks import Block` in a package's __init__)
+    again = other.names.resolve_name(name)
+    if again and again != dotted and not again.endswith(f".{other.names.module}.{name}"):
+        if is_torch_module_name(again):
+            return True
+        if not again.startswith(("torch.", "builtins.")):
+            return _other_module_class(other, again, depth + 1)
+    return None
 
 
 def strip_returns_self(expr: ast.AST) -> ast.AST:

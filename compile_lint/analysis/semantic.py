@@ -40,14 +40,25 @@ LOCAL = None  # a name bound in a function or class by something other than an i
 
 class ScopeNames:
     """The names one scope binds: name -> the dotted name an `import` there gives it,
-    or LOCAL for any other binding (a parameter, an assignment, a loop target, ...).
+    or LOCAL for any other binding (a parameter, an assignment, a loop target, ...),
+    and for a name bound two different ways (`try: from x import f` / `except: def
+    f`): which one holds is not known statically.
     `declared_global`: names the scope declares `global` (they are the module's)."""
 
     __slots__ = ("bound", "declared_global")
 
     def __init__(self):
-        self.bound: dict[str, Optional[str]] = {}
+        self.bound: _Bindings = _Bindings()
         self.declared_global: set[str] = set()
+
+
+class _Bindings(dict):
+    """name -> import target or LOCAL; a second, different binding makes it LOCAL."""
+
+    def __setitem__(self, name: str, value: Optional[str]) -> None:
+        if name in self and self[name] != value:
+            value = LOCAL
+        dict.__setitem__(self, name, value)
 
 
 class SemanticModel:

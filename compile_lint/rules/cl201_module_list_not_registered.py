@@ -27,6 +27,13 @@ class ModuleListNotRegistered(Rule):
     (`for layer in self.layers: x = layer(x)`), unless it comes from a transforms
     library (`torchvision.transforms`, `albumentations`, `kornia.augmentation`, ...).
 
+    Only torch modules are looked at: a class whose bases reach `torch.nn.Module`
+    through classes of the file, of other project files (read for it), or of a package
+    known to build on torch (Lightning, diffusers, transformers, timm, ...). Another
+    framework's module (`megengine.module.Module` also has `forward` and holds layers)
+    is not one, and the fix never wraps its layers in torch containers
+    (tests/test_class_facts.py, from a public detection app).
+
     ## Why is this bad?
     `nn.Module` registers submodules assigned to attributes, not those inside Python
     containers. The layers in the list are invisible to the module: `parameters()`
