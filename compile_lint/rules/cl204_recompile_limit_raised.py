@@ -57,6 +57,46 @@ def _launches_at_import(facts) -> bool:
     return False
 
 
+def _main_guard_calls(facts) -> set:
+    """Names the module's `if __name__ == "__main__":` blocks call or hand to a runner
+    (`main()`, `cli()`, `fire.Fire(main)`, `typer.run(main)`)."""
+    called: set = set()
+    for stmt in facts.tree.body:
+        if not (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)
+                and isinstance(stmt.test.left, ast.Name) and stmt.test.left.id == "__name__"):
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call):
+                for part in [node.func, *node.args]:
+                    if isinstance(part, ast.Name):
+                        called.add(part.id)
+    return called
+
+
+def _in_program_entry(facts, node) -> bool:
+    """The line runs in the program's own entry point: a module-level def its
+    `__main__` guard calls, or a command of a CLI group it runs (`@cli.command()`,
+    `@click.command()`), in a file that has such a guard: a script, not a library."""
+    top = None
+    for anc in facts.ancestors(node):
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef)) and facts.parent(anc) is facts.tree:
+            top = anc
+    if top is None:
+        return False
+    called = _main_guard_calls(facts)
+    if not called:
+        return False
+    if top.name in called:
+        return True
+    for deco in top.decorator_list:
+        func = deco.func if isinstance(deco, ast.Call) else deco
+        if isinstance(func, ast.Attribute) and func.attr in ("command", "group"):
+            base = func.value
+            if (isinstance(base, ast.Name) and base.id in called) or (facts.resolve(func) or "").startswith(("click.", "typer.")):
+                return True
+    return False
+
+
 class RecompileLimitRaised(Rule):
     """
     ## What it does
@@ -98,7 +138,8 @@ class RecompileLimitRaised(Rule):
 
     Not reported: in a program's own script (module-level code reads the launch:
     `os.environ["RANK"]`, `sys.argv`, `parse_args()`, `init_process_group`; or the line
-    is under `if __name__ == "__main__":`), a per-frame limit at or below the
+    is under `if __name__ == "__main__":`, or in the def that guard calls, or in a
+    command of the CLI it runs: `@click.command()`, `@cli.command()`), a per-frame limit at or below the
     process-wide total's default (`accumulated_recompile_limit`, 256 on torch 2.13, read
     from `torch._dynamo.config`): it reaches no other program and still stops a storm.
     Values at or below the default (8; 256 for the accumulated
@@ -130,6 +171,22 @@ class RecompileLimitRaised(Rule):
             torch._dynamo.config.recompile_limit = 64
             """,
             note="a launched script's own bounded limit (modded-nanogpt): no importer, still below the total's 256",
+        ),
+        Case(
+            """
+            import click
+            import torch
+
+            @click.command()
+            @click.option("--steps", default=10)
+            def main(steps):
+                torch._dynamo.config.cache_size_limit = 64
+                run(steps)
+
+            if __name__ == "__main__":
+                main()
+            """,
+            note="a click CLI script's own entry point (a public app run as __main__): no importer, below 256",
         ),
         Case("import torch._dynamo\ntorch._dynamo.config.recompile_limit = 8\n", note="the default"),
         Case("import torch._dynamo.config as dc\ndc.recompile_limit = 1\n", note="lowered, to catch recompiles"),
@@ -223,7 +280,8 @@ class RecompileLimitRaised(Rule):
         and a value at or below the process-wide total's default (256) still stops a storm."""
         if key.startswith("accumulated") or value > DEFAULTS["accumulated_recompile_limit"]:
             return False
-        return self._in_main_guard(facts, facts.statement_of(node)) or _launches_at_import(facts)
+        return (self._in_main_guard(facts, facts.statement_of(node)) or _launches_at_import(facts)
+                or _in_program_entry(facts, node))
 
     @staticmethod
     def _in_main_guard(facts, stmt) -> bool:
