@@ -125,7 +125,7 @@ def _zero_dropout(facts, stmt, module: ast.Call) -> bool:
 
 def _dropout(facts, call, label, p_index, training_index, keyword="training"):
     p = call.args[p_index] if len(call.args) > p_index else next((k.value for k in call.keywords if k.arg == "p"), None)
-    if p is not None and always_zero(facts, call, p):
+    if p is not None and (always_zero(facts, call, p) or _default_zero_never_passed(facts, call, p)):
         return None
     training = call.args[training_index] if len(call.args) > training_index else next((k.value for k in call.keywords if k.arg == keyword), None)
     if training is None:
@@ -143,7 +143,7 @@ def _attention_dropout(facts, call) -> Optional[tuple[str, bool]]:
     attention weights whenever `dropout_p` is not 0 (there is no `training` flag:
     `dropout_p=self.p if self.training else 0.0` is the train-mode spelling)."""
     p = call.args[4] if len(call.args) > 4 else next((k.value for k in call.keywords if k.arg == "dropout_p"), None)
-    if p is None or always_zero(facts, call, p):
+    if p is None or always_zero(facts, call, p) or _default_zero_never_passed(facts, call, p):
         return None  # also `self.attn_drop.p if self.training else 0.0` with `nn.Dropout(0.0)`
     label = f"`{facts.text(call.func)}(..., dropout_p=...)`"
     if isinstance(p, ast.IfExp):
@@ -218,6 +218,44 @@ def _zero_default(facts, stmt, p) -> bool:
     defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
     default = defaults.get(p.id)
     return default is not None and number_value(default) == 0
+
+
+# methods whose callers call the instance (`block(x)`), never the method by name
+_CALLED_THROUGH_INSTANCE = frozenset({"forward", "__call__"})
+
+
+def _default_zero_never_passed(facts, call, p) -> bool:
+    """`p` is a parameter of the function around `call` that defaults to 0, the function
+    is called by name in the project, and no call passes that parameter (by position,
+    keyword or `**kwargs`): the probability is 0 on every path the code has (a helper
+    `attention(q, k, v, dropout_p=0.0)` nobody calls with a rate). A function nobody
+    calls by name (a `forward`, a callback) may get a rate from anywhere: still reported."""
+    if not isinstance(p, ast.Name) or not _zero_default(facts, call, p):
+        return False
+    func = facts.enclosing_function(call)
+    if func is None or isinstance(func, ast.Lambda) or func.name in _CALLED_THROUGH_INSTANCE:
+        return False
+    from .project_calls import calls_named
+
+    args = func.args
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    index = positional.index(p.id) if p.id in positional else None
+    is_method = isinstance(facts.parent(func), ast.ClassDef)
+    found = False
+    for _other, caller in calls_named(facts, func.name):
+        if caller is call:
+            continue
+        found = True
+        if any(k.arg is None or k.arg == p.id for k in caller.keywords):
+            return False  # passed by keyword, or maybe inside **kwargs
+        if any(isinstance(a, ast.Starred) for a in caller.args):
+            return False
+        if index is not None:
+            # `obj.method(a, b)` fills the parameters after `self`
+            shift = 1 if is_method and isinstance(caller.func, ast.Attribute) else 0
+            if len(caller.args) + shift > index:
+                return False
+    return found
 
 
 def eval_at_every_site(facts, region) -> bool:

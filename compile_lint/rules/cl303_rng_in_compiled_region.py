@@ -6,6 +6,7 @@ from textwrap import dedent
 from ..analysis.compiled_values import CompiledValuesFact
 from ..analysis.facts import RegionsFact
 from ..analysis.feature_tests import never_runs_compiled
+from ..analysis.project_calls import ProjectFilesFact
 from ..analysis.region_queries import ClassAttrsFact, region_nodes
 from ..analysis.rng import (
     draws_like_eager,
@@ -31,7 +32,10 @@ class RngInCompiledRegion(Rule):
 
     A probability that is always 0 draws nothing and is quiet: `p=0`, `self.p` set only
     to 0 in the class, `self.drop.p` of an `nn.Dropout(0.0)` (a probability that is a
-    constructor parameter defaulting to 0 is reported: configurations set it), and
+    constructor parameter defaulting to 0 is reported: configurations set it), a
+    helper's parameter that defaults to 0 when the project calls the helper by name and
+    no call passes a rate (`attention(q, k, v, dropout_p=0.0)`, a false finding on a
+    public video app; its shape is a valid case), and
     `a if self.training else b` with both zero (a finding on timm `iformer.py` of corpus L judged false by
     `bench/judged/run.py`; its shape is a valid case). Dropout that depends on `self.training` is quiet when the compile site shows the
     module in eval mode (`torch.compile(model.eval())`, or `model.eval()` before the
@@ -84,7 +88,7 @@ class RngInCompiledRegion(Rule):
     name = "rng-in-compiled-region"
     summary = "Random numbers in a compiled region differ from eager with the same seed"
     requires = ()
-    needs = (RegionsFact, ClassAttrsFact, CompiledValuesFact,)  # fires only inside compiled regions
+    needs = (RegionsFact, ClassAttrsFact, CompiledValuesFact, ProjectFilesFact)  # fires only inside compiled regions; callers of a helper
 
     valid = [
         Case(
@@ -268,6 +272,20 @@ class RngInCompiledRegion(Rule):
             import torch
             import torch.nn.functional as F
 
+            def attention(q, k, v, dropout_p=0.0):
+                return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
+
+            @torch.compile
+            def block(q, k, v):
+                return attention(q, k, v) + attention(k, q, v)
+            """,
+            note="a rate that defaults to 0 and that no call of the helper passes (a public video app)",
+        ),
+        Case(
+            """
+            import torch
+            import torch.nn.functional as F
+
             class Attention(torch.nn.Module):
                 def __init__(self):
                     super().__init__()
@@ -317,6 +335,21 @@ class RngInCompiledRegion(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            def attention(q, k, v, dropout_p=0.0):
+                return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
+
+            @torch.compile
+            def block(q, k, v):
+                return attention(q, k, v, dropout_p=0.1)
+            """,
+            at=[(6, 12)],
+            note="the same helper, with a caller that passes a rate",
+        ),
         Case(
             """
             import torch
