@@ -26,12 +26,13 @@ from typing import Iterable, Iterator, Optional
 
 from .declared import Recording, describe_declared
 from .names import NameTable, import_prefixes
-from .torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, TRACE_FUNCS
-from .values import EMPTY, G, PARAM, Resolver, Scope, TermBuilder, Value, _target_names
+from .torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
+from .values import DECORATED, EMPTY, G, PARAM, Resolver, Scope, TermBuilder, Value, _target_names
 from .walk import walk_scope
 
 COMPILE = "compiled"
 TRACED = "traced"
+SCRIPTED = "scripted"  # torch.jit.script: listed and followed, read by no tracing rule
 CUDAGRAPH = "cudagraph"
 
 COMPILE_FUNCS = COMPILERS  # torch.compile and torch._dynamo.optimize (analysis/torch_api.py)
@@ -76,7 +77,7 @@ class Ref:
 class Site:
     """One place that compiles or traces something."""
 
-    kind: str  # COMPILE or TRACED
+    kind: str  # COMPILE, TRACED or SCRIPTED
     target: Optional[Ref]
     path: str
     row: int
@@ -100,7 +101,7 @@ class Site:
             opts.append(f"mode={self.mode!r}")
         if self.dynamic is not None:
             opts.append(f"dynamic={self.dynamic}")
-        verb = "compiled" if self.kind == COMPILE else "traced"
+        verb = {COMPILE: "compiled", SCRIPTED: "scripted"}.get(self.kind, "traced")
         how = f" with {', '.join(opts)}" if opts else ""
         api = "Module.compile()" if self.api == "Module.compile" else f"{self.api}()"
         return f"{verb} by {api}{how} at {_display(self.path)}:{self.row}"
@@ -118,7 +119,12 @@ class DefInfo:
     row: int
     calls: list[Ref] = field(default_factory=list)
     bases: list[str] = field(default_factory=list)  # classes: resolved base names
-    submodules: list[Ref] = field(default_factory=list)  # classes: instances built in methods
+    submodules: list[Ref] = field(default_factory=list)  # classes: instances built in methods, not stored on self
+    # classes: (attribute, instance) for what a method stores on `self.<attribute>`
+    # (`self.blocks = nn.Sequential(*[Block(c) ...])`): run by forward only when the code
+    # forward reaches reads that attribute
+    attr_submodules: list = field(default_factory=list)
+    self_reads: tuple = ()  # methods: the `self.<attr>` a method reads
     attr_types: dict[str, Ref] = field(default_factory=dict)  # classes: self.x = Cls(...)
     disabled: bool = False  # decorated with torch.compiler.disable
     wraps: Optional[tuple[int, str, tuple]] = None  # returns compile/trace(param i): (i, api, opts)
@@ -127,6 +133,10 @@ class DefInfo:
     method_kind: Optional[str] = None  # "static" | "class" | "property" for decorated methods
     ret_ann: Optional[tuple] = None  # term of the return annotation
     decorators: tuple = ()  # terms of the decorators (registries)
+    # decorators that may compile or trace the def (a project wrapper or a factory of
+    # one, resolved by the index): ((term, row, col), ...); not torch's own, which are
+    # sites of the summary, nor well-known decorators of other libraries
+    applied: tuple = ()
 
 
 @dataclass
@@ -368,6 +378,7 @@ class _Summarizer:
         self.path = path
         self.compile_funcs = COMPILE_FUNCS | frozenset(extra_compile)
         self.trace_funcs = TRACE_FUNCS | frozenset(extra_trace)
+        self.script_funcs = SCRIPT_FUNCS
         self.summary = ModuleSummary(path=path, module=names.module, bindings=dict(names.bindings))
         # every scope's nodes, sorted by what the passes below look for, and every
         # def's qualname: one walk of the tree
@@ -451,6 +462,11 @@ class _Summarizer:
 
     def _site_from_call(self, call: ast.Call, local, cls, cls_dotted, scope: Scope) -> Optional[Site]:
         func = self.names.resolve(call.func)
+        if func in self.script_funcs:
+            first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "obj"), None)
+            target = self.ref_of(first, local, cls, cls_dotted) if first is not None else None
+            term = self.terms.term(first, scope, call.lineno) if first is not None else None
+            return Site(SCRIPTED, target, self.path, call.lineno, func, module=self.summary.module, col=call.col_offset, term=term)
         if func in self.compile_funcs or func in self.trace_funcs:
             keywords = self._keywords(call)
             first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in TARGET_KEYWORDS), None)
@@ -487,7 +503,25 @@ class _Summarizer:
                         deco.col_offset, fullgraph_option(keywords), term)
         if func in self.trace_funcs:
             return Site(TRACED, target, self.path, deco.lineno, func, module=self.summary.module, col=deco.col_offset, term=term)
+        if func in self.script_funcs:
+            return Site(SCRIPTED, target, self.path, deco.lineno, func, module=self.summary.module, col=deco.col_offset, term=term)
         return None
+
+    def _applied(self, node, outer: Scope, dotted: str) -> tuple:
+        """The decorators of `node` that may compile it through the project's own code
+        (`@compile_if(cfg)`, `@compiled`), for the index to evaluate: each is also a call
+        passing the def (so a wrapper's parameter receives it, `Resolver._passed`)."""
+        out = []
+        for deco in node.decorator_list:
+            func = self.names.resolve(deco.func if isinstance(deco, ast.Call) else deco)
+            if func in self.compile_funcs or func in self.trace_funcs or func in self.script_funcs:
+                continue  # a site of the summary
+            term = self.terms.term(deco, outer, None)
+            if term is None or not _may_compile(term):
+                continue
+            out.append((term, deco.lineno, deco.col_offset))
+            self.summary.calls.append((DECORATED, term, ((G, dotted),), ()))
+        return tuple(out)
 
     def _is_disable(self, deco: ast.expr) -> bool:
         func = self.names.resolve(deco.func if isinstance(deco, ast.Call) else deco)
@@ -618,6 +652,7 @@ class _Summarizer:
         scope = Scope(qualname, nodes.bound | set(params), tuple(params), self_kind, cls_dotted, parent, defaults)
         terms = self.terms
         info.decorators = tuple(t for t in (terms.term(d, outer, None) for d in node.decorator_list) if t is not None)
+        info.applied = self._applied(node, outer, self.summary.dotted(qualname))
         info.ret_ann = terms.annotation_term(node.returns, outer)
         for i, a in enumerate(positional + args.kwonlyargs):
             if i == 0 and self_kind:
@@ -640,16 +675,31 @@ class _Summarizer:
         info.wraps_param = self._wraps_param
 
     def _wrapper_shape(self, nodes, params, defaults):
-        """A project function whose `return` compiles or traces one of its parameters."""
+        """A project function whose `return` compiles or traces one of its parameters:
+        `return torch.compile(fn)`, also in a branch (`torch.compile(fn) if flag else
+        fn`) or through a local (`fn = torch.compile(fn, ...); return fn`)."""
+        assigned: dict = {}
+        for node in nodes.assigns:
+            if node.__class__ is ast.Assign and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                assigned.setdefault(node.targets[0].id, []).append(node.value)
+        funcs = self.compile_funcs | self.trace_funcs | self.script_funcs
         for ret in nodes.returns:
-            if isinstance(ret.value, ast.Call):
-                call = ret.value
-                func = self.names.resolve(call.func)
-                if func in self.compile_funcs or func in self.trace_funcs:
-                    if call.args and isinstance(call.args[0], ast.Name) and call.args[0].id in params:
-                        keywords = self._keywords(call)
-                        self._wraps_param = call.args[0].id
-                        return (params.index(call.args[0].id), func, compile_options(keywords, defaults))
+            todo, seen = [ret.value], 0
+            while todo and seen < 16:
+                value = todo.pop()
+                seen += 1
+                if isinstance(value, ast.IfExp):
+                    todo += [value.body, value.orelse]
+                elif isinstance(value, ast.BoolOp):
+                    todo += value.values
+                elif isinstance(value, ast.Name):
+                    todo += assigned.get(value.id, [])
+                elif isinstance(value, ast.Call):
+                    func = self.names.resolve(value.func)
+                    if func in funcs and value.args and isinstance(value.args[0], ast.Name) and value.args[0].id in params:
+                        keywords = self._keywords(value)
+                        self._wraps_param = value.args[0].id
+                        return (params.index(value.args[0].id), func, compile_options(keywords, defaults))
         return None
 
     def _visit_class(self, node: ast.ClassDef, outer: Scope) -> None:
@@ -660,6 +710,7 @@ class _Summarizer:
         self._decorated(node)
         cls_dotted = self.summary.dotted(qualname)
         info.decorators = tuple(t for t in (self.terms.term(d, outer, None) for d in node.decorator_list) if t is not None)
+        info.applied = self._applied(node, outer, cls_dotted)
         # class attributes: `model_cls = Net` in the class body
         self.terms.collect(node.body, Scope(qualname, set(), parent=outer), cls_attrs=cls_dotted)
         # self.x = Cls(...) in any method: attribute types and submodules
@@ -674,19 +725,90 @@ class _Summarizer:
                         ref = self._instance_ref(sub.value)
                         if ref:
                             info.attr_types[target.attr] = ref
+        stored_on: dict[int, str] = {}  # id(call) -> the self attribute its result goes to
+        for nodes in scopes:
+            for sub in nodes.assigns:
+                if sub.__class__ is ast.Assign and sub.value is not None:
+                    attrs = [t.attr for t in sub.targets
+                             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"]
+                    if attrs:
+                        for inner in ast.walk(sub.value):
+                            if inner.__class__ is ast.Call:
+                                stored_on[id(inner)] = attrs[0]
         for nodes in scopes:
             for sub in nodes.calls:
                 ref = self._instance_ref(sub)
                 if ref and not ref.dotted.startswith(("torch.", "builtins.")):
-                    info.submodules.append(ref)
+                    attr = stored_on.get(id(sub))
+                    if attr is None:
+                        info.submodules.append(ref)
+                    else:
+                        info.attr_submodules.append((attr, ref))
+        methods = [m for m in class_nodes.defs if m.__class__ is not ast.ClassDef] if info.attr_submodules else []
         for deco in node.decorator_list:
             site = self._decorator_site(deco, Ref(cls_dotted, instance=True))
             if site is not None:
                 self.summary.sites.append(site)
         self._visit_body(class_nodes.visit, {}, info, cls_dotted, None, outer)
+        for method in methods:  # (their DefInfos exist now)
+            found = self.summary.defs.get(self.qualnames[id(method)])
+            if found is not None:
+                found.self_reads = _self_reads(method)
+
+
+# decorators of these packages never compile their def (torch's own compile and trace
+# decorators are summary sites): `@torch.no_grad()`, `@functools.wraps(f)`, `@pytest.mark...`
+_PLAIN_DECORATOR_PACKAGES = (
+    "builtins.", "functools.", "typing.", "abc.", "dataclasses.", "contextlib.", "pytest.", "unittest.",
+    "click.", "typer.", "numba.", "jax.", "enum.", "atexit.", "staticmethod", "classmethod", "property",
+)
+
+
+def _may_compile(term) -> bool:
+    """A decorator term that the index should evaluate: a project function, a factory
+    call, a local decorator; not a torch or standard-library name."""
+    head = term[1] if term[0] == "call" else term
+    if head[0] == G:
+        dotted = head[1]
+        if dotted.startswith(_PLAIN_DECORATOR_PACKAGES):
+            return False
+        if dotted.startswith("torch.") and dotted not in COMPILE_FUNCS and dotted not in SCRIPT_FUNCS:
+            return False
+    return True
 
 
 _walk_scope = walk_scope  # older name, still imported by some rules
+
+
+def _self_reads(method) -> tuple:
+    """The attributes a method reads on its first parameter (`self.head(x)`, `for blk
+    in self.blocks`), nested defs included (they close over `self`)."""
+    params = method.args.posonlyargs + method.args.args
+    if not params:
+        return ()
+    me = params[0].arg
+    found = set()
+    for node in ast.walk(method):
+        if node.__class__ is ast.Attribute and node.value.__class__ is ast.Name and node.value.id == me:
+            found.add(node.attr)
+        elif node.__class__ is ast.Call and node.func.__class__ is ast.Name and node.func.id == "getattr":
+            if node.args and node.args[0].__class__ is ast.Name and node.args[0].id == me:
+                found.add(ANY_ATTR)  # `getattr(self, name)`: any attribute
+    if found & _GENERIC_CHILDREN:
+        found.add(ANY_ATTR)
+    return tuple(sorted(found))
+
+
+ANY_ATTR = "*"
+# a method reading these walks every submodule (`for m in self.children()`)
+_GENERIC_CHILDREN = frozenset({"children", "named_children", "modules", "named_modules", "_modules", "apply"})
+
+
+def _kind_of(api: str) -> str:
+    """The region a compile/trace/script function makes."""
+    if api in SCRIPT_FUNCS:
+        return SCRIPTED
+    return COMPILE if api in COMPILE_FUNCS else TRACED
 
 
 def summarize(tree: ast.Module, names: NameTable, path: str, compile_wrappers=(), trace_wrappers=()) -> ModuleSummary:
@@ -719,6 +841,7 @@ class ProjectIndex:
         self.resolver = Resolver(self)
         self._stores: Optional[dict] = None
         self._calls: Optional[dict] = None
+        self._decorated: Optional[dict] = None  # def dotted -> decorator applications (decorated_by)
         self._resolved: Optional[list] = None
         self._candidates: dict = {}
         self._near_folders: dict = {}  # id(summary) -> (summary, its folder, the two above)
@@ -916,6 +1039,19 @@ class ProjectIndex:
                 out.append((summary, term))
         return out
 
+    def decorated_by(self, dotted: str) -> list:
+        """(summary, "func" | "bound", term of the decorated def) for every decorator
+        application whose decorator is the def `dotted` (`@compile_if(cfg)` applies the
+        def that `compile_if` returns)."""
+        if self._decorated is None:
+            self._decorated = {}
+            resolver = self.resolver
+            for summary, callee, args, _kws in self.calls_named(DECORATED):
+                for value in resolver.values(callee, summary):
+                    if value.kind in ("func", "bound"):
+                        self._decorated.setdefault(value.dotted, []).append((summary, value.kind, args[0]))
+        return self._decorated.get(dotted, [])
+
     def calls_named(self, name: str) -> list:
         """(summary, callee term, arg terms, kw terms) of every call of something named `name`."""
         if self._calls is None:
@@ -936,9 +1072,9 @@ class ProjectIndex:
         `@register` whose body stores its parameter (`REG[fn.__name__] = fn`), and
         `@REGISTRY.register(...)` on a module-level registry object."""
         stores: dict = {}
-        for summary in self.summaries:
-            for location, term in summary.stores:
-                stores.setdefault(location, []).append((summary, term))
+        # a registering decorator's own store (`MODELS[name] = cls` in `add(cls)`) is
+        # each application's, with its key: not also a store of whatever `cls` may be
+        used: set = set()
         for summary in self.summaries:
             for qualname, info in summary.defs.items():
                 if not info.decorators:
@@ -946,32 +1082,74 @@ class ProjectIndex:
                 dotted = summary.dotted(qualname)
                 value = Value("class" if info.kind == "class" else "func", dotted)
                 for deco in info.decorators:
-                    for location in self._registrations(deco, summary):
-                        stores.setdefault(location, []).append((summary, value))
+                    for location, key, store in self._registrations(deco, summary, qualname.rsplit(".", 1)[-1]):
+                        stores.setdefault(location, []).append((summary, value, key))
+                        if store is not None:
+                            used.add(id(store))
+        for summary in self.summaries:
+            for store in summary.stores:
+                if id(store) not in used:
+                    location, term, key = store
+                    if location[0] == "I":  # an imported container: where it is defined
+                        glob = self.find_global(location[1], summary)
+                        if glob is None:
+                            continue
+                        location = ("G", glob[0].dotted(glob[1]))
+                    stores.setdefault(location, []).append((summary, term, key))
         return stores
 
-    def _registrations(self, deco, summary) -> list:
-        func = deco[1] if deco[0] == "call" else deco
+    def _registrations(self, deco, summary, name: str) -> list:
+        """(location, key, the decorator's own store or None) of each container the
+        decorator `deco` stores its def into; the key is the string constant it is
+        registered under, None when unknown."""
+        call = deco if deco[0] == "call" else None
+        func = deco[1] if call else deco
         out = []
         if func[0] == G:
             found = self.find_def(func[1], summary)
             if found is not None and found[1].kind == "function":
                 f_summary, f_info = found
                 prefix = f_info.qualname
-                for location, term in f_summary.stores:
+                for store in f_summary.stores:
+                    location, term, key = store
                     if term[0] == "local" and (term[1] == prefix or term[1].startswith(prefix + ".")):
                         owner = f_summary.defs.get(term[1])
                         if owner is not None and owner.params and owner.params[0] == term[2]:
-                            out.append(location)
+                            out.append((location, self._registered_key(key, call, f_info, name), store))
         if func[0] == "attr" and func[2].startswith("register"):
             base = func[1]
+            # `@REGISTRY.register("unet")`, `@MODELS.register_module(name="x")`; mmcv's
+            # `register_module()` with no name registers the class under its own name
+            key = name
+            if call is not None:
+                given = call[2][0] if call[2] else next((t for k, t in call[3] if k in ("name", "key")), None)
+                key = given[1] if given is not None and given[0] == "const" else (None if given is not None else name)
             if base[0] == "local" and base[1] == "":
-                out.append(("G", summary.dotted(base[2])))
+                out.append((("G", summary.dotted(base[2])), key, None))
             elif base[0] == G:
                 glob = self.find_global(base[1], summary)
                 if glob is not None:
-                    out.append(("G", glob[0].dotted(glob[1])))
+                    out.append((("G", glob[0].dotted(glob[1])), key, None))
         return out
+
+    @staticmethod
+    def _registered_key(key, call, f_info, name: str):
+        """The key of a store made inside a registering decorator: a constant; the
+        decorator factory's parameter (`def register(name)`: the constant the
+        application passes); `fn.__name__`-style keys are the def's own name."""
+        if key is None:
+            return None
+        if key[0] == "const":
+            return key[1]
+        if key[0] in ("local", "param") and call is not None:
+            param = key[2] if key[0] == "local" else key[3]
+            if param in f_info.params:
+                i = f_info.params.index(param)
+                arg = call[2][i] if i < len(call[2]) else next((t for k, t in call[3] if k == param), None)
+                return arg[1] if arg is not None and arg[0] == "const" else None
+        if key[0] == "attr" and key[2] == "__name__":
+            return name
+        return None
 
     # -- sites -------------------------------------------------------------------------
     def _entry_defs(self, ref: Ref) -> list[tuple[str, ModuleSummary, DefInfo]]:
@@ -1080,6 +1258,7 @@ class ProjectIndex:
         if self._resolved is not None:
             return self._resolved
         out = []
+        self.decorated_by("")  # decorator applications, answered before any site asks
         for summary in self.summaries:
             for site in summary.sites:
                 entries, why = self.resolve_site(site, summary)
@@ -1096,7 +1275,7 @@ class ProjectIndex:
                 index, api, (mode, dynamic, cg) = found[1].wraps
                 if index != 0:
                     continue
-                kind = COMPILE if api in COMPILE_FUNCS else TRACED
+                kind = _kind_of(api)
                 kw = dict(kws)
                 if isinstance(kw.get("mode"), str):
                     mode = kw["mode"]
@@ -1105,8 +1284,41 @@ class ProjectIndex:
                 entries, why = self.resolve_site(site, summary)
                 wrapper = found[0].dotted(found[1].qualname)
                 out.append((self._with_target(site, entries), entries, why, ("call", wrapper)))
+        # decorators that compile through the project's code: a wrapper (`@compiled`), a
+        # factory of one at any depth (`@compile_if(cfg)`), a partial of torch.compile
+        for summary in self.summaries:
+            for qualname, info in summary.defs.items():
+                for term, row, col in info.applied:
+                    made = self._decorator_made_site(summary, qualname, info, term, row, col)
+                    if made is not None:
+                        site, wrapper = made
+                        entries, why = self.resolve_site(site, summary)
+                        out.append((self._with_target(site, entries), entries, why, ("call", wrapper) if wrapper else None))
         self._resolved = out
         return out
+
+    def _decorator_made_site(self, summary, qualname, info, term, row, col) -> Optional[tuple]:
+        """(Site, wrapper dotted or None) when the decorator `term` compiles, traces or
+        scripts the def it is applied to."""
+        for value in sorted(self.resolver.values(term, summary), key=repr):
+            api, options, wrapper = None, (None, None, False), None
+            if value.kind == "ext" and value.dotted in COMPILE_FUNCS | TRACE_FUNCS | SCRIPT_FUNCS:
+                api = value.dotted
+            elif value.kind in ("func", "bound"):
+                found = self.defs.get(value.dotted)
+                if found is not None and found[1].wraps is not None and found[1].wraps[0] == 0:
+                    api, options, wrapper = found[1].wraps[1], found[1].wraps[2], value.dotted
+            if api is None:
+                continue
+            dotted = summary.dotted(qualname)
+            target = Ref(dotted, instance=info.kind == "class")
+            mode, dynamic, cg = options
+            kind = _kind_of(api)
+            name = found[1].qualname if wrapper else api
+            site = Site(kind, target, summary.path, row, name, mode, dynamic, cg and kind == COMPILE, summary.module, col,
+                        None, (G, dotted))
+            return site, wrapper
+        return None
 
     @staticmethod
     def _with_target(site: Site, entries: list) -> Site:
@@ -1187,12 +1399,45 @@ class ProjectIndex:
         owner_name = dotted.rsplit(".", 1)[0]
         owner = self.defs.get(owner_name)
         if owner is not None and owner[1].kind == "class" and info.qualname.endswith(".forward"):
-            callees += owner[1].submodules
+            callees += self._forward_submodules(owner[0], owner[1])
         short = info.qualname
         for callee in callees:
             for c_dotted, c_summary, c_info in self._callee_defs(callee, summary):
                 if c_dotted != dotted:
                     self._mark(result, c_dotted, c_summary, c_info, kinds, site, short, depth + 1)
+
+    def _forward_submodules(self, summary: ModuleSummary, cls: DefInfo) -> list[Ref]:
+        """The submodules a class's forward can run: those stored on an attribute that
+        forward, or a method of the class it calls, reads; and instances of classes it
+        builds without storing them on `self` (a local list wrapped later). Factory
+        functions called for another purpose (`named_apply(get_init_weights(mode),
+        self)` in `__init__`) run no forward."""
+        key = ("forward-submodules", id(summary), cls.qualname)
+        found = self._callees.get(key)
+        if found is not None:
+            return found
+        reads: set = set()
+        todo, seen = [f"{cls.qualname}.forward"], set()
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            method = summary.defs.get(name)
+            if method is None:
+                continue
+            reads.update(method.self_reads)
+            prefix = summary.dotted(cls.qualname) + "."
+            for ref in method.calls:
+                if ref.dotted.startswith(prefix):
+                    todo.append(f"{cls.qualname}.{ref.dotted[len(prefix):]}")
+        out = [ref for attr, ref in cls.attr_submodules if attr in reads or ANY_ATTR in reads]
+        for ref in cls.submodules:
+            target = self.lookup(ref.dotted, 0, summary)
+            if target is not None and target[1].kind == "class":
+                out.append(ref)
+        self._callees[key] = out
+        return out
 
     def _callee_defs(self, ref: Ref, summary: Optional[ModuleSummary] = None):
         key = (ref, id(summary))  # (every summary lives as long as the index: ids are not reused)

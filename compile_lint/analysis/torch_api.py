@@ -33,6 +33,9 @@ EXPORTERS = {
     "torch.onnx.dynamo_export": (1, None),
 }
 TRACE_FUNCS = TRACERS | frozenset(EXPORTERS)  # anything that makes a traced region
+# TorchScript compiles the Python source of a module or function (no example inputs):
+# a "scripted" region, which no tracing rule reads (`int(x.shape[0])` is dynamic there)
+SCRIPT_FUNCS = frozenset({"torch.jit.script"})
 
 # -- configuration modules ------------------------------------------------------------------
 DYNAMO_CONFIG = "torch._dynamo.config"

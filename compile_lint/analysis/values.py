@@ -42,6 +42,9 @@ UNION = "union"  # ("union", terms)
 ANN = "ann"  # ("ann", term): an instance of the annotated class
 STAR = "star"  # ("star", term): `*xs` in a call or display
 CONST = "const"  # ("const", "text"): a string constant (chooses branches guarded on it)
+# the callee name under which a summary records a decorator applied to a def
+# (`@deco def f` calls `deco(f)`): what a wrapper's parameter may receive
+DECORATED = "@"
 
 MAX_ARGS = 16
 # node classes `TermBuilder._term` tells apart, as module globals (one lookup each)
@@ -69,6 +72,8 @@ PASS_THROUGH = frozenset(
         "copy.deepcopy",
         "copy.copy",
         "typing.cast",
+        # `partial(torch.compile, mode=...)` is called like torch.compile
+        "functools.partial",
     }
 )
 CONTAINER_MODULES = frozenset(
@@ -85,7 +90,8 @@ class Value(NamedTuple):
     """One thing an expression can hold.
 
     kind: "class" | "inst" | "func" | "bound" (a method with its receivers in
-    `elems[0]`) | "seq" (a container: `elems` holds one set per position) | "ext" (a
+    `elems[0]`) | "seq" (a container: `elems` holds one set per position or, with
+    `keys`, per key) | "const" (a string, in `dotted`) | "ext" (a
     name from another package; `dotted` is how it was imported) | "getter" (a
     container's `.get`/`.values`: calling it gives the elements) | "selfret" (a method
     returning its receiver, such as `.to(device)`)."""
@@ -94,6 +100,9 @@ class Value(NamedTuple):
     dotted: Optional[str] = None
     elems: Optional[tuple] = None
     ordered: bool = False
+    # a container's key for each of `elems` (a string constant, None when unknown):
+    # `REGISTRY["unet"] = UNet`, `@register("vae")`, `{"a": A, "b": B}`
+    keys: Optional[tuple] = None
 
 
 EMPTY: frozenset = frozenset()
@@ -167,7 +176,7 @@ class TermBuilder:
         self.bindings: dict[str, dict[str, list]] = {}
         self.returns: dict[str, list] = {}  # scope key -> [term]
         self.attrs: dict[str, dict[str, list]] = {}  # class dotted -> attr -> [term]
-        self.stores: list = []  # (location, term): ("G", dotted) / ("A", class, attr)
+        self.stores: list = []  # (location, term, key term): ("G", dotted) / ("A", class, attr)
         self._terms: dict = {}  # (id(expr), id(scope), row) -> (expr, scope, term)
 
     def dotted(self, qualname: str) -> str:
@@ -218,12 +227,23 @@ class TermBuilder:
             if inner is None:
                 return None
             index = expr.slice
-            key = index.value if isinstance(index, _Constant) and isinstance(index.value, int) else None
+            if isinstance(index, _Constant) and isinstance(index.value, (int, str)) and not isinstance(index.value, bool):
+                key = index.value if isinstance(index.value, int) else (CONST, index.value)
+            elif isinstance(index, _Name):
+                key = self.term(index, scope, row)  # a key known where it is evaluated (`MODELS[name]`)
+            else:
+                key = None
             return (ITEM, inner, key)
         if t in (_List, _Tuple, _Set):
             return (SEQ, tuple([self.term(e, scope, row) for e in expr.elts[:MAX_ARGS]]), not any([isinstance(e, _Starred) for e in expr.elts]))
         if t is _Dict:
-            return (SEQ, tuple([self.term(v, scope, row) for v in expr.values[:MAX_ARGS] if v is not None]), False)
+            pairs = [(k, v) for k, v in zip(expr.keys, expr.values) if k is not None][:MAX_ARGS]
+            keys = tuple([k.value if isinstance(k, _Constant) and isinstance(k.value, str) else None for k, _v in pairs])
+            values = tuple([self.term(v, scope, row) for _k, v in pairs])
+            if len(pairs) < len(expr.keys):  # `{**base, ...}`: keys not all known
+                values += tuple([(STAR, self.term(v, scope, row)) for k, v in zip(expr.keys, expr.values) if k is None])
+                keys += (None,) * (len(values) - len(keys))
+            return (SEQ, values, False, keys) if any(keys) else (SEQ, values, False)
         if t in (_ListComp, _GeneratorExp, _SetComp):
             return (SEQ, (self.term(expr.elt, scope, row),), False)
         if t is _DictComp:
@@ -346,7 +366,10 @@ class TermBuilder:
                             if call.func.attr in ("extend", "update"):
                                 value = (ITEM, value, None) if value is not None else None
                             if value is not None:
-                                self.stores.append((loc, value))
+                                key = None
+                                if call.func.attr in ("add_module", "register_module") and len(call.args) == 2:
+                                    key = self._key(call.args[0], scope, stmt.lineno)
+                                self.stores.append((loc, value, key))
             elif t in (ast.For, ast.AsyncFor):
                 if isinstance(stmt.target, ast.Name):
                     it = self.term(stmt.iter, scope, stmt.lineno)
@@ -399,13 +422,26 @@ class TermBuilder:
         elif isinstance(target, ast.Subscript):
             loc = self._location(target.value, scope)
             if loc is not None and value is not None:
-                self.stores.append((loc, value))
+                self.stores.append((loc, value, self._key(target.slice, scope, row)))
+
+    def _key(self, expr, scope: Scope, row):
+        """The key a store writes under: a string constant, or the term of a name
+        (`MODELS[name] = cls` in a registering decorator), else None."""
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+            return (CONST, expr.value)
+        if isinstance(expr, ast.Name):
+            return self.term(expr, scope, row)
+        return None
 
     def _location(self, expr, scope: Scope):
         """Where a container lives: a module-level name or a `self` attribute."""
         if isinstance(expr, ast.Name):
             if expr.id in self.module_bound and not self._bound_in_function(expr.id, scope):
                 return ("G", self.dotted(expr.id))
+            if self._is_global_name(expr.id, scope):
+                dotted = self.names.resolve_name(expr.id)
+                if dotted and "." in dotted and not dotted.startswith(("builtins.", "torch.")):
+                    return ("I", dotted)  # another module's container (`from registry import MODELS`)
             return None
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
             if scope.self_kind == "self" and scope.params and expr.value.id == scope.params[0]:
@@ -642,7 +678,9 @@ class Resolver:
                 if len(entry) > 3:
                     return None  # guarded on a parameter's value
                 parts.append(entry[2])
-        elif tag == ATTR or tag == ITEM or tag == ANN or tag == STAR:
+        elif tag == ITEM:
+            parts = [term[1], term[2]] if type(term[2]) is tuple else [term[1]]
+        elif tag == ATTR or tag == ANN or tag == STAR:
             parts = [term[1]]
         elif tag == CALL:
             parts = [term[1], *term[2], *(t for _k, t in term[3])]
@@ -701,9 +739,13 @@ class Resolver:
         if tag == CALL:
             return self._call(term, summary, env, depth)
         if tag == ITEM:
+            index = term[2]
+            if type(index) is tuple:  # a key: the constants it can be, or None (any)
+                keys = self.values(index, summary, env, depth)
+                index = frozenset(v.dotted for v in keys) if keys and all(v.kind == "const" for v in keys) else None
             out = set()
             for base in self.values(term[1], summary, env, depth):
-                out |= self._elements(base, term[2])
+                out |= self._elements(base, index)
             return frozenset(out)
         if tag == SEQ:
             elems, ordered = [], term[2]
@@ -714,7 +756,8 @@ class Resolver:
                     ordered = False
                 else:
                     elems.append(self.values(t, summary, env, depth))
-            return frozenset({Value("seq", None, tuple(elems), ordered)})
+            keys = term[3] if len(term) > 3 else None
+            return frozenset({Value("seq", None, tuple(elems), ordered, keys)})
         if tag == UNION:
             out = set()
             for t in term[1]:
@@ -764,7 +807,7 @@ class Resolver:
         if scope == "":  # a module-level container: what is stored in it anywhere
             stored = self.index.stored(("G", summary.dotted(name)))
             if stored:
-                out.add(Value("seq", None, (self._stored_values(stored, depth),), False))
+                out.add(self._stored_seq(stored, depth))
         return frozenset(out)
 
     def _guards_hold(self, guards, summary, scope: str, env) -> bool:
@@ -781,14 +824,21 @@ class Resolver:
                 return False
         return True
 
-    def _stored_values(self, stored, depth) -> frozenset:
-        out: set = set()
-        for s_summary, term in stored:
+    def _stored_seq(self, stored, depth) -> Value:
+        """A container holding what the project stores into it, each store under its
+        key (a constant, or None when unknown)."""
+        by_key: dict = {}
+        for s_summary, term, key in stored:
             if isinstance(term, Value):
-                out.add(term)
+                got = frozenset({term})
             else:
-                out |= self.values(term, s_summary, None, depth)
-        return frozenset(out)
+                got = self.values(term, s_summary, None, depth)
+            if key is not None and not isinstance(key, str):
+                known = self.values(key, s_summary, None, depth)
+                key = next(iter(known)).dotted if len(known) == 1 and next(iter(known)).kind == "const" else None
+            by_key[key] = by_key.get(key, EMPTY) | got
+        keys = tuple(sorted(by_key, key=lambda k: (k is None, k or "")))
+        return Value("seq", None, tuple(by_key[k] for k in keys), False, keys if any(k is not None for k in keys) else None)
 
     # -- attributes and items -------------------------------------------------------
     def _attr(self, base: Value, name: str, depth) -> set:
@@ -801,7 +851,7 @@ class Resolver:
                 out |= self.values(term, c_summary, _Env(self=frozenset({base})), depth)
             stored = [s for c in self.index.mro(base.dotted) for s in self.index.stored(("A", c, name))]
             if stored:
-                out.add(Value("seq", None, (self._stored_values(stored, depth),), False))
+                out.add(self._stored_seq(stored, depth))
             if out:
                 return out
             method = self.index.find_def(f"{base.dotted}.{name}", None)
@@ -829,11 +879,19 @@ class Resolver:
         return set()
 
     def _elements(self, base: Value, index) -> set:
+        """What `base[index]` can hold: `index` an int position, a frozenset of the
+        string keys it can be, or None (unknown: every element)."""
         if base.elems is None or base.kind in ("bound", "selfret"):
             return set()
         if base.ordered and isinstance(index, int) and -len(base.elems) <= index < len(base.elems):
             return set(base.elems[index])
         out: set = set()
+        if isinstance(index, frozenset) and base.keys is not None:
+            # the elements stored under one of those keys, and those whose key is unknown
+            for key, elem in zip(base.keys, base.elems):
+                if key is None or key in index:
+                    out |= elem
+            return out
         for elem in base.elems:
             out |= elem
         return out
@@ -931,6 +989,11 @@ class Resolver:
                 for kw, term in kws:
                     if kw == name:
                         out |= self.values(term, c_summary, None, depth)
+        # `@deco` applied to a def passes the def as the first argument
+        for c_summary, kind, arg in self.index.decorated_by(dotted):
+            offset = 1 if kind == "bound" and info.method_kind != "static" else 0
+            if index - offset == 0:
+                out |= self.values(arg, c_summary, None, depth)
         return frozenset(out)
 
     def returns_of(self, summary, info, env, depth) -> frozenset:
