@@ -10,7 +10,7 @@ import json
 import os
 from typing import Optional
 
-from .analysis.regions import COMPILE, ProjectIndex, RegionInfo, Site
+from .analysis.regions import COMPILE, PARTIAL, ProjectIndex, RegionInfo, Site, site_key
 
 
 def build_index(files: list[str], settings_for, stdin: Optional[tuple[str, bytes]] = None) -> tuple[ProjectIndex, list]:
@@ -66,19 +66,20 @@ def report(index: ProjectIndex, root: str) -> dict:
         resolved.append((site, index._entry_defs(site.target), None))
     for site, entries, why in resolved:
         targets, seen = [], set()
-        for dotted, summary, info in entries:
-            # the class a forward belongs to is the target people name
-            qualname, row, kind = info.qualname, info.row, "function"
-            if qualname.endswith((".forward", ".__call__")):
-                owner = index.defs.get(dotted.rsplit(".", 1)[0])
-                if owner is not None and owner[1].kind == "class":
-                    qualname, row, kind = owner[1].qualname, owner[1].row, "class"
-            key = (summary.path, qualname)
+        named = index.site_targets.get(site_key(site))
+        if named is None or not entries:  # declared and recorded regions: their entries
+            named = []
+            for dotted, summary, info in entries:
+                # the class a forward belongs to is the target people name
+                owner = index.defs.get(dotted.rsplit(".", 1)[0]) if info.qualname.endswith((".forward", ".__call__")) else None
+                named.append(owner if owner is not None and owner[1].kind == "class" else (summary, info))
+        for summary, info in named:
+            key = (summary.path, info.qualname)
             if key in seen:
                 continue
             seen.add(key)
-            targets.append({"path": _rel(summary.path, root), "qualname": qualname, "row": row, "kind": kind,
-                            "module": summary.module})
+            targets.append({"path": _rel(summary.path, root), "qualname": info.qualname, "row": info.row,
+                            "kind": "class" if info.kind == "class" else "function", "module": summary.module})
         sites.append({
             "path": _rel(site.path, root),
             "row": site.row,
@@ -90,7 +91,10 @@ def report(index: ProjectIndex, root: str) -> dict:
             "dynamic": site.dynamic,
             "fullgraph": site.fullgraph,
             "targets": targets,
-            "unresolved": None if targets else (why or "not resolved"),
+            # resolved: every value the site may compile is the project's; partial: some
+            # are not seen (a loader's other branch, a parameter of unknown callers)
+            "resolution": "unresolved" if not targets else ("partial" if why else "resolved"),
+            "unresolved": (why[len(PARTIAL):] if why.startswith(PARTIAL) else why) if why else (None if targets else "not resolved"),
             "reached": sorted(set(by_site.get(_site_key(site), ()))),
         })
     sites.sort(key=lambda s: (s["path"], s["row"], s["col"]))
@@ -119,13 +123,15 @@ def render_text(data: dict) -> str:
         head = f"{site['path']}:{site['row']}:{site['col']} {api}"
         if site["targets"]:
             names = ", ".join(f"{t['path']}:{t['row']} {t['qualname']}" for t in site["targets"])
-            lines.append(f"{head} -> {names}")
+            partial = f" (partial: {site['unresolved']})" if site["resolution"] == "partial" else ""
+            lines.append(f"{head} -> {names}{partial}")
         else:
             lines.append(f"{head} -> unresolved: {site['unresolved']}")
         for dotted in site["reached"]:
             lines.append(f"    {dotted}")
-    resolved = sum(1 for s in data["sites"] if s["targets"])
-    lines.append(f"{len(data['sites'])} site(s), {resolved} resolved, {len(data['regions'])} def(s) in regions")
+    counts = {kind: sum(1 for s in data["sites"] if s["resolution"] == kind) for kind in ("resolved", "partial", "unresolved")}
+    lines.append(f"{len(data['sites'])} site(s): {counts['resolved']} resolved, {counts['partial']} partial, "
+                 f"{counts['unresolved']} unresolved; {len(data['regions'])} def(s) in regions")
     return "\n".join(lines) + "\n"
 
 

@@ -17,7 +17,7 @@ from typing import Optional
 from .classes import is_module_class, is_torch_module_name, local_class, module_construction
 from .facts import Fact, ModuleFacts
 from .regions import ProjectIndex, summarize
-from .values import CALL, G, Value
+from .values import CALL, G, UNKNOWN, Value
 
 
 class FileValues:
@@ -71,7 +71,8 @@ def _factory_values(facts: ModuleFacts, expr: ast.AST) -> frozenset:
         return frozenset()
     if not any(isinstance(n, ast.FunctionDef) and f"{module}.{n.name}" == dotted for n in facts.tree.body):
         return frozenset()
-    return facts.get(FileValuesFact).returned(dotted)
+    # (a branch the file alone cannot see says nothing about the ones it can)
+    return frozenset(v for v in facts.get(FileValuesFact).returned(dotted) if v.kind != UNKNOWN)
 
 
 def builds_module(facts: ModuleFacts, expr: ast.AST) -> Optional[bool]:

@@ -148,6 +148,9 @@ class NameTable:
     bindings: dict[str, str] = field(default_factory=dict)
     partials: dict[str, Partial] = field(default_factory=dict)
     local_names: set[str] = field(default_factory=set)  # bound by def/class/assign
+    # modules the file imports with `from m import *`, in order (a name bound by none of
+    # the above may come from one of them: the region index looks there)
+    star_imports: tuple = ()
 
     # -- building -------------------------------------------------------------
     @classmethod
@@ -170,6 +173,8 @@ class NameTable:
                 base = table._absolute_from(node)
                 for alias in node.names:
                     if alias.name == "*":
+                        if base and base not in table.star_imports:
+                            table.star_imports += (base,)
                         continue
                     name = alias.asname or alias.name
                     table._bind(name, f"{base}.{alias.name}" if base else alias.name, conflicted)

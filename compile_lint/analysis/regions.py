@@ -27,11 +27,13 @@ from typing import Iterable, Iterator, Optional
 from .declared import Recording, describe_declared
 from .names import NameTable, import_prefixes
 from .torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
-from .values import DECORATED, EMPTY, G, PARAM, Resolver, Scope, TermBuilder, Value, _target_names
+from .values import DECORATED, EMPTY, G, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external
 from .walk import walk_scope
 
 COMPILE = "compiled"
 TRACED = "traced"
+# a resolved site's reason starts with this when a member of its value is unseen
+PARTIAL = "partial: "
 SCRIPTED = "scripted"  # torch.jit.script: listed and followed, read by no tracing rule
 CUDAGRAPH = "cudagraph"
 
@@ -155,6 +157,7 @@ class ModuleSummary:
     attrs: dict = field(default_factory=dict)
     stores: list = field(default_factory=list)
     import_prefixes: tuple = ("",)
+    star_imports: tuple = ()  # `from m import *` modules, in order (NameTable.star_imports)
     calls: list = field(default_factory=list)  # (callee name, callee term, arg terms, kw terms)
     declared: list = field(default_factory=list)  # `# compile-lint: compiled` markers (analysis/declared.py)
 
@@ -379,7 +382,8 @@ class _Summarizer:
         self.compile_funcs = COMPILE_FUNCS | frozenset(extra_compile)
         self.trace_funcs = TRACE_FUNCS | frozenset(extra_trace)
         self.script_funcs = SCRIPT_FUNCS
-        self.summary = ModuleSummary(path=path, module=names.module, bindings=dict(names.bindings))
+        self.summary = ModuleSummary(path=path, module=names.module, bindings=dict(names.bindings),
+                                     star_imports=names.star_imports)
         # every scope's nodes, sorted by what the passes below look for, and every
         # def's qualname: one walk of the tree
         self.qualnames: dict[int, str] = {}
@@ -804,6 +808,11 @@ ANY_ATTR = "*"
 _GENERIC_CHILDREN = frozenset({"children", "named_children", "modules", "named_modules", "_modules", "apply"})
 
 
+def site_key(site: Site) -> tuple:
+    """What tells sites apart (the target it resolved to aside)."""
+    return (site.path, site.row, site.col, site.api, site.kind)
+
+
 def _kind_of(api: str) -> str:
     """The region a compile/trace/script function makes."""
     if api in SCRIPT_FUNCS:
@@ -842,6 +851,8 @@ class ProjectIndex:
         self._stores: Optional[dict] = None
         self._calls: Optional[dict] = None
         self._decorated: Optional[dict] = None  # def dotted -> decorator applications (decorated_by)
+        # site_key(site) -> [(summary, DefInfo)] of the classes and functions it compiles
+        self.site_targets: dict = {}
         self._resolved: Optional[list] = None
         self._candidates: dict = {}
         self._near_folders: dict = {}  # id(summary) -> (summary, its folder, the two above)
@@ -963,6 +974,11 @@ class ProjectIndex:
                 target = ".".join([summary.bindings[head]] + parts[cut + 1 :])
                 if target != dotted:
                     return self.lookup(target, _depth + 1, summary)
+            # `from .models import *` in a package's __init__ (the last one defining it wins)
+            for star in reversed(summary.star_imports):
+                found = self.lookup(".".join([star] + parts[cut:]), _depth + 1, summary)
+                if found is not None:
+                    return found
             # a method inherited from a base class
             owner = self.defs.get(".".join(parts[:-1]))
             if owner is not None and owner[1].kind == "class":
@@ -999,6 +1015,10 @@ class ProjectIndex:
                 return owner, name
             if name in owner.bindings and owner.bindings[name] != candidate:
                 return self.find_global(owner.bindings[name], owner, _depth + 1)
+            for star in reversed(owner.star_imports):
+                found = self.find_global(f"{star}.{name}", owner, _depth + 1)
+                if found is not None:
+                    return found
         return None
 
     def mro(self, cls_dotted: str) -> list[str]:
@@ -1215,21 +1235,53 @@ class ProjectIndex:
             return [], "no target: nothing is passed to compile or trace"
         if site.api == "Module.compile" and any(self._project_compile_method(v) for v in values):
             return [], "`.compile()` is the project's own method, not nn.Module.compile"
-        entries, seen = [], set()
+        entries, seen, unseen, named = [], set(), [], []
         for value in sorted(values, key=repr):
-            for entry in self._value_entries(value, 0):
+            found = self._value_entries(value, 0)
+            if not found and self._opaque(value):
+                unseen.append(value)
+            for entry in found:
                 if entry[0] not in seen:
                     seen.add(entry[0])
                     entries.append(entry)
+            named += self._value_targets(value, 0)
+        self.site_targets[site_key(site)] = named
         if entries:
-            return entries, None
+            # a union with a member the index cannot see is partial, never resolved
+            return entries, (PARTIAL + self._why_not(site, unseen, resolver.why) if unseen else None)
         return [], self._why_not(site, values, resolver.why)
+
+    def _value_targets(self, value: Value, depth: int) -> list:
+        """The project classes and functions a compiled `value` is, as people name a
+        site's target: `@torch.compile class Net(Base)` compiles a Net, whose forward
+        is Base's."""
+        if depth > 4:
+            return []
+        if value.kind in ("class", "inst", "func", "bound") and value.dotted in self.defs:
+            if value.kind == "bound" and value.dotted.endswith((".forward", ".__call__")):
+                # `torch.compile(self.head.forward)`: the receivers' classes
+                return [t for v in sorted(value.elems[0], key=repr) for t in self._value_targets(v, depth + 1)]
+            return [self.defs[value.dotted]]
+        if value.elems is not None and value.kind in ("inst", "seq"):
+            return [t for elems in value.elems for elem in sorted(elems, key=repr) for t in self._value_targets(elem, depth + 1)]
+        return []
+
+    def _opaque(self, value: Value) -> bool:
+        """A value the compiled object may be that no project code stands for: a model
+        from another package or a loader (`torch.load(...)`, `timm.create_model(...)`),
+        or something the index cannot see. torch's own layers and containers are known."""
+        if value.kind == UNKNOWN:
+            return True
+        if value.kind in ("inst", "ext") and value.dotted and value.dotted not in self.defs:
+            return not (value.kind == "inst" and value.dotted.startswith("torch.nn.") and value.dotted[9:10].isupper())
+        return False
 
     def _why_not(self, site: Site, values, why: list) -> str:
         for value in sorted(values, key=repr):
+            if value.kind == UNKNOWN:
+                return value.dotted
             if value.kind in ("ext", "inst") and value.dotted and value.dotted not in self.defs:
-                call = "()" if value.kind == "inst" else ""
-                return f"`{value.dotted}{call}` is from another package"
+                return describe_external(value.dotted, value.kind == "inst")
         if why:
             return why[0]
         if values:

@@ -42,6 +42,7 @@ UNION = "union"  # ("union", terms)
 ANN = "ann"  # ("ann", term): an instance of the annotated class
 STAR = "star"  # ("star", term): `*xs` in a call or display
 CONST = "const"  # ("const", "text"): a string constant (chooses branches guarded on it)
+STARS = "stars"  # ("stars", modules, name): a name that may come from `from m import *`
 # the callee name under which a summary records a decorator applied to a def
 # (`@deco def f` calls `deco(f)`): what a wrapper's parameter may receive
 DECORATED = "@"
@@ -79,11 +80,34 @@ PASS_THROUGH = frozenset(
 CONTAINER_MODULES = frozenset(
     {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict", "collections.OrderedDict", "builtins.list", "builtins.tuple", "builtins.dict"}
 )
-ARGS_MATTER = PASS_THROUGH | CONTAINER_MODULES
+# objects whose attributes are their constructor's keywords
+NAMESPACES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
+ARGS_MATTER = PASS_THROUGH | CONTAINER_MODULES | NAMESPACES
 # calls of other packages whose result is known without their arguments
 OPAQUE_CALLS = ("torch.", "numpy.", "builtins.", "math.", "os.", "re.", "json.", "logging.", "typing.", "random.", "time.")
 CONTAINER_GETTERS = frozenset({"get", "pop", "values", "__getitem__", "setdefault"})
 TYPING_WRAPPERS = frozenset({"Optional", "Union", "Type", "type"})
+
+
+# where a value that no project code stands for comes from, for `regions` to say so
+CONFIG_SOURCES = ("argparse.", "omegaconf.", "hydra.", "yaml.", "json.", "configparser.", "ml_collections.",
+                  "easydict.", "tomllib.", "tomli.", "toml.", "click.", "typer.", "fire.", "os.environ", "sys.argv")
+LOADERS = ("torch.load", "torch.jit.load", "torch.hub.load", "torch.export.load", "pickle.load", "dill.load",
+           "joblib.load", "safetensors.")
+
+
+def describe_external(dotted: str, called: bool) -> str:
+    """Why a value from outside the project's code has no target, in words a user acts on."""
+    shown = f"`{dotted}{'()' if called else ''}`"
+    if dotted.startswith(CONFIG_SOURCES):
+        return (f"the value comes from a configuration ({shown}): the code does not say which model it is "
+                "(declare it with `compiled = [...]`, or record a run)")
+    if dotted.startswith(LOADERS) or dotted.rsplit(".", 1)[-1] in ("from_pretrained", "load_from_checkpoint", "load_model"):
+        return f"{shown} loads a model the code does not define (unpickled or from another package)"
+    if dotted.startswith("torch.nn.") and dotted.rsplit(".", 1)[-1][:1].isupper():
+        return f"{shown} is torch's own layer, not code of the project"
+    return f"{shown} is from another package"
+
 
 
 class Value(NamedTuple):
@@ -91,7 +115,8 @@ class Value(NamedTuple):
 
     kind: "class" | "inst" | "func" | "bound" (a method with its receivers in
     `elems[0]`) | "seq" (a container: `elems` holds one set per position or, with
-    `keys`, per key) | "const" (a string, in `dotted`) | "ext" (a
+    `keys`, per key) | "const" (a string, in `dotted`) | "unknown" (what the index cannot
+    see, `dotted` says why) | "ext" (a
     name from another package; `dotted` is how it was imported) | "getter" (a
     container's `.get`/`.values`: calling it gives the elements) | "selfret" (a method
     returning its receiver, such as `.to(device)`)."""
@@ -106,6 +131,9 @@ class Value(NamedTuple):
 
 
 EMPTY: frozenset = frozenset()
+# a value the index cannot see (`dotted` says why): with other values it makes a site
+# partial, never a resolved target (issue 19: "unresolved beats wrong")
+UNKNOWN = "unknown"
 
 
 # -- per file: building terms ------------------------------------------------------
@@ -286,7 +314,12 @@ class TermBuilder:
         if name in self.module_bound:
             return (LOCAL, "", name, row if scope.key == "" else None)
         dotted = self.names.resolve_name(name)
-        return (G, dotted) if dotted else None
+        if dotted:
+            return (G, dotted)
+        stars = self.names.star_imports
+        if stars:  # `from pkg import *`: the last of those modules that has the name
+            return (STARS, stars, name)
+        return None
 
     def annotation_term(self, ann, scope: Scope):
         """`Net`, `Optional[Net]`, `"Net"`, `Net | None` -> the classes named."""
@@ -345,6 +378,10 @@ class TermBuilder:
             elif t is ast.AnnAssign:
                 row = stmt.lineno
                 value = self.term(stmt.value, scope, row) if stmt.value is not None else None
+                if value is None and cls_attrs is not None and isinstance(stmt.target, ast.Name):
+                    # `unet: UNet2DConditionModel` in a class body (a dataclass field, a
+                    # pipeline's declared component): an instance of the annotation
+                    value = self.annotation_term(stmt.annotation, scope.parent or scope)
                 if isinstance(stmt.target, ast.Name) and stmt.target.id in scope.bound:
                     ann = self.annotation_term(stmt.annotation, scope)
                     self.bind(scope, stmt.target.id, row, depth, value or ann)
@@ -664,7 +701,7 @@ class Resolver:
 
     def _reads_uncached(self, term, summary):
         tag = term[0]
-        if tag == G or tag == CONST:
+        if tag == G or tag == CONST or tag == STARS:
             return frozenset()
         if tag == PARAM:
             ann = self._reads(term[4], summary) if term[4] is not None else frozenset()
@@ -720,9 +757,12 @@ class Resolver:
             passed = self._passed(summary, scope, index, name, depth)
             if passed:
                 return passed
-            if not declared:
-                self.why.append(f"`{name}` is a parameter of `{scope}()` and no call of it passes a known value")
-            return declared
+            # an annotation of another package's base class (`model: nn.Module`) says
+            # what kind of thing is passed, not which one: the value is not seen
+            shown = f" (annotated `{sorted(v.dotted for v in declared)[0]}`)" if declared else ""
+            why = f"`{name}` is a parameter of `{scope}()`{shown} and no call of it passes a known value"
+            self.why.append(why)
+            return frozenset({Value(UNKNOWN, why)})
         if tag == SELF:
             got = env.get("self")
             return got if got is not None else self._def_value(term[1], instance=True)
@@ -775,6 +815,12 @@ class Resolver:
             return self.values(term[1], summary, env, depth)
         if tag == CONST:
             return frozenset({Value("const", term[1])})
+        if tag == STARS:
+            for module in reversed(term[1]):
+                dotted = f"{module}.{term[2]}"
+                if self.index.find_def(dotted, summary) is not None or self.index.find_global(dotted, summary) is not None:
+                    return self._global(dotted, summary, depth)
+            return EMPTY  # (or a builtin, or a name of another package's `*`)
         return EMPTY
 
     # -- names -------------------------------------------------------------------
@@ -843,6 +889,8 @@ class Resolver:
     # -- attributes and items -------------------------------------------------------
     def _attr(self, base: Value, name: str, depth) -> set:
         kind = base.kind
+        if kind == UNKNOWN:
+            return {base}  # what an unseen value holds is unseen too
         if kind in ("inst", "class") and base.dotted in self.index.defs:
             if kind == "inst" and name in WRAPPED_ATTRS and not self.index.attr_terms(base.dotted, name):
                 return {base}
@@ -871,6 +919,11 @@ class Resolver:
                 return {base}
             if name in RETURNS_SELF:
                 return {Value("selfret", None, (frozenset({base}),))}
+            if base.dotted and base.dotted.startswith(CONFIG_SOURCES):
+                # `args.model` of `parser.parse_args()`: chosen by a configuration
+                return {Value(UNKNOWN, describe_external(base.dotted, True))}
+            if base.keys is not None and name in base.keys:  # `SimpleNamespace(model=m).model`
+                return set(base.elems[base.keys.index(name)])
             return set()
         if kind == "ext":
             return {Value("ext", f"{base.dotted}.{name}")}
@@ -881,6 +934,8 @@ class Resolver:
     def _elements(self, base: Value, index) -> set:
         """What `base[index]` can hold: `index` an int position, a frozenset of the
         string keys it can be, or None (unknown: every element)."""
+        if base.kind == UNKNOWN:
+            return {base}
         if base.elems is None or base.kind in ("bound", "selfret"):
             return set()
         if base.ordered and isinstance(index, int) and -len(base.elems) <= index < len(base.elems):
@@ -921,6 +976,7 @@ class Resolver:
                 bound = self._bind(info, f.dotted, arg_terms, kw_terms, summary, env, depth, skip_first=False)
                 got = self.returns_of(f_summary, info, bound, depth)
                 if not got and f_summary is not None and not f_summary.returns.get(info.qualname):
+                    # (no `return` with a value: it returns None, nothing to compile)
                     self.why.append(f"`{info.qualname}()` returns nothing the index can follow")
                 out |= got
             elif f.kind == "bound":
@@ -933,6 +989,8 @@ class Resolver:
                 out |= self.returns_of(f_summary, info, bound, depth)
             elif f.kind == "selfret":
                 out |= f.elems[0]
+            elif f.kind == UNKNOWN:
+                out.add(f)
             elif f.kind == "getter":
                 for elem in f.elems:
                     out |= elem
@@ -940,6 +998,10 @@ class Resolver:
                 dotted = f.dotted
                 if dotted in PASS_THROUGH:
                     out |= arg(0)
+                elif dotted in NAMESPACES:
+                    names = tuple(k for k, _t in kw_terms)
+                    elems = tuple(self.values(t, summary, env, depth) for _k, t in kw_terms)
+                    out.add(Value("inst", dotted, elems, False, names))
                 elif dotted in CONTAINER_MODULES:
                     elems = [arg(i) for i in range(len(arg_terms))]
                     flat: set = set()
@@ -952,7 +1014,7 @@ class Resolver:
                     out.add(Value("inst" if dotted.startswith("torch.") else "seq", dotted, (frozenset(flat),), False))
                 elif not dotted.startswith("builtins."):
                     out.add(Value("inst", dotted))
-                    self.why.append(f"`{dotted}()` is from another package")
+                    self.why.append(describe_external(dotted, True))
         return frozenset(out)
 
     def _bind(self, info, dotted, arg_terms, kw_terms, summary, env, depth, skip_first) -> dict:
