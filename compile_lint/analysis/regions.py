@@ -781,6 +781,7 @@ def _may_compile(term) -> bool:
     return True
 
 
+_MISSING = object()
 _walk_scope = walk_scope  # older name, still imported by some rules
 
 
@@ -861,6 +862,9 @@ class ProjectIndex:
         # summaries, so computed once per index)
         self._by_file_memo: dict = {}
         self._lookups: dict = {}
+        self._looking: set = set()  # lookups under way (a re-export cycle)
+        self._stars: dict = {}  # module -> what its star imports bring in (_star_exports)
+        self._lookup_cuts = 0  # lookups cut short by the depth bound or a cycle
         self._globals: dict = {}
         self._mros: dict = {}
         self._attr_terms: dict = {}
@@ -941,17 +945,30 @@ class ProjectIndex:
         return None
 
     def lookup(self, dotted: str, _depth: int = 0, _summary: Optional[ModuleSummary] = None) -> Optional[tuple[ModuleSummary, DefInfo]]:
-        """The def a dotted name refers to, following re-exports and base classes."""
-        key = (dotted, id(_summary), _depth)
-        try:
-            return self._lookups[key]
-        except KeyError:
-            found = self._lookups[key] = self._lookup_candidates(dotted, _depth, _summary)
+        """The def a dotted name refers to, following re-exports and base classes.
+
+        Answers are remembered by (name, asking file) whatever the depth they were
+        asked at, unless the depth bound or a cycle of re-exports cut them short (then
+        a shallower question may find more): re-export chains through lazy-import
+        packages (transformers' `__init__`s) were asked once per depth, exponentially."""
+        key = (dotted, id(_summary))
+        found = self._lookups.get(key, _MISSING)
+        if found is not _MISSING:
             return found
+        if _depth > 6 or key in self._looking:
+            self._lookup_cuts += 1
+            return None
+        cuts = self._lookup_cuts
+        self._looking.add(key)
+        try:
+            found = self._lookup_candidates(dotted, _depth, _summary)
+        finally:
+            self._looking.discard(key)
+        if found is not None or self._lookup_cuts == cuts:
+            self._lookups[key] = found
+        return found
 
     def _lookup_candidates(self, dotted: str, _depth: int, _summary: Optional[ModuleSummary]):
-        if _depth > 6:
-            return None
         for candidate in self.candidates(dotted, _summary):
             found = self._lookup(candidate, _depth)
             if found is not None:
@@ -975,10 +992,10 @@ class ProjectIndex:
                 if target != dotted:
                     return self.lookup(target, _depth + 1, summary)
             # `from .models import *` in a package's __init__ (the last one defining it wins)
-            for star in reversed(summary.star_imports):
-                found = self.lookup(".".join([star] + parts[cut:]), _depth + 1, summary)
-                if found is not None:
-                    return found
+            if summary.star_imports:
+                target = self._star_exports(summary).get(head)
+                if target is not None and target != ".".join(parts[: cut + 1]):
+                    return self.lookup(".".join([target] + parts[cut + 1 :]), _depth + 1, summary)
             # a method inherited from a base class
             owner = self.defs.get(".".join(parts[:-1]))
             if owner is not None and owner[1].kind == "class":
@@ -1015,11 +1032,40 @@ class ProjectIndex:
                 return owner, name
             if name in owner.bindings and owner.bindings[name] != candidate:
                 return self.find_global(owner.bindings[name], owner, _depth + 1)
-            for star in reversed(owner.star_imports):
-                found = self.find_global(f"{star}.{name}", owner, _depth + 1)
-                if found is not None:
-                    return found
+            if owner.star_imports:
+                target = self._star_exports(owner).get(name)
+                if target is not None and target != candidate:
+                    return self.find_global(target, owner, _depth + 1)
         return None
+
+    def _star_exports(self, summary: ModuleSummary) -> dict:
+        """name -> dotted for the names a module's `from m import *` lines bring in (the
+        last one wins, as in Python), through the star imports of those modules too.
+        Computed once per module: transformers' `models/__init__.py` star-imports 400
+        model packages, asked for every name."""
+        found = self._stars.get(summary.module)
+        if found is not None:
+            return found
+        self._stars[summary.module] = {}  # a cycle of star imports sees what is known so far
+        out: dict = {}
+        for star in summary.star_imports:
+            for candidate in self.candidates(star, summary):
+                owner = self.modules.get(candidate)
+                if owner is None:
+                    continue
+                out.update(self._star_exports(owner) if owner.star_imports else {})
+                for name in owner.bindings:
+                    if not name.startswith("_"):
+                        out[name] = f"{owner.module}.{name}" if owner.module else name
+                for qualname in owner.defs:
+                    if "." not in qualname and not qualname.startswith(("_", "<")):
+                        out[qualname] = owner.dotted(qualname)
+                for name in owner.scopes.get("", {}):
+                    if not name.startswith("_"):
+                        out[name] = owner.dotted(name)
+                break
+        self._stars[summary.module] = out
+        return out
 
     def mro(self, cls_dotted: str) -> list[str]:
         found = self._mros.get(cls_dotted)
