@@ -26,3 +26,26 @@ def test_git_folder_counts(tmp_path):
     (tmp_path / ".git").mkdir()
     (tmp_path / "a").mkdir()
     assert find_project_root(str(tmp_path / "a" / "x.py")) == str(tmp_path)
+
+
+def test_a_dotted_folder_above_the_package_keeps_cross_file_findings(tmp_path):
+    """`proj.v2/pkg/export.py` exporting `pkg.model.Up`: the region index names the
+    module `proj_v2.pkg.model` (a dot in a folder is written `_`) and CL104 found no file
+    for it (issue 19: the same tree elsewhere gives the finding)."""
+    import subprocess
+    import sys
+
+    (tmp_path / ".git").mkdir()
+    pkg = tmp_path / "proj.v2" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "model.py").write_text(
+        "import torch.nn.functional as F\nfrom torch import nn\n\nclass Up(nn.Module):\n"
+        "    def forward(self, x):\n        return F.interpolate(x, scale_factor=2)\n"
+    )
+    (pkg / "export.py").write_text(
+        "import torch\nfrom pkg.model import Up\n\ntorch.onnx.export(Up(), torch.rand(1, 3, 64, 64), 'up.onnx')\n"
+    )
+    out = subprocess.run([sys.executable, "-m", "compile_lint", "check", ".", "--no-cache", "--output-format", "concise"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert "proj.v2/pkg/export.py:4:1: CL104" in out.stdout, out.stdout + out.stderr

@@ -346,6 +346,29 @@ def _module_path(path: str, module: str) -> Optional[str]:
         for candidate in (base + ".py", os.path.join(base, "__init__.py")):
             if os.path.isfile(candidate):
                 return candidate
+    # a module name of the region index starts with the folders below the project root,
+    # where a dot in a folder's name is written `_` (`proj.v2/pkg` is `proj_v2.pkg`)
+    return _spelled_path(above, parts) if prefix else None
+
+
+def _spelled_path(root: str, parts: list) -> Optional[str]:
+    """The file of `parts` under `root`, each folder matched by its name or its name with
+    dots written `_`."""
+    folder = root
+    for i, part in enumerate(parts):
+        for candidate in (os.path.join(folder, part + ".py"), os.path.join(folder, part, "__init__.py")):
+            if i == len(parts) - 1 and os.path.isfile(candidate):
+                return candidate
+        if os.path.isdir(os.path.join(folder, part)):
+            folder = os.path.join(folder, part)
+            continue
+        try:
+            names = [n for n in os.listdir(folder) if "." in n and n.replace(".", "_") == part and os.path.isdir(os.path.join(folder, n))]
+        except OSError:
+            return None
+        if not names:
+            return None
+        folder = os.path.join(folder, names[0])
     return None
 
 
