@@ -439,6 +439,7 @@ def clean(config_file):
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file for every path.")
 @click.option("--force-exclude", is_flag=True, help="Apply exclusions to paths named on the command line too.")
 @click.option("--stdin-filename", help="The name of the file read from stdin (`-`).")
+@click.option("--no-cache", is_flag=True, help="Read every file afresh (the summaries `check` cached are used otherwise).")
 @_guard
 def regions_command(**opts):
     """Show every compile/trace site in PATHS: what it resolved to (or why not), its
@@ -448,7 +449,7 @@ def regions_command(**opts):
 
     run = Run(opts)
     files, stdin, errors = run.files()
-    index, read_errors = build_index(files, run.settings_for, stdin)
+    index, read_errors = build_index(files, run.settings_for, stdin, store=run.cache())
     first = (list(opts.get("paths") or ()) or ["."])[0]
     first = stdin[0] if first == "-" and stdin and stdin[0] != "-" else (os.getcwd() if first == "-" else first)
     root = find_project_root(first, None if opts.get("config_file") is None else run.settings_for(first))

@@ -13,24 +13,48 @@ from typing import Optional
 from .analysis.regions import COMPILE, PARTIAL, ProjectIndex, RegionInfo, Site, site_key
 
 
-def build_index(files: list[str], settings_for, stdin: Optional[tuple[str, bytes]] = None) -> tuple[ProjectIndex, list]:
-    """The region index over `files` (and stdin), and the files that could not be read."""
+def build_index(files: list[str], settings_for, stdin: Optional[tuple[str, bytes]] = None, store=None) -> tuple[ProjectIndex, list]:
+    """The region index over `files` (and stdin), and the files that could not be read.
+    With `store` (the results cache), a file whose summary `check` already made under
+    the same key (its bytes, module name and wrappers) is not parsed again, and the
+    summaries made here are kept for `check`."""
+    from . import cache as cache_mod
+    from .analysis.names import module_name_for
     from .engine import parse_file
+    from .lint_file import summary_blob
     from .source import SourceFile
 
     summaries, errors = [], []
     inputs = [(p, None) for p in files] + ([stdin] if stdin else [])
     for path, data in inputs:
-        if data is None:
+        from_disk = data is None
+        if from_disk:
             try:
                 with open(path, "rb") as fh:
                     data = fh.read()
             except OSError as exc:
                 errors.append((path, f"cannot read: {exc.strerror or exc}"))
                 continue
-        parsed = parse_file(SourceFile(path, data), settings_for(path))
+        settings = settings_for(path)
+        key = None
+        if store is not None and from_disk:
+            module, is_package = module_name_for(path)
+            key = cache_mod.key(cache_mod.digest(data), module, is_package, settings.compile_wrappers, settings.trace_wrappers)
+            found = store.load_summary(path, key)
+            if found is not None:
+                try:
+                    summary = cache_mod.loads(found[0]) if found[0] is not None else None
+                except Exception:
+                    summary = False  # not a summary this version loads: made afresh
+                if summary is not False:
+                    if summary is not None:
+                        summaries.append(summary)
+                    continue
+        parsed = parse_file(SourceFile(path, data), settings)
         if parsed.summary is not None:
             summaries.append(parsed.summary)
+        if key is not None and parsed.failure is None:
+            store.store_summary(path, key, summary_blob(parsed.summary) if parsed.summary is not None else None)
     return ProjectIndex(summaries, _declared(inputs, settings_for)), errors
 
 

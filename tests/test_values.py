@@ -611,3 +611,33 @@ def test_a_large_registry_resolves_completely_whatever_asks_first(tmp_path):
     assert targets(data, "train.py", 14) == want  # the registry gives no way to pick Net3 out
     assert "models.Head.forward" in region_defs(data)
     assert index.resolver.cuts == 0
+
+
+def test_regions_uses_the_cache_check_made_and_sees_an_edit(tmp_path):
+    """`regions` reads the summaries `check` cached (issue 19: it parsed every file on
+    every run); an edited file is summarized afresh."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "model.py").write_text(textwrap.dedent(NET))
+    train = tmp_path / "train.py"
+    train.write_text("import torch\nfrom model import Net\nm = torch.compile(Net())\n")
+
+    def regions(*extra):
+        env = dict(os.environ, PYTHONPATH=ROOT, COMPILE_LINT_STATS=str(tmp_path / "stats.jsonl"))
+        proc = subprocess.run([sys.executable, "-m", "compile_lint", "regions", ".", "--output-format", "json", *extra],
+                              cwd=tmp_path, capture_output=True, text=True, env=env)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    subprocess.run([sys.executable, "-m", "compile_lint", "check", "."], cwd=tmp_path, capture_output=True,
+                   env=dict(os.environ, PYTHONPATH=ROOT))
+    assert (tmp_path / ".compile_lint_cache").is_dir()
+    warm = regions()
+    assert warm == regions("--no-cache")
+    assert [t["qualname"] for t in warm["sites"][0]["targets"]] == ["Net"]
+    train.write_text("import torch\nfrom model import Other\nm = torch.compile(Other())\n")
+    assert [t["qualname"] for t in regions()["sites"][0]["targets"]] == ["Other"]
+    import shutil
+
+    shutil.rmtree(tmp_path / ".compile_lint_cache")
+    regions()  # a cold `regions` leaves the summaries for the next run
+    assert any((tmp_path / ".compile_lint_cache").rglob("*"))
