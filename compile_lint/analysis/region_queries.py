@@ -198,7 +198,7 @@ __all__ = [
 
 # -- code that compiled code does not run, and Dynamo flags around a region (CL508) ------
 from .project import path_for_module  # noqa: E402  (this section was appended: module is append-only)
-from .torch_api import DYNAMO_CONFIG, IS_COMPILING_FUNCS  # noqa: E402
+from .torch_api import DYNAMO_CONFIG, IS_COMPILING_FUNCS, JIT_ONLY_FUNCS  # noqa: E402
 
 CASTS = frozenset({"builtins.float", "builtins.int", "builtins.bool"})
 NUMBERS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "numbers.Number", "numbers.Real"})
@@ -206,7 +206,8 @@ NUMBERS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtin
 
 def eager_only(facts: ModuleFacts, node: ast.AST) -> bool:
     """`node` sits in a branch that only runs eagerly (`if not is_compiling():`, also
-    through the project's own wrapper of it), or is a cast `float(x)`/`int(x)`/`bool(x)`
+    through the project's own wrapper of it; `if torch.jit.is_tracing():`, which is
+    False under torch.compile, so its `else` is compiled code), or is a cast `float(x)`/`int(x)`/`bool(x)`
     under `if isinstance(x, (int, float)):`, where `x` is a Python number."""
     child = node
     for anc in facts.ancestors(node):
@@ -216,6 +217,8 @@ def eager_only(facts: ModuleFacts, node: ast.AST) -> bool:
             in_body = child in anc.body if isinstance(anc, ast.If) else child is anc.body
             if isinstance(inner, ast.Call) and in_body == negated and is_compiling_test(facts, inner):
                 return True
+            if isinstance(inner, ast.Call) and in_body != negated and facts.resolve(inner.func) in JIT_ONLY_FUNCS:
+                return True  # runs only under torch.jit: Dynamo takes the other branch
             if in_body and not negated and isinstance(node, ast.Call) and facts.resolve(node.func) in CASTS \
                     and node.args and python_number_test(facts, inner, node.args[0]):
                 return True

@@ -87,6 +87,10 @@ class GraphBreak(Rule):
         Case("import torch\n@torch.compile\ndef f(x, n: int):\n    if n > 2:\n        x = x * 2\n    return x * float(n)\n"),
         Case("import torch\n@torch.compile\ndef f(x):\n    if not torch.compiler.is_compiling():\n        print('eager')\n    return x\n"),
         Case("import torch\n@torch.compile\ndef f(x):\n    x[x > 1] = 1\n    return x\n", note="masked assignment is not a dynamic shape"),
+        Case(
+            "import torch\n@torch.compile\ndef f(x):\n    if torch.jit.is_tracing():\n        print(x.sum().item())\n    return x\n",
+            note="torch.jit.is_tracing() is False under torch.compile: its body never runs compiled",
+        ),
         Case("import torch\n@torch.compile\ndef f(x):\n    if x.shape[-1] > 64:\n        x = x[..., ::2]\n    return x\n"),
         Case(
             "import torch\nimport torch._dynamo\ntorch._dynamo.config.reorderable_logging_functions.add(print)\n"
@@ -123,6 +127,12 @@ class GraphBreak(Rule):
         ),
     ]
     invalid = [
+        Case(
+            "import torch\n@torch.compile\ndef canny(x):\n    if torch.jit.is_scripting():\n        return x\n"
+            "    else:\n        while bool((x > 0).any()):\n            x = x - 1\n    return x\n",
+            at=[(7, 15)],
+            note="the else of torch.jit.is_scripting() is what Dynamo compiles (kornia Canny's hysteresis loop: 2 breaks)",
+        ),
         Case("import torch\n@torch.compile\ndef f(x):\n    return x / x.amax().item()\n", at=[(4, 16)]),
         Case(
             "import torch\nfrom torch import nn\nclass ToneMap(nn.Module):\n    def forward(self, x):\n        if x.mean() > 0.5:\n            x = x * 0.8\n        print('tone mapped')\n        return x\nmodel = torch.compile(ToneMap())\n",
