@@ -33,6 +33,27 @@ def _float_fix_is_exact(facts, call: ast.Call) -> bool:
     )
 
 
+# true only while torch.jit traces or the ONNX exporter runs
+TRACER_TESTS = frozenset({"torch.jit.is_tracing", "torch.onnx.is_in_onnx_export", "torch._C._get_tracing_state"})
+
+
+def _chosen_for_the_tracer(facts, call) -> bool:
+    """The cast is the branch the code takes only under the tracer (`int(c) if
+    torch.jit.is_tracing() else c`): the author makes that number a constant of the
+    trace on purpose (kornia's filter2d, for an ONNX conv's `groups`)."""
+    child = call
+    for anc in facts.ancestors(call):
+        if isinstance(anc, (ast.If, ast.IfExp)):
+            in_body = child in anc.body if isinstance(anc, ast.If) else child is anc.body
+            test = anc.test
+            if in_body and isinstance(test, ast.Call) and facts.resolve(test.func) in TRACER_TESTS:
+                return True
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False
+        child = anc
+    return False
+
+
 class TracedShapeToPython(Rule):
     """
     ## What it does
@@ -84,7 +105,11 @@ class TracedShapeToPython(Rule):
     of names, `.item()` and `.tolist()` are reported without a fix.
 
     Only casts that reach a size are reported: `float(q.shape[-1]) ** -0.5` used as an
-    attention scale is a channel count, constant for a given model.
+    attention scale is a channel count, constant for a given model. Nor a cast the code
+    takes only under the tracer (`int(c) if torch.jit.is_tracing() else c`): the author
+    makes that size a constant of the trace on purpose (corpus L: kornia 0.9.0
+    `filters/filter.py` does it for the channel count an ONNX convolution needs as its
+    `groups`, with a comment saying so; its shape is a valid case).
 
     ## References
     - measured on torch 2.13 CPU: jit.trace at 32x32 run at 48x80 fails or returns the
@@ -103,6 +128,20 @@ class TracedShapeToPython(Rule):
     requires = (b"shape", b"size")
 
     valid = [
+        Case(
+            """\
+            import torch
+            import torch.nn.functional as F
+
+            def blur(x, kernel):
+                b, c, h, w = x.shape
+                k = kernel.expand(-1, int(c) if torch.jit.is_tracing() else c, -1, -1)
+                return F.conv2d(x, k, groups=c)
+
+            traced = torch.jit.trace(blur, (torch.rand(1, 3, 8, 8), torch.rand(1, 1, 3, 3)))
+            """,
+            note="a constant chosen for the tracer on purpose (kornia filter2d)",
+        ),
         Case(
             """\
             import torch
@@ -345,6 +384,8 @@ class TracedShapeToPython(Rule):
                 continue
             outer = [a for a in facts.ancestors(call) if isinstance(a, ast.Call) and cast_kind(facts, a, names_cache[key])]
             if outer:
+                continue
+            if _chosen_for_the_tracer(facts, call):
                 continue
             sink = flows_to_sink(facts, call, func)
             if sink is None:
