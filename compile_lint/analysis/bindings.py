@@ -1,6 +1,6 @@
 """The value model's bindings of one file as a declared fact.
 
-`FileBindings` (analysis/values.py) gives every scope's bindings with positions and
+`FileBindings` (the semantic model's, analysis/semantic.py) gives every scope's bindings with positions and
 the reaching rule the value model uses; analyses that need the bound *expressions*
 (dtypes in precision.py, gradients in gradients.py) ask this fact instead of keeping
 their own tables. Rules that use those analyses declare `BindingsFact` in `needs`.
@@ -11,7 +11,7 @@ import ast
 from typing import Iterator
 
 from .facts import Fact, ModuleFacts
-from .values import Bound, FileBindings
+from .semantic import Bound, FileBindings
 
 
 class BindingsFact(Fact):
@@ -21,7 +21,7 @@ class BindingsFact(Fact):
 
     @classmethod
     def compute(cls, facts: ModuleFacts) -> FileBindings:
-        return FileBindings(facts.tree, facts.parent)
+        return facts.semantic.bindings
 
 
 def bindings_for(facts: ModuleFacts) -> FileBindings:
@@ -31,12 +31,11 @@ def bindings_for(facts: ModuleFacts) -> FileBindings:
 def bindings_under(facts: ModuleFacts) -> FileBindings:
     """The bindings for a fact built on them (CompiledValues, which declares
     BindingsFact in its `needs`): the file's BindingsFact when the running rule may ask
-    for it, else (outside a declared fact) a FileBindings of its own for the caller to
-    keep (its tables are built only for the scopes asked)."""
+    for it, else (outside a declared fact) the semantic model's, the same object."""
     allowed = facts.project.allowed
     if allowed is None or BindingsFact in allowed:
         return facts.get(BindingsFact)
-    return FileBindings(facts.tree, facts.parent)
+    return facts.semantic.bindings  # (the same object: the model builds it once)
 
 
 def module_bindings(tree: ast.Module) -> dict[str, list[Bound]]:

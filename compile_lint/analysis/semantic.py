@@ -27,7 +27,7 @@ analysis/values.py, which builds its terms with the same scopes.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 from .names import NameTable
 
@@ -72,6 +72,7 @@ class SemanticModel:
         self.tree = tree
         self.names = names
         self.parent_of = parent_of
+        self._bindings: Optional["FileBindings"] = None
         self._scopes: dict[int, tuple[ast.AST, ScopeNames]] = {}
         self._attr_memo: dict[int, tuple[ast.AST, Optional[str]]] = {}
         self._name_memo: dict[int, tuple[ast.AST, Optional[str]]] = {}
@@ -159,6 +160,15 @@ class SemanticModel:
                 in_class_body = False
             child, parent = parent, self.parent_of(parent)
         return False, None
+
+    @property
+    def bindings(self) -> "FileBindings":
+        """Every binding of every scope, with positions and the reaching rule the value
+        model uses (what a use of a name can hold here, as AST): built per scope on
+        first use."""
+        if self._bindings is None:
+            self._bindings = FileBindings(self.tree, self.parent_of)
+        return self._bindings
 
     # -- scopes ----------------------------------------------------------------------
     def _names_of(self, scope: ast.AST) -> ScopeNames:
@@ -297,3 +307,227 @@ def _target_names(target: ast.AST, out: set) -> None:
             _target_names(elt, out)
     elif isinstance(target, ast.Starred):
         _target_names(target.value, out)
+
+
+# -- bindings with positions, as AST, for the analyses of one file ------------------
+# Dtypes (precision.py) and gradients (gradients.py) ask what an expression of one file
+# holds in terms torch cares about, so they need the bound *expressions*, not terms.
+# They see the same scopes and the same reaching rule as `TermBuilder` and
+# `Resolver._local`: a use sees the last unconditional binding before it in its scope
+# and the conditional ones after that; a name bound in an enclosing def or the module
+# sees all of that scope's bindings; a use above every binding (a loop, a closure) sees
+# all of them.
+PART = "part"  # a binding whose value is a part of `source`: `a, b = f()`, `for x in xs`, `with ... as x`
+
+
+class Bound(NamedTuple):
+    """One binding of a name.
+
+    kind: "assign" (`value` is the bound expression; `x += v` binds `x + v`),
+    "param" (`arg` is the parameter), "for" (an element of `source`), "unpack"
+    (element `index` of `source`; None after a starred target), "with" (the
+    value of `source.__enter__()`), "def" (a nested def or class)."""
+
+    kind: str
+    row: int
+    col: int
+    conditional: bool
+    stmt: ast.AST
+    value: Optional[ast.AST] = None
+    source: Optional[ast.AST] = None
+    index: Optional[int] = None
+    arg: Optional[ast.arg] = None
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+class FileBindings:
+    """The bindings of every scope of one file (module, defs, lambdas), by name, in
+    source order. `parent_of(node)` gives a node's parent (the engine links them)."""
+
+    def __init__(self, tree: ast.Module, parent_of):
+        self.tree = tree
+        self.parent_of = parent_of
+        self._tables: dict[int, dict[str, list[Bound]]] = {}
+
+    # -- scopes ------------------------------------------------------------------
+    def scope_around(self, node: ast.AST):
+        """The innermost def or lambda holding `node` (the module when none)."""
+        parent = self.parent_of(node)
+        while parent is not None:
+            if isinstance(parent, _SCOPES):
+                return parent
+            parent = self.parent_of(parent)
+        return self.tree
+
+    def table(self, scope) -> dict[str, list[Bound]]:
+        """{name: [Bound]} for one scope, sorted by position."""
+        key = id(scope)
+        found = self._tables.get(key)
+        if found is None:
+            found = self._tables[key] = self._collect(scope)
+        return found
+
+    def binding_scope(self, name: ast.Name):
+        """The def/lambda/module whose bindings a use of `name` sees (Python's scoping;
+        class bodies are skipped, as for methods)."""
+        scope = self.scope_around(name)
+        while scope is not self.tree:
+            if name.id in self.table(scope):
+                return scope
+            scope = self.scope_around(scope)
+        return self.tree if name.id in self.table(self.tree) else None
+
+    # -- reaching --------------------------------------------------------------------
+    def reaching(self, name: ast.Name) -> list[Bound]:
+        """The bindings a use of `name` can see (empty: a global from elsewhere, a builtin)."""
+        scope = self.binding_scope(name)
+        if scope is None:
+            return []
+        entries = self.table(scope).get(name.id, [])
+        if scope is not self.scope_around(name):
+            return list(entries)
+        at = (name.lineno, name.col_offset)
+        before = [b for b in entries if (b.row, b.col) < at and not _holds(b.stmt, name)]
+        chosen: list[Bound] = []
+        for entry in reversed(before):
+            chosen.append(entry)
+            if not entry.conditional:
+                break
+        return chosen[::-1] if chosen else list(entries)
+
+    # -- building --------------------------------------------------------------------
+    def _collect(self, scope) -> dict[str, list[Bound]]:
+        table: dict[str, list[Bound]] = {}
+
+        def add(name: str, bound: Bound) -> None:
+            table.setdefault(name, []).append(bound)
+
+        if isinstance(scope, _SCOPES):
+            args = scope.args
+            for arg in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg):
+                if arg is not None:
+                    add(arg.arg, Bound("param", scope.lineno, scope.col_offset, False, scope, arg=arg))
+            if isinstance(scope, ast.Lambda):
+                self._expressions(scope.body, add, False)
+                return table
+        self._block(scope.body, add, False)
+        for entries in table.values():
+            entries.sort(key=lambda b: (b.row, b.col))
+        return table
+
+    def _block(self, body, add, conditional: bool) -> None:
+        for stmt in body:
+            self._statement(stmt, add, conditional)
+
+    def _statement(self, stmt, add, conditional: bool) -> None:
+        t = type(stmt)
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            for deco in stmt.decorator_list:
+                self._expressions(deco, add, conditional)
+            add(stmt.name, Bound("def", stmt.lineno, stmt.col_offset, conditional, stmt, value=stmt))
+            return
+        if t is ast.Assign:
+            self._expressions(stmt.value, add, conditional)
+            for target in stmt.targets:
+                self._target(target, stmt.value, stmt, add, conditional, None)
+            return
+        if t is ast.AnnAssign:
+            if stmt.value is not None:
+                self._expressions(stmt.value, add, conditional)
+                self._target(stmt.target, stmt.value, stmt, add, conditional, None)
+            return
+        if t is ast.AugAssign:
+            self._expressions(stmt.value, add, conditional)
+            if isinstance(stmt.target, ast.Name):
+                value = ast.BinOp(stmt.target, stmt.op, stmt.value)
+                ast.copy_location(value, stmt)
+                add(stmt.target.id, Bound("assign", stmt.lineno, stmt.col_offset, conditional, stmt, value=value))
+            return
+        if t in (ast.For, ast.AsyncFor):
+            self._expressions(stmt.iter, add, conditional)
+            self._loop_target(stmt.target, stmt.iter, stmt, add)
+            self._block(stmt.body, add, True)
+            self._block(stmt.orelse, add, True)
+            return
+        if t in (ast.With, ast.AsyncWith):
+            for item in stmt.items:
+                self._expressions(item.context_expr, add, conditional)
+                if item.optional_vars is not None:
+                    for name in _names_in(item.optional_vars):
+                        add(name.id, Bound("with", name.lineno, name.col_offset, conditional, stmt, source=item.context_expr))
+            self._block(stmt.body, add, conditional)
+            return
+        for field, value in ast.iter_fields(stmt):
+            if field in _BLOCKS:
+                for item in value:
+                    if isinstance(item, ast.ExceptHandler):
+                        if item.name:
+                            add(item.name, Bound("with", item.lineno, item.col_offset, True, item))
+                        self._block(item.body, add, True)
+                    elif isinstance(item, ast.stmt):
+                        self._statement(item, add, True)
+                    elif hasattr(item, "body"):  # match cases
+                        self._block(item.body, add, True)
+            elif isinstance(value, ast.AST):
+                self._expressions(value, add, conditional)
+
+    def _target(self, target, value, stmt, add, conditional, index) -> None:
+        if isinstance(target, ast.Name):
+            if index is None:
+                add(target.id, Bound("assign", stmt.lineno, stmt.col_offset, conditional, stmt, value=value))
+            return
+        if isinstance(target, (ast.Tuple, ast.List)):
+            literal = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+            starred = False
+            for i, elt in enumerate(target.elts):
+                if isinstance(elt, ast.Starred):
+                    starred = True
+                    elt = elt.value
+                if isinstance(elt, ast.Name):
+                    if literal is not None and not starred:
+                        add(elt.id, Bound("assign", stmt.lineno, stmt.col_offset, conditional, stmt, value=literal[i]))
+                    else:
+                        at = None if starred else i
+                        add(elt.id, Bound("unpack", stmt.lineno, stmt.col_offset, conditional, stmt, source=value, index=at))
+                else:
+                    for name in _names_in(elt):
+                        add(name.id, Bound("unpack", stmt.lineno, stmt.col_offset, conditional, stmt, source=value))
+
+    def _loop_target(self, target, iterable, at, add) -> None:
+        if isinstance(target, ast.Name):
+            add(target.id, Bound("for", at.lineno, at.col_offset, True, at, source=iterable))
+            return
+        for name in _names_in(target):
+            add(name.id, Bound("unpack", at.lineno, at.col_offset, True, at, source=iterable))
+
+    def _expressions(self, expr, add, conditional: bool) -> None:
+        """Bindings made inside an expression: `:=` (in this scope), comprehension targets
+        (in the comprehension's own scope: kept here, positioned at the comprehension)."""
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _SCOPES):
+                continue
+            if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                add(node.target.id, Bound("assign", node.lineno, node.col_offset, True, node, value=node.value))
+            elif isinstance(node, ast.comprehension):
+                self._loop_target(node.target, node.iter, node.target, add)
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _names_in(target) -> list:
+    return [n for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _holds(stmt: ast.AST, inner: ast.AST) -> bool:
+    """`inner` is part of `stmt` (`x = f(x)`: the use reads the earlier binding)."""
+    if isinstance(stmt, (*_SCOPES, ast.ClassDef, ast.ExceptHandler)):
+        return False
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        stmt = stmt.iter  # the body sees the loop variable; the iterable does not
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return any(n is inner for item in stmt.items for n in ast.walk(item.context_expr))
+    return any(n is inner for n in ast.walk(stmt))
