@@ -103,9 +103,9 @@ TORCH_MODEL_PACKAGES = (
 
 def is_module_class(facts: ModuleFacts, cls: ast.ClassDef, _depth: int = 0) -> bool:
     """An `nn.Module` subclass: its bases reach torch.nn's through classes of this
-    file, of other project files (read through the project), or of a package known to
-    build on torch (TORCH_MODEL_PACKAGES). A base that is none of these (another
-    framework's `Module`) makes no torch module."""
+    file, or of a package known to build on torch (TORCH_MODEL_PACKAGES), or it defines
+    `forward` on a base of another project file. A base of another package that is none
+    of these (another framework's `Module`) makes no torch module."""
     if _depth > 8:
         return False
     for base in cls.bases:
@@ -138,34 +138,21 @@ def _is_own_module(facts: ModuleFacts, dotted: str) -> bool:
 
 
 def _other_module_class(facts: ModuleFacts, dotted: str, depth: int) -> Optional[bool]:
-    """Whether the class `dotted` of another file or package is a torch module; None
-    when it is the project's own (its package is this file's) but cannot be read."""
+    """Whether the class `dotted` of another file or package is a torch module: True
+    for a package known to build on torch; for a class of the project's own code (a
+    file of the project, or a relative import), None: the subclass counts when it
+    defines `forward` (its base's file is not parsed for every class of a file); False
+    for another package (another framework's `Module`)."""
     if depth > 8:
         return False
     if dotted.startswith(TORCH_MODEL_PACKAGES):
         return True
     from .project import path_for_module
 
-    module, _, name = dotted.rpartition(".")
-    path = path_for_module(facts, module) if module else None
-    if path is None:
-        # a project module that is not there to read (a partial checkout, a test), or
-        # another package that is not known to build on torch (another framework)
-        return None if _is_own_module(facts, dotted) else False
-    other = facts.project.facts_for_path(facts, path)
-    if other is None:
+    module = dotted.rpartition(".")[0]
+    if (module and path_for_module(facts, module) is not None) or _is_own_module(facts, dotted):
         return None
-    for node in other.tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            return is_module_class(other, node, depth)
-    # a re-export (`from .blocks import Block` in a package's __init__)
-    again = other.names.resolve_name(name)
-    if again and again != dotted and not again.endswith(f".{other.names.module}.{name}"):
-        if is_torch_module_name(again):
-            return True
-        if not again.startswith(("torch.", "builtins.")):
-            return _other_module_class(other, again, depth + 1)
-    return None
+    return False
 
 
 def strip_returns_self(expr: ast.AST) -> ast.AST:

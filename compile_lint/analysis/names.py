@@ -151,6 +151,9 @@ class NameTable:
     # modules the file imports with `from m import *`, in order (a name bound by none of
     # the above may come from one of them: the region index looks there)
     star_imports: tuple = ()
+    # names bound two different ways in the file (two imports, an import and a def):
+    # left out of `bindings`; the semantic model asks the scope that binds them
+    conflicted: frozenset = frozenset()
 
     # -- building -------------------------------------------------------------
     @classmethod
@@ -198,8 +201,10 @@ class NameTable:
                         )
                         continue
                 table.local_names.add(name)
-        for name in conflicted | (table.local_names & set(table.bindings)):
+        dropped = conflicted | (table.local_names & set(table.bindings))
+        for name in dropped:
             table.bindings.pop(name, None)
+        table.conflicted = frozenset(dropped)
         table._attr_memo = {}  # the table is complete: attribute chains may be remembered
         return table
 

@@ -348,7 +348,7 @@ def _module_path(path: str, module: str) -> Optional[str]:
                 return candidate
     # a module name of the region index starts with the folders below the project root,
     # where a dot in a folder's name is written `_` (`proj.v2/pkg` is `proj_v2.pkg`)
-    return _spelled_path(above, parts) if prefix else None
+    return _spelled_path(above, parts) if prefix and any("_" in part for part in parts) else None
 
 
 def _spelled_path(root: str, parts: list) -> Optional[str]:

@@ -28,6 +28,7 @@ from .declared import Recording, describe_declared
 from .names import NameTable, import_prefixes
 from .torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
 from .values import DECORATED, EMPTY, G, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external
+from .walk import walk as _walk_plain
 from .walk import walk_scope
 
 COMPILE = "compiled"
@@ -259,9 +260,10 @@ class ScopeNodes:
     """The nodes of one scope that the summary looks at, in `walk_scope` order
     (depth-first, source order; nested defs and their decorators, not their bodies)."""
 
-    __slots__ = ("visit", "defs", "calls", "assigns", "returns", "bound")
+    __slots__ = ("visit", "defs", "calls", "assigns", "returns", "bound", "attrs")
 
     def __init__(self):
+        self.attrs: list = []  # (name, attribute) of every `name.attribute` read or written
         self.visit: list = []  # defs and calls
         self.defs: list = []  # FunctionDef, AsyncFunctionDef, ClassDef
         self.calls: list = []
@@ -271,8 +273,9 @@ class ScopeNodes:
 
 
 # what `_scan_scopes` does with a node, by its class
-_CALL, _DEF, _LAMBDA, _ASSIGN, _RETURN, _BINDS, _DECLARES = range(1, 8)
+_CALL, _DEF, _LAMBDA, _ASSIGN, _RETURN, _BINDS, _DECLARES, _ATTR = range(1, 9)
 _KIND = {
+    ast.Attribute: _ATTR,
     ast.Name: 0,  # no child nodes (`ctx` is never walked)
     ast.Constant: 0,
     ast.Call: _CALL,
@@ -357,6 +360,10 @@ def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict) -> None:
                                 _target_names(item.optional_vars, bound)
                     else:
                         _target_names(node.target, bound)
+                elif kind == _ATTR:
+                    value = node.value
+                    if value.__class__ is ast.Name:
+                        nodes.attrs.append((value.id, node.attr))
                 else:  # _DECLARES
                     declared.update(node.names)
             names = reversed_fields.get(cls)
@@ -678,14 +685,36 @@ class _Summarizer:
         info.wraps = self._wrapper_shape(nodes, wrapped, defaults)
         info.wraps_param = self._wraps_param
 
+    def _self_reads(self, method) -> tuple:
+        """The attributes a method reads on its first parameter (`self.head(x)`, `for blk
+        in self.blocks`), nested defs included (they close over `self`), from the scope
+        scan's attribute lists (no walk of its own)."""
+        params = method.args.posonlyargs + method.args.args
+        if not params:
+            return ()
+        me = params[0].arg
+        found = set()
+        todo = [method]
+        while todo:
+            nodes = self._scopes[id(todo.pop())]
+            found.update(attr for name, attr in nodes.attrs if name == me)
+            for call in nodes.calls:
+                func = call.func
+                if func.__class__ is ast.Name and func.id == "getattr" and call.args \
+                        and call.args[0].__class__ is ast.Name and call.args[0].id == me:
+                    found.add(ANY_ATTR)  # `getattr(self, name)`: any attribute
+            todo.extend(d for d in nodes.defs if d.__class__ is not ast.ClassDef)
+        if found & _GENERIC_CHILDREN:
+            found.add(ANY_ATTR)
+        return tuple(sorted(found))
+
     def _wrapper_shape(self, nodes, params, defaults):
         """A project function whose `return` compiles or traces one of its parameters:
         `return torch.compile(fn)`, also in a branch (`torch.compile(fn) if flag else
         fn`) or through a local (`fn = torch.compile(fn, ...); return fn`)."""
-        assigned: dict = {}
-        for node in nodes.assigns:
-            if node.__class__ is ast.Assign and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                assigned.setdefault(node.targets[0].id, []).append(node.value)
+        if not nodes.returns:
+            return None
+        assigned: Optional[dict] = None  # name -> assigned values, made when a return is a name
         funcs = self.compile_funcs | self.trace_funcs | self.script_funcs
         for ret in nodes.returns:
             todo, seen = [ret.value], 0
@@ -697,6 +726,11 @@ class _Summarizer:
                 elif isinstance(value, ast.BoolOp):
                     todo += value.values
                 elif isinstance(value, ast.Name):
+                    if assigned is None:
+                        assigned = {}
+                        for node in nodes.assigns:
+                            if node.__class__ is ast.Assign and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                                assigned.setdefault(node.targets[0].id, []).append(node.value)
                     todo += assigned.get(value.id, [])
                 elif isinstance(value, ast.Call):
                     func = self.names.resolve(value.func)
@@ -736,7 +770,7 @@ class _Summarizer:
                     attrs = [t.attr for t in sub.targets
                              if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"]
                     if attrs:
-                        for inner in ast.walk(sub.value):
+                        for inner in _walk_plain(sub.value):
                             if inner.__class__ is ast.Call:
                                 stored_on[id(inner)] = attrs[0]
         for nodes in scopes:
@@ -757,7 +791,7 @@ class _Summarizer:
         for method in methods:  # (their DefInfos exist now)
             found = self.summary.defs.get(self.qualnames[id(method)])
             if found is not None:
-                found.self_reads = _self_reads(method)
+                found.self_reads = self._self_reads(method)
 
 
 # decorators of these packages never compile their def (torch's own compile and trace
@@ -783,25 +817,6 @@ def _may_compile(term) -> bool:
 
 _MISSING = object()
 _walk_scope = walk_scope  # older name, still imported by some rules
-
-
-def _self_reads(method) -> tuple:
-    """The attributes a method reads on its first parameter (`self.head(x)`, `for blk
-    in self.blocks`), nested defs included (they close over `self`)."""
-    params = method.args.posonlyargs + method.args.args
-    if not params:
-        return ()
-    me = params[0].arg
-    found = set()
-    for node in ast.walk(method):
-        if node.__class__ is ast.Attribute and node.value.__class__ is ast.Name and node.value.id == me:
-            found.add(node.attr)
-        elif node.__class__ is ast.Call and node.func.__class__ is ast.Name and node.func.id == "getattr":
-            if node.args and node.args[0].__class__ is ast.Name and node.args[0].id == me:
-                found.add(ANY_ATTR)  # `getattr(self, name)`: any attribute
-    if found & _GENERIC_CHILDREN:
-        found.add(ANY_ATTR)
-    return tuple(sorted(found))
 
 
 ANY_ATTR = "*"

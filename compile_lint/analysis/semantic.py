@@ -68,10 +68,15 @@ class SemanticModel:
     collected on first use, so a file whose names never meet a shadowing question pays
     nothing."""
 
-    def __init__(self, tree: ast.Module, names: NameTable, parent_of: Callable[[ast.AST], Optional[ast.AST]]):
+    def __init__(self, tree: ast.Module, names: NameTable, parent_of: Callable[[ast.AST], Optional[ast.AST]],
+                 walrus: bool = True):
+        """`walrus`: whether the file may hold `:=` (the engine knows from its walk; a
+        scan of every expression for it is most of the cost of a scope's names)."""
         self.tree = tree
         self.names = names
         self.parent_of = parent_of
+        self.walrus = walrus
+
         self._bindings: Optional["FileBindings"] = None
         self._scopes: dict[int, tuple[ast.AST, ScopeNames]] = {}
         self._attr_memo: dict[int, tuple[ast.AST, Optional[str]]] = {}
@@ -97,8 +102,7 @@ class SemanticModel:
     def resolve_name_at(self, name: str, node: ast.AST) -> Optional[str]:
         """`resolve` of the name `name` used at `node`."""
         table_meaning = self.names.resolve_name(name)
-        module = self._module_scope
-        if table_meaning is None and name not in module.bound:
+        if table_meaning is None and name not in self.names.conflicted:
             return None  # a plain local, or unknown: no scope can make it a dotted name
         hit = self._name_memo.get(id(node))
         if hit is not None and hit[0] is node:
@@ -108,7 +112,9 @@ class SemanticModel:
             # the module's own binding: an import there names its target (the table
             # drops a name that two scopes import differently); an alias or a def of
             # the module is what the table says
-            dotted = module.bound.get(name) or table_meaning
+            dotted = table_meaning
+            if name in self.names.conflicted:
+                dotted = self._module_scope.bound.get(name) or table_meaning
         self._name_memo[id(node)] = (node, dotted)
         return dotted
 
@@ -116,7 +122,7 @@ class SemanticModel:
     def _module_scope(self) -> ScopeNames:
         found = self.__dict__.get("_module_names")
         if found is None:
-            found = self.__dict__["_module_names"] = _collect(self.tree, self.names)
+            found = self.__dict__["_module_names"] = _collect(self.tree, self.names, self.walrus)
         return found
 
     def is_shadowed(self, name: ast.Name) -> bool:
@@ -175,7 +181,7 @@ class SemanticModel:
         hit = self._scopes.get(id(scope))
         if hit is not None and hit[0] is scope:
             return hit[1]
-        found = _collect(scope, self.names)
+        found = _collect(scope, self.names, self.walrus)
         self._scopes[id(scope)] = (scope, found)
         return found
 
@@ -192,7 +198,7 @@ _COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
 _FUNCTION_TYPES = frozenset(_FUNCTIONS)
 
 
-def _collect(scope: ast.AST, names: NameTable) -> ScopeNames:
+def _collect(scope: ast.AST, names: NameTable, walrus: bool = True) -> ScopeNames:
     """The names a function, lambda or class body binds (not descending into nested
     scopes, whose own names stay theirs)."""
     found = ScopeNames()
@@ -203,7 +209,8 @@ def _collect(scope: ast.AST, names: NameTable) -> ScopeNames:
             if arg is not None:
                 bound[arg.arg] = LOCAL
         if isinstance(scope, ast.Lambda):
-            _expression_bindings(scope.body, bound)
+            if walrus:
+                _expression_bindings(scope.body, bound)
             return found
     declared: set = set()
     stack = list(reversed(scope.body))
@@ -212,7 +219,7 @@ def _collect(scope: ast.AST, names: NameTable) -> ScopeNames:
         t = node.__class__
         if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             bound[node.name] = LOCAL
-            for part in node.decorator_list:
+            for part in node.decorator_list if walrus else ():
                 _expression_bindings(part, bound)
             continue
         if t is ast.Import:
@@ -260,6 +267,9 @@ def _collect(scope: ast.AST, names: NameTable) -> ScopeNames:
             value = getattr(node, field, None)
             if field in _BLOCKS:
                 stack.extend(reversed([v for v in value if isinstance(v, ast.AST)]))
+            elif not walrus:
+                if field == "pattern":
+                    _pattern_names(value, bound)
             elif isinstance(value, ast.AST) and not isinstance(value, ast.expr_context):
                 if isinstance(value, ast.expr):
                     _expression_bindings(value, bound)
