@@ -111,3 +111,30 @@ def test_findings_without_a_site_have_no_related_locations(project):
     assert item["related"] == []
     doc = json.loads(run("check", "bad.py", "--output-format", "sarif", cwd=project).stdout)
     assert "relatedLocations" not in doc["runs"][0]["results"][0]
+
+
+# RFC 3986 URI-reference characters: unreserved, pct-encoded, sub-delims, ":", "@", "/"
+_URI_CHARS = r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-F]{2})*"
+
+
+@pytest.mark.parametrize("name", ["my model.py", "é.py", "c#d.py", "x:y.py", "50%.py"])
+def test_sarif_uris_are_percent_encoded(tmp_path, name):
+    """On dd75348 the URIs were the raw paths: `my model.py`, `é.py`, `c#d.py` (a
+    fragment) and `x:y.py` (read as scheme `x`) are not URI references."""
+    import re
+    from urllib.parse import unquote, urlsplit
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / name).write_text("import torch\nmodel = Net()\ntorch.compile(model)\n", encoding="utf-8")
+    doc = json.loads(run("check", ".", "--output-format", "sarif", cwd=tmp_path / "sub").stdout)
+    (result,) = doc["runs"][0]["results"]
+    uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert re.fullmatch(_URI_CHARS, uri), uri
+    assert urlsplit(uri).scheme == "" and urlsplit(uri).fragment == "", uri
+    assert unquote(uri) == name
+    # outside the folder of the run: an absolute file URI, encoded the same way
+    (tmp_path / "elsewhere").mkdir()
+    doc = json.loads(run("check", str(tmp_path / "sub" / name), "--output-format", "sarif", cwd=tmp_path / "elsewhere").stdout)
+    uri = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri.startswith("file:///") and re.fullmatch(_URI_CHARS, uri[len("file:"):]), uri
+    assert unquote(urlsplit(uri).path) == str(tmp_path / "sub" / name)

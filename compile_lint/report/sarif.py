@@ -12,10 +12,19 @@ SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 def _uri(path: str, cwd: str) -> str:
+    """The artifact's URI: relative to the folder of the run (as code scanning wants),
+    else a `file` URI; percent-encoded either way (RFC 3986: `my model.py` is
+    `my%20model.py`, and `x:y.py` must not read as a URI of scheme `x`)."""
+    from urllib.parse import quote
+
     if path == "-":
         return "stdin"
     rel = os.path.relpath(path, cwd) if os.path.isabs(path) else path
-    return rel.replace(os.sep, "/") if not rel.startswith("..") else "file://" + os.path.abspath(path)
+    if rel.startswith(".."):
+        from pathlib import Path
+
+        return Path(os.path.abspath(path)).as_uri()
+    return quote(rel.replace(os.sep, "/"), safe="/")
 
 
 def _related(index: int, rel, cwd: str) -> dict:
