@@ -193,10 +193,14 @@ class Run:
             except OSError as exc:
                 raise UserError(f"cannot write {target}: {exc.strerror or exc}") from None
         else:
-            click.echo(text, nl=False)
+            click.echo(text, nl=False, color=self.color())
 
     def color(self) -> bool:
-        return not self.opts.get("output_file") and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        """Colors on a terminal; NO_COLOR (set and not empty) turns them off, FORCE_COLOR
+        (set and not empty) on where stdout is not a terminal (CI logs), as Ruff reads them."""
+        if self.opts.get("output_file") or os.environ.get("NO_COLOR"):
+            return False
+        return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
 
 
 def cache_root(opts: dict) -> str:
@@ -332,6 +336,7 @@ def _check(opts: dict) -> None:
     summary = Summary(
         safe_fixable=sum(1 for f in findings if f.fix and f.fix.applicability == "safe"),
         unsafe_fixable=sum(1 for f in findings if f.fix and f.fix.applicability == "unsafe"),
+        files_with_errors=len({path for path, _ in errors}),
     )
     run.emit(render(run.fmt, findings, cwd=run.cwd, summary=summary, color=run.color()))
     if _report_errors(errors):
@@ -377,6 +382,7 @@ def fix(**opts):
         safe_fixable=sum(1 for f in remaining if f.fix and f.fix.applicability == "safe"),
         unsafe_fixable=sum(1 for f in remaining if f.fix and f.fix.applicability == "unsafe"),
         fixed=fixed_count,
+        files_with_errors=len({path for path, _ in errors}),
     )
     run.emit(render(run.fmt, remaining, cwd=run.cwd, summary=summary, color=run.color()))
     if _report_errors(errors):

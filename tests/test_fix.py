@@ -158,3 +158,12 @@ def test_cl302_two_compares_share_one_rewrite(tmp_path):
     assert outcome.fixed.decode().count(".float()") == 2
     assert "img[:, 0].float() * 0.3 + img[:, 1].float() * 0.7" in outcome.fixed.decode()
     assert outcome.remaining == []
+
+
+def test_fix_summary_counts_found_as_fixed_plus_remaining(tmp_path):
+    """Ruff's count: "Found 3 (2 fixed, 1 remaining)". dd75348 said "Found 1 finding (2 fixed, 1 remaining)"."""
+    (tmp_path / "m.py").write_text(
+        "import torch\na = Net()\ntorch.compile(a)\nb = Net()\ntorch.compile(b)\ntorch.compile(make())\n")
+    proc = run("fix", "m.py", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "Found 3 findings (2 fixed, 1 remaining)." in proc.stdout, proc.stdout

@@ -13,12 +13,27 @@ class Summary:
     files_with_errors: int = 0
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
 def _count_line(findings, summary) -> str:
+    s = summary or Summary()
+    line = _findings_line(findings, s)
+    if s.files_with_errors:  # never "All checks passed!" when a file was not checked
+        errors = f"{_plural(s.files_with_errors, 'file')} could not be checked (see the errors on stderr)."
+        line = (line if findings or s.fixed else "No findings in the files checked;") + " " + errors
+    return line
+
+
+def _findings_line(findings, s: Summary) -> str:
     n = len(findings)
     if n == 0:
-        return "All checks passed!" if not summary or not summary.fixed else f"Fixed {summary.fixed} finding{'s' * (summary.fixed != 1)}; none remain."
-    s = summary or Summary()
-    parts = [f"Found {n} finding{'s' * (n != 1)}"]
+        if s.files_with_errors and not s.fixed:
+            return ""
+        return "All checks passed!" if not s.fixed else f"Fixed {_plural(s.fixed, 'finding')}; none remain."
+    # as Ruff counts: found = fixed + remaining
+    parts = [f"Found {_plural(n + s.fixed, 'finding')}"]
     if s.fixed:
         parts[0] += f" ({s.fixed} fixed, {n} remaining)"
     extras = []
@@ -59,7 +74,7 @@ def render_text(findings, *, cwd, summary=None, color=False) -> str:
             except OSError:
                 src = None
         if src is not None:
-            line = src.text_line(f.start.row).expandtabs(4) if "\t" in src.text_line(f.start.row) else src.text_line(f.start.row)
+            line = shown_line(src.text_line(f.start.row))
             if line:
                 gutter = " " * len(str(f.start.row))
                 width = max(1, (f.end.column - f.start.column) if f.end.row == f.start.row else len(line) - f.start.column + 1)
@@ -75,6 +90,19 @@ def render_text(findings, *, cwd, summary=None, color=False) -> str:
         out.append("")
     out.append(_count_line(findings, summary))
     return "\n".join(out) + "\n"
+
+
+_CONTROL = {c: "\ufffd" for c in [*range(0x00, 0x09), *range(0x0a, 0x20), *range(0x7f, 0xa0)]}
+
+
+def shown_line(line: str) -> str:
+    """A source line as the terminal may show it: tabs expanded, control characters
+    (a binary file's bytes, an escape sequence in a string) each one U+FFFD, so that
+    nothing read from a file reaches the terminal as a command and the caret stays under
+    its column."""
+    if "\t" in line:
+        line = line.expandtabs(4)
+    return line if line.isprintable() else line.translate(_CONTROL)
 
 
 class _CellLine:
