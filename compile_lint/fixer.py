@@ -14,6 +14,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Optional
 
+from . import deep_stack
 from .model import SAFE, Edit, Finding, Position
 
 MAX_PASSES = 12
@@ -96,6 +97,8 @@ def fix_source(linter, path: str, data: bytes, findings: list[Finding], unsafe: 
             outcome.applied += len(batch)
     except FixFailure as exc:
         return FixOutcome(path, data, data, 0, findings, error=str(exc))
+    except RecursionError:
+        raise  # fix_files runs it again on a deep stack
     except Exception as exc:  # a codemod bug must never cost the user a file
         return FixOutcome(path, data, data, 0, findings, error=f"internal error while fixing: {type(exc).__name__}: {exc}")
     outcome.fixed = current
@@ -155,7 +158,10 @@ def fix_files(linter, results, stdin: Optional[tuple[str, bytes]], unsafe: bool,
                 run.errors.append((result.path, f"cannot read: {exc.strerror or exc}"))
                 continue
         fix_file = fix_notebook if result.path.endswith(".ipynb") else fix_source
-        outcome = fix_file(linter, result.path, data, result.findings, unsafe)
+        try:
+            outcome = deep_stack.call(fix_file, linter, result.path, data, result.findings, unsafe)
+        except RecursionError:
+            outcome = FixOutcome(result.path, data, data, 0, result.findings, error="the code is nested too deeply to fix")
         if outcome.error:
             run.errors.append((result.path, outcome.error))
         run.remaining.extend(outcome.remaining)

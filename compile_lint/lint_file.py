@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from . import cache as cache_mod
+from . import deep_stack
 from .analysis.facts import ModuleFacts, declared_facts
 from .analysis.names import NameTable, imports_in_walk_order, module_name_for
 from .analysis.project import Project, RegionView, Sources, TreeShape
@@ -224,51 +225,11 @@ def lint_one(task: Task) -> Done:
 
 def _lint(task: Task) -> Done:
     context: JobContext = _WORKER["context"]
-    settings = context.settings[task.settings]
     done = Done(task.path)
     try:
-        signature = None
-        if task.data is None:
-            read_at = cache_mod.now_ns()
-            with open(task.path, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                data = fh.read()
-            signature = cache_mod.trusted_signature(st, read_at)
-        else:
-            data = task.data
-        done.digest = cache_mod.digest(data)
-        done.signature = signature
-        if task.expect is not None and task.expect != done.digest:
-            done.changed = True
-        # pass 2 (the run's index is known) keeps the summary pass 1 made: the engine
-        # puts it back, so it is not made again
-        item = parse_file(source_for(task.path, data), settings, with_summary=context.regions is None)
-        done.summary = summary_blob(item.summary)
-        if task.summary_only:
-            done.findings = None
-            return done
-        if context.regions is not None:  # pass 2: the run's index
-            regions = context.regions
-        else:  # pass 1: what this file alone implies
-            regions = single_file_regions(item.summary)
-        tracked = TrackedRegionView(regions)
-        project = project_for(settings, tracked, context.target_torch, _WORKER["sources"])
-        codes = task.codes + task.kept if done.changed else task.codes
-        done.rule_s = {} if context.timed else None
-        done.findings = run_rules(item, project, codes, done.rule_s)
-        digests = _WORKER["digests"] or RegionDigests(regions)
-        done.used = {token: digests(token) for token in tracked.used()}
-        deps = []
-        for path, other in sorted(project.read.items()):
-            if other is not None:
-                deps.append((path, cache_mod.digest(other.source.data)))
-            else:
-                deps.append((path, file_digest(path)))
-        for (path, kind, arg), answer in sorted(project.probes.items()):
-            if path not in project.read:  # a file read for its meaning depends on all of it
-                deps.append((path, probe_dep(kind, arg, answer, known_digest(path))))
-        done.deps = tuple(deps)
-        project.release()
+        # a deeply nested expression (a chain of 500 attributes) overflows the default
+        # recursion limit: that file is linted again on a deep stack (deep_stack.py)
+        deep_stack.call(_lint_into, task, done, context)
     except MemoryError:
         done.error = "internal error: out of memory while linting this file"
     except OSError as exc:
@@ -278,6 +239,52 @@ def _lint(task: Task) -> Done:
             raise
         done.error = f"internal error while linting: {type(exc).__name__}: {exc} (set COMPILE_LINT_DEBUG=1 for a traceback, and please report it)"
     return done
+
+
+def _lint_into(task: Task, done: Done, context: JobContext) -> None:
+    settings = context.settings[task.settings]
+    signature = None
+    if task.data is None:
+        read_at = cache_mod.now_ns()
+        with open(task.path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read()
+        signature = cache_mod.trusted_signature(st, read_at)
+    else:
+        data = task.data
+    done.digest = cache_mod.digest(data)
+    done.signature = signature
+    if task.expect is not None and task.expect != done.digest:
+        done.changed = True
+    # pass 2 (the run's index is known) keeps the summary pass 1 made: the engine
+    # puts it back, so it is not made again
+    item = parse_file(source_for(task.path, data), settings, with_summary=context.regions is None)
+    done.summary = summary_blob(item.summary)
+    if task.summary_only:
+        done.findings = None
+        return
+    if context.regions is not None:  # pass 2: the run's index
+        regions = context.regions
+    else:  # pass 1: what this file alone implies
+        regions = single_file_regions(item.summary)
+    tracked = TrackedRegionView(regions)
+    project = project_for(settings, tracked, context.target_torch, _WORKER["sources"])
+    codes = task.codes + task.kept if done.changed else task.codes
+    done.rule_s = {} if context.timed else None
+    done.findings = run_rules(item, project, codes, done.rule_s)
+    digests = _WORKER["digests"] or RegionDigests(regions)
+    done.used = {token: digests(token) for token in tracked.used()}
+    deps = []
+    for path, other in sorted(project.read.items()):
+        if other is not None:
+            deps.append((path, cache_mod.digest(other.source.data)))
+        else:
+            deps.append((path, file_digest(path)))
+    for (path, kind, arg), answer in sorted(project.probes.items()):
+        if path not in project.read:  # a file read for its meaning depends on all of it
+            deps.append((path, probe_dep(kind, arg, answer, known_digest(path))))
+    done.deps = tuple(deps)
+    project.release()
 
 
 def single_file_regions(summary: Optional[ModuleSummary]) -> dict:

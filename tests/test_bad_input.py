@@ -212,3 +212,18 @@ def test_fix_killed_at_random_moments_leaves_every_file_whole(tmp_path):
         leftovers = [p.name for p in work.iterdir() if p.name not in original]
         assert all(p.endswith(".compile-lint.tmp") for p in leftovers), leftovers
     assert seen_partial_runs or True  # timing-dependent: whole-file checks above are the point
+
+
+@pytest.mark.parametrize("depth", [500, 2000])
+def test_a_deeply_nested_expression_is_linted_and_fixed(tmp_path, depth):
+    """A chain of attributes deeper than Python's recursion limit: on dd75348 `check`
+    exited 2 with an internal RecursionError while stdout said "All checks passed!"."""
+    chain = "a" + ".b" * depth
+    (tmp_path / "gen.py").write_text(f"import torch\nmodel = Net()\ntorch.compile(model)\nx = {chain}\ny = torch.compile({chain})\n")
+    proc = run("check", "gen.py", "--output-format", "concise", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "error" not in proc.stderr
+    assert proc.stdout.count("CL503") == 1, proc.stdout
+    fixed = run("fix", "gen.py", cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "model = torch.compile(model)\n" in (tmp_path / "gen.py").read_text()
