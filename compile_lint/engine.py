@@ -201,6 +201,7 @@ class _Run:
         self.debug = bool(os.environ.get("COMPILE_LINT_DEBUG"))
         self.stats = linter.stats = {
             "files": len(self.inputs), "context": len(self.context), "pass1": 0, "pass2": 0, "cached": 0, "hashed": 0,
+            "modules_derived": 0,
             **linter.discovery,
         }
         self.results: dict[str, FileResult] = {}
@@ -273,6 +274,7 @@ class _Run:
             return record["module"]
         from .analysis.names import module_name_for
 
+        self.stats["modules_derived"] += 1
         return module_name_for(path)
 
     def task(self, path: str, data=None, **kw) -> Task:

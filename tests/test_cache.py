@@ -272,3 +272,31 @@ def test_check_imports_neither_libcst_nor_torch(project):
     assert imported, "no -X importtime output"
     heavy = sorted(m for m in imported if m.split(".")[0] in ("libcst", "torch", "numpy"))
     assert heavy == [], heavy
+
+
+def test_a_project_under_a_busy_folder_keeps_its_module_names(tmp_path, monkeypatch):
+    """A warm run re-derives a file's module name only when a folder it depends on
+    changed: its own, its packages', up to the project root. On dd75348 a project right
+    under a folder that changes all the time (/tmp/proj) re-derived every name on every
+    run (the folder chain went up to /): 1.95 s against 0.6 s elsewhere."""
+    import time
+
+    from compile_lint.analysis import names
+
+    parent = tmp_path / "busy"
+    root = parent / "proj"
+    write(root, {"pyproject.toml": "[project]\nname = 'p'\n", "pkg/__init__.py": "", "pkg/blocks.py": BLOCKS,
+                 "pkg/uses.py": USES, "train.py": "import torch\nmodel = torch.compile(Net())\n"})
+    cold, _ = lint(root)  # (creates the cache folder in the project root)
+    time.sleep(cache_mod.RACY_NS / 1e9 + 0.2)  # folders older than the racy window: their signatures hold
+    lint(root)  # records now hold the folder chains
+    derived = []
+    real = names.module_name_for
+    monkeypatch.setattr(names, "module_name_for", lambda path, *a: derived.append(path) or real(path, *a))
+    (parent / "download.part").write_text("x")  # the busy folder changed just now
+    found, stats = lint(root)
+    assert found == cold and stats["cached"] == 4
+    assert derived == []
+    (root / "pkg" / "sub").mkdir()  # a folder of the project changed: its files' names are derived again
+    lint(root)
+    assert sorted({os.path.basename(p) for p in derived}) == ["__init__.py", "blocks.py", "uses.py"]
