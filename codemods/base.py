@@ -11,16 +11,47 @@ Target = tuple[int, int, dict]  # (1-based row, 1-based column, the finding's fi
 
 
 class FindingCodemod(VisitorBasedCodemodCommand):
-    """Rewrites the nodes that start where its rule's findings start."""
+    """Rewrites the nodes that start where its rule's findings start.
+
+    `compile-lint fix` runs a codemod on the smallest part of the file that holds what it
+    changes (compile_lint/fix_edits.py): `UNIT` says which part that is, `touched_points`
+    where the changes are. Both default to the statement around the finding."""
 
     RULE: ClassVar[str]
     DESCRIPTION: ClassVar[str] = ""
     METADATA_DEPENDENCIES = (PositionProvider,)
+    # "statement": the innermost statement around each touched point; "block": the
+    # statement around that one (a codemod that removes or splices statements of a block);
+    # "module": the whole file (a codemod that changes a place found by name)
+    UNIT: ClassVar[str] = "statement"
 
     def __init__(self, context: CodemodContext, targets: Optional[Iterable[Target]] = None) -> None:
         super().__init__(context)
         self._given = None if targets is None else list(targets)
         self.targets: dict[tuple[int, int], dict] = {}
+        # (line, 0-based column) of every place this run may change, set by compile-lint's
+        # fixer: subtrees holding none of them are not visited (their nodes stay as they are)
+        self.visit_points: Optional[list[tuple[int, int]]] = None
+
+    @classmethod
+    def touched_points(cls, row: int, column: int, data: dict) -> Iterable[tuple[int, int]]:
+        """(1-based row, 1-based column) of the places a finding's fix changes: its own
+        start, and for codemods that change other places, those (from its fix data)."""
+        return [(row, column)]
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        points = self.visit_points
+        # (a def's or class's position starts at `def`/`class`: its decorators lie before)
+        if points is not None and not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            try:
+                rng = self.get_metadata(PositionProvider, node)
+            except KeyError:
+                rng = None
+            if rng is not None:
+                start, end = (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
+                if not any(start <= p <= end for p in points):
+                    return False  # nothing to change below: its leave_* still runs
+        return super().on_visit(node)
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         targets = self._given

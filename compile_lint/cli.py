@@ -317,22 +317,20 @@ def _check(opts: dict) -> None:
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
     errors = list(errors) + [(r.path, r.error) for r in results if r.error]
     if run.fmt in ("json", "json-lines"):
-        from .fixer import edits_for  # only here: it is the fix machinery
-
+        from .fixer import fill_edits  # only here: it is the fix machinery
         from .notebook import code_bytes
 
         raw_of = {stdin[0]: stdin[1]} if stdin else {}
-        data_of: dict = {}
+        by_path: dict = {}
         for f in findings:
-            if f.fix is not None:
-                data = data_of.get(f.path)
-                if data is None:
-                    raw = raw_of.get(f.path)
-                    if raw is None:
-                        with open(f.path, "rb") as fh:
-                            raw = fh.read()
-                    data = data_of[f.path] = code_bytes(f.path, raw)  # a notebook's code
-                f.fix.edits = edits_for(f.path, data, f)
+            if f.fix is not None and f.fix.edits is None:
+                by_path.setdefault(f.path, []).append(f)
+        for path, todo in by_path.items():
+            raw = raw_of.get(path)
+            if raw is None:
+                with open(path, "rb") as fh:
+                    raw = fh.read()
+            fill_edits(path, code_bytes(path, raw), todo)  # a notebook's code
     summary = Summary(
         safe_fixable=sum(1 for f in findings if f.fix and f.fix.applicability == "safe"),
         unsafe_fixable=sum(1 for f in findings if f.fix and f.fix.applicability == "unsafe"),

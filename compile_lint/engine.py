@@ -57,6 +57,7 @@ class FileResult:
     path: str
     findings: list[Finding] = field(default_factory=list)
     error: Optional[str] = None  # the file could not be read
+    digest: Optional[str] = None  # of the bytes the findings are of (fix checks it is still those)
 
 
 def enabled_codes(settings: Settings, cli: "Selection", path: str) -> frozenset[str]:
@@ -601,7 +602,7 @@ class _Run:
         for path, _ in self.inputs:
             done = self.done_of.get(path)
             if path not in self.results and done is not None:
-                self.results[path] = FileResult(path, done.findings or [])
+                self.results[path] = FileResult(path, done.findings or [], digest=done.digest)
         self.stats["wall_s"] = round(time.perf_counter() - t0, 3)
         write_stats(self.stats)
         return [self.results[p] for p, _ in self.inputs if p in self.results]

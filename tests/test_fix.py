@@ -5,6 +5,8 @@ import os
 import stat
 import textwrap
 
+import pytest
+
 from compile_lint.config import Settings
 from compile_lint.engine import Linter, Selection
 from compile_lint.model import SAFE, UNSAFE
@@ -167,3 +169,92 @@ def test_fix_summary_counts_found_as_fixed_plus_remaining(tmp_path):
     proc = run("fix", "m.py", cwd=tmp_path)
     assert proc.returncode == 1
     assert "Found 3 findings (2 fixed, 1 remaining)." in proc.stdout, proc.stdout
+
+
+HAZARD_SRC = "import torch\nmodel = Net()\ntorch.compile(model)\n"
+FIXED_SRC = "import torch\nmodel = Net()\nmodel = torch.compile(model)\n"
+
+
+def test_an_edit_saved_while_fix_runs_is_never_overwritten(tmp_path):
+    """Compare-and-swap: the file must still hold the bytes the fix started from. On
+    dd75348 nothing checked, so an edit saved during a long fix (30 s for 4,500 lines)
+    was lost."""
+    from compile_lint.fixer import fix_files
+
+    path = tmp_path / "m.py"
+    path.write_text(HAZARD_SRC)
+    linter = Linter(lambda _p: Settings(root=str(tmp_path)), Selection())
+    results = linter.lint([str(path)])
+    saved = HAZARD_SRC + "# typed in the editor meanwhile\n"
+    real_relint = linter.relint
+
+    def relint_while_the_user_saves(*args, **kw):
+        path.write_text(saved)  # the editor saves while the fix loop runs
+        return real_relint(*args, **kw)
+
+    linter.relint = relint_while_the_user_saves
+    run = fix_files(linter, results, None, unsafe=False, write=True)
+    assert path.read_text() == saved
+    assert run.errors and "changed on disk while fixing" in run.errors[0][1]
+    assert run.fixed_count == 0 and [f.code for f in run.remaining] == ["CL503"]
+
+
+def test_an_edit_saved_between_check_and_fix_is_fixed_as_saved(tmp_path):
+    """The lint's findings (and their cached edits) are of the bytes it read: a file
+    changed before the fix reads it is linted again, never patched at stale positions."""
+    from compile_lint.fixer import fix_files
+
+    path = tmp_path / "m.py"
+    path.write_text(HAZARD_SRC)
+    linter = Linter(lambda _p: Settings(root=str(tmp_path)), Selection())
+    results = linter.lint([str(path)])
+    path.write_text("# a new first line\n" + HAZARD_SRC)
+    run = fix_files(linter, results, None, unsafe=False, write=True)
+    assert not run.errors
+    assert path.read_text() == "# a new first line\n" + FIXED_SRC
+
+
+def test_fix_through_a_symbolic_link_fixes_its_target(tmp_path):
+    """dd75348 replaced the link with a regular file and left the target unfixed."""
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "model.py"
+    target.write_text(HAZARD_SRC)
+    (tmp_path / "link.py").symlink_to(target)
+    proc = run("fix", "link.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "link.py").is_symlink()
+    assert target.read_text() == FIXED_SRC
+
+
+def test_fix_keeps_hard_links_shared(tmp_path):
+    """A file with two names: a rename would split them (dd75348 fixed one name only)."""
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text(HAZARD_SRC)
+    os.link(a, b)
+    proc = run("fix", "a.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert b.read_text() == FIXED_SRC and os.stat(a).st_ino == os.stat(b).st_ino and os.stat(a).st_nlink == 2
+    assert not [p for p in os.listdir(tmp_path) if "compile-lint" in p]  # no backup or temp file left
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to own a file of another user")
+def test_fix_as_root_keeps_the_owner(tmp_path):
+    """dd75348 fixed as root re-owned the file to root (the temp file's owner)."""
+    path = tmp_path / "m.py"
+    path.write_text(HAZARD_SRC)
+    os.chown(path, 4321, 4321)
+    os.chmod(path, 0o640)
+    proc = run("fix", "m.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    st = os.stat(path)
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (4321, 4321, 0o640)
+    assert path.read_text() == FIXED_SRC
+
+
+def test_fix_keeps_the_last_cr_of_a_cr_only_file(tmp_path):
+    """libcst drops the final \\r of a file whose lines end in CR alone; dd75348 wrote that."""
+    path = tmp_path / "cr.py"
+    path.write_bytes(HAZARD_SRC.replace("\n", "\r").encode())
+    proc = run("fix", "cr.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert path.read_bytes() == FIXED_SRC.replace("\n", "\r").encode()
