@@ -242,10 +242,11 @@ def fix_notebook(linter, path: str, data: bytes, findings: list[Finding], unsafe
     if not outcome.changed:
         return FixOutcome(path, data, data, outcome.applied, outcome.remaining, error=outcome.error)
     try:
-        return FixOutcome(path, data, _notebook_bytes(path, notebook, outcome.fixed), outcome.applied, outcome.remaining,
+        fixed = _notebook_bytes(path, notebook, outcome.fixed)
+        return FixOutcome(path, data, fixed, outcome.applied, _with_cell_errors(path, fixed, outcome.remaining, findings),
                           error=outcome.error, applied_findings=outcome.applied_findings)
-    except NotebookError as whole:
-        pass
+    except NotebookError as exc:
+        whole = exc
     # cell by cell: the fixes of each cell alone, kept when the notebook reads back
     by_cell: dict[int, list[Finding]] = {}
     for f in findings:
@@ -267,7 +268,22 @@ def fix_notebook(linter, path: str, data: bytes, findings: list[Finding], unsafe
     fixed, attempt = result
     left = len([f for f in findings if is_applicable(f, unsafe)]) - len(accepted)
     note = f"{left} fix{'es' * (left != 1)} left out: {whole}" if left else None
-    return FixOutcome(path, data, fixed, attempt.applied, attempt.remaining, error=note, applied_findings=attempt.applied_findings)
+    return FixOutcome(path, data, fixed, attempt.applied, _with_cell_errors(path, fixed, attempt.remaining, findings),
+                      error=note, applied_findings=attempt.applied_findings)
+
+
+def _with_cell_errors(path: str, fixed: bytes, remaining: list[Finding], before: list[Finding]) -> list[Finding]:
+    """The findings left after fixing a notebook, with the CL000 of each cell that does
+    not parse (re-linting the fixed module cannot see them: those cells are masked),
+    where the lint reported them."""
+    from .lint_file import SYNTAX_ERROR, cell_syntax_finding
+    from .notebook import read_notebook, source_of
+
+    if not any(f.code == SYNTAX_ERROR for f in before):
+        return remaining
+    source = source_of(read_notebook(path, fixed))
+    errors = [cell_syntax_finding(source, e) for e in source.syntax_errors]
+    return sorted([f for f in remaining if f.code != SYNTAX_ERROR] + errors, key=Finding.sort_key)
 
 
 def _notebook_bytes(path: str, notebook, fixed_code: bytes) -> bytes:

@@ -93,6 +93,12 @@ def syntax_finding(parsed: ParsedFile) -> Finding:
     return Finding(SYNTAX_ERROR, failure.message, parsed.source.path, pos, pos)
 
 
+def cell_syntax_finding(source: SourceFile, failure) -> Finding:
+    """CL000 for a notebook cell that does not parse (the others are linted)."""
+    pos = Position(failure.row, failure.column)
+    return Finding(SYNTAX_ERROR, failure.message, source.path, pos, pos)
+
+
 def project_for(settings: Settings, regions, target_torch: Optional[str], sources: Optional[Sources] = None) -> Project:
     """The project handle one file is linted in: `regions` a RegionView (or a dict);
     `target_torch` the command line's version, else the settings'."""
@@ -106,6 +112,7 @@ def run_rules(parsed: ParsedFile, project: Project, codes: Iterable[str], timing
     With `timings`, each rule's CPU seconds are added to it by code."""
     if parsed.failure is not None:
         return [syntax_finding(parsed)] if SYNTAX_ERROR in codes else []
+    cell_errors = [cell_syntax_finding(parsed.source, e) for e in parsed.source.syntax_errors] if SYNTAX_ERROR in codes else []
     facts = ModuleFacts(parsed.source, parsed.tree, parsed.names, nodes=parsed.nodes, parents=parsed.parents, project=project,
                         summary=parsed.summary, shape=parsed.shape)
     data = parsed.source.data
@@ -125,7 +132,7 @@ def run_rules(parsed: ParsedFile, project: Project, codes: Iterable[str], timing
     finally:
         project.allowed = None
         facts.release()
-    findings = filter_suppressed(findings, parsed.source)
+    findings = filter_suppressed(findings + cell_errors, parsed.source)
     findings.sort(key=Finding.sort_key)
     return findings
 

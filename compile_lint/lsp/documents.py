@@ -15,7 +15,7 @@ from lsprotocol import types
 from ..engine import Selection, enabled_codes
 from ..lint_file import parse_file, project_for, run_rules
 from ..model import Finding, Position
-from ..notebook import Notebook, split_lines
+from ..notebook import Notebook, source_of, split_lines
 from ..rules import all_rules
 from ..rules.base import DOC_URL
 from ..source import SourceFile
@@ -83,7 +83,8 @@ def lint(context, linted: Linted) -> bool:
     from ..cache_validity import TrackedRegionView
 
     settings = context.settings_for(linted.path)
-    item = parse_file(SourceFile(linted.path, linted.code), settings)
+    source = source_of(linted.notebook) if linted.notebook is not None else SourceFile(linted.path, linted.code)
+    item = parse_file(source, settings)
     regions, changed = context.regions_with(linted.path, item.summary)
     tracked = TrackedRegionView(regions)
     codes = enabled_codes(settings, Selection(), linted.path)
