@@ -258,3 +258,85 @@ def test_fix_keeps_the_last_cr_of_a_cr_only_file(tmp_path):
     proc = run("fix", "cr.py", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert path.read_bytes() == FIXED_SRC.replace("\n", "\r").encode()
+
+
+def test_a_safe_fix_never_breaks_code_that_uses_the_name_later(tmp_path):
+    """Issue 22: `up = U(); torch.compile(up); torch.jit.trace(up, x)`. CL503's fix
+    `up = torch.compile(up)` made the script fail ("torch.jit.trace a dynamo-optimized
+    function"), and dd75348 applied it as safe. Now it is unsafe: `fix` leaves the script
+    working; `--unsafe-fixes` applies it, and running the result shows why it is unsafe."""
+    pytest.importorskip("torch")
+    import subprocess
+    import sys
+
+    script = textwrap.dedent("""\
+        import torch
+
+
+        class U(torch.nn.Module):
+            def forward(self, x):
+                return x * 2
+
+
+        up = U()
+        torch.compile(up)
+        traced = torch.jit.trace(up, torch.rand(2))
+        print("traced", type(traced).__name__)
+    """)
+    path = tmp_path / "export_up.py"
+    path.write_text(script)
+
+    def runs() -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+
+    assert runs().returncode == 0
+    check = run("check", "export_up.py", cwd=tmp_path)
+    assert "(unsafe: line 11 passes `up` to `torch.jit.trace`, which cannot trace the compiled wrapper" in check.stdout, check.stdout
+    fixed = run("fix", "export_up.py", cwd=tmp_path)
+    assert fixed.returncode == 1 and "1 more with `--unsafe-fixes`" in fixed.stdout, fixed.stdout
+    assert path.read_text() == script and runs().returncode == 0
+    assert run("fix", "export_up.py", "--unsafe-fixes", cwd=tmp_path).returncode == 0
+    assert "up = torch.compile(up)" in path.read_text()
+    broken = runs()
+    assert broken.returncode != 0 and "dynamo-optimized function" in broken.stderr, broken.stderr[-2000:]
+
+
+@pytest.mark.parametrize("later,unsafe", [
+    ("y = up(x)", False),
+    ("up.eval()\nexported = torch.export.export(up, (x,))", False),
+    ("traced = torch.jit.trace(up, x)", True),
+    ("scripted = torch.jit.script(up)", True),
+    ("gm = torch.fx.symbolic_trace(up)", True),
+    ("torch.save(up, 'up.pt')", True),
+    ("import pickle\nblob = pickle.dumps(up)", True),
+    ("assert up is original", True),
+    ("print(isinstance(up, U))", True),
+    ("sd = up.state_dict()", True),
+    ("up.load_state_dict(torch.load('up.pt'))", True),
+    ("def export():\n    return torch.jit.trace(up, x)", True),  # a function may run later
+])
+def test_cl503_fix_is_unsafe_exactly_where_a_later_use_can_tell(tmp_path, later, unsafe):
+    code = f"import torch\nup = U()\noriginal = up\ntorch.compile(up)\n{later}\n"
+    (tmp_path / "m.py").write_text(code)
+    linter = Linter(lambda _p: Settings(root=str(tmp_path)), Selection(select=("CL503",)))
+    (finding,) = linter.lint([str(tmp_path / "m.py")])[0].findings
+    assert (finding.fix.applicability == UNSAFE) == unsafe, finding.fix.message
+
+
+def test_cl503_in_a_function_looks_at_later_lines_and_the_loop_around(tmp_path):
+    code = textwrap.dedent("""\
+        import torch
+        def before(up, x):
+            traced = torch.jit.trace(up, x)
+            torch.compile(up)
+            return up(x)
+        def loop(up, xs):
+            for x in xs:
+                sd = up.state_dict()
+                torch.compile(up)
+    """)
+    (tmp_path / "m.py").write_text(code)
+    linter = Linter(lambda _p: Settings(root=str(tmp_path)), Selection(select=("CL503",)))
+    first, second = linter.lint([str(tmp_path / "m.py")])[0].findings
+    assert first.fix.applicability == SAFE  # the trace ran before
+    assert second.fix.applicability == UNSAFE and "line 8" in second.fix.message  # the next iteration's state_dict
