@@ -287,7 +287,11 @@ async def notebook_close(ls: CompileLintServer, params: types.DidCloseNotebookDo
     ls.forget(params.notebook_document.uri)
 
 
-WATCHED = "**/{*.py,*.pyi,*.ipynb,pyproject.toml,compile-lint.toml,.compile-lint.toml,compile-lint-regions.json}"
+# One plain glob a watcher: clients differ in the glob syntax they take (eglot 1.9 rejects
+# `{a,b}` alternatives, and an error there pops up on every connect), and every client
+# takes `**/` and `*`.
+WATCHED = ("**/*.py", "**/*.pyi", "**/*.ipynb", "**/pyproject.toml", "**/compile-lint.toml", "**/.compile-lint.toml",
+           "**/compile-lint-regions.json")
 
 
 @server.feature(types.INITIALIZED)
@@ -295,7 +299,8 @@ async def initialized(ls: CompileLintServer, params: types.InitializedParams) ->
     """Ask the client for file events (files changed by git, other tools, config edits)."""
     watch = ls.client_capabilities.workspace and ls.client_capabilities.workspace.did_change_watched_files
     if watch and watch.dynamic_registration:
-        options = types.DidChangeWatchedFilesRegistrationOptions(watchers=[types.FileSystemWatcher(glob_pattern=WATCHED)])
+        options = types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern=glob) for glob in WATCHED])
         await ls.client_register_capability_async(types.RegistrationParams(registrations=[
             types.Registration(id="compile-lint-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)]))
 
