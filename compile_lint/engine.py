@@ -57,6 +57,7 @@ class FileResult:
     path: str
     findings: list[Finding] = field(default_factory=list)
     error: Optional[str] = None  # the file could not be read
+    error_kind: Optional[str] = None  # "io" (not readable), "format" (not a notebook), "internal"
     digest: Optional[str] = None  # of the bytes the findings are of (fix checks it is still those)
 
 
@@ -374,7 +375,7 @@ class _Run:
     def accept_first(self, done: Done) -> None:
         if done.error:
             if done.path in self.plan and done.path not in self.context:
-                self.results[done.path] = FileResult(done.path, error=done.error)
+                self.results[done.path] = FileResult(done.path, error=done.error, error_kind=done.error_kind)
             self.done_of.pop(done.path, None)
             return
         self.done_of[done.path] = done
@@ -511,7 +512,7 @@ class _Run:
         for done in self.run_tasks(second, regions, "pass2"):
             self.stats["pass2"] += 1
             if done.error:
-                self.results[done.path] = FileResult(done.path, error=done.error)
+                self.results[done.path] = FileResult(done.path, error=done.error, error_kind=done.error_kind)
                 self.done_of.pop(done.path, None)
                 continue
             old = self.done_of[done.path]

@@ -27,6 +27,7 @@ from .analysis.walk import walk_by_type
 from .cache_validity import RegionDigests, TrackedRegionView, probe_dep
 from .config import Settings
 from .model import Finding, Position
+from .notebook import NotebookError
 from .rules import all_rules
 from .source import ParseFailure, SourceFile, source_for
 from .suppression import filter_suppressed
@@ -164,6 +165,7 @@ class Done:
     used: dict[tuple, str] = field(default_factory=dict)  # region fact -> its digest
     deps: tuple = ()  # ((path, digest), ...) of other files the rules read
     error: Optional[str] = None
+    error_kind: Optional[str] = None  # "io", "format" (not a notebook), "internal" (engine.FileResult)
     changed: bool = False  # pass 2 read other bytes than pass 1
     rule_s: Optional[dict] = None  # CPU seconds per rule (JobContext.timed: for COMPILE_LINT_STATS)
     trusted: bool = True  # the summary was made by this run (False: read from the cache)
@@ -238,13 +240,16 @@ def _lint(task: Task) -> Done:
         # recursion limit: that file is linted again on a deep stack (deep_stack.py)
         deep_stack.call(_lint_into, task, done, context)
     except MemoryError:
-        done.error = "internal error: out of memory while linting this file"
+        done.error, done.error_kind = "internal error: out of memory while linting this file", "internal"
+    except NotebookError as exc:
+        done.error, done.error_kind = str(exc), "format"
     except OSError as exc:
-        done.error = f"cannot read: {exc.strerror or exc}"
+        done.error, done.error_kind = f"cannot read: {exc.strerror or exc}", "io"
     except Exception as exc:
         if context.debug:
             raise
         done.error = f"internal error while linting: {type(exc).__name__}: {exc} (set COMPILE_LINT_DEBUG=1 for a traceback, and please report it)"
+        done.error_kind = "internal"
     return done
 
 

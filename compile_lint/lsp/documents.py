@@ -19,7 +19,7 @@ from ..notebook import Notebook, source_of, split_lines
 from ..rules import all_rules
 from ..rules.base import DOC_URL
 from ..source import SourceFile
-from ..suppression import line_codes
+from ..suppression import noqa_line  # noqa: F401 (server.py, actions.py)
 
 SOURCE = "compile-lint"
 SYNTAX_ERROR = "CL000"
@@ -197,19 +197,3 @@ def code_at(line: str, character: int) -> Optional[str]:
         if match.start() <= character <= match.end():
             return match.group(0)
     return None
-
-
-def noqa_line(line: str, code: str) -> Optional[str]:
-    """The line with `code` added to its `# noqa` comment (or one added); None when
-    the line's noqa already covers it."""
-    codes = line_codes(line)
-    if codes is None:
-        return None  # a bare `# noqa` silences everything already
-    if codes is not False:
-        if any(code.startswith(c) for c in codes):
-            return None
-        matches = list(re.finditer(r"#\s*noqa:\s*[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*", line, re.IGNORECASE))
-        if matches:
-            last = matches[-1]
-            return line[:last.end()] + f", {code}" + line[last.end():]
-    return line.rstrip() + f"  # noqa: {code}"

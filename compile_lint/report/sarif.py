@@ -83,6 +83,9 @@ def render_sarif(findings, *, cwd) -> str:
             result["properties"] = {"cell": f.cell, "cellRow": f.start.row, "cellColumn": f.start.column}
         if f.related:
             result["relatedLocations"] = [_related(i, r, cwd) for i, r in enumerate(f.related)]
+        fixes = _fixes(f, cwd)
+        if fixes:
+            result["fixes"] = fixes
         results.append(result)
     doc = {
         "$schema": SCHEMA,
@@ -102,6 +105,22 @@ def render_sarif(findings, *, cwd) -> str:
         ],
     }
     return json.dumps(doc, indent=2) + "\n"
+
+
+def _fixes(f, cwd: str):
+    """The finding's fix as SARIF replacements (its edits, as the JSON format has them);
+    none for a notebook cell, whose edits are in the cell's rows, not the file's."""
+    if f.fix is None or not f.fix.edits or getattr(f, "cell", None) is not None:
+        return None
+    replacements = [{
+        "deletedRegion": {"startLine": e.location.row, "startColumn": e.location.column,
+                          "endLine": e.end_location.row, "endColumn": e.end_location.column},
+        "insertedContent": {"text": e.content},
+    } for e in f.fix.edits]
+    return [{
+        "description": {"text": f"{f.fix.message} ({f.fix.applicability} fix)"},
+        "artifactChanges": [{"artifactLocation": {"uri": _uri(f.path, cwd)}, "replacements": replacements}],
+    }]
 
 
 def _notebook_region(f):

@@ -45,15 +45,45 @@ def _findings_line(findings, s: Summary) -> str:
     return line
 
 
-def render_concise(findings, *, cwd, summary=None) -> str:
+def render_concise(findings, *, cwd, summary=None, quiet=False, fixes=None) -> str:
     lines = [
         f"{location(f, cwd)}: {f.code} {f.message}" for f in findings
     ]
-    lines.append(_count_line(findings, summary))
-    return "\n".join(lines) + "\n"
+    if not quiet:
+        if fixes:
+            lines.append(fixes.rstrip("\n") + "\n")
+        lines.append(_count_line(findings, summary))
+    return "".join(line + "\n" for line in lines)
 
 
-def render_text(findings, *, cwd, summary=None, color=False) -> str:
+def render_statistics(findings, fmt: str, summary=None, quiet=False) -> str:
+    """Ruff's --statistics: one line per rule, `count  code  [*] name` ([*]: fixable with
+    `fix`, [-]: with `--unsafe-fixes`), most frequent first; JSON formats give a list."""
+    from ..rules import all_rules
+
+    rules = all_rules()
+    rows: dict[str, list] = {}
+    for f in findings:
+        row = rows.setdefault(f.code, [0, False, False])
+        row[0] += 1
+        row[1] |= bool(f.fix and f.fix.applicability == "safe")
+        row[2] |= bool(f.fix and f.fix.applicability == "unsafe")
+    order = sorted(rows, key=lambda code: (-rows[code][0], code))
+    name = lambda code: rules[code].name if code in rules else code  # noqa: E731
+    if fmt in ("json", "json-lines", "sarif"):
+        import json
+
+        items = [{"code": c, "name": name(c), "count": rows[c][0], "fixable": rows[c][1] or rows[c][2],
+                  "fix_applicability": "safe" if rows[c][1] else ("unsafe" if rows[c][2] else None)} for c in order]
+        return json.dumps(items, indent=2) + "\n"
+    width = max((len(str(rows[c][0])) for c in order), default=1)
+    lines = [f"{rows[c][0]:>{width}}\t{c}\t{'[*] ' if rows[c][1] else '[-] ' if rows[c][2] else '[ ] '}{name(c)}" for c in order]
+    if not quiet:
+        lines.append(_count_line(findings, summary))
+    return "".join(line + "\n" for line in lines)
+
+
+def render_text(findings, *, cwd, summary=None, color=False, quiet=False, fixes=None) -> str:
     if findings:  # (a run with nothing to show has no source to read)
         from ..source import SourceFile
 
@@ -88,6 +118,10 @@ def render_text(findings, *, cwd, summary=None, color=False) -> str:
             tag = "fix" if f.fix.applicability == "safe" else "unsafe fix"
             out.append(f"  = {cyan('help')}: {f.fix.message} ({tag})")
         out.append("")
+    if quiet:
+        return "\n".join(out) + ("\n" if out else "")
+    if fixes:
+        out.append(fixes.rstrip("\n") + "\n")
     out.append(_count_line(findings, summary))
     return "\n".join(out) + "\n"
 
