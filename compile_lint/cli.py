@@ -397,14 +397,40 @@ def fix(**opts):
 
 
 def _lint_run(opts: dict) -> int:
-    """One check (or fix) as the options say; the exit code."""
+    """One check (or fix) as the options say; the exit code. With COMPILE_LINT_STATS, its
+    stats line covers the whole command: the lint's stages, then fixing (`fix_s`,
+    `edits_*`) and the report (`report_s`), and `command_s` from start to end."""
+    import time
+
+    started, cpu = time.perf_counter(), time.process_time()
+    phases: dict = {}
+    linter_box: list = []
+    try:
+        return _lint_run_timed(opts, phases, linter_box)
+    finally:
+        if os.environ.get("COMPILE_LINT_STATS") and linter_box:
+            from .engine import write_stats
+
+            write_stats({**linter_box[0].stats, **phases, "command": "fix" if opts.get("fix") else "check",
+                         "format": opts.get("output_format") or "text", "command_s": round(time.perf_counter() - started, 3),
+                         "command_cpu_s": round(time.process_time() - cpu, 3)})
+
+
+def _lint_run_timed(opts: dict, phases: dict, linter_box: list) -> int:
+    import time
+
     from .report.text import Summary
 
     fixing = bool(opts.get("fix") or opts.get("fix_only") or opts.get("diff"))
     run = Run(opts)
     files, stdin, found_errors = run.files()
     linter = run.linter()
+    linter.defer_stats = True
+    linter.edits = fixing or (run.fmt in ("json", "json-lines", "sarif") and not opts.get("statistics"))
+    linter_box.append(linter)
     results = run.lint(linter, files, stdin)
+    phases["lint_s"] = linter.stats.get("wall_s")
+    t_after = time.perf_counter()
     _report_warnings(linter)
     io_errors = list(found_errors) + [(r.path, r.error) for r in results if r.error and r.error_kind == "io"]
     errors = [(r.path, r.error) for r in results if r.error and r.error_kind != "io"]
@@ -417,6 +443,9 @@ def _lint_run(opts: dict) -> int:
         from .fixer import fix_files
 
         outcome = fix_files(linter, results, stdin, bool(opts.get("unsafe_fixes")), write=not opts.get("diff"))
+        phases["fix_s"] = round(time.perf_counter() - t_after, 3)
+        phases["files_fixed"] = len(outcome.outcomes)
+        t_after = time.perf_counter()
         errors += outcome.errors
         findings, fixed_count, applied = outcome.remaining, outcome.fixed_count, outcome.applied
         if opts.get("diff"):
@@ -437,7 +466,7 @@ def _lint_run(opts: dict) -> int:
             return EXIT_ERROR
         return EXIT_FINDINGS if diffs and not opts["exit_zero"] else EXIT_OK
     if run.fmt in ("json", "json-lines", "sarif") and not opts.get("statistics"):
-        _fill_edits(findings, stdin)  # (computed by the lint where it can; cached with the findings)
+        _fill_edits(findings, stdin)  # (what is left after fixing: the lint computed the others)
     summary = Summary(
         safe_fixable=sum(1 for f in findings if f.fix and f.fix.applicability == "safe"),
         unsafe_fixable=sum(1 for f in findings if f.fix and f.fix.applicability == "unsafe"),
@@ -449,6 +478,8 @@ def _lint_run(opts: dict) -> int:
             text = _show_fixes(applied, run.cwd) if opts.get("show_fixes") else ""
             run.emit(text + (f"Fixed {fixed_count} finding{'s' * (fixed_count != 1)}.\n" if fixed_count else "No fixes applied.\n"))
         return EXIT_ERROR if _report_errors(errors) else EXIT_OK
+    phases["report_s"] = 0.0
+    t_report = time.perf_counter()
     if not opts.get("silent"):
         if opts.get("statistics"):
             from .report.text import render_statistics
@@ -458,6 +489,7 @@ def _lint_run(opts: dict) -> int:
             text = render(run.fmt, findings, cwd=run.cwd, summary=summary, color=run.color(), quiet=bool(opts.get("quiet")),
                           fixes=_show_fixes(applied, run.cwd) if opts.get("show_fixes") and fixing else None)
         run.emit(text)
+    phases["report_s"] = round(time.perf_counter() - t_report, 3)
     if _report_errors(errors):
         return EXIT_ERROR
     return EXIT_FINDINGS if findings and not opts["exit_zero"] else EXIT_OK

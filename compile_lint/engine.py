@@ -103,6 +103,11 @@ class Linter:
         # the folders' states as the walk that found the files saw them (cli.py), taken
         # before anything was derived from them; None: this run looks at the folders itself
         self.folder_states = None
+        # compute the edits of each finding's fix (a report that shows them, `fix`): in the
+        # workers for the files they lint, here for results the cache had without them;
+        # either way they are cached with the findings
+        self.edits = False
+        self.defer_stats = False  # the caller writes COMPILE_LINT_STATS (with what it did after)
 
     @property
     def sources(self):
@@ -288,7 +293,7 @@ class _Run:
         from .lint_file import JobContext
 
         return JobContext(self.table, self.linter.selection.target_torch, regions, self.debug,
-                          timed=bool(os.environ.get("COMPILE_LINT_STATS")))
+                          timed=bool(os.environ.get("COMPILE_LINT_STATS")), edits=self.linter.edits)
 
     def run_tasks(self, tasks: list[Task], regions: Optional[dict], name: str):
         timings = self.stats.setdefault(f"{name}_rule_cpu_s", {})
@@ -297,6 +302,8 @@ class _Run:
         from .lint_file import init_worker, lint_one
 
         for done in run_jobs(lint_one, tasks, self.jobs, init_worker, (self.job_context(regions),), self.stats, name):
+            if done.edits_s:
+                self.stats["edits_cpu_s"] = round(self.stats.get("edits_cpu_s", 0.0) + done.edits_s, 3)
             for code, seconds in (done.rule_s or {}).items():
                 timings[code] = round(timings.get(code, 0.0) + seconds, 3)
             yield done
@@ -532,6 +539,36 @@ class _Run:
             else:
                 self.fresh.add(done.path)
 
+    # -- fix edits of cached results ---------------------------------------------------
+    def fill_cached_edits(self) -> None:
+        """The edits of the fixes of results the cache had without them (a run that did
+        not ask for edits wrote them): computed once, then cached with the findings."""
+        started, cpu = time.perf_counter(), time.process_time()
+        filled = 0
+        for path, data in self.inputs:
+            done = self.done_of.get(path)
+            if done is None or not done.findings or not any(f.fix is not None and f.fix.edits is None for f in done.findings):
+                continue
+            from .fixer import fill_edits
+            from .source import source_for
+
+            try:
+                if data is None:
+                    with open(path, "rb") as fh:
+                        data = fh.read()
+                if cache_mod.digest(data) != done.digest:
+                    continue  # edited since: `fix` lints it again; a report shows no edits
+                source = source_for(path, data)
+            except (OSError, ValueError):
+                continue
+            fill_edits(path, source.data, done.findings, source.parse() if source.tree is not None else None)
+            filled += 1
+            if path in self.records:
+                self.dirty.add(path)  # its record, now with the edits
+        self.stats["edits_filled"] = filled
+        self.stats["edits_fill_s"] = round(time.perf_counter() - started, 3)
+        self.stats["edits_cpu_s"] = round(self.stats.get("edits_cpu_s", 0.0) + time.process_time() - cpu, 3)
+
     # -- write back ------------------------------------------------------------------
     def write_back(self) -> None:
         """New summaries to their files; new and updated records to the manifest."""
@@ -599,13 +636,16 @@ class _Run:
         t2, c2 = time.perf_counter(), _cpu()
         self.pass2(regions)
         self.stats["pass2_s"], self.stats["pass2_cpu_s"] = round(time.perf_counter() - t2, 3), round(_cpu() - c2, 3)
+        if self.linter.edits:
+            self.fill_cached_edits()
         self.write_back()
         for path, _ in self.inputs:
             done = self.done_of.get(path)
             if path not in self.results and done is not None:
                 self.results[path] = FileResult(path, done.findings or [], digest=done.digest)
         self.stats["wall_s"] = round(time.perf_counter() - t0, 3)
-        write_stats(self.stats)
+        if not self.linter.defer_stats:
+            write_stats(self.stats)
         return [self.results[p] for p, _ in self.inputs if p in self.results]
 
 

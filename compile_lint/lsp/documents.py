@@ -17,7 +17,7 @@ from ..lint_file import parse_file, project_for, run_rules
 from ..model import Finding, Position
 from ..notebook import Notebook, source_of, split_lines
 from ..rules import all_rules
-from ..rules.base import DOC_URL
+from ..model import DOC_URL
 from ..source import SourceFile
 from ..suppression import noqa_line  # noqa: F401 (server.py, actions.py)
 

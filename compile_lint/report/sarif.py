@@ -6,7 +6,7 @@ import os
 
 from .. import __version__
 from ..rules import all_rules
-from ..rules.base import DOC_URL
+from ..model import DOC_URL
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
