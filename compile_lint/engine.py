@@ -103,9 +103,10 @@ class Linter:
         # the folders' states as the walk that found the files saw them (cli.py), taken
         # before anything was derived from them; None: this run looks at the folders itself
         self.folder_states = None
-        # compute the edits of each finding's fix (a report that shows them, `fix`): in the
-        # workers for the files they lint, here for results the cache had without them;
-        # either way they are cached with the findings
+        # compute the edits of each finding's fix (a report that shows them, `fix`), here
+        # after the passes, for the results that do not have them yet; they are cached with
+        # the findings. Here, not in the workers: libcst's import (~0.5 s, most of the cost
+        # for a few files) is paid once, and only when some finding has a fix.
         self.edits = False
         self.defer_stats = False  # the caller writes COMPILE_LINT_STATS (with what it did after)
 
@@ -293,7 +294,7 @@ class _Run:
         from .lint_file import JobContext
 
         return JobContext(self.table, self.linter.selection.target_torch, regions, self.debug,
-                          timed=bool(os.environ.get("COMPILE_LINT_STATS")), edits=self.linter.edits)
+                          timed=bool(os.environ.get("COMPILE_LINT_STATS")))
 
     def run_tasks(self, tasks: list[Task], regions: Optional[dict], name: str):
         timings = self.stats.setdefault(f"{name}_rule_cpu_s", {})
@@ -302,8 +303,6 @@ class _Run:
         from .lint_file import init_worker, lint_one
 
         for done in run_jobs(lint_one, tasks, self.jobs, init_worker, (self.job_context(regions),), self.stats, name):
-            if done.edits_s:
-                self.stats["edits_cpu_s"] = round(self.stats.get("edits_cpu_s", 0.0) + done.edits_s, 3)
             for code, seconds in (done.rule_s or {}).items():
                 timings[code] = round(timings.get(code, 0.0) + seconds, 3)
             yield done
@@ -539,10 +538,11 @@ class _Run:
             else:
                 self.fresh.add(done.path)
 
-    # -- fix edits of cached results ---------------------------------------------------
+    # -- fix edits ----------------------------------------------------------------------
     def fill_cached_edits(self) -> None:
-        """The edits of the fixes of results the cache had without them (a run that did
-        not ask for edits wrote them): computed once, then cached with the findings."""
+        """The edits of the fixes of results that have none yet (linted by this run, or
+        cached by a run that did not ask for edits): computed once, then cached with the
+        findings (write_back)."""
         started, cpu = time.perf_counter(), time.process_time()
         filled = 0
         for path, data in self.inputs:

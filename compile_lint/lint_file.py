@@ -168,7 +168,6 @@ class Done:
     error_kind: Optional[str] = None  # "io", "format" (not a notebook), "internal" (engine.FileResult)
     changed: bool = False  # pass 2 read other bytes than pass 1
     rule_s: Optional[dict] = None  # CPU seconds per rule (JobContext.timed: for COMPILE_LINT_STATS)
-    edits_s: float = 0.0  # CPU seconds computing fix edits (JobContext.edits)
     trusted: bool = True  # the summary was made by this run (False: read from the cache)
     # a project file taken from the cache's manifest: `summary` is loaded only when the
     # region index must be rebuilt; until then only its digest is known
@@ -190,7 +189,6 @@ class JobContext:
     regions: Optional[dict]  # pass 2: the run's index; None in pass 1
     debug: bool = False
     timed: bool = False  # time each rule (Done.rule_s)
-    edits: bool = False  # compute each fix's edits (fixer.fill_edits): they are cached with the findings
 
 
 _WORKER: dict = {}
@@ -286,12 +284,6 @@ def _lint_into(task: Task, done: Done, context: JobContext) -> None:
     codes = task.codes + task.kept if done.changed else task.codes
     done.rule_s = {} if context.timed else None
     done.findings = run_rules(item, project, codes, done.rule_s)
-    if context.edits and any(f.fix is not None for f in done.findings):
-        from .fixer import fill_edits  # (libcst: only for files with fixes)
-
-        started = time.process_time()
-        fill_edits(task.path, item.source.data, done.findings, item.tree)
-        done.edits_s = time.process_time() - started
     digests = _WORKER["digests"] or RegionDigests(regions)
     done.used = {token: digests(token) for token in tracked.used()}
     deps = []
