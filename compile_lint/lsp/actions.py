@@ -16,7 +16,9 @@ from ..model import SAFE, Finding, Position
 from ..notebook import NotebookError
 from .documents import Linted, Place, Relinter, lsp_position, lsp_range, noqa_line
 
-FIX_ALL_KIND = types.CodeActionKind.SourceFixAll + ".compile-lint"
+from . import FIX_ALL_KIND  # noqa: E402 (server.py uses it before importing this module)
+
+assert FIX_ALL_KIND == types.CodeActionKind.SourceFixAll + ".compile-lint"
 UNSAFE_KIND = types.CodeActionKind.QuickFix + ".unsafe"
 
 
