@@ -33,6 +33,7 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..config import ConfigError
+from .. import deep_stack
 from ..notebook import from_cells
 from ..project_root import find_project_root
 from . import FIX_ALL_KIND
@@ -126,7 +127,7 @@ class CompileLintServer(LanguageServer):
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
-            changed = _docs().lint(context, linted)
+            changed = deep_stack.call(_docs().lint, context, linted)  # (a deeply nested buffer: deep_stack.py)
         except ConfigError as exc:
             self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"compile-lint: {exc}"))
             return

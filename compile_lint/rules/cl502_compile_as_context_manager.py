@@ -45,11 +45,11 @@ class CompileAsContextManager(Rule):
     ## Fix safety
     Safe where the meaning is plain: `with torch.compile(m) as name:` becomes
     `name = torch.compile(m)` followed by the block; `with torch.compile(m):` becomes
-    `m = torch.compile(m)` when `m` is a name or attribute, unsafe when a later use of `m`
-    can tell it now holds the compiled wrapper (traced, scripted, pickled, compared with
-    `is`, its `state_dict()` keys read: CL503's page has the measurement); a `with torch.compiler.disable():`
-    that is a function's whole body becomes a decorator on that function. Other
-    shapes have no fix.
+    `m = torch.compile(m)` when `m` is a name or attribute, unsafe when a later use of
+    `m` can tell it now holds the compiled wrapper (traced, scripted, pickled, compared
+    with `is`, its `state_dict()` keys read: CL503's page has the measurement); a
+    `with torch.compiler.disable():` that is a function's whole body becomes a decorator
+    on that function. Other shapes have no fix.
 
     ## References
     - measured on torch 2.13: `TypeError: 'OptimizedModule' object does not support the
