@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build the one-big-file `fix` case: ~4,513 lines of real library code from corpus M
+"""Build the one-big-file `fix` case: ~4,500 lines of real library code (4,436: whole top-level statements) from corpus M
 (bench/.work/corpus/M/src) with three safe fixes of three different codemods appended.
 
     python bench/fix_case.py OUT.py [--lines 4500]

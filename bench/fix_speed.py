@@ -6,7 +6,7 @@
 
 Cases (built under bench/.work/fix_speed/, outside any git work tree so nothing is
 gitignored; the code is corpus M and two development apps, never committed):
-- `big`: bench/fix_case.py's 4,513-line file from corpus M with three safe fixes;
+- `big`: bench/fix_case.py's file (~4,500 lines) from corpus M with three safe fixes;
   `fix --no-cache -j 2 big.py` on a fresh copy each round;
 - `M`: corpus M (2,101 files), `fix --no-cache -j 2 .` on a fresh copy;
 - `app25k`: /work/apps FoundationVision__LlamaGen + WongKinYiu__yolov7 side by side
@@ -68,6 +68,8 @@ def main() -> int:
     os.makedirs(WORK, exist_ok=True)
     big_src = os.path.join(WORK, "src", "big.py")
     subprocess.run([sys.executable, os.path.join(HERE, "fix_case.py"), big_src], check=True)
+    with open(big_src, encoding="utf-8") as fh:
+        big_lines = fh.read().count("\n")
     app_src = os.path.join(WORK, "src", "app25k")
     if not os.path.isdir(app_src):
         os.makedirs(app_src)
@@ -83,7 +85,7 @@ def main() -> int:
         for side, cmd in sides.items():
             if "big" not in skip:
                 folder = fresh(big_src, os.path.join(WORK, side, "big"))
-                record("fix, 4,513-line file, 3 fixes", side, timed(cmd + ["fix", "--no-cache", "-j", "2", "big.py"], folder))
+                record(f"fix, {big_lines:,}-line file, 3 fixes", side, timed(cmd + ["fix", "--no-cache", "-j", "2", "big.py"], folder))
             if "M" not in skip and n == 0:
                 folder = fresh(CORPUS_M, os.path.join(WORK, side, "M"))
                 record("fix, corpus M (2,101 files)", side, timed(cmd + ["fix", "--no-cache", "-j", "2", "."], folder))
