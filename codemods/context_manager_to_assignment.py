@@ -10,6 +10,7 @@ from .base import FindingCodemod, parse_expr
 class ContextManagerToAssignment(FindingCodemod):
     RULE = "CL502"
     DESCRIPTION = "Replace torch.compile / torch.compiler.disable used as context managers."
+    UNIT = "block"  # the `with` is spliced into its block, or its function decorated
 
     def _with_target(self, stmt):
         if isinstance(stmt, cst.With) and len(stmt.items) == 1 and isinstance(stmt.body, cst.IndentedBlock):

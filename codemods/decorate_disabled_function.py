@@ -9,6 +9,7 @@ from .base import FindingCodemod, parse_expr
 class DecorateDisabledFunction(FindingCodemod):
     RULE = "CL505"
     DESCRIPTION = "Decorate functions with torch.compiler.disable at module scope instead of wrapping inline."
+    UNIT = "module"  # the decorated def is found by name
 
     def visit_Module(self, node: cst.Module) -> None:
         self.to_decorate: dict[str, str] = {}

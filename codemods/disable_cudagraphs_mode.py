@@ -13,6 +13,10 @@ class DisableCudagraphsMode(FindingCodemod):
     RULE = "CL402"
     DESCRIPTION = "Compile without CUDA graphs: mode='max-autotune-no-cudagraphs'."
 
+    @classmethod
+    def touched_points(cls, row, column, data):
+        return [(row, column)] + ([tuple(data["mode_at"])] if data.get("mode_at") else [])
+
     def _wanted(self) -> set[tuple[int, int]]:
         wanted = getattr(self, "_wanted_cache", None)
         if wanted is None:

@@ -9,6 +9,7 @@ from .base import FindingCodemod, remove_statements
 class RemoveStatement(FindingCodemod):
     RULE = "CL506"
     DESCRIPTION = "Remove statements that set torch._dynamo.config.suppress_errors."
+    UNIT = "block"  # an emptied block gets `pass`
 
     def _is_target(self, stmt) -> bool:
         return (

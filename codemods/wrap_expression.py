@@ -30,6 +30,10 @@ def suffixed(module: cst.Module, node: cst.BaseExpression, suffix: str) -> cst.B
 class WrapExpressions(FindingCodemod):
     DEFAULT_SUFFIX = ""
 
+    @classmethod
+    def touched_points(cls, row, column, data):
+        return [(row, column)] + [(r[0], r[1]) for r in data.get("wrap", ())]
+
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         self._module = tree
         return super().transform_module_impl(tree)

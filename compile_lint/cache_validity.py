@@ -207,16 +207,30 @@ class FolderStates:
         return None if own is None else (own[4], own[3])  # cache.stat_signature's layout
 
     def chain(self, folder: str) -> Optional[str]:
-        """A digest of the signatures of `folder` and of every folder above it (None
-        when any of them is not trusted)."""
+        """A digest of the signatures of `folder` and of every folder above it up to the
+        project root (None when any of them is not trusted).
+
+        A file's module name (analysis.names.module_name_for) reads the folders from its
+        own up to its top package (`__init__.py` files) and from there up to the nearest
+        project marker; folders above a marked folder that is no package cannot change
+        it, so the chain ends there. A project right under a folder that changes all the
+        time (`/tmp/proj`, a busy home folder) keeps its module names."""
         if folder in self._chain:
             return self._chain[folder]
         own = self.own(folder)
         parent = os.path.dirname(folder)
-        above = "/" if parent == folder else self.chain(parent)
+        above = "/" if parent == folder or self._is_root(folder) else self.chain(parent)
         value = None if own is None or above is None else self._cache.key(own, above)
         self._chain[folder] = value
         return value
+
+    @staticmethod
+    def _is_root(folder: str) -> bool:
+        """A folder holding a project marker that is not a package itself."""
+        from .analysis.names import ROOT_MARKERS
+
+        exists = os.path.exists
+        return not exists(os.path.join(folder, "__init__.py")) and any(exists(os.path.join(folder, m)) for m in ROOT_MARKERS)
 
     def file(self, path: str) -> Optional[tuple]:
         """The trusted signature of a file that may be absent (("absent",) then)."""

@@ -53,10 +53,41 @@ def common_options(func):
         click.option("--no-cache", is_flag=True, help="Do not read or write the results cache."),
         click.option("--no-project", is_flag=True, help="Build the region index from the given files only, not from their whole project."),
         click.option("--jobs", "-j", type=click.IntRange(min=0), default=None, help="Worker processes (default: all cores; 1 for none)."),
+        click.option("--exclude", multiple=True, help="Files and folders to leave out (gitignore-style globs); replaces the config's exclude."),
+        click.option("--extend-exclude", multiple=True, help="Files and folders to leave out, on top of the config's exclude."),
+        click.option("--per-file-ignores", multiple=True, metavar="PATTERN:CODES", help="Rules to disable in files matching PATTERN; replaces the config's per-file-ignores."),
+        click.option("--extend-per-file-ignores", multiple=True, metavar="PATTERN:CODES", help="Like --per-file-ignores, on top of the config's."),
+        click.option("--statistics", is_flag=True, help="Show how many findings each rule has instead of the findings."),
+        click.option("--show-fixes", is_flag=True, help="List the findings fixed, by file and rule."),
+        click.option("--quiet", "-q", is_flag=True, help="Print the findings and nothing else (no summary line)."),
+        click.option("--silent", "-s", is_flag=True, help="Print nothing; the exit code tells."),
     ]
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def _patterns(values) -> tuple[str, ...]:
+    return tuple(p.strip() for value in values or () for p in value.split(",") if p.strip())
+
+
+def _per_file_ignores(values) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """`PATTERN:CODE,CODE` (as Ruff's --per-file-ignores) -> the config's shape."""
+    from .rules import UnknownSelector, expand_selector
+
+    out = []
+    for value in values or ():
+        pattern, sep, codes = value.rpartition(":")
+        if not sep or not pattern.strip() or not codes.strip():
+            raise UserError(f"--per-file-ignores {value!r}: expected PATTERN:CODES, such as 'tests/*:CL5'")
+        parsed = tuple(c.strip() for c in codes.split(",") if c.strip())
+        try:
+            for code in parsed:
+                expand_selector(code)
+        except UnknownSelector as exc:
+            raise UserError(f"--per-file-ignores {value!r}: {exc}") from None
+        out.append((pattern.strip(), parsed))
+    return tuple(out)
 
 
 class Run:
@@ -86,10 +117,32 @@ class Run:
             self.settings_for = lambda _path: fixed
         else:
             self.settings_for = load_config_for
+        overrides = self._overrides(opts)
+        if overrides:
+            self.settings_for = _overridden(self.settings_for, overrides)
         self.fmt = opts.get("output_format") or "text"
         self._cache = None
         self._memo = None
         self.discovery: dict = {}  # what the folder walks did (for COMPILE_LINT_STATS)
+
+    @staticmethod
+    def _overrides(opts: dict):
+        """Settings given on the command line: {field: function of the config's value}."""
+        out = {}
+        if opts.get("exclude"):
+            given = _patterns(opts["exclude"])
+            out["exclude"] = lambda _old: given
+        if opts.get("extend_exclude"):
+            extra = _patterns(opts["extend_exclude"])
+            out["extend_exclude"] = lambda old: tuple(old) + extra
+        if opts.get("per_file_ignores"):
+            table = _per_file_ignores(opts["per_file_ignores"])
+            out["per_file_ignores"] = lambda _old: table
+        if opts.get("extend_per_file_ignores"):
+            more = _per_file_ignores(opts["extend_per_file_ignores"])
+            previous = out.get("per_file_ignores", lambda old: tuple(old))
+            out["per_file_ignores"] = lambda old: previous(old) + more
+        return out
 
     def cache(self):
         """The results cache (None with --no-cache)."""
@@ -193,10 +246,31 @@ class Run:
             except OSError as exc:
                 raise UserError(f"cannot write {target}: {exc.strerror or exc}") from None
         else:
-            click.echo(text, nl=False)
+            click.echo(text, nl=False, color=self.color())
 
     def color(self) -> bool:
-        return not self.opts.get("output_file") and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        """Colors on a terminal; NO_COLOR (set and not empty) turns them off, FORCE_COLOR
+        (set and not empty) on where stdout is not a terminal (CI logs), as Ruff reads them."""
+        if self.opts.get("output_file") or os.environ.get("NO_COLOR"):
+            return False
+        return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
+
+
+def _overridden(settings_for, overrides: dict):
+    """settings_for with the command line's settings applied; one object per config's
+    Settings (the engine and the folder walk key on their identity)."""
+    from dataclasses import replace
+
+    made: dict[int, tuple] = {}
+
+    def settings(path: str) -> Settings:
+        base = settings_for(path)
+        known = made.get(id(base))
+        if known is None or known[0] is not base:
+            known = made[id(base)] = (base, replace(base, **{name: change(getattr(base, name)) for name, change in overrides.items()}))
+        return known[1]
+
+    return settings
 
 
 def cache_root(opts: dict) -> str:
@@ -286,57 +360,30 @@ def _report_errors(errors) -> bool:
 
 @cli.command()
 @common_options
+@click.option("--fix/--no-fix", "fix", default=False, help="Apply the safe fixes (as `compile-lint fix`).")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix, also apply the fixes that may change behaviour.")
+@click.option("--fix-only", is_flag=True, help="Apply the fixes and report nothing that is left (exit 0). Implies --fix.")
+@click.option("--diff", is_flag=True, help="Write nothing; print what the fixes would change as a unified diff (exit 1 if any). Implies --fix-only.")
+@click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a finding, instead of reporting them.")
+@click.option("--watch", "-w", is_flag=True, help="Check again whenever a file changes (Ctrl-C ends).")
 @_guard
 def check(**opts):
     """Lint PATHS (default: the current folder)."""
     global _checked
+    if opts["watch"]:
+        _watch(opts)
+        return
     _checked = True
     # A check is short and leaves no reference cycles behind (engine.py): the cyclic GC
     # would only walk the cache's records again and again.
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        _check(opts)
+        code = _lint_run(opts)
     finally:
         if gc_was_on:
             gc.enable()
-
-
-def _check(opts: dict) -> None:
-    from .report.text import Summary
-
-    run = Run(opts)
-    files, stdin, errors = run.files()
-    linter = run.linter()
-    results = run.lint(linter, files, stdin)
-    _report_warnings(linter)
-    findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
-    errors = list(errors) + [(r.path, r.error) for r in results if r.error]
-    if run.fmt in ("json", "json-lines"):
-        from .fixer import edits_for  # only here: it is the fix machinery
-
-        from .notebook import code_bytes
-
-        raw_of = {stdin[0]: stdin[1]} if stdin else {}
-        data_of: dict = {}
-        for f in findings:
-            if f.fix is not None:
-                data = data_of.get(f.path)
-                if data is None:
-                    raw = raw_of.get(f.path)
-                    if raw is None:
-                        with open(f.path, "rb") as fh:
-                            raw = fh.read()
-                    data = data_of[f.path] = code_bytes(f.path, raw)  # a notebook's code
-                f.fix.edits = edits_for(f.path, data, f)
-    summary = Summary(
-        safe_fixable=sum(1 for f in findings if f.fix and f.fix.applicability == "safe"),
-        unsafe_fixable=sum(1 for f in findings if f.fix and f.fix.applicability == "unsafe"),
-    )
-    run.emit(render(run.fmt, findings, cwd=run.cwd, summary=summary, color=run.color()))
-    if _report_errors(errors):
-        sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if findings and not opts["exit_zero"] else EXIT_OK)
+    sys.exit(code)
 
 
 @cli.command()
@@ -346,42 +393,273 @@ def _check(opts: dict) -> None:
 @_guard
 def fix(**opts):
     """Apply the safe fixes (and with --unsafe-fixes the unsafe ones) to PATHS."""
-    from .fixer import fix_files
+    sys.exit(_lint_run(dict(opts, fix=True)))
+
+
+def _lint_run(opts: dict) -> int:
+    """One check (or fix) as the options say; the exit code. With COMPILE_LINT_STATS, its
+    stats line covers the whole command: the lint's stages, then fixing (`fix_s`,
+    `edits_*`) and the report (`report_s`), and `command_s` from start to end."""
+    import time
+
+    started, cpu = time.perf_counter(), time.process_time()
+    phases: dict = {}
+    linter_box: list = []
+    try:
+        return _lint_run_timed(opts, phases, linter_box)
+    finally:
+        if os.environ.get("COMPILE_LINT_STATS") and linter_box:
+            from .engine import write_stats
+
+            write_stats({**linter_box[0].stats, **phases, "command": "fix" if opts.get("fix") else "check",
+                         "format": opts.get("output_format") or "text", "command_s": round(time.perf_counter() - started, 3),
+                         "command_cpu_s": round(time.process_time() - cpu, 3)})
+
+
+def _lint_run_timed(opts: dict, phases: dict, linter_box: list) -> int:
+    import time
+
     from .report.text import Summary
 
+    fixing = bool(opts.get("fix") or opts.get("fix_only") or opts.get("diff"))
     run = Run(opts)
-    files, stdin, errors = run.files()
+    files, stdin, found_errors = run.files()
     linter = run.linter()
+    linter.defer_stats = True
+    linter.edits = fixing or (run.fmt in ("json", "json-lines", "sarif") and not opts.get("statistics"))
+    linter_box.append(linter)
     results = run.lint(linter, files, stdin)
+    phases["lint_s"] = linter.stats.get("wall_s")
+    t_after = time.perf_counter()
     _report_warnings(linter)
-    errors = list(errors) + [(r.path, r.error) for r in results if r.error]
-    fixing = fix_files(linter, results, stdin, opts["unsafe_fixes"], write=not opts["diff"])
-    errors += fixing.errors
-    remaining, fixed_count, stdin_out = fixing.remaining, fixing.fixed_count, fixing.stdin_out
-    diffs = []
-    if opts["diff"]:
-        for outcome in fixing.outcomes:
-            diffs.append(_notebook_diff(outcome, run.cwd) if outcome.path.endswith(".ipynb") else _unified_diff(outcome, run.cwd))
-    if stdin_out is not None and not opts["diff"]:
-        sys.stdout.buffer.write(stdin_out)
-        sys.stdout.flush()
-        _report_errors(errors)
-        sys.exit(EXIT_ERROR if errors else (EXIT_FINDINGS if remaining and not opts["exit_zero"] else EXIT_OK))
-    if opts["diff"]:
-        run.emit("".join(diffs))
-        click.echo(f"Would fix {fixed_count} finding{'s' * (fixed_count != 1)}.", err=True)
+    io_errors = list(found_errors) + [(r.path, r.error) for r in results if r.error and r.error_kind == "io"]
+    errors = [(r.path, r.error) for r in results if r.error and r.error_kind != "io"]
+    io_findings, unreported = _io_findings(linter, io_errors)
+    errors += unreported
+    if opts.get("add_noqa"):
+        return _add_noqa(run, results, errors)
+    fixed_count, applied, diffs = 0, [], []
+    if fixing:
+        from .fixer import fix_files
+
+        outcome = fix_files(linter, results, stdin, bool(opts.get("unsafe_fixes")), write=not opts.get("diff"))
+        phases["fix_s"] = round(time.perf_counter() - t_after, 3)
+        phases["files_fixed"] = len(outcome.outcomes)
+        t_after = time.perf_counter()
+        errors += outcome.errors
+        findings, fixed_count, applied = outcome.remaining, outcome.fixed_count, outcome.applied
+        if opts.get("diff"):
+            diffs = [_notebook_diff(o, run.cwd) if o.path.endswith(".ipynb") else _unified_diff(o, run.cwd) for o in outcome.outcomes]
+        elif outcome.stdin_out is not None:
+            sys.stdout.buffer.write(outcome.stdin_out)
+            sys.stdout.flush()
+            _report_errors(errors)
+            return EXIT_ERROR if errors else (EXIT_FINDINGS if findings and not opts["exit_zero"] and not opts.get("fix_only") else EXIT_OK)
+    else:
+        findings = [f for r in results for f in r.findings]
+    findings = sorted(findings + io_findings, key=lambda f: f.sort_key())
+    if opts.get("diff"):
+        if not opts.get("silent"):
+            run.emit("".join(diffs))
+            click.echo(f"Would fix {fixed_count} finding{'s' * (fixed_count != 1)}.", err=True)
         if _report_errors(errors):
-            sys.exit(EXIT_ERROR)
-        sys.exit(EXIT_FINDINGS if diffs and not opts["exit_zero"] else EXIT_OK)
+            return EXIT_ERROR
+        return EXIT_FINDINGS if diffs and not opts["exit_zero"] else EXIT_OK
+    if run.fmt in ("json", "json-lines", "sarif") and not opts.get("statistics"):
+        _fill_edits(findings, stdin)  # (what is left after fixing: the lint computed the others)
     summary = Summary(
-        safe_fixable=sum(1 for f in remaining if f.fix and f.fix.applicability == "safe"),
-        unsafe_fixable=sum(1 for f in remaining if f.fix and f.fix.applicability == "unsafe"),
+        safe_fixable=sum(1 for f in findings if f.fix and f.fix.applicability == "safe"),
+        unsafe_fixable=sum(1 for f in findings if f.fix and f.fix.applicability == "unsafe"),
         fixed=fixed_count,
+        files_with_errors=len({path for path, _ in errors}),
     )
-    run.emit(render(run.fmt, remaining, cwd=run.cwd, summary=summary, color=run.color()))
+    if opts.get("fix_only"):
+        if not opts.get("silent") and not opts.get("quiet") and run.fmt in ("text", "concise"):
+            text = _show_fixes(applied, run.cwd) if opts.get("show_fixes") else ""
+            run.emit(text + (f"Fixed {fixed_count} finding{'s' * (fixed_count != 1)}.\n" if fixed_count else "No fixes applied.\n"))
+        return EXIT_ERROR if _report_errors(errors) else EXIT_OK
+    phases["report_s"] = 0.0
+    t_report = time.perf_counter()
+    if not opts.get("silent"):
+        if opts.get("statistics"):
+            from .report.text import render_statistics
+
+            text = render_statistics(findings, run.fmt, summary, quiet=bool(opts.get("quiet")))
+        else:
+            text = render(run.fmt, findings, cwd=run.cwd, summary=summary, color=run.color(), quiet=bool(opts.get("quiet")),
+                          fixes=_show_fixes(applied, run.cwd) if opts.get("show_fixes") and fixing else None)
+        run.emit(text)
+    phases["report_s"] = round(time.perf_counter() - t_report, 3)
     if _report_errors(errors):
-        sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if remaining and not opts["exit_zero"] else EXIT_OK)
+        return EXIT_ERROR
+    return EXIT_FINDINGS if findings and not opts["exit_zero"] else EXIT_OK
+
+
+def _io_findings(linter, io_errors):
+    """Paths that cannot be read, as CL001 findings where CL001 is enabled (Ruff's E902);
+    the others stay errors (exit 2)."""
+    from .model import Finding, Position
+
+    findings, errors = [], []
+    for path, message in io_errors:
+        absolute = os.path.abspath(path)
+        try:
+            enabled = "CL001" in linter._codes(absolute)
+        except Exception:  # no settings for a path that is not there: the defaults' answer
+            enabled = True
+        if enabled:
+            start = Position(1, 1)
+            findings.append(Finding("CL001", message, absolute, start, start))
+        else:
+            errors.append((path, message))
+    return findings, errors
+
+
+def _fill_edits(findings, stdin) -> None:
+    """The edits of findings whose fix edits the lint did not compute (a report format
+    that shows them: JSON, SARIF)."""
+    todo: dict = {}
+    for f in findings:
+        if f.fix is not None and f.fix.edits is None:
+            todo.setdefault(f.path, []).append(f)
+    if not todo:
+        return
+    from .fixer import fill_edits  # only here: it is the fix machinery
+    from .notebook import NotebookError, code_bytes
+
+    raw_of = {stdin[0]: stdin[1]} if stdin else {}
+    for path, pending in todo.items():
+        try:
+            raw = raw_of.get(path)
+            if raw is None:
+                with open(path, "rb") as fh:
+                    raw = fh.read()
+            fill_edits(path, code_bytes(path, raw), pending)  # a notebook's code
+        except (OSError, NotebookError):
+            for f in pending:
+                f.fix.edits = []
+
+
+def _show_fixes(applied, cwd: str) -> str:
+    """Ruff's --show-fixes: per file, how many findings of each rule were fixed."""
+    if not applied:
+        return "No fixes applied.\n\n"
+    from .rules import all_rules
+
+    rules = all_rules()
+    by_path: dict = {}
+    for f in applied:
+        by_path.setdefault(display_path(f.path, cwd), {}).setdefault(f.code, 0)
+        by_path[display_path(f.path, cwd)][f.code] += 1
+    lines = [f"Fixed {len(applied)} finding{'s' * (len(applied) != 1)}:"]
+    for path in sorted(by_path):
+        lines.append(f"- {path}:")
+        for code, count in sorted(by_path[path].items()):
+            name = rules[code].name if code in rules else code
+            lines.append(f"    {count} × {code} ({name})")
+    return "\n".join(lines) + "\n\n"
+
+
+def _add_noqa(run, results, errors) -> int:
+    """--add-noqa: `# noqa: CODE` on the line each finding is reported on (merged into a
+    `# noqa: ...` already there), written back; a line whose end is inside a string (a
+    multi-line string) is left alone, since a comment there would be text."""
+    from .notebook import NotebookError, read_notebook
+    from .fixer import ChangedOnDisk, write_file
+    from .suppression import noqa_line
+
+    added, skipped = 0, 0
+    for result in results:
+        if result.error or not result.findings:
+            continue
+        try:
+            with open(result.path, "rb") as fh:
+                raw = fh.read()
+            notebook = read_notebook(result.path, raw) if result.path.endswith(".ipynb") else None
+        except (OSError, NotebookError) as exc:
+            errors.append((result.path, f"cannot add noqa: {exc}"))
+            continue
+        from .fix_edits import Text, split_lines
+
+        text = Text.of(raw) if notebook is None else Text(False, "utf-8", notebook.code)
+        lines = split_lines(text.text)
+        inside = _rows_ending_in_strings(text.text)
+        changed = False
+        for f in sorted(result.findings, key=lambda f: f.start.row):
+            index = f.start.row - 1
+            if not 0 <= index < len(lines) or f.start.row in inside:
+                skipped += 1
+                continue
+            body = lines[index].rstrip("\r\n")
+            new = noqa_line(body, f.code)
+            if new is None:
+                continue
+            lines[index] = new + lines[index][len(body):]
+            added += 1
+            changed = True
+        if not changed:
+            continue
+        new_text = "".join(lines)
+        data = text.encode(new_text) if notebook is None else notebook.with_code(new_text)
+        try:
+            write_file(result.path, data, expect=raw)
+        except ChangedOnDisk:
+            errors.append((result.path, "changed on disk while adding noqa; left as it was"))
+        except (OSError, NotebookError) as exc:
+            errors.append((result.path, f"cannot add noqa: {exc}"))
+    if not run.opts.get("silent"):
+        click.echo(f"Added {added} noqa directive{'s' * (added != 1)}." + (f" ({skipped} lines end inside a string: left alone)" if skipped else ""), err=True)
+    return EXIT_ERROR if _report_errors(errors) else EXIT_OK
+
+
+def _rows_ending_in_strings(text: str) -> set[int]:
+    """Rows whose end lies inside a string token (a multi-line string goes on)."""
+    import io
+    import tokenize
+
+    rows: set[int] = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:
+                rows.update(range(tok.start[0], tok.end[0]))
+            elif getattr(tokenize, "FSTRING_MIDDLE", None) == tok.type and tok.end[0] > tok.start[0]:
+                rows.update(range(tok.start[0], tok.end[0]))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass
+    return rows
+
+
+def _watch(opts: dict) -> None:
+    """--watch: check, then check again whenever a linted file (or the folders holding
+    them, for new and removed files) changes; Ctrl-C ends it (exit 0)."""
+    import time
+
+    def state():
+        run = Run(opts)
+        files, _, _ = run.files()
+        seen = []
+        for path in files + [os.path.dirname(p) for p in files]:
+            try:
+                st = os.stat(path)
+                seen.append((path, st.st_mtime_ns, st.st_size, st.st_ino))
+            except OSError:
+                seen.append((path, None))
+        return tuple(sorted(set(seen), key=repr))
+
+    try:
+        last = None
+        while True:
+            current = state()
+            if current != last:
+                last = current
+                stamp = time.strftime("%H:%M:%S")
+                click.echo(f"[{stamp}] Checking ({len({p for p, *_ in current if p.endswith(('.py', '.pyi', '.ipynb'))})} files)...", err=True)
+                code = _lint_run(dict(opts, watch=False, exit_zero=True))
+                click.echo(f"[{time.strftime('%H:%M:%S')}] Watching for file changes." + (" (errors above)" if code == EXIT_ERROR else ""), err=True)
+                sys.stdout.flush()
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        sys.exit(EXIT_OK)
 
 
 def _unified_diff(outcome, cwd: str) -> str:

@@ -57,6 +57,8 @@ class FileResult:
     path: str
     findings: list[Finding] = field(default_factory=list)
     error: Optional[str] = None  # the file could not be read
+    error_kind: Optional[str] = None  # "io" (not readable), "format" (not a notebook), "internal"
+    digest: Optional[str] = None  # of the bytes the findings are of (fix checks it is still those)
 
 
 def enabled_codes(settings: Settings, cli: "Selection", path: str) -> frozenset[str]:
@@ -101,6 +103,12 @@ class Linter:
         # the folders' states as the walk that found the files saw them (cli.py), taken
         # before anything was derived from them; None: this run looks at the folders itself
         self.folder_states = None
+        # compute the edits of each finding's fix (a report that shows them, `fix`), here
+        # after the passes, for the results that do not have them yet; they are cached with
+        # the findings. Here, not in the workers: libcst's import (~0.5 s, most of the cost
+        # for a few files) is paid once, and only when some finding has a fix.
+        self.edits = False
+        self.defer_stats = False  # the caller writes COMPILE_LINT_STATS (with what it did after)
 
     @property
     def sources(self):
@@ -201,6 +209,7 @@ class _Run:
         self.debug = bool(os.environ.get("COMPILE_LINT_DEBUG"))
         self.stats = linter.stats = {
             "files": len(self.inputs), "context": len(self.context), "pass1": 0, "pass2": 0, "cached": 0, "hashed": 0,
+            "modules_derived": 0,
             **linter.discovery,
         }
         self.results: dict[str, FileResult] = {}
@@ -273,6 +282,7 @@ class _Run:
             return record["module"]
         from .analysis.names import module_name_for
 
+        self.stats["modules_derived"] += 1
         return module_name_for(path)
 
     def task(self, path: str, data=None, **kw) -> Task:
@@ -371,7 +381,7 @@ class _Run:
     def accept_first(self, done: Done) -> None:
         if done.error:
             if done.path in self.plan and done.path not in self.context:
-                self.results[done.path] = FileResult(done.path, error=done.error)
+                self.results[done.path] = FileResult(done.path, error=done.error, error_kind=done.error_kind)
             self.done_of.pop(done.path, None)
             return
         self.done_of[done.path] = done
@@ -508,7 +518,7 @@ class _Run:
         for done in self.run_tasks(second, regions, "pass2"):
             self.stats["pass2"] += 1
             if done.error:
-                self.results[done.path] = FileResult(done.path, error=done.error)
+                self.results[done.path] = FileResult(done.path, error=done.error, error_kind=done.error_kind)
                 self.done_of.pop(done.path, None)
                 continue
             old = self.done_of[done.path]
@@ -527,6 +537,37 @@ class _Run:
                 self.dirty.discard(done.path)
             else:
                 self.fresh.add(done.path)
+
+    # -- fix edits ----------------------------------------------------------------------
+    def fill_cached_edits(self) -> None:
+        """The edits of the fixes of results that have none yet (linted by this run, or
+        cached by a run that did not ask for edits): computed once, then cached with the
+        findings (write_back)."""
+        started, cpu = time.perf_counter(), time.process_time()
+        filled = 0
+        for path, data in self.inputs:
+            done = self.done_of.get(path)
+            if done is None or not done.findings or not any(f.fix is not None and f.fix.edits is None for f in done.findings):
+                continue
+            from .fixer import fill_edits
+            from .source import source_for
+
+            try:
+                if data is None:
+                    with open(path, "rb") as fh:
+                        data = fh.read()
+                if cache_mod.digest(data) != done.digest:
+                    continue  # edited since: `fix` lints it again; a report shows no edits
+                source = source_for(path, data)
+            except (OSError, ValueError):
+                continue
+            fill_edits(path, source.data, done.findings, source.parse() if source.tree is not None else None)
+            filled += 1
+            if path in self.records:
+                self.dirty.add(path)  # its record, now with the edits
+        self.stats["edits_filled"] = filled
+        self.stats["edits_fill_s"] = round(time.perf_counter() - started, 3)
+        self.stats["edits_cpu_s"] = round(self.stats.get("edits_cpu_s", 0.0) + time.process_time() - cpu, 3)
 
     # -- write back ------------------------------------------------------------------
     def write_back(self) -> None:
@@ -595,13 +636,16 @@ class _Run:
         t2, c2 = time.perf_counter(), _cpu()
         self.pass2(regions)
         self.stats["pass2_s"], self.stats["pass2_cpu_s"] = round(time.perf_counter() - t2, 3), round(_cpu() - c2, 3)
+        if self.linter.edits:
+            self.fill_cached_edits()
         self.write_back()
         for path, _ in self.inputs:
             done = self.done_of.get(path)
             if path not in self.results and done is not None:
-                self.results[path] = FileResult(path, done.findings or [])
+                self.results[path] = FileResult(path, done.findings or [], digest=done.digest)
         self.stats["wall_s"] = round(time.perf_counter() - t0, 3)
-        write_stats(self.stats)
+        if not self.linter.defer_stats:
+            write_stats(self.stats)
         return [self.results[p] for p, _ in self.inputs if p in self.results]
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from . import cache as cache_mod
+from . import deep_stack
 from .analysis.facts import ModuleFacts, declared_facts
 from .analysis.names import NameTable, imports_in_walk_order, module_name_for
 from .analysis.project import Project, RegionView, Sources, TreeShape
@@ -26,6 +27,7 @@ from .analysis.walk import walk_by_type
 from .cache_validity import RegionDigests, TrackedRegionView, probe_dep
 from .config import Settings
 from .model import Finding, Position
+from .notebook import NotebookError
 from .rules import all_rules
 from .source import ParseFailure, SourceFile, source_for
 from .suppression import filter_suppressed
@@ -92,6 +94,12 @@ def syntax_finding(parsed: ParsedFile) -> Finding:
     return Finding(SYNTAX_ERROR, failure.message, parsed.source.path, pos, pos)
 
 
+def cell_syntax_finding(source: SourceFile, failure) -> Finding:
+    """CL000 for a notebook cell that does not parse (the others are linted)."""
+    pos = Position(failure.row, failure.column)
+    return Finding(SYNTAX_ERROR, failure.message, source.path, pos, pos)
+
+
 def project_for(settings: Settings, regions, target_torch: Optional[str], sources: Optional[Sources] = None) -> Project:
     """The project handle one file is linted in: `regions` a RegionView (or a dict);
     `target_torch` the command line's version, else the settings'."""
@@ -105,6 +113,7 @@ def run_rules(parsed: ParsedFile, project: Project, codes: Iterable[str], timing
     With `timings`, each rule's CPU seconds are added to it by code."""
     if parsed.failure is not None:
         return [syntax_finding(parsed)] if SYNTAX_ERROR in codes else []
+    cell_errors = [cell_syntax_finding(parsed.source, e) for e in parsed.source.syntax_errors] if SYNTAX_ERROR in codes else []
     facts = ModuleFacts(parsed.source, parsed.tree, parsed.names, nodes=parsed.nodes, parents=parsed.parents, project=project,
                         summary=parsed.summary, shape=parsed.shape)
     data = parsed.source.data
@@ -124,7 +133,7 @@ def run_rules(parsed: ParsedFile, project: Project, codes: Iterable[str], timing
     finally:
         project.allowed = None
         facts.release()
-    findings = filter_suppressed(findings, parsed.source)
+    findings = filter_suppressed(findings + cell_errors, parsed.source)
     findings.sort(key=Finding.sort_key)
     return findings
 
@@ -156,6 +165,7 @@ class Done:
     used: dict[tuple, str] = field(default_factory=dict)  # region fact -> its digest
     deps: tuple = ()  # ((path, digest), ...) of other files the rules read
     error: Optional[str] = None
+    error_kind: Optional[str] = None  # "io", "format" (not a notebook), "internal" (engine.FileResult)
     changed: bool = False  # pass 2 read other bytes than pass 1
     rule_s: Optional[dict] = None  # CPU seconds per rule (JobContext.timed: for COMPILE_LINT_STATS)
     trusted: bool = True  # the summary was made by this run (False: read from the cache)
@@ -224,60 +234,69 @@ def lint_one(task: Task) -> Done:
 
 def _lint(task: Task) -> Done:
     context: JobContext = _WORKER["context"]
-    settings = context.settings[task.settings]
     done = Done(task.path)
     try:
-        signature = None
-        if task.data is None:
-            read_at = cache_mod.now_ns()
-            with open(task.path, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                data = fh.read()
-            signature = cache_mod.trusted_signature(st, read_at)
-        else:
-            data = task.data
-        done.digest = cache_mod.digest(data)
-        done.signature = signature
-        if task.expect is not None and task.expect != done.digest:
-            done.changed = True
-        # pass 2 (the run's index is known) keeps the summary pass 1 made: the engine
-        # puts it back, so it is not made again
-        item = parse_file(source_for(task.path, data), settings, with_summary=context.regions is None)
-        done.summary = summary_blob(item.summary)
-        if task.summary_only:
-            done.findings = None
-            return done
-        if context.regions is not None:  # pass 2: the run's index
-            regions = context.regions
-        else:  # pass 1: what this file alone implies
-            regions = single_file_regions(item.summary)
-        tracked = TrackedRegionView(regions)
-        project = project_for(settings, tracked, context.target_torch, _WORKER["sources"])
-        codes = task.codes + task.kept if done.changed else task.codes
-        done.rule_s = {} if context.timed else None
-        done.findings = run_rules(item, project, codes, done.rule_s)
-        digests = _WORKER["digests"] or RegionDigests(regions)
-        done.used = {token: digests(token) for token in tracked.used()}
-        deps = []
-        for path, other in sorted(project.read.items()):
-            if other is not None:
-                deps.append((path, cache_mod.digest(other.source.data)))
-            else:
-                deps.append((path, file_digest(path)))
-        for (path, kind, arg), answer in sorted(project.probes.items()):
-            if path not in project.read:  # a file read for its meaning depends on all of it
-                deps.append((path, probe_dep(kind, arg, answer, known_digest(path))))
-        done.deps = tuple(deps)
-        project.release()
+        # a deeply nested expression (a chain of 500 attributes) overflows the default
+        # recursion limit: that file is linted again on a deep stack (deep_stack.py)
+        deep_stack.call(_lint_into, task, done, context)
     except MemoryError:
-        done.error = "internal error: out of memory while linting this file"
+        done.error, done.error_kind = "internal error: out of memory while linting this file", "internal"
+    except NotebookError as exc:
+        done.error, done.error_kind = str(exc), "format"
     except OSError as exc:
-        done.error = f"cannot read: {exc.strerror or exc}"
+        done.error, done.error_kind = f"cannot read: {exc.strerror or exc}", "io"
     except Exception as exc:
         if context.debug:
             raise
         done.error = f"internal error while linting: {type(exc).__name__}: {exc} (set COMPILE_LINT_DEBUG=1 for a traceback, and please report it)"
+        done.error_kind = "internal"
     return done
+
+
+def _lint_into(task: Task, done: Done, context: JobContext) -> None:
+    settings = context.settings[task.settings]
+    signature = None
+    if task.data is None:
+        read_at = cache_mod.now_ns()
+        with open(task.path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read()
+        signature = cache_mod.trusted_signature(st, read_at)
+    else:
+        data = task.data
+    done.digest = cache_mod.digest(data)
+    done.signature = signature
+    if task.expect is not None and task.expect != done.digest:
+        done.changed = True
+    # pass 2 (the run's index is known) keeps the summary pass 1 made: the engine
+    # puts it back, so it is not made again
+    item = parse_file(source_for(task.path, data), settings, with_summary=context.regions is None)
+    done.summary = summary_blob(item.summary)
+    if task.summary_only:
+        done.findings = None
+        return
+    if context.regions is not None:  # pass 2: the run's index
+        regions = context.regions
+    else:  # pass 1: what this file alone implies
+        regions = single_file_regions(item.summary)
+    tracked = TrackedRegionView(regions)
+    project = project_for(settings, tracked, context.target_torch, _WORKER["sources"])
+    codes = task.codes + task.kept if done.changed else task.codes
+    done.rule_s = {} if context.timed else None
+    done.findings = run_rules(item, project, codes, done.rule_s)
+    digests = _WORKER["digests"] or RegionDigests(regions)
+    done.used = {token: digests(token) for token in tracked.used()}
+    deps = []
+    for path, other in sorted(project.read.items()):
+        if other is not None:
+            deps.append((path, cache_mod.digest(other.source.data)))
+        else:
+            deps.append((path, file_digest(path)))
+    for (path, kind, arg), answer in sorted(project.probes.items()):
+        if path not in project.read:  # a file read for its meaning depends on all of it
+            deps.append((path, probe_dep(kind, arg, answer, known_digest(path))))
+    done.deps = tuple(deps)
+    project.release()
 
 
 def single_file_regions(summary: Optional[ModuleSummary]) -> dict:

@@ -6,6 +6,7 @@ from typing import Any, Optional
 
 SAFE = "safe"
 UNSAFE = "unsafe"
+DOC_URL = "https://github.com/compile-lint/compile-lint/blob/main/docs/rules/{code}.md"  # a rule's page
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,17 @@ class Notebook:
     cells: list[CodeCell]
     code: str = ""  # the module: code cells, magics masked, boundaries between
     masked: dict[int, str] = field(default_factory=dict)  # marker number -> original line
+    # cells that do not parse, masked whole so that the others are linted: per cell, the
+    # error as (message, row in the module, column)
+    syntax_errors: list[tuple[str, int, int]] = field(default_factory=list)
+    tree: Optional[object] = field(default=None, repr=False)  # the module's ast, from the parse that checked it
     _starts: list[int] = field(default_factory=list, repr=False)
+
+    @property
+    def newline(self) -> str:
+        """The line ending of the notebook's JSON text (what a rewritten source list uses)."""
+        match = _NEWLINE.search(self.text)
+        return match.group(0) if match else "\n"
 
     # -- rows ---------------------------------------------------------------------
     def locate(self, row: int) -> tuple[int, int]:
@@ -182,8 +192,9 @@ class Notebook:
         inner, closing = _list_layout(self.text, cell.span, old)
         if inner is None:  # the source list was on one line: keep it on one line
             return "[" + ", ".join(json.dumps(line, ensure_ascii=ascii_only) for line in lines) + "]"
-        body = ",\n".join(inner + json.dumps(line, ensure_ascii=ascii_only) for line in lines)
-        return "[\n" + body + "\n" + closing + "]"
+        nl = self.newline  # a CRLF notebook keeps CRLF in the cells it rewrites
+        body = ("," + nl).join(inner + json.dumps(line, ensure_ascii=ascii_only) for line in lines)
+        return "[" + nl + body + nl + closing + "]"
 
 
 def _list_layout(text: str, span: tuple[int, int], old: str) -> tuple[Optional[str], str]:
@@ -200,7 +211,7 @@ def _list_layout(text: str, span: tuple[int, int], old: str) -> tuple[Optional[s
     if old.strip() != "[]":
         return None, ""
     # an empty list: one indent step below the key, the step the file uses
-    second = text.split("\n", 2)[1] if text.count("\n") >= 1 else ""
+    second = text.split("\n", 2)[1].rstrip("\r") if text.count("\n") >= 1 else ""
     step = re.match(r"[ \t]*", second).group(0) or " "
     return key_indent + step, key_indent
 
@@ -280,13 +291,37 @@ def _is_python(metadata) -> bool:
 
 
 def _assemble(nb: Notebook) -> None:
+    """Join the code cells into the module. A cell that does not parse (and only such a
+    cell) is masked whole, its error kept in `syntax_errors`: one broken cell must not
+    hide the findings of all the others (nor stop the fixes of the others)."""
+    broken: dict[int, tuple[str, int, int]] = {}  # cell index in nb.cells -> (message, row in cell, column)
+    while True:
+        _join(nb, broken)
+        error = _syntax_error(nb.code)
+        if error is None or error[0] == "ok":
+            nb.tree = error[1] if error else None
+            break
+        message, row, column = error
+        cell = _cell_at(nb, row)
+        if cell is None or cell in broken:
+            nb.tree = None  # not one cell's error: the module is reported as it is
+            break
+        broken[cell] = (message, row - nb.cells[cell].first_row + 1, column)
+        nb.masked.clear()
+    nb.syntax_errors = [(message, nb.cells[i].first_row + row - 1, column) for i, (message, row, column) in sorted(broken.items())]
+
+
+def _join(nb: Notebook, broken: dict) -> None:
     out: list[str] = []
     row = 1
     for i, cell in enumerate(nb.cells):
         if i:
             out.append(BOUNDARY + "\n")
             row += 1
-        masked = mask_cell(cell.text, nb.masked)
+        if i in broken:
+            masked = "".join(_marker(line, nb.masked, keep_indent=False) for line in split_lines(cell.text))
+        else:
+            masked = mask_cell(cell.text, nb.masked)
         if not masked.endswith(("\n", "\r")):
             masked += "\n"
         cell.first_row = row
@@ -295,6 +330,33 @@ def _assemble(nb: Notebook) -> None:
         out.append(masked)
     nb.code = "".join(out)
     nb._starts = [c.first_row for c in nb.cells]
+
+
+def _syntax_error(code: str):
+    """None when nothing is to be checked; ("ok", tree) when `code` parses; else
+    (message, row, column) of its error."""
+    import ast
+    import warnings
+
+    if not code:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return "ok", ast.parse(code, type_comments=False)
+    except SyntaxError as exc:
+        return f"SyntaxError: {exc.msg or 'invalid syntax'}", exc.lineno or 1, max(exc.offset or 1, 1)
+    except (ValueError, MemoryError, RecursionError):
+        return None
+
+
+def _cell_at(nb: Notebook, row: int) -> Optional[int]:
+    """The index (in nb.cells) of the cell holding a module row; a boundary line counts
+    for the cell after it (an error there is that cell's: an indented first line)."""
+    for i, cell in enumerate(nb.cells):
+        if cell.first_row - (1 if i else 0) <= row < cell.first_row + cell.rows:
+            return i
+    return None
 
 
 def _source_spans(text: str) -> list[Optional[tuple[int, int]]]:
@@ -498,6 +560,7 @@ def remember(path: str, raw: bytes) -> Notebook:
     """Parse a notebook that is not (or not yet) on disk, such as stdin or an editor's
     buffer, and keep it for `load` to hand out."""
     nb = read_notebook(path, raw)
+    nb.tree = None  # (kept for reports: no tree needed)
     _KNOWN[os.path.abspath(path)] = (("given",), nb)
     return nb
 
@@ -520,6 +583,7 @@ def load(path: str) -> Optional[Notebook]:
             nb = read_notebook(path, fh.read())
     except OSError:
         return None
+    nb.tree = None
     _KNOWN[key] = (state, nb)
     return nb
 
@@ -529,7 +593,17 @@ def code_bytes(path: str, raw: bytes) -> bytes:
     cells, or the bytes themselves for any other file."""
     if not is_notebook(path):
         return raw
-    return read_notebook(path, raw).code.encode("utf-8")
+    return read_notebook(path, raw).code.encode("utf-8", errors="surrogatepass")
+
+
+def source_of(nb: Notebook):
+    """The SourceFile the pipeline lints for a notebook: its module, the errors of the
+    cells masked for not parsing, and the tree of the parse that checked it."""
+    from .source import ParseFailure, SourceFile
+
+    tree, nb.tree = nb.tree, None  # handed over once, not kept with the notebook
+    errors = tuple(ParseFailure(message, row, column) for message, row, column in nb.syntax_errors)
+    return SourceFile(nb.path, nb.code.encode("utf-8", errors="surrogatepass"), syntax_errors=errors, tree=tree)
 
 
 # -- findings in cells --------------------------------------------------------------

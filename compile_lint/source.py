@@ -30,6 +30,9 @@ class ParseFailure(Exception):
 class SourceFile:
     path: str
     data: bytes
+    # a notebook's cells that do not parse (masked in `data`): reported as CL000 each
+    syntax_errors: tuple = ()
+    tree: Optional[ast.Module] = field(default=None, repr=False)  # already parsed (a notebook's check)
     _lines: Optional[list[bytes]] = field(default=None, repr=False)
     _text_lines: Optional[dict[int, str]] = field(default=None, repr=False)
     _encoding: Optional[str] = field(default=None, repr=False)
@@ -82,6 +85,9 @@ class SourceFile:
         return start, end
 
     def parse(self) -> ast.Module:
+        if self.tree is not None:
+            tree, self.tree = self.tree, None
+            return tree
         try:
             with warnings.catch_warnings():
                 # invalid escape sequences etc. are the user's business, not ours
@@ -100,7 +106,7 @@ def source_for(path: str, data: bytes) -> SourceFile:
     """The SourceFile for a file's bytes as read from disk: for a notebook, the module
     of its code cells (compile_lint.notebook; NotebookError when it is not one)."""
     if path.endswith(".ipynb"):
-        from .notebook import code_bytes
+        from .notebook import read_notebook, source_of
 
-        data = code_bytes(path, data)
+        return source_of(read_notebook(path, data))
     return SourceFile(path, data)

@@ -62,3 +62,19 @@ def filter_suppressed(findings: Iterable[Finding], source: SourceFile) -> list[F
             continue
         kept.append(finding)
     return kept
+
+
+def noqa_line(line: str, code: str) -> Optional[str]:
+    """The line with `code` added to its `# noqa` comment (or one added); None when
+    the line's noqa already covers it."""
+    codes = line_codes(line)
+    if codes is None:
+        return None  # a bare `# noqa` silences everything already
+    if codes is not False:
+        if any(code.startswith(c) for c in codes):
+            return None
+        matches = list(re.finditer(r"#\s*noqa:\s*[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*", line, re.IGNORECASE))
+        if matches:
+            last = matches[-1]
+            return line[:last.end()] + f", {code}" + line[last.end():]
+    return line.rstrip() + f"  # noqa: {code}"

@@ -25,7 +25,7 @@ def test_exit_1_on_findings_and_exit_zero(project):
     [
         (("check", "--select", "CL999"), "unknown rule selector 'CL999'"),
         (("check", "--ignore", "E501"), "unknown rule selector"),
-        (("check", "missing.py"), "missing.py: no such file or directory"),
+        (("check", "missing.py", "--ignore", "CL001"), "missing.py: no such file or directory"),
         (("check", "--output-format", "xml"), "Invalid value for '--output-format'"),
         (("check", "--target-torch", "two"), "expected a torch version"),
         (("rule", "CL5O3"), "unknown rule"),

@@ -73,3 +73,41 @@ def test_codemod_runs_under_libcsts_runner(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert target.read_text() == "import torch\nmodel = Net()\nmodel = torch.compile(model)\n"
+
+
+def _fixable_cases():
+    from compile_lint.rules import all_rules
+
+    for code, rule in all_rules().items():
+        for index, case in enumerate(rule.invalid):
+            if case.fixed is not None:
+                yield pytest.param(code, index, id=f"{code}-{index}")
+
+
+@pytest.mark.parametrize("code,index", list(_fixable_cases()))
+def test_a_fix_on_its_statement_equals_the_fix_on_the_whole_file(code, index, tmp_path):
+    """fix_edits.py runs a codemod on the statement it changes (dedented, parsed alone);
+    each rule case's fix must come out exactly as the codemod run on the whole file, with
+    each finding fixed on its own, and both equal to applying the finding's edits."""
+    from compile_lint.engine import Linter, Selection
+    from compile_lint.config import Settings, parse_table
+    from compile_lint.fix_edits import FileEdits
+    from compile_lint.fixer import apply_codemod, apply_fixes
+    from compile_lint.rules import all_rules
+
+    case = all_rules()[code].invalid[index]
+    for rel, text in case.all_files().items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    settings = parse_table(dict(case.settings), "case", str(tmp_path)) if case.settings else Settings(root=str(tmp_path))
+    linter = Linter(lambda _p: settings, Selection(select=(code,)))
+    results = {r.path: r for r in linter.lint([str(tmp_path / rel) for rel in case.all_files()])}
+    target = str(tmp_path / case.path)
+    data = (tmp_path / case.path).read_bytes()
+    fixable = [f for f in results[target].findings if f.fix is not None]
+    assert fixable
+    for f in fixable:
+        whole = apply_codemod(target, data, f.fix.codemod, [f])
+        edits = FileEdits(target, data)
+        text, applied = apply_fixes(edits, [(f, edits.edits(f))])
+        assert text.encode() == whole, f"{code} at {f.start}"

@@ -5,6 +5,8 @@ import os
 import stat
 import textwrap
 
+import pytest
+
 from compile_lint.config import Settings
 from compile_lint.engine import Linter, Selection
 from compile_lint.model import SAFE, UNSAFE
@@ -158,3 +160,183 @@ def test_cl302_two_compares_share_one_rewrite(tmp_path):
     assert outcome.fixed.decode().count(".float()") == 2
     assert "img[:, 0].float() * 0.3 + img[:, 1].float() * 0.7" in outcome.fixed.decode()
     assert outcome.remaining == []
+
+
+def test_fix_summary_counts_found_as_fixed_plus_remaining(tmp_path):
+    """Ruff's count: "Found 3 (2 fixed, 1 remaining)". dd75348 said "Found 1 finding (2 fixed, 1 remaining)"."""
+    (tmp_path / "m.py").write_text(
+        "import torch\na = Net()\ntorch.compile(a)\nb = Net()\ntorch.compile(b)\ntorch.compile(make())\n")
+    proc = run("fix", "m.py", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "Found 3 findings (2 fixed, 1 remaining)." in proc.stdout, proc.stdout
+
+
+HAZARD_SRC = "import torch\nmodel = Net()\ntorch.compile(model)\n"
+FIXED_SRC = "import torch\nmodel = Net()\nmodel = torch.compile(model)\n"
+
+
+def test_an_edit_saved_while_fix_runs_is_never_overwritten(tmp_path):
+    """Compare-and-swap: the file must still hold the bytes the fix started from. On
+    dd75348 nothing checked, so an edit saved during a long fix (30 s for 4,500 lines)
+    was lost."""
+    from compile_lint.fixer import fix_files
+
+    path = tmp_path / "m.py"
+    path.write_text(HAZARD_SRC)
+    linter = Linter(lambda _p: Settings(root=str(tmp_path)), Selection())
+    results = linter.lint([str(path)])
+    saved = HAZARD_SRC + "# typed in the editor meanwhile\n"
+    real_relint = linter.relint
+
+    def relint_while_the_user_saves(*args, **kw):
+        path.write_text(saved)  # the editor saves while the fix loop runs
+        return real_relint(*args, **kw)
+
+    linter.relint = relint_while_the_user_saves
+    run = fix_files(linter, results, None, unsafe=False, write=True)
+    assert path.read_text() == saved
+    assert run.errors and "changed on disk while fixing" in run.errors[0][1]
+    assert run.fixed_count == 0 and [f.code for f in run.remaining] == ["CL503"]
+
+
+def test_an_edit_saved_between_check_and_fix_is_fixed_as_saved(tmp_path):
+    """The lint's findings (and their cached edits) are of the bytes it read: a file
+    changed before the fix reads it is linted again, never patched at stale positions."""
+    from compile_lint.fixer import fix_files
+
+    path = tmp_path / "m.py"
+    path.write_text(HAZARD_SRC)
+    linter = Linter(lambda _p: Settings(root=str(tmp_path)), Selection())
+    results = linter.lint([str(path)])
+    path.write_text("# a new first line\n" + HAZARD_SRC)
+    run = fix_files(linter, results, None, unsafe=False, write=True)
+    assert not run.errors
+    assert path.read_text() == "# a new first line\n" + FIXED_SRC
+
+
+def test_fix_through_a_symbolic_link_fixes_its_target(tmp_path):
+    """dd75348 replaced the link with a regular file and left the target unfixed."""
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "model.py"
+    target.write_text(HAZARD_SRC)
+    (tmp_path / "link.py").symlink_to(target)
+    proc = run("fix", "link.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "link.py").is_symlink()
+    assert target.read_text() == FIXED_SRC
+
+
+def test_fix_keeps_hard_links_shared(tmp_path):
+    """A file with two names: a rename would split them (dd75348 fixed one name only)."""
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text(HAZARD_SRC)
+    os.link(a, b)
+    proc = run("fix", "a.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert b.read_text() == FIXED_SRC and os.stat(a).st_ino == os.stat(b).st_ino and os.stat(a).st_nlink == 2
+    assert not [p for p in os.listdir(tmp_path) if "compile-lint" in p]  # no backup or temp file left
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to own a file of another user")
+def test_fix_as_root_keeps_the_owner(tmp_path):
+    """dd75348 fixed as root re-owned the file to root (the temp file's owner)."""
+    path = tmp_path / "m.py"
+    path.write_text(HAZARD_SRC)
+    os.chown(path, 4321, 4321)
+    os.chmod(path, 0o640)
+    proc = run("fix", "m.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    st = os.stat(path)
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (4321, 4321, 0o640)
+    assert path.read_text() == FIXED_SRC
+
+
+def test_fix_keeps_the_last_cr_of_a_cr_only_file(tmp_path):
+    """libcst drops the final \\r of a file whose lines end in CR alone; dd75348 wrote that."""
+    path = tmp_path / "cr.py"
+    path.write_bytes(HAZARD_SRC.replace("\n", "\r").encode())
+    proc = run("fix", "cr.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert path.read_bytes() == FIXED_SRC.replace("\n", "\r").encode()
+
+
+def test_a_safe_fix_never_breaks_code_that_uses_the_name_later(tmp_path):
+    """Issue 22: `up = U(); torch.compile(up); torch.jit.trace(up, x)`. CL503's fix
+    `up = torch.compile(up)` made the script fail ("torch.jit.trace a dynamo-optimized
+    function"), and dd75348 applied it as safe. Now it is unsafe: `fix` leaves the script
+    working; `--unsafe-fixes` applies it, and running the result shows why it is unsafe."""
+    pytest.importorskip("torch")
+    import subprocess
+    import sys
+
+    script = textwrap.dedent("""\
+        import torch
+
+
+        class U(torch.nn.Module):
+            def forward(self, x):
+                return x * 2
+
+
+        up = U()
+        torch.compile(up)
+        traced = torch.jit.trace(up, torch.rand(2))
+        print("traced", type(traced).__name__)
+    """)
+    path = tmp_path / "export_up.py"
+    path.write_text(script)
+
+    def runs() -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+
+    assert runs().returncode == 0
+    check = run("check", "export_up.py", cwd=tmp_path)
+    assert "(unsafe: line 11 passes `up` to `torch.jit.trace`, which cannot trace the compiled wrapper" in check.stdout, check.stdout
+    fixed = run("fix", "export_up.py", cwd=tmp_path)
+    assert fixed.returncode == 1 and "1 more with `--unsafe-fixes`" in fixed.stdout, fixed.stdout
+    assert path.read_text() == script and runs().returncode == 0
+    assert run("fix", "export_up.py", "--unsafe-fixes", cwd=tmp_path).returncode == 0
+    assert "up = torch.compile(up)" in path.read_text()
+    broken = runs()
+    assert broken.returncode != 0 and "dynamo-optimized function" in broken.stderr, broken.stderr[-2000:]
+
+
+@pytest.mark.parametrize("later,unsafe", [
+    ("y = up(x)", False),
+    ("up.eval()\nexported = torch.export.export(up, (x,))", False),
+    ("traced = torch.jit.trace(up, x)", True),
+    ("scripted = torch.jit.script(up)", True),
+    ("gm = torch.fx.symbolic_trace(up)", True),
+    ("torch.save(up, 'up.pt')", True),
+    ("import pickle\nblob = pickle.dumps(up)", True),
+    ("assert up is original", True),
+    ("print(isinstance(up, U))", True),
+    ("sd = up.state_dict()", True),
+    ("up.load_state_dict(torch.load('up.pt'))", True),
+    ("def export():\n    return torch.jit.trace(up, x)", True),  # a function may run later
+])
+def test_cl503_fix_is_unsafe_exactly_where_a_later_use_can_tell(tmp_path, later, unsafe):
+    code = f"import torch\nup = U()\noriginal = up\ntorch.compile(up)\n{later}\n"
+    (tmp_path / "m.py").write_text(code)
+    linter = Linter(lambda _p: Settings(root=str(tmp_path)), Selection(select=("CL503",)))
+    (finding,) = linter.lint([str(tmp_path / "m.py")])[0].findings
+    assert (finding.fix.applicability == UNSAFE) == unsafe, finding.fix.message
+
+
+def test_cl503_in_a_function_looks_at_later_lines_and_the_loop_around(tmp_path):
+    code = textwrap.dedent("""\
+        import torch
+        def before(up, x):
+            traced = torch.jit.trace(up, x)
+            torch.compile(up)
+            return up(x)
+        def loop(up, xs):
+            for x in xs:
+                sd = up.state_dict()
+                torch.compile(up)
+    """)
+    (tmp_path / "m.py").write_text(code)
+    linter = Linter(lambda _p: Settings(root=str(tmp_path)), Selection(select=("CL503",)))
+    first, second = linter.lint([str(tmp_path / "m.py")])[0].findings
+    assert first.fix.applicability == SAFE  # the trace ran before
+    assert second.fix.applicability == UNSAFE and "line 8" in second.fix.message  # the next iteration's state_dict

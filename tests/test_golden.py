@@ -243,7 +243,7 @@ def test_every_rule_has_fixtures():
     from compile_lint.rules import all_rules
 
     for code, rule in all_rules().items():
-        if code == "CL000":
+        if code in ("CL000", "CL001"):  # about a file, not its code: reported by the pipeline itself
             continue
         folder = os.path.join(FIXTURES, code)
         names = set(os.listdir(folder)) if os.path.isdir(folder) else set()

@@ -281,3 +281,62 @@ def test_verify_leaves_notebooks_as_notes():
     pos = Position(3, 1)
     plan = targets_from_findings([Finding("CL101", "m", "/x/exp.ipynb", pos, pos, scope="up")])
     assert plan.targets == [] and "in a notebook" in plan.notes[0]
+
+
+def _ids(cells):
+    """Cells with the `id` nbformat 4.5 requires."""
+    return [dict(cell, id=f"cell-{i}") for i, cell in enumerate(cells)]
+
+
+def _valid(path):
+    """The notebook as Jupyter reads it (nbformat: the library Jupyter uses), validated."""
+    nbformat = pytest.importorskip("nbformat")
+    with open(path, encoding="utf-8") as fh:
+        doc = nbformat.read(fh, as_version=4)
+    nbformat.validate(doc)
+    return doc
+
+
+def test_a_cell_that_does_not_parse_hides_nothing_of_the_others(tmp_path):
+    """On dd75348 one broken cell made the whole notebook one CL000: no finding of any
+    other cell, nothing fixed. Now the cell is reported and left alone, the others are
+    linted and fixed."""
+    path = tmp_path / "exp.ipynb"
+    broken = "def f(:\n    pass"
+    path.write_text(notebook_text(_ids([code("import torch"), code(broken), code("model = Net()\ntorch.compile(model)")])))
+    proc = run("check", "exp.ipynb", "--output-format", "concise", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "exp.ipynb:cell 2:1:7: CL000" in proc.stdout and "exp.ipynb:cell 3:2:1: CL503" in proc.stdout, proc.stdout
+    fixed = run("fix", "exp.ipynb", cwd=tmp_path)
+    assert fixed.returncode == 1, fixed.stdout + fixed.stderr  # the CL000 remains
+    assert "Found 2 findings (1 fixed, 1 remaining)." in fixed.stdout
+    assert "cell 2:1:7: CL000" in fixed.stdout
+    doc = _valid(path)
+    assert doc.cells[1].source == broken
+    assert doc.cells[2].source == "model = Net()\nmodel = torch.compile(model)"
+
+
+def test_an_unsafe_fix_that_empties_a_cell_keeps_the_other_fixes(tmp_path):
+    """On dd75348 emptying a cell made the notebook "not read back" (exit 2) and every
+    other cell's fix was dropped."""
+    path = tmp_path / "exp.ipynb"
+    path.write_text(notebook_text(_ids([code("import torch._dynamo"), code("torch._dynamo.config.suppress_errors = True"),
+                                   code("model = Net()\ntorch.compile(model)")])))
+    proc = run("fix", "exp.ipynb", "--unsafe-fixes", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = _valid(path)
+    assert [cell.source for cell in doc.cells] == ["import torch._dynamo", "", "model = Net()\nmodel = torch.compile(model)"]
+    assert run("check", "exp.ipynb", cwd=tmp_path).returncode == 0
+
+
+def test_a_crlf_notebook_keeps_crlf_in_the_cells_it_rewrites(tmp_path):
+    """On dd75348 the rewritten source list used LF in a notebook written with CRLF."""
+    path = tmp_path / "exp.ipynb"
+    text = notebook_text(_ids([code("import torch"), code("model = Net()\ntorch.compile(model)")])).replace("\n", "\r\n")
+    path.write_bytes(text.encode())
+    proc = run("fix", "exp.ipynb", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    raw = path.read_bytes()
+    assert raw.count(b"\n") == raw.count(b"\r\n") == text.count("\n")
+    assert raw == text.replace('"torch.compile(model)"', '"model = torch.compile(model)"').encode()
+    assert _valid(path).cells[1].source == "model = Net()\nmodel = torch.compile(model)"

@@ -111,3 +111,68 @@ def test_findings_without_a_site_have_no_related_locations(project):
     assert item["related"] == []
     doc = json.loads(run("check", "bad.py", "--output-format", "sarif", cwd=project).stdout)
     assert "relatedLocations" not in doc["runs"][0]["results"][0]
+
+
+# RFC 3986 URI-reference characters: unreserved, pct-encoded, sub-delims, ":", "@", "/"
+_URI_CHARS = r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-F]{2})*"
+
+
+@pytest.mark.parametrize("name", ["my model.py", "é.py", "c#d.py", "x:y.py", "50%.py"])
+def test_sarif_uris_are_percent_encoded(tmp_path, name):
+    """On dd75348 the URIs were the raw paths: `my model.py`, `é.py`, `c#d.py` (a
+    fragment) and `x:y.py` (read as scheme `x`) are not URI references."""
+    import re
+    from urllib.parse import unquote, urlsplit
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / name).write_text("import torch\nmodel = Net()\ntorch.compile(model)\n", encoding="utf-8")
+    doc = json.loads(run("check", ".", "--output-format", "sarif", cwd=tmp_path / "sub").stdout)
+    (result,) = doc["runs"][0]["results"]
+    uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert re.fullmatch(_URI_CHARS, uri), uri
+    assert urlsplit(uri).scheme == "" and urlsplit(uri).fragment == "", uri
+    assert unquote(uri) == name
+    # outside the folder of the run: an absolute file URI, encoded the same way
+    (tmp_path / "elsewhere").mkdir()
+    doc = json.loads(run("check", str(tmp_path / "sub" / name), "--output-format", "sarif", cwd=tmp_path / "elsewhere").stdout)
+    uri = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri.startswith("file:///") and re.fullmatch(_URI_CHARS, uri[len("file:"):]), uri
+    assert unquote(urlsplit(uri).path) == str(tmp_path / "sub" / name)
+
+
+def test_binary_bytes_never_reach_the_terminal(tmp_path):
+    """A binary file named on the command line is reported as CL000; on dd75348 the text
+    report printed its line as it was (an escape sequence, NUL bytes) to the terminal."""
+    (tmp_path / "image.py").write_bytes(b"\x1b[31mred\x07\x00\x8f\x1b]0;title\x07 = 1\n")
+    proc = run("check", "image.py", cwd=tmp_path)
+    assert proc.returncode == 1 and "CL000" in proc.stdout
+    assert not any(ch in proc.stdout for ch in "\x1b\x07\x00\x8f"), repr(proc.stdout)
+    assert "1 | \ufffd[31mred" in proc.stdout
+
+
+def test_force_color_and_no_color(project):
+    """FORCE_COLOR colors a report that goes to a pipe (CI logs); NO_COLOR wins. On dd75348
+    FORCE_COLOR was ignored."""
+    import subprocess
+    import sys
+
+    def out(**env):
+        base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+        return subprocess.run([sys.executable, "-m", "compile_lint", "check", "bad.py"], cwd=project,
+                              capture_output=True, text=True, env={**base, **env}).stdout
+
+    assert "\x1b[" not in out()
+    assert "\x1b[1m" in out(FORCE_COLOR="1") and "CL503" in out(FORCE_COLOR="1")
+    assert "\x1b[" not in out(FORCE_COLOR="1", NO_COLOR="1")
+
+
+def test_a_file_not_checked_is_never_all_checks_passed(tmp_path):
+    """A file that cannot be linted exits 2; the report must not say "All checks passed!"
+    (it did on dd75348, with stdout `All checks passed!` and JSON `[]`)."""
+    (tmp_path / "broken.ipynb").write_text("{not json")
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    proc = run("check", ".", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "All checks passed" not in proc.stdout
+    assert "1 file could not be checked" in proc.stdout
+    assert "broken.ipynb: " in proc.stderr

@@ -42,37 +42,75 @@ def test_constraints_pin_torch_and_package_declares_a_range():
     assert "torch==" not in text
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-def test_pre_commit_try_repo(tmp_path):
-    pre_commit = os.path.join(os.path.dirname(sys.executable), "pre-commit")
-    if not os.path.exists(pre_commit):
-        pytest.skip("pre-commit is not installed (pip install -e '.[test]')")
-    repo = tmp_path / "user"
-    repo.mkdir()
-    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "cache"), GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
-    git = lambda *a: subprocess.run(["git", *a], cwd=repo, check=True, capture_output=True, env=env)  # noqa: E731
-    git("init", "-q")
-    (repo / "clean.py").write_text("import torch\nmodel = torch.compile(Net())\n")
-    git("add", "clean.py")
+class _UserRepo:
+    """A git repository of a user, and `pre-commit try-repo` of this checkout's hooks in it
+    (pre-commit installs the hooks into their own virtualenv, as a user's run does)."""
 
-    def try_repo(*files):
+    def __init__(self, tmp_path):
+        self.pre_commit = os.path.join(os.path.dirname(sys.executable), "pre-commit")
+        if not os.path.exists(self.pre_commit):
+            pytest.skip("pre-commit is not installed (pip install -e '.[test]')")
+        self.path = tmp_path / "user"
+        self.path.mkdir()
+        self.env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "cache"), GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+                        GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+        self.git("init", "-q")
+
+    def git(self, *args):
+        return subprocess.run(["git", *args], cwd=self.path, check=True, capture_output=True, env=self.env)
+
+    def add(self, name: str, text: str) -> None:
+        (self.path / name).write_text(text)
+        self.git("add", name)
+
+    def try_repo(self, hook: str, *files):
         return subprocess.run(
-            [pre_commit, "try-repo", ROOT, "compile-lint", "--files", *files],
-            cwd=repo, capture_output=True, text=True, env=env,
+            [self.pre_commit, "try-repo", ROOT, hook, "--files", *files],
+            cwd=self.path, capture_output=True, text=True, env=self.env,
         )
 
-    ok = try_repo("clean.py")
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_pre_commit_try_repo(tmp_path):
+    repo = _UserRepo(tmp_path)
+    repo.add("clean.py", "import torch\nmodel = torch.compile(Net())\n")
+    ok = repo.try_repo("compile-lint", "clean.py")
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    (repo / "hazard.py").write_text("import torch\nmodel = Net()\ntorch.compile(model)\n")
-    git("add", "hazard.py")
-    bad = try_repo("hazard.py")
+    repo.add("hazard.py", "import torch\nmodel = Net()\ntorch.compile(model)\n")
+    bad = repo.try_repo("compile-lint", "hazard.py")
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "CL503" in bad.stdout
-    (repo / "notes.txt").write_text("no python here\n")
-    git("add", "notes.txt")
-    none = try_repo("notes.txt")
+    repo.add("notes.txt", "no python here\n")
+    none = repo.try_repo("compile-lint", "notes.txt")
     assert none.returncode == 0, none.stdout + none.stderr
+
+
+def _notebook(*cells: str) -> str:
+    import json
+
+    return json.dumps({
+        "cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
+                   "source": cell.splitlines(keepends=True)} for i, cell in enumerate(cells)],
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }, indent=1) + "\n"
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_pre_commit_checks_and_fixes_notebooks(tmp_path):
+    """The hooks take `.ipynb` files (identify's `jupyter` type): on dd75348 pre-commit
+    said "(no files to check) Skipped" for a notebook."""
+    repo = _UserRepo(tmp_path)
+    repo.add("exp.ipynb", _notebook("import torch\nmodel = Net()\n", "torch.compile(model)\n"))
+    found = repo.try_repo("compile-lint", "exp.ipynb")
+    assert found.returncode == 1, found.stdout + found.stderr
+    assert "exp.ipynb:cell 2:1:1: CL503" in found.stdout, found.stdout
+    fixed = repo.try_repo("compile-lint-fix", "exp.ipynb")
+    assert fixed.returncode == 1, fixed.stdout + fixed.stderr  # pre-commit: the hook changed files
+    assert "files were modified by this hook" in fixed.stdout
+    again = repo.try_repo("compile-lint", "exp.ipynb")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (repo.path / "exp.ipynb").read_text() == _notebook("import torch\nmodel = Net()\n", "model = torch.compile(model)\n")
 
 
 def test_config_modules_table_matches_the_shipped_keys():

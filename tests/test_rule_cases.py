@@ -48,7 +48,9 @@ def test_rule_has_page_and_cases(code):
     page = rule.page()
     for section in PAGE_SECTIONS:
         assert f"## {section}" in page, f"{code}'s page lacks '{section}'"
-    assert rule.valid and rule.invalid, f"{code} needs valid and invalid cases"
+    # CL001 is about paths that cannot be read, which code cannot show: tests/test_ruff_options.py
+    # and tests/test_bad_input.py cover it
+    assert rule.valid and (rule.invalid or code == "CL001"), f"{code} needs valid and invalid cases"
     assert rule.fix_safety in ("safe", "unsafe", "none")
     if rule.fix_safety != "none":
         assert rule.codemod, f"{code} declares a fix but names no codemod"

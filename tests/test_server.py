@@ -205,3 +205,84 @@ def test_regions_declared_in_the_configuration(project, client):
     client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri(project / "pyproject.toml"), "type": 2}]})
     client.diagnostics_for(models, lambda d: codes(d) == [])
     assert client.close() == 0
+
+
+def _wait(predicate, timeout=60.0):
+    import time
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def editor(project, request):
+    env = dict(os.environ)
+    env.pop("COMPILE_LINT_NO_CACHE", None)
+    c = LspClient(project, env, profile=request.param)
+    yield c
+    if c.proc.poll() is None:
+        c.proc.kill()
+        c.proc.wait()
+
+
+@pytest.mark.parametrize("editor", ["eglot"], indirect=True)
+def test_eglot_session(project, editor):
+    """Emacs eglot 1.9, as it speaks: its capabilities, incremental changes, and a glob
+    parser that takes no `{a,b}`. On dd75348 the server registered `**/{*.py,...}`, which
+    eglot refused with an error (a popup on every connect) and so never watched a file."""
+    client = editor
+    client.initialize(project, {"debounceMs": 0})
+    assert _wait(lambda: client.server_requests), "no file-watch registration"
+    (reg,) = client.server_requests
+    assert reg["method"] == "client/registerCapability" and reg["error"] is None, reg
+    globs = {w["globPattern"] for r in reg["params"]["registrations"] for w in r["registerOptions"]["watchers"]}
+    assert {"**/*.py", "**/*.ipynb", "**/pyproject.toml", "**/compile-lint-regions.json"} <= globs
+    models = client.open(project / "models.py", MODELS)
+    client.diagnostics_for(models, lambda d: codes(d) == ["CL101", "CL101"])
+    # typing at the end of the buffer, as eglot sends it: a range and the new text
+    end = MODELS.count("\n")
+    client.change_range(models, (end, 0), (end, 0), "\nmodel = Up()\ntorch.compile(model)\n", 2)
+    _, params = client.diagnostics_for(models, lambda d: "CL503" in codes(d))
+    cl503 = [d for d in params["diagnostics"] if d["code"] == "CL503"][0]
+    assert cl503["range"]["start"] == {"line": end + 2, "character": 0}
+    actions = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": models}, "range": cl503["range"], "context": {"diagnostics": [cl503]}})
+    fix = [a for a in actions if a["title"].startswith("CL503: assign")][0]
+    assert fix["isPreferred"] and fix["edit"]["changes"][models][0]["newText"].startswith("model = ")
+    # another program changes train.py on disk: eglot's file watch tells the server
+    (project / "train.py").write_text(TRAIN_NO_TRACE)
+    client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri(project / "train.py"), "type": 2}]})
+    client.diagnostics_for(models, lambda d: codes(d) == ["CL503"])
+    errors = [m for _, m in client.seen if m.get("method") == "window/showMessage" and m["params"]["type"] == 1]
+    assert not errors, errors
+    assert client.close() == 0
+
+
+@pytest.mark.parametrize("editor", ["neovim"], indirect=True)
+def test_neovim_session(project, editor):
+    """Neovim 0.7's built-in client: no file watching to register, incremental changes,
+    code actions and hover."""
+    client = editor
+    result = client.initialize(project, {"debounceMs": 0}, notebooks=False)
+    assert result["capabilities"]["textDocumentSync"]["change"] == 2
+    models = client.open(project / "models.py", MODELS)
+    client.diagnostics_for(models, lambda d: codes(d) == ["CL101", "CL101"])
+    # replace `int(ref.shape[2])` on line 8 by `ref.shape[2]`: both CL101 of that line go
+    line = MODELS.splitlines()[7]
+    start = line.index("int(ref.shape[2])")
+    client.change_range(models, (7, start), (7, start + len("int(ref.shape[2])")), "ref.shape[2]", 2)
+    _, params = client.diagnostics_for(models, lambda d: codes(d) == ["CL101"])
+    diag = params["diagnostics"][0]
+    actions = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": models}, "range": diag["range"], "context": {"diagnostics": [diag]}})
+    fix = [a for a in actions if a["title"].startswith("CL101")][0]
+    (edit,) = fix["edit"]["changes"][models]
+    assert edit["newText"] == "" or "int(" not in edit["newText"]
+    hover = client.request("textDocument/hover", {"textDocument": {"uri": models}, "position": diag["range"]["start"]})
+    assert "CL101" in hover["contents"]["value"]
+    assert not client.server_requests  # nothing registered with a client that cannot watch files
+    assert client.close() == 0

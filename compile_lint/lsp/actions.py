@@ -1,7 +1,7 @@
 """Code actions: a finding's fix, "fix all safe" and "add noqa", as workspace edits.
 
-Fixes are the same libcst codemods `compile-lint fix` runs (fixer.edits_for for one
-finding, fixer.fix_source for all safe ones), so an editor never applies anything the
+Fixes are the same libcst codemods `compile-lint fix` runs (fixer.fill_edits for the
+findings' own edits, fixer.fix_source for all safe ones), so an editor never applies anything the
 command line would not. In a notebook an edit goes to the cell it falls in; a fix that
 would span cells is not offered.
 """
@@ -11,12 +11,14 @@ from typing import Optional
 
 from lsprotocol import types
 
-from ..fixer import changed_span, edits_for, fix_source
+from ..fixer import changed_span, fill_edits, fix_source
 from ..model import SAFE, Finding, Position
 from ..notebook import NotebookError
 from .documents import Linted, Place, Relinter, lsp_position, lsp_range, noqa_line
 
-FIX_ALL_KIND = types.CodeActionKind.SourceFixAll + ".compile-lint"
+from . import FIX_ALL_KIND  # noqa: E402 (server.py uses it before importing this module)
+
+assert FIX_ALL_KIND == types.CodeActionKind.SourceFixAll + ".compile-lint"
 UNSAFE_KIND = types.CodeActionKind.QuickFix + ".unsafe"
 
 
@@ -62,8 +64,9 @@ def _diagnostic_for(codec, linted: Linted, f: Finding) -> Optional[types.Diagnos
 def _fix_action(codec, linted: Linted, f: Finding) -> Optional[types.CodeAction]:
     if f.fix is None:
         return None
-    edits = edits_for(linted.path, linted.code, f)
-    changes = _text_edits(codec, linted, edits)
+    if f.fix.edits is None:  # computed once per lint of the buffer, kept with its findings
+        fill_edits(linted.path, linted.code, [g for g in linted.findings if g.fix is not None])
+    changes = _text_edits(codec, linted, f.fix.edits or [])
     if not changes:
         return None
     safe = f.fix.applicability == SAFE

@@ -15,11 +15,11 @@ from lsprotocol import types
 from ..engine import Selection, enabled_codes
 from ..lint_file import parse_file, project_for, run_rules
 from ..model import Finding, Position
-from ..notebook import Notebook, split_lines
+from ..notebook import Notebook, source_of, split_lines
 from ..rules import all_rules
-from ..rules.base import DOC_URL
+from ..model import DOC_URL
 from ..source import SourceFile
-from ..suppression import line_codes
+from ..suppression import noqa_line  # noqa: F401 (server.py, actions.py)
 
 SOURCE = "compile-lint"
 SYNTAX_ERROR = "CL000"
@@ -47,6 +47,9 @@ class Linted:
     findings: list[Finding] = field(default_factory=list)
     used: dict = field(default_factory=dict)  # region facts the rules read -> digest
     _places: Optional[tuple] = field(default=None, repr=False)  # (code they split, places)
+    # diagnostics of the last publish, by what they are made of: a keystroke leaves most
+    # findings as they were, and their diagnostics are reused
+    _diagnostics: dict = field(default_factory=dict, repr=False)
 
     def places(self) -> list[Place]:
         """The documents and their lines, split once per text (not once per finding)."""
@@ -83,7 +86,8 @@ def lint(context, linted: Linted) -> bool:
     from ..cache_validity import TrackedRegionView
 
     settings = context.settings_for(linted.path)
-    item = parse_file(SourceFile(linted.path, linted.code), settings)
+    source = source_of(linted.notebook) if linted.notebook is not None else SourceFile(linted.path, linted.code)
+    item = parse_file(source, settings)
     regions, changed = context.regions_with(linted.path, item.summary)
     tracked = TrackedRegionView(regions)
     codes = enabled_codes(settings, Selection(), linted.path)
@@ -171,11 +175,31 @@ def diagnostic(codec, place: Place, f: Finding, linted: Optional["Linted"] = Non
 
 def diagnostics_by_uri(codec, linted: Linted) -> dict[str, list[types.Diagnostic]]:
     out: dict[str, list[types.Diagnostic]] = {place.uri: [] for place in linted.places()}
+    known, made = linted._diagnostics, {}
     for f in linted.findings:
         place = linted.place_of(f.start.row)
-        if place is not None:
-            out.setdefault(place.uri, []).append(diagnostic(codec, place, f, linted))
+        if place is None:
+            continue
+        key = _diagnostic_key(f, place) if linted.notebook is None else id(f)  # (cells: related places in other cells)
+        found = known.get(key) if linted.notebook is None else None
+        if found is None:
+            found = diagnostic(codec, place, f, linted)
+        made[key] = found
+        out.setdefault(place.uri, []).append(found)
+    linted._diagnostics = made
     return out
+
+
+def _diagnostic_key(f: Finding, place: Place) -> tuple:
+    """All a diagnostic is made of: the finding, and the text of the lines its positions
+    are converted in (columns become the client's code units)."""
+    def line(row: int) -> Optional[str]:
+        index = row - 1 - place.row_offset
+        return place.lines[index] if 0 <= index < len(place.lines) else None
+
+    fix = (f.fix.applicability,) if f.fix is not None else None
+    return (f.code, f.message, f.start, f.end, fix, tuple(f.related or ()), place.uri, place.row_offset,
+            line(f.start.row), line(f.end.row), tuple((r.row, line(r.row)) for r in f.related or ()))
 
 
 def hover_text(code: str) -> Optional[str]:
@@ -196,19 +220,3 @@ def code_at(line: str, character: int) -> Optional[str]:
         if match.start() <= character <= match.end():
             return match.group(0)
     return None
-
-
-def noqa_line(line: str, code: str) -> Optional[str]:
-    """The line with `code` added to its `# noqa` comment (or one added); None when
-    the line's noqa already covers it."""
-    codes = line_codes(line)
-    if codes is None:
-        return None  # a bare `# noqa` silences everything already
-    if codes is not False:
-        if any(code.startswith(c) for c in codes):
-            return None
-        matches = list(re.finditer(r"#\s*noqa:\s*[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*", line, re.IGNORECASE))
-        if matches:
-            last = matches[-1]
-            return line[:last.end()] + f", {code}" + line[last.end():]
-    return line.rstrip() + f"  # noqa: {code}"

@@ -12,6 +12,11 @@
   findings read the changed facts are linted again
 
 initializationOptions (all optional): {"debounceMs": 250, "cache": true}.
+
+Start-up is what an editor waits for: `initialize` is answered before the linting
+machinery is imported (documents.py, project.py: on the first lint), and the project's
+index is built in the background only after the first buffer's diagnostics are out, so
+that the first lint does not share the interpreter with the build.
 """
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ import gc
 import logging
 import os
 import time
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
@@ -28,22 +33,24 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..config import ConfigError
+from .. import deep_stack
 from ..notebook import from_cells
 from ..project_root import find_project_root
-from .actions import FIX_ALL_KIND
-from .documents import (
-    Linted,
-    code_at,
-    diagnostics_by_uri,
-    hover_text,
-    lint,
-    lsp_range,
-    noqa_line,
-    still_holds,
-)
-from .project import ProjectContext
+from . import FIX_ALL_KIND
+
+if TYPE_CHECKING:
+    from .documents import Linted
+    from .project import ProjectContext
 
 log = logging.getLogger("compile_lint.lsp")
+STARTED = time.perf_counter()  # (the server's own start, for compile-lint/timings)
+
+
+def _docs():
+    """lsp/documents.py, imported on first use (it imports the linting machinery)."""
+    from . import documents
+
+    return documents
 NOTEBOOK_SELECTOR = types.NotebookDocumentFilterWithCells(
     notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")]
 )
@@ -70,6 +77,7 @@ class CompileLintServer(LanguageServer):
         self.linted: dict[str, Linted] = {}  # text or notebook document uri -> its last lint
         self.pending: dict[str, asyncio.Task] = {}
         self.timings: list[dict] = []  # per lint: wall and CPU seconds (compile-lint/timings)
+        self.first_publish: Optional[dict] = None  # when the first diagnostics went out
 
     # -- projects -------------------------------------------------------------------------
     @staticmethod
@@ -80,12 +88,20 @@ class CompileLintServer(LanguageServer):
             return find_project_root(path)
 
     def project_for(self, path: str) -> ProjectContext:
+        """The project's context; its index is built (in the background) once a buffer of
+        it has been linted and published (lint_and_publish)."""
+        from .project import ProjectContext
+
         root = self.root_of(path)
         context = self.projects.get(root)
         if context is None:
             context = self.projects[root] = ProjectContext(root, use_cache=self.use_cache, jobs=self.jobs)
-            asyncio.get_running_loop().create_task(self._build(context))
         return context
+
+    def start_build(self, context: ProjectContext) -> None:
+        if not getattr(context, "build_started", False):
+            context.build_started = True
+            asyncio.get_running_loop().create_task(self._build(context))
 
     async def _build(self, context: ProjectContext) -> None:
         started = time.perf_counter()
@@ -111,7 +127,7 @@ class CompileLintServer(LanguageServer):
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
-            changed = lint(context, linted)
+            changed = deep_stack.call(_docs().lint, context, linted)  # (a deeply nested buffer: deep_stack.py)
         except ConfigError as exc:
             self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"compile-lint: {exc}"))
             return
@@ -120,6 +136,9 @@ class CompileLintServer(LanguageServer):
                 gc.enable()
         linted_at = time.perf_counter()
         self.publish(linted)
+        if self.first_publish is None:
+            self.first_publish = {"wall_s": round(time.perf_counter() - STARTED, 3), "cpu_s": round(time.process_time(), 3)}
+        self.start_build(context)
         if changed:
             self.relint_dependants(linted, context)
         self.timings.append({
@@ -129,7 +148,7 @@ class CompileLintServer(LanguageServer):
         })
 
     def publish(self, linted: Linted) -> None:
-        for uri, diagnostics in diagnostics_by_uri(self.workspace.position_codec, linted).items():
+        for uri, diagnostics in _docs().diagnostics_by_uri(self.workspace.position_codec, linted).items():
             version = linted.version if linted.notebook is None else None
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
 
@@ -139,8 +158,8 @@ class CompileLintServer(LanguageServer):
         for other in list(self.linted.values()):
             if other is changed or not (context.contains(other.path) or context.root is None):
                 continue
-            if not still_holds(other, digests):
-                lint(context, other)
+            if not _docs().still_holds(other, digests):
+                _docs().lint(context, other)
                 self.publish(other)
 
     def schedule(self, linted: Linted, delay: float) -> None:
@@ -166,7 +185,7 @@ class CompileLintServer(LanguageServer):
         doc = self.workspace.get_text_document(uri)
         linted = self.linted.get(uri)
         if linted is None:
-            linted = self.linted[uri] = Linted(uri, path, b"", doc.version)
+            linted = self.linted[uri] = _docs().Linted(uri, path, b"", doc.version)
         linted.code = doc.source.encode("utf-8", errors="surrogatepass")
         linted.version = doc.version
         return linted
@@ -188,7 +207,7 @@ class CompileLintServer(LanguageServer):
         nb = from_cells(path, cells)
         linted = self.linted.get(uri)
         if linted is None:
-            linted = self.linted[uri] = Linted(uri, path, b"", notebook.version)
+            linted = self.linted[uri] = _docs().Linted(uri, path, b"", notebook.version)
         linted.notebook, linted.cell_uris, linted.version = nb, uris, notebook.version
         linted.code = nb.code.encode("utf-8", errors="surrogatepass")
         return linted
@@ -287,7 +306,11 @@ async def notebook_close(ls: CompileLintServer, params: types.DidCloseNotebookDo
     ls.forget(params.notebook_document.uri)
 
 
-WATCHED = "**/{*.py,*.pyi,*.ipynb,pyproject.toml,compile-lint.toml,.compile-lint.toml,compile-lint-regions.json}"
+# One plain glob a watcher: clients differ in the glob syntax they take (eglot 1.9 rejects
+# `{a,b}` alternatives, and an error there pops up on every connect), and every client
+# takes `**/` and `*`.
+WATCHED = ("**/*.py", "**/*.pyi", "**/*.ipynb", "**/pyproject.toml", "**/compile-lint.toml", "**/.compile-lint.toml",
+           "**/compile-lint-regions.json")
 
 
 @server.feature(types.INITIALIZED)
@@ -295,7 +318,8 @@ async def initialized(ls: CompileLintServer, params: types.InitializedParams) ->
     """Ask the client for file events (files changed by git, other tools, config edits)."""
     watch = ls.client_capabilities.workspace and ls.client_capabilities.workspace.did_change_watched_files
     if watch and watch.dynamic_registration:
-        options = types.DidChangeWatchedFilesRegistrationOptions(watchers=[types.FileSystemWatcher(glob_pattern=WATCHED)])
+        options = types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern=glob) for glob in WATCHED])
         await ls.client_register_capability_async(types.RegistrationParams(registrations=[
             types.Registration(id="compile-lint-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)]))
 
@@ -317,7 +341,7 @@ async def watched_files(ls: CompileLintServer, params: types.DidChangeWatchedFil
     for path in paths:
         for context in list(ls.projects.values()):
             if context.contains(path) and context.file_changed(path):
-                ls.relint_dependants(Linted("", path, b"", None), context)
+                ls.relint_dependants(_docs().Linted("", path, b"", None), context)
 
 
 # -- code actions -----------------------------------------------------------------------
@@ -339,7 +363,8 @@ def code_action(ls: CompileLintServer, params: types.CodeActionParams) -> list[t
 def timings(ls: CompileLintServer, params) -> dict:
     """What each lint of this session took, and how each project's index was built
     (for bench/lsp_latency.py)."""
-    return {"lints": ls.timings, "projects": {str(root): ctx.stats for root, ctx in ls.projects.items()}}
+    return {"lints": ls.timings, "projects": {str(root): ctx.stats for root, ctx in ls.projects.items()},
+            "first_publish": ls.first_publish}
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
@@ -352,7 +377,8 @@ def hover(ls: CompileLintServer, params: types.HoverParams) -> Optional[types.Ho
     pos = params.position
     line = lines[pos.line].rstrip("\r\n") if pos.line < len(lines) else ""
     server_pos = ls.workspace.position_codec.position_from_client_units(lines, pos) if lines else pos
-    code = code_at(line, server_pos.character)
+    docs = _docs()
+    code = docs.code_at(line, server_pos.character)
     hit_range = None
     if code is None:
         for place in linted.places():
@@ -361,11 +387,11 @@ def hover(ls: CompileLintServer, params: types.HoverParams) -> Optional[types.Ho
             for f in linted.findings:
                 if linted.place_of(f.start.row) is None or linted.place_of(f.start.row).uri != place.uri:
                     continue
-                rng = lsp_range(ls.workspace.position_codec, place, f.start, f.end)
+                rng = docs.lsp_range(ls.workspace.position_codec, place, f.start, f.end)
                 if _contains(rng, pos):
                     code, hit_range = f.code, rng
                     break
-    text = hover_text(code) if code else None
+    text = docs.hover_text(code) if code else None
     if text is None:
         return None
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text), range=hit_range)

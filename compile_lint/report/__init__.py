@@ -4,7 +4,10 @@ from __future__ import annotations
 FORMATS = ("text", "concise", "json", "json-lines", "sarif", "github")
 
 
-def render(fmt: str, findings, *, cwd: str, summary=None, color: bool = False) -> str:
+def render(fmt: str, findings, *, cwd: str, summary=None, color: bool = False, quiet: bool = False,
+           fixes: str = None) -> str:
+    """The report. `quiet`: the findings only (no summary line); `fixes`: the text of
+    --show-fixes, put before the summary (text formats)."""
     if any(f.path.endswith(".ipynb") for f in findings):
         from ..notebook import in_cells
 
@@ -12,11 +15,11 @@ def render(fmt: str, findings, *, cwd: str, summary=None, color: bool = False) -
     if fmt == "text":
         from .text import render_text
 
-        return render_text(findings, cwd=cwd, summary=summary, color=color)
+        return render_text(findings, cwd=cwd, summary=summary, color=color, quiet=quiet, fixes=fixes)
     if fmt == "concise":
         from .text import render_concise
 
-        return render_concise(findings, cwd=cwd, summary=summary)
+        return render_concise(findings, cwd=cwd, summary=summary, quiet=quiet, fixes=fixes)
     if fmt in ("json", "json-lines"):
         from .json import render_json
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 
-from ..rules.base import DOC_URL
+from ..model import DOC_URL
 
 
 def finding_dict(f, cwd: str) -> dict:

@@ -6,16 +6,25 @@ import os
 
 from .. import __version__
 from ..rules import all_rules
-from ..rules.base import DOC_URL
+from ..model import DOC_URL
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 def _uri(path: str, cwd: str) -> str:
+    """The artifact's URI: relative to the folder of the run (as code scanning wants),
+    else a `file` URI; percent-encoded either way (RFC 3986: `my model.py` is
+    `my%20model.py`, and `x:y.py` must not read as a URI of scheme `x`)."""
+    from urllib.parse import quote
+
     if path == "-":
         return "stdin"
     rel = os.path.relpath(path, cwd) if os.path.isabs(path) else path
-    return rel.replace(os.sep, "/") if not rel.startswith("..") else "file://" + os.path.abspath(path)
+    if rel.startswith(".."):
+        from pathlib import Path
+
+        return Path(os.path.abspath(path)).as_uri()
+    return quote(rel.replace(os.sep, "/"), safe="/")
 
 
 def _related(index: int, rel, cwd: str) -> dict:
@@ -74,6 +83,9 @@ def render_sarif(findings, *, cwd) -> str:
             result["properties"] = {"cell": f.cell, "cellRow": f.start.row, "cellColumn": f.start.column}
         if f.related:
             result["relatedLocations"] = [_related(i, r, cwd) for i, r in enumerate(f.related)]
+        fixes = _fixes(f, cwd)
+        if fixes:
+            result["fixes"] = fixes
         results.append(result)
     doc = {
         "$schema": SCHEMA,
@@ -93,6 +105,22 @@ def render_sarif(findings, *, cwd) -> str:
         ],
     }
     return json.dumps(doc, indent=2) + "\n"
+
+
+def _fixes(f, cwd: str):
+    """The finding's fix as SARIF replacements (its edits, as the JSON format has them);
+    none for a notebook cell, whose edits are in the cell's rows, not the file's."""
+    if f.fix is None or not f.fix.edits or getattr(f, "cell", None) is not None:
+        return None
+    replacements = [{
+        "deletedRegion": {"startLine": e.location.row, "startColumn": e.location.column,
+                          "endLine": e.end_location.row, "endColumn": e.end_location.column},
+        "insertedContent": {"text": e.content},
+    } for e in f.fix.edits]
+    return [{
+        "description": {"text": f"{f.fix.message} ({f.fix.applicability} fix)"},
+        "artifactChanges": [{"artifactLocation": {"uri": _uri(f.path, cwd)}, "replacements": replacements}],
+    }]
 
 
 def _notebook_region(f):

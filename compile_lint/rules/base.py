@@ -15,10 +15,9 @@ from typing import Any, ClassVar, Iterator, Optional
 
 from ..analysis.classes import site_of_kind
 from ..analysis.regions import COMPILE
-from ..model import SAFE, UNSAFE, Finding, Fix, Related
+from ..model import DOC_URL, SAFE, UNSAFE, Finding, Fix, Related  # noqa: F401 (DOC_URL: the rules' pages)
 from ..analysis.facts import Fact, ModuleFacts
 
-DOC_URL = "https://github.com/compile-lint/compile-lint/blob/main/docs/rules/{code}.md"
 PAGE_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
 
 

@@ -4,6 +4,7 @@ import ast
 
 from ..analysis.torch_api import COMPILE, COMPILERS, DISABLE_FUNCS
 from ..analysis.compile_calls import target_text
+from ..analysis.rebinding import later_observer
 from .base import Case, Rule
 
 NOT_CONTEXT_MANAGERS = COMPILERS | DISABLE_FUNCS
@@ -44,9 +45,11 @@ class CompileAsContextManager(Rule):
     ## Fix safety
     Safe where the meaning is plain: `with torch.compile(m) as name:` becomes
     `name = torch.compile(m)` followed by the block; `with torch.compile(m):` becomes
-    `m = torch.compile(m)` when `m` is a name or attribute; a `with torch.compiler.disable():`
-    that is a function's whole body becomes a decorator on that function. Other
-    shapes have no fix.
+    `m = torch.compile(m)` when `m` is a name or attribute, unsafe when a later use of
+    `m` can tell it now holds the compiled wrapper (traced, scripted, pickled, compared
+    with `is`, its `state_dict()` keys read: CL503's page has the measurement); a
+    `with torch.compiler.disable():` that is a function's whole body becomes a decorator
+    on that function. Other shapes have no fix.
 
     ## References
     - measured on torch 2.13: `TypeError: 'OptimizedModule' object does not support the
@@ -109,7 +112,7 @@ class CompileAsContextManager(Rule):
                     hint = "assign the compiled result" if dotted == COMPILE else "decorate a function with it"
                     yield self.finding(facts, expr, f"{message}; {hint}")
                 else:
-                    yield self.finding(facts, expr, message, fix=data.pop("_message"), data=data)
+                    yield self.finding(facts, expr, message, fix=data.pop("_message"), unsafe=data.pop("_unsafe", False), data=data)
 
     @staticmethod
     def _fix_data(facts, stmt, item, dotted):
@@ -125,7 +128,12 @@ class CompileAsContextManager(Rule):
                 target = target_text(facts, expr.args[0]) if expr.args else None
             if not target:
                 return None
-            return {"kind": "assign", "target": target, "_message": f"assign it: `{target} = {facts.text(expr.func)}(...)` and dedent the block"}
+            message = f"assign it: `{target} = {facts.text(expr.func)}(...)` and dedent the block"
+            # `with torch.compile(m):` rebinds `m` itself: later uses may tell (CL503's page)
+            seen = later_observer(facts, stmt, target) if item.optional_vars is None else None
+            if seen:
+                message += f" (unsafe: {seen})"
+            return {"kind": "assign", "target": target, "_message": message, "_unsafe": seen is not None}
         if dotted in DISABLE_FUNCS and item.optional_vars is None:
             func = facts.parent(stmt)
             if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis.compile_calls import is_compile_call, target_text
+from ..analysis.rebinding import later_observer
 from ..analysis.region_queries import stmt_text
 from .base import Case, Rule
 
@@ -32,8 +33,20 @@ class CompileResultDiscarded(Rule):
     module of your own.
 
     ## Fix safety
-    Safe, when the argument is a name or an attribute (`model`, `self.unet`): the fix
-    assigns the result back to it, which is what the call was written for.
+    Safe, when the argument is a name or an attribute (`model`, `self.unet`) and no later
+    use of it can tell the difference: the fix assigns the result back to it, which is
+    what the call was written for, and from there on the name holds the compiled wrapper.
+    Calls, `.eval()`, `.to()`, `.parameters()` and `torch.export.export` behave the same
+    on the wrapper; these do not (measured on torch 2.13 CPU,
+    `scripts/measure/rebinding_fix_observers.py`), so where the name is later passed to
+    one of them the fix is unsafe, and its title says which line:
+    `torch.jit.trace`, `torch.fx.symbolic_trace`, `torch.jit.script` and `torch.onnx.export`
+    raise on the wrapper ("torch.jit.trace a dynamo-optimized function"); `pickle` and
+    `torch.save` save the wrapper (a compiled function does not pickle at all); `is`,
+    `id`, `type`, `isinstance` and `copy.deepcopy` see another object;
+    `state_dict()`, `named_parameters()` and friends gain an `_orig_mod.` prefix and
+    `load_state_dict` of the original's keys fails. A use in another function the name
+    is passed to is not followed.
 
     ## References
     - measured on torch 2.13 CPU: 0 graphs compiled (the wrapper is dropped; counters
@@ -74,6 +87,12 @@ class CompileResultDiscarded(Rule):
             at=[(3, 1)],
         ),
         Case("import torch\ntorch.compile(make_model())\n", note="no fix: nothing to assign to", at=[(2, 1)]),
+        Case(
+            "import torch\nup = Up()\ntorch.compile(up)\ntraced = torch.jit.trace(up, torch.rand(1, 3, 8, 8))\n",
+            fixed="import torch\nup = Up()\nup = torch.compile(up)\ntraced = torch.jit.trace(up, torch.rand(1, 3, 8, 8))\n",
+            at=[(3, 1)],
+            note="unsafe fix: line 4 would trace the compiled wrapper, which raises",
+        ),
     ]
 
     def check(self, facts):
@@ -87,6 +106,10 @@ class CompileResultDiscarded(Rule):
                 "returns the compiled code, and this statement throws it away"
             )
             if target:
-                yield self.finding(facts, call, message, fix=f"assign the result: `{target} = {facts.text(call.func)}(...)`", data={"target": target})
+                fix = f"assign the result: `{target} = {facts.text(call.func)}(...)`"
+                seen = later_observer(facts, stmt, target)
+                if seen:
+                    fix += f" (unsafe: {seen})"
+                yield self.finding(facts, call, message, fix=fix, unsafe=seen is not None, data={"target": target})
             else:
                 yield self.finding(facts, call, message)

@@ -5,6 +5,7 @@ from typing import Optional
 
 from ..analysis.regions import RETURNS_SELF
 from ..analysis.compile_calls import target_text
+from ..analysis.rebinding import later_observer
 from ..analysis.walk import walk
 from .base import Case, Rule
 
@@ -76,9 +77,13 @@ class BuiltinModuleCompileNoop(Rule):
     ```
 
     ## Fix safety
-    Safe: `m.compile(**kw)` becomes `m = torch.compile(m, **kw)` (adding `import torch`
-    when the file has none). Note that the compiled wrapper's `state_dict()` keys gain
-    an `_orig_mod.` prefix; load checkpoints into the original module.
+    Safe where no later use of `m` can tell: `m.compile(**kw)` becomes
+    `m = torch.compile(m, **kw)` (adding `import torch` when the file has none), so from
+    there on `m` is the compiled wrapper. Where `m` is later traced, scripted, exported
+    to ONNX, pickled or saved, compared with `is`, its type asked, or its `state_dict()`
+    keys read or loaded (they gain an `_orig_mod.` prefix), the fix is unsafe and its
+    title says which line (measured on torch 2.13 CPU:
+    `scripts/measure/rebinding_fix_observers.py`; CL503's page lists what each does).
 
     ## References
     - measured on torch 2.13 CPU: 0 graphs compiled ("frame is in the Dynamo skipfiles
@@ -100,6 +105,12 @@ class BuiltinModuleCompileNoop(Rule):
         Case("from torch import nn\nm = nn.Linear(2, 2) if cond else MyNet()\nm.compile()\n", note="not known to be built-in"),
     ]
     invalid = [
+        Case(
+            "import torch\nfrom torch import nn\nhead = nn.Linear(8, 8)\nhead.compile()\ntorch.save(head.state_dict(), 'head.pt')\n",
+            fixed="import torch\nfrom torch import nn\nhead = nn.Linear(8, 8)\nhead = torch.compile(head)\ntorch.save(head.state_dict(), 'head.pt')\n",
+            at=[(4, 1)],
+            note="unsafe fix: the checkpoint's keys would gain `_orig_mod.`",
+        ),
         Case(
             "import torch\nfrom torch import nn\nhead = nn.Sequential(nn.Conv2d(64, 3, 3), nn.Sigmoid())\nhead.compile(mode='max-autotune')\n",
             fixed="import torch\nfrom torch import nn\nhead = nn.Sequential(nn.Conv2d(64, 3, 3), nn.Sigmoid())\nhead = torch.compile(head, mode='max-autotune')\n",
@@ -134,6 +145,8 @@ class BuiltinModuleCompileNoop(Rule):
             if isinstance(stmt, ast.Expr) and target:
                 torch_name = facts.torch_alias()
                 data = {"target": target, "torch": torch_name or "torch", "add_import": torch_name is None}
-                yield self.finding(facts, call, message, fix=f"use `{target} = torch.compile({target})`", data=data)
+                seen = later_observer(facts, stmt, target)
+                fix = f"use `{target} = torch.compile({target})`" + (f" (unsafe: {seen})" if seen else "")
+                yield self.finding(facts, call, message, fix=fix, unsafe=seen is not None, data=data)
             else:
                 yield self.finding(facts, call, message)
