@@ -6,7 +6,9 @@ Net = BatchNorm1d(4) then Dropout(0.5). A freshly built module is in train mode
 is compared with the eager module in eval mode: max diff and the share of zeroed
 outputs (dropout), and whether the running statistics move when the exported module
 runs. Then `.eval()` on `ep.module()` and on the traced module: does it switch? Also
-reads exported_program.py of the installed torch and 2.14.1/2.15.0 wheels.
+reads exported_program.py and the ONNX exporter's _compat.py (the onnx package is not
+installed here, so torch.onnx.export is read, not run) of the installed torch and of
+2.14.1/2.15.0 wheels.
 """
 import warnings
 
@@ -69,6 +71,10 @@ if __name__ == "__main__":
     for version, text in torch_sources("torch/export/exported_program.py").items():
         print(f"  {version}: raises 'Calling eval() is not supported yet.': "
               f"{'Calling eval() is not supported yet.' in text}")
+    print("torch.onnx.export (dynamo exporter, the default) on a module in train mode, by release:")
+    for version, text in torch_sources("torch/onnx/_internal/exporter/_compat.py").items():
+        print(f"  {version}: warns 'Exporting a model while it is in training mode': "
+              f"{'Exporting a model while it is in training mode' in text}")
     verdict(results["export, train mode"] > 0 and results["export, eval mode"] == 0,
             f"exported without .eval(): diff {results['export, train mode']:.3g} (dropout and batch statistics "
             f"baked), .eval() afterwards raises; traced without .eval(): {results['trace, train mode']:.3g}, after "
