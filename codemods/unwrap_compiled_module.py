@@ -20,3 +20,10 @@ class UnwrapCompiledModule(FindingCodemod):
         receiver = cst.Module([]).code_for_node(func.value)
         unwrapped = parse_expr(f'getattr({receiver}, "_orig_mod", {receiver})')
         return updated.with_changes(func=func.with_changes(value=unwrapped))
+
+
+class UnwrapCompiledHook(UnwrapCompiledModule):
+    """CL513: register a backward hook on the module a torch.compile wrapper holds."""
+
+    RULE = "CL513"
+    DESCRIPTION = "Register backward hooks on the module a torch.compile wrapper holds."

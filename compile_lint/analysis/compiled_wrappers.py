@@ -34,7 +34,6 @@ The answers say "may hold": a wrapper bound in one branch of an `if` counts.
 from __future__ import annotations
 
 import ast
-import os
 from dataclasses import dataclass
 from typing import Optional
 
@@ -43,7 +42,7 @@ from .classes import is_module_class, local_class, methods, module_construction,
 from .compiled_values import CompileCall, CompiledValuesFact, chain_text, compiled_values
 from .facts import Fact, ModuleFacts
 from .project import path_for_module
-from .project_calls import ProjectFilesFact, calls_named
+from .project_calls import ProjectFilesFact, arguments_of
 from .values import RETURNS_SELF
 
 WRAPPER, HOLDER, OWNER = "wrapper", "holder", "owner"
@@ -209,22 +208,12 @@ class CompiledWrappers:
         if isinstance(cls, ast.ClassDef):
             owned = self.owned(cls) if name.id == self_name(func) else None
             return frozenset({Wrapped(OWNER, owned[1], f"{owned[0]}._orig_mod.", cls.name)}) if owned else NOTHING
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or cls is not facts.tree:
+        if cls is not facts.tree:
             return NOTHING
-        params = [a.arg for a in func.args.posonlyargs + func.args.args]
-        if name.id not in params:
-            return NOTHING
-        index = params.index(name.id)
         found: frozenset = NOTHING
-        for other, call in calls_named(facts, func.name):
-            if not _calls_def_of(other, call, facts, func.name):
-                continue  # another def of the same name
-            positional = call.args[: index + 1]
-            arg = call.args[index] if len(positional) > index and not any(isinstance(a, ast.Starred) for a in positional) else None
-            arg = arg or next((k.value for k in call.keywords if k.arg == name.id), None)
-            if arg is not None:
-                wrappers = self if other is facts else other.get(CompiledWrappersFact)
-                found |= wrappers._holding(arg, depth + 1, wrappers.guards(arg))
+        for other, arg in arguments_of(facts, func, name.id):
+            wrappers = self if other is facts else other.get(CompiledWrappersFact)
+            found |= wrappers._holding(arg, depth + 1, wrappers.guards(arg))
         return found
 
     def guards(self, node: ast.AST) -> dict[str, bool]:
@@ -349,18 +338,6 @@ def _builds_module(facts: ModuleFacts, expr: ast.AST) -> bool:
     last = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
     dotted = facts.resolve(func) or ""
     return last[:1].isupper() and not dotted.startswith(("torch.", "builtins."))  # GPT(cfg), VAE(...) too
-
-
-def _calls_def_of(other: ModuleFacts, call: ast.Call, facts: ModuleFacts, name: str) -> bool:
-    """Whether `call` (in the file `other` reads) calls the module-level def `name` of
-    the file `facts` reads: a bare call in that file, or a name imported from it."""
-    if other is facts:
-        return isinstance(call.func, ast.Name) and call.func.id == name
-    dotted = other.resolve(call.func)
-    if not dotted or not dotted.endswith("." + name):
-        return False
-    path = path_for_module(other, dotted.rpartition(".")[0])
-    return path is not None and os.path.abspath(path) == os.path.abspath(facts.path)
 
 
 def _polarity(test: ast.AST) -> tuple[ast.AST, bool]:

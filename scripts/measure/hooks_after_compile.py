@@ -90,6 +90,15 @@ if __name__ == "__main__":
             value = model(torch.ones(2, 4)).sum().item()
         print(f"forward hook on net.proj removed after the first call, skip_guards={skip_guards}: "
               f"output sum {value} ({'still applied' if value == 16.0 else 'gone'})")
+    for legacy in (False, True):
+        torch.compiler.reset()
+        wrapper = torch.compile(Net(), backend="eager")
+        calls = []
+        register = wrapper.register_backward_hook if legacy else wrapper.register_full_backward_hook
+        register(lambda mod, gin, gout: calls.append(1))
+        wrapper(torch.ones(2, 4, requires_grad=True)).sum().backward()
+        name = "register_backward_hook (legacy)" if legacy else "register_full_backward_hook"
+        print(f"{name} on the OptimizedModule wrapper, before any call: ran {len(calls)} times (eager: 1)")
     print("skip_nnmodule_hook_guards default by release:")
     for version, text in torch_sources("torch/_dynamo/config.py").items():
         match = re.search(r"^skip_nnmodule_hook_guards\s*=\s*(\S+)", text, re.M)

@@ -12,9 +12,10 @@ torch.backends.cudnn.allow_tf32, torch.set_float32_matmul_precision("high"), a m
 attribute `self.calls += 1`; and a read of a global flag the caller changes.
 Part 2, state during the graph: a custom op (opaque to the compiler, run at run time
 inside the graph) reads the switch; the function sets the switch (or sets it and
-restores it, as a context manager does) around that op. Eager sees the new value.
+restores it, by hand or in a @contextlib.contextmanager) around that op. Eager sees the new value.
 Backends eager, aot_eager and inductor.
 """
+import contextlib
 import warnings
 
 import torch
@@ -145,6 +146,21 @@ def tf32_off_around_op(x):
     return y
 
 
+@contextlib.contextmanager
+def full_fp32_matmul():
+    previous = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous
+
+
+def tf32_off_context_manager(x):
+    with full_fp32_matmul():
+        return read_tf32(x)
+
+
 def benchmark_on_before_op(x):
     torch.backends.cudnn.benchmark = True
     return read_benchmark(x)
@@ -153,6 +169,9 @@ def benchmark_on_before_op(x):
 DURING = {
     "allow_tf32 = False around an op (starts True)": (
         tf32_off_around_op, lambda: setattr(torch.backends.cuda.matmul, "allow_tf32", True),
+        lambda: torch.backends.cuda.matmul.allow_tf32),
+    "allow_tf32 off in a @contextmanager around an op": (
+        tf32_off_context_manager, lambda: setattr(torch.backends.cuda.matmul, "allow_tf32", True),
         lambda: torch.backends.cuda.matmul.allow_tf32),
     "cudnn.benchmark = True before an op (starts False)": (
         benchmark_on_before_op, reset_benchmark, lambda: torch.backends.cudnn.benchmark),
