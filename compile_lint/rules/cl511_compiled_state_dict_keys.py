@@ -153,6 +153,13 @@ class CompiledStateDictKeys(Rule):
             at=[(3, 33)], note="EMA keyed by the wrapper's names",
         ),
         Case(
+            "import torch\ndef maybe_compile(module):\n    return torch.compile(module, mode='max-autotune')\n"
+            "unet = maybe_compile(UNet())\nsd = unet.state_dict()\n",
+            fixed="import torch\ndef maybe_compile(module):\n    return torch.compile(module, mode='max-autotune')\n"
+            "unet = maybe_compile(UNet())\nsd = getattr(unet, \"_orig_mod\", unet).state_dict()\n",
+            at=[(5, 6)], note="a project wrapper that returns torch.compile(...)",
+        ),
+        Case(
             "import torch\ndef save_checkpoint(model, path):\n    torch.save(model.state_dict(), path)\n",
             files={"train.py": "import torch\nfrom utils import save_checkpoint\nmodel = torch.compile(Net())\nsave_checkpoint(model, 'c.pt')\n"},
             path="utils.py",
