@@ -2,10 +2,12 @@
 
 Run: python scripts/measure/tensor_assert_compiled.py   (torch 2.13 CPU)
 Each function asserts something false about its input (all ones): a tensor condition
-(`assert (x < 0).all()`, with and without a message, `assert torch.all(x < 0)`), a
+(`assert (x < 0).all()`, with and without a message, `assert torch.all(x < 0)`,
+`assert bool(...)` of one), a
 Python condition on a shape (`assert x.shape[0] > 4`) and `torch._assert(...)`. Run
 eagerly, then compiled with backends eager, aot_eager and inductor (fresh compile per
-case). Reported: the exception type and message, or "no error" (the assert vanished).
+case). Reported: the exception type and message, or "no error" (the assert vanished),
+with the graphs compiled and graph breaks counted (one graph: no break).
 `except AssertionError` handlers only see AssertionError.
 """
 import warnings
@@ -33,6 +35,11 @@ def torch_all(x):
     return x + 1
 
 
+def bool_of_tensor(x):
+    assert bool((x < 0).all()), "x must be negative"
+    return x + 1
+
+
 def shape_check(x):
     assert x.shape[0] > 4, "batch too small"
     return x + 1
@@ -47,6 +54,7 @@ CASES = {
     "assert (x < 0).all()": tensor_all,
     "assert (x < 0).all(), msg": tensor_all_message,
     "assert torch.all(x < 0), msg": torch_all,
+    "assert bool(tensor), msg": bool_of_tensor,
     "assert x.shape[0] > 4, msg": shape_check,
     "torch._assert(tensor, msg)": torch_assert,
 }
