@@ -43,6 +43,16 @@ def test_append_keyword_keeps_layout(before, after):
             "mode='max-autotune-no-cudagraphs'",
         ),
         (
+            "codemods.unwrap_compiled_module", "UnwrapCompiledModule",
+            "import torch\nmodel = torch.compile(Net())\ntorch.save(model.state_dict(), 'm.pt')\n",
+            "torch.save(getattr(model, \"_orig_mod\", model).state_dict(), 'm.pt')",
+        ),
+        (
+            "codemods.none_test", "NoneTest",
+            "import torch\nmodel = torch.compile(Net())\nif not model:\n    pass\n",
+            "if model is None:",
+        ),
+        (
             "codemods.clamp_branch_input", "ClampBranchInput",
             "import torch\n@torch.compile\ndef f(u):\n    return torch.where(u > 0.5, u.sqrt(), u)\n",
             "u.clamp(min=0.5).sqrt()",

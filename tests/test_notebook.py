@@ -25,7 +25,8 @@ def markdown(src):
 
 
 UP = 'def up(x, ref):\n    return F.interpolate(x, size=(int(ref.shape[2]), int(ref.shape[3])), mode="bilinear")'
-TRACE = "traced = torch.jit.trace(up, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 16, 16)))"
+# the trace deploys TorchScript on purpose: CL105 (deprecated API) is silenced for these tests
+TRACE = "traced = torch.jit.trace(up, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 16, 16)))  # noqa: CL105"
 PNG = {"data": {"image/png": "iVBORw0KGgoAAAANSUhEUg==", "text/plain": ["<Figure size 640x480 with 1 Axes>"]},
        "metadata": {"needs_background": "light"}, "output_type": "display_data"}
 

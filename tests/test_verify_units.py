@@ -118,6 +118,18 @@ def test_targets_are_the_scopes_that_hold_findings():
     assert plan.notes == ["b.py: CL204 at module level: no function or class to run"]
 
 
+def test_findings_of_rules_verify_cannot_check_make_no_target():
+    # CL105 (a deprecated call) in an export function: running it would write files and
+    # compare nothing (Rule.verify_target)
+    plan = targets_from_findings([
+        _finding("CL105", "export.py", "export_for_mobile", None),
+        _finding("CL511", "train.py", "train", None),
+        _finding("CL101", "export.py", "up", "traced"),
+    ])
+    assert [(t.qualname, t.codes) for t in plan.targets] == [("up", ["CL101"])]
+    assert plan.notes == []
+
+
 def test_shards_split_targets_without_overlap():
     specs = [vconfig.TargetSpec(ref=f"m:T{i}", qualname=f"T{i}", module="m") for i in range(7)]
     parts = [shard(specs, parse_shard(f"{k}/3")) for k in (1, 2, 3)]

@@ -59,3 +59,38 @@ def calls_named(facts: ModuleFacts, name: str) -> Iterator[tuple[ModuleFacts, as
         other = facts.project.facts_for_path(facts, path)
         for call in other.calls_by_name(name) if other is not None else ():
             yield other, call
+
+
+def arguments_of(facts: ModuleFacts, func: ast.AST, param: str) -> Iterator[tuple[ModuleFacts, ast.expr]]:
+    """(caller's facts, argument) for each call in the project of the module-level def
+    `func` of this file that passes its parameter `param` (by position, without a `*`
+    before it, or by keyword): a bare call in this file, or a call of the name imported
+    from this file. Calls of other defs of the same name are left out."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or param is None:
+        return
+    params = [a.arg for a in func.args.posonlyargs + func.args.args]
+    index = params.index(param) if param in params else None
+    for other, call in calls_named(facts, func.name):
+        if not _calls_def_of(other, call, facts, func.name):
+            continue
+        positional = call.args[: index + 1] if index is not None else []
+        arg = None
+        if index is not None and len(positional) > index and not any(isinstance(a, ast.Starred) for a in positional):
+            arg = call.args[index]
+        arg = arg or next((k.value for k in call.keywords if k.arg == param), None)
+        if arg is not None:
+            yield other, arg
+
+
+def _calls_def_of(other: ModuleFacts, call: ast.Call, facts: ModuleFacts, name: str) -> bool:
+    """Whether `call` (in the file `other` reads) calls the module-level def `name` of
+    the file `facts` reads."""
+    from .project import path_for_module
+
+    if other is facts:
+        return isinstance(call.func, ast.Name) and call.func.id == name
+    dotted = other.resolve(call.func)
+    if not dotted or not dotted.endswith("." + name):
+        return False
+    path = path_for_module(other, dotted.rpartition(".")[0])
+    return path is not None and os.path.abspath(path) == os.path.abspath(facts.path)

@@ -96,7 +96,7 @@ def always_zero(facts, at, p) -> bool:
         return False
     if text.count(".") == 2 and text.endswith(".p"):
         modules = [value for _, value in class_attrs(facts, at).get(text.split(".")[1], ())]
-        return bool(modules) and all(_dropout_module_p(facts, value) in (0, 0.0) for value in modules)
+        return bool(modules) and all(dropout_module_p(facts, value) in (0, 0.0) for value in modules)
     if text.count(".") == 1:
         cls = next((a for a in facts.ancestors(at) if isinstance(a, ast.ClassDef)), None)
         values = [
@@ -107,7 +107,7 @@ def always_zero(facts, at, p) -> bool:
     return False
 
 
-def _dropout_module_p(facts, module: ast.Call) -> Optional[float]:
+def dropout_module_p(facts, module: ast.Call) -> Optional[float]:
     """The literal probability of `nn.Dropout(q)` (0.5 when not given); None when `q` is
     not a number or `module` is not a dropout layer."""
     dotted = facts.resolve(module.func) or ""

@@ -61,6 +61,10 @@ class Rule:
     needs: ClassVar[tuple[type[Fact], ...]] = ()
     # False: `ALL` (the default selection) leaves the rule out; select it by code or prefix.
     default_selected: ClassVar[bool] = True
+    # False: `compile-lint verify` does not run the function or class holding a finding
+    # (a deprecated call, checkpoint keys, a hook: comparing eager with compiled output
+    # of that function shows nothing, and running it may train, save or export).
+    verify_target: ClassVar[bool] = True
     valid: ClassVar[list[Case]] = []
     invalid: ClassVar[list[Case]] = []
 

@@ -31,6 +31,8 @@ def targets_from_findings(findings: Iterable) -> TargetPlan:
     module_level: dict[str, set] = {}
     notebooks: dict[str, set] = {}
     for finding in findings:
+        if not _runs(finding.code):
+            continue  # the rule's findings are nothing verify can check by running them
         path = os.path.abspath(finding.path)
         if path.endswith(".ipynb"):  # not importable: nothing verify can load
             notebooks.setdefault(path, set()).add(finding.code)
@@ -55,6 +57,16 @@ def targets_from_findings(findings: Iterable) -> TargetPlan:
     for spec in grouped.values():
         spec.codes.sort()
     return TargetPlan(sorted(grouped.values(), key=lambda s: s.ref), notes)
+
+
+def _runs(code: str) -> bool:
+    """Whether a finding of rule `code` makes its function a target (Rule.verify_target)."""
+    from compile_lint.rules import get_rule
+
+    try:
+        return get_rule(code).verify_target
+    except KeyError:
+        return True
 
 
 def lint(paths: list[str]) -> list:

@@ -1,0 +1,232 @@
+from __future__ import annotations
+
+import ast
+
+from ..analysis.compiled_values import chain_text
+from ..analysis.compiled_wrappers import HOLDER, OWNER, WRAPPER, CompiledWrappersFact, compiled_wrappers
+from ..model import Related
+from .base import Case, Rule
+
+METHODS = ("state_dict", "load_state_dict")
+
+
+class CompiledStateDictKeys(Rule):
+    """
+    ## What it does
+    Finds `state_dict()` and `load_state_dict(...)` called on a value that may hold
+    the wrapper `torch.compile(model)` returns: a name or attribute bound to it (in
+    one branch of an `if` too), an alias or pick of it (`raw = model.module if ddp
+    else model`), `DistributedDataParallel` / `DataParallel` of it, a parameter of a
+    project function whose callers pass it (other files too), and an `nn.Module` of
+    the project that keeps one as a submodule (`self.net = torch.compile(Net())`),
+    saved whole (`owner.state_dict()`, `self.state_dict()`). Code that unwraps the
+    wrapper on the way (`m._orig_mod`, `getattr(m, "_orig_mod", m)`) is left alone,
+    as is `model.compile()`, which compiles in place.
+
+    ## Why is this bad?
+    `torch.compile(model)` returns a new module that holds `model` as `_orig_mod`, so
+    its keys are `_orig_mod.proj.weight`, ... Measured on torch 2.13 CPU
+    (`scripts/measure/orig_mod_checkpoint_keys.py`, output in
+    `scripts/measure/out/orig_mod_checkpoint_keys.txt`): a checkpoint saved from the
+    wrapper does not load into the plain model ("Missing key(s) in state_dict:
+    "proj.weight" ... Unexpected key(s) in state_dict: "_orig_mod.proj.weight""), and
+    with `strict=False` it loads nothing, silently (the weights stay as initialised);
+    the wrapper refuses a plain checkpoint the same way; EMA code that matches a
+    plain copy's keys against the wrapper's finds 0 of 2; a module holding
+    `self.net = torch.compile(Net())` saves `net._orig_mod.*`, `DDP(wrapper)` saves
+    `module._orig_mod.*`. `net.compile()` in place and `m._orig_mod.state_dict()`
+    save the plain keys. torch 2.14.1 and 2.15.0 add no state_dict hook to
+    `OptimizedModule` and `nn.Module.load_state_dict` knows no prefix, so this holds
+    there too.
+
+    On real code (`bench/judged/`: corpus L, 14 packages, and the 24 apps, each run
+    alone): 4 findings, 4 true, all checkpoints written from the wrapper (nanoGPT
+    `train.py`, build-nanogpt `train_gpt2.py`, modded-nanogpt `train_gpt.py` and
+    `train_gpt_medium.py`); nanoGPT strips the prefix by hand when it loads. None in
+    corpus L. Not reported: LlamaGen, which saves `model.module._orig_mod` under the
+    same `if not args.no_compile:` as its compile; modded-nanogpt's warm-up snapshot,
+    restored into the wrapper it came from. Missed: BiRefNet saves
+    `trainer.model.state_dict()`, where the wrapper reaches `Trainer` through a
+    returned tuple.
+
+    ## Example
+    ```python
+    model = torch.compile(GPT(cfg))
+    torch.save({"model": model.state_dict()}, "ckpt.pt")   # keys: _orig_mod.*
+    ```
+
+    ## Use instead
+    ```python
+    model = torch.compile(GPT(cfg))
+    torch.save({"model": getattr(model, "_orig_mod", model).state_dict()}, "ckpt.pt")
+    ```
+    or compile in place (`model.compile()`), which keeps the keys. For a module that
+    keeps a compiled submodule, compile the submodule in place
+    (`self.net = Net(); self.net.compile()`).
+
+    ## Fix safety
+    Unsafe: `getattr(m, "_orig_mod", m).state_dict()` (or `.load_state_dict(...)`)
+    reads or loads the original module, with or without compilation on this run, so
+    the keys the code writes change: a loader that expects the `_orig_mod.` keys
+    (loading into a compiled model strictly) must change with it. No fix for a holder
+    (`DDP(wrapper)`) or an owner: the key layout there is the author's decision.
+
+    ## References
+    - `scripts/measure/orig_mod_checkpoint_keys.py`, `scripts/measure/out/orig_mod_checkpoint_keys.txt`
+    - `torch/_dynamo/eval_frame.py` (`OptimizedModule` registers `_orig_mod` as a submodule)
+    - pytorch#101107, pytorch#149894 (EMA and checkpoint keys of a compiled model)
+    - `docs/hazards-measured.md`; `bench/judged/` for the findings on real code
+    """
+
+    code = "CL511"
+    name = "compiled-state-dict-keys"
+    summary = "`state_dict()` of a `torch.compile` wrapper has `_orig_mod.` keys the plain model does not load"
+    fix_safety = "unsafe"
+    codemod = "codemods.unwrap_compiled_module:UnwrapCompiledModule"
+    requires = (b"state_dict",)
+    needs = (CompiledWrappersFact,)
+    verify_target = False  # nothing an eager-vs-compiled run of the function shows
+
+    valid = [
+        Case("import torch\nmodel = Net()\nmodel.compile()\ntorch.save(model.state_dict(), 'm.pt')\n", note="compiled in place: plain keys"),
+        Case("import torch\nm = torch.compile(Net())\ntorch.save(m._orig_mod.state_dict(), 'm.pt')\n", note="the original module"),
+        Case("import torch\nm = torch.compile(Net())\ntorch.save(getattr(m, '_orig_mod', m).state_dict(), 'm.pt')\n"),
+        Case(
+            "import torch\nm = torch.compile(Net())\nif hasattr(m, '_orig_mod'):\n    m = m._orig_mod\nsd = m.state_dict()\n",
+            note="unwrapped on one path: the code knows about the prefix",
+        ),
+        Case("import torch\nstep = torch.compile(train_step)\nsd = opt.state_dict()\n", note="a compiled function; another object's state"),
+        Case("import torch\nnet = Net()\nfast = torch.compile(net)\nsd = net.state_dict()\n", note="the plain module's keys"),
+        Case(
+            "import torch\nclass Owner(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.net = Net()\n        self.net.compile()\no = Owner()\nsd = o.state_dict()\n",
+            note="the owner compiles its submodule in place",
+        ),
+        Case("import torch\nm = torch.compile(model.forward)\nsd = model.state_dict()\n", note="a compiled method"),
+        Case(
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nmodel = Net()\n"
+            "if not args.no_compile:\n    model = torch.compile(model)\nmodel = DDP(model)\n"
+            "if not args.no_compile:\n    sd = model.module._orig_mod.state_dict()\nelse:\n    sd = model.module.state_dict()\n",
+            note="the other branch of the same test as the compile",
+        ),
+        Case(
+            "import copy, torch\nmodel = torch.compile(Net())\ninitial = dict(model=copy.deepcopy(model.state_dict()))\n"
+            "warm_up(model)\nmodel.load_state_dict(initial['model'])\n",
+            note="a snapshot restored into the wrapper it came from",
+        ),
+    ]
+    invalid = [
+        Case(
+            "import torch\nmodel = torch.compile(GPT(cfg))\ntorch.save({'model': model.state_dict()}, 'ckpt.pt')\n",
+            fixed="import torch\nmodel = torch.compile(GPT(cfg))\ntorch.save({'model': getattr(model, \"_orig_mod\", model).state_dict()}, 'ckpt.pt')\n",
+            at=[(3, 22)],
+        ),
+        Case(
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nmodel = GPT(cfg)\nif compile:\n"
+            "    model = torch.compile(model)\nif ddp:\n    model = DDP(model)\nraw_model = model.module if ddp else model\n"
+            "ckpt = {'model': raw_model.state_dict()}\n",
+            fixed="import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nmodel = GPT(cfg)\nif compile:\n"
+            "    model = torch.compile(model)\nif ddp:\n    model = DDP(model)\nraw_model = model.module if ddp else model\n"
+            "ckpt = {'model': getattr(raw_model, \"_orig_mod\", raw_model).state_dict()}\n",
+            at=[(9, 18)], note="compiled in one branch, then unwrapped from DDP in a pick",
+        ),
+        Case(
+            "import torch\nclass Trainer:\n    def __init__(self, net):\n        self.model = torch.compile(net)\n"
+            "    def save(self, path):\n        torch.save(self.model.state_dict(), path)\n",
+            fixed="import torch\nclass Trainer:\n    def __init__(self, net):\n        self.model = torch.compile(net)\n"
+            "    def save(self, path):\n        torch.save(getattr(self.model, \"_orig_mod\", self.model).state_dict(), path)\n",
+            at=[(6, 20)], note="an attribute bound in another method",
+        ),
+        Case(
+            "import torch\nclass Owner(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.net = torch.compile(Net())\n    def forward(self, x):\n        return self.net(x)\n"
+            "owner = Owner()\ntorch.save(owner.state_dict(), 'o.pt')\n",
+            at=[(9, 12)], note="an owner saved whole: net._orig_mod.* keys; no fix",
+        ),
+        Case(
+            "import torch\nmodel = torch.compile(Net())\nmodel.load_state_dict(torch.load('pretrained.pt'))\n",
+            fixed="import torch\nmodel = torch.compile(Net())\ngetattr(model, \"_orig_mod\", model).load_state_dict(torch.load('pretrained.pt'))\n",
+            at=[(3, 1)], note="loading a plain checkpoint into the wrapper",
+        ),
+        Case(
+            "import torch\nmodel = torch.compile(Net())\nema = {k: v.clone() for k, v in model.state_dict().items()}\n",
+            fixed="import torch\nmodel = torch.compile(Net())\nema = {k: v.clone() for k, v in getattr(model, \"_orig_mod\", model).state_dict().items()}\n",
+            at=[(3, 33)], note="EMA keyed by the wrapper's names",
+        ),
+        Case(
+            "import torch\ndef maybe_compile(module):\n    return torch.compile(module, mode='max-autotune')\n"
+            "unet = maybe_compile(UNet())\nsd = unet.state_dict()\n",
+            fixed="import torch\ndef maybe_compile(module):\n    return torch.compile(module, mode='max-autotune')\n"
+            "unet = maybe_compile(UNet())\nsd = getattr(unet, \"_orig_mod\", unet).state_dict()\n",
+            at=[(5, 6)], note="a project wrapper that returns torch.compile(...)",
+        ),
+        Case(
+            "import torch\ndef save_checkpoint(model, path):\n    torch.save(model.state_dict(), path)\n",
+            files={"train.py": "import torch\nfrom utils import save_checkpoint\nmodel = torch.compile(Net())\nsave_checkpoint(model, 'c.pt')\n"},
+            path="utils.py",
+            fixed="import torch\ndef save_checkpoint(model, path):\n    torch.save(getattr(model, \"_orig_mod\", model).state_dict(), path)\n",
+            at=[(3, 16)], note="a parameter: the caller in another file passes the wrapper",
+        ),
+    ]
+
+    def check(self, facts):
+        wrappers = None
+        calls = [c for c in facts.nodes(ast.Call) if isinstance(c.func, ast.Attribute) and c.func.attr in METHODS]
+        restored = _round_trips(facts, calls)
+        for call in calls:
+            func = call.func
+            if id(call) in restored:
+                continue
+            if wrappers is None:
+                wrappers = compiled_wrappers(facts)
+            held = wrappers.holding(func.value)
+            if held is None:
+                continue
+            receiver = facts.text(func.value)
+            loading = func.attr == "load_state_dict"
+            if held.kind == OWNER:
+                what = f"holds a `torch.compile`d submodule (`{held.prefix[:-len('._orig_mod.')]}`)"
+            elif held.kind == HOLDER:
+                what = "wraps a `torch.compile` wrapper"
+            else:
+                what = "may hold a `torch.compile` wrapper"
+            keys = f"`{held.prefix}`"
+            message = (f"`{receiver}` {what}: `load_state_dict` expects {keys}-prefixed keys, which a plain checkpoint lacks"
+                       if loading else f"`{receiver}` {what}: its `state_dict()` keys start with {keys}, which the plain model does not load")
+            fixable = held.kind == WRAPPER and chain_text(func.value) is not None
+            yield self.finding(
+                facts, call, message,
+                fix=f"{'load into' if loading else 'save'} the original module: `getattr({receiver}, \"_orig_mod\", {receiver})`" if fixable else None,
+                unsafe=True, data={"method": func.attr},
+                related=[Related(held.call.path, held.call.row, held.call.node.col_offset + 1, "compiled here")],
+            )
+
+
+def _round_trips(facts, calls) -> set:
+    """ids of `m.load_state_dict(snapshot)` calls whose argument comes from a variable
+    bound, in the same scope, to an expression that reads `m.state_dict()` with the same
+    receiver, and of those reads: a snapshot restored into the module it came from has
+    the same keys (`initial = copy.deepcopy(model.state_dict())` ... warm up ...
+    `model.load_state_dict(initial)`)."""
+    out: set = set()
+    for call in calls:
+        if call.func.attr != "load_state_dict" or not call.args:
+            continue
+        receiver = facts.text(call.func.value)
+        root = call.args[0]
+        while isinstance(root, (ast.Subscript, ast.Attribute)):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            continue
+        scope = facts.enclosing_function(call) or facts.tree
+        reads = [
+            node for stmt in ast.walk(scope) if isinstance(stmt, ast.Assign) and facts.enclosing_function(stmt) is facts.enclosing_function(call)
+            and any(isinstance(t, ast.Name) and t.id == root.id for t in stmt.targets)
+            for node in ast.walk(stmt.value)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "state_dict"
+            and facts.text(node.func.value) == receiver
+        ]
+        if reads:
+            out.add(id(call))
+            out.update(id(node) for node in reads)
+    return out
