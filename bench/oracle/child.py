@@ -204,8 +204,11 @@ def run_entry(entry, builder, source_roots: list[str]) -> dict:
         obj = type(target)
         result["target"] = {"kind": "class", "file": _file_of(obj), "qualname": obj.__qualname__, "module": obj.__module__}
     else:
-        result["target"] = {"kind": "function", "file": os.path.realpath(target.__code__.co_filename),
-                            "qualname": target.__qualname__, "module": target.__module__}
+        import inspect
+
+        func = inspect.unwrap(getattr(target, "__func__", target))
+        result["target"] = {"kind": "function", "file": os.path.realpath(func.__code__.co_filename),
+                            "qualname": func.__qualname__, "module": func.__module__}
     result["build_s"] = round(time.perf_counter() - t0, 2)
 
     grad = torch.enable_grad() if entry.mode == "train" else torch.no_grad()

@@ -40,10 +40,10 @@ def safe_name(name: str) -> str:
 
 
 class Runner:
-    def __init__(self, models: catalog.Models, models_path: str, venv: str, out: str, timeout: float):
+    def __init__(self, models: catalog.Models, models_path: str, python: str, out: str, timeout: float):
         self.models = models
         self.models_path = models_path
-        self.python = os.path.join(venv, "bin", "python")
+        self.python = python
         self.out = out
         self.timeout = timeout
         self.live: dict[int, subprocess.Popen] = {}
@@ -158,6 +158,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Run the oracle bench (see the module docstring).")
     parser.add_argument("--venv", required=True, help="the models' venv (see bench/oracle/README.md)")
     parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--python", help="the interpreter that runs the models (default: VENV/bin/python)")
     parser.add_argument("--models", default=DEFAULT_MODELS, help="models file (default: bench/oracle/models.py)")
     parser.add_argument("--apps", default=None, help=f"development apps folder (default: $ORACLE_APPS or {catalog.DEFAULT_APPS})")
     parser.add_argument("--only", action="append", default=[], help="entry name or glob (repeatable)")
@@ -168,8 +169,9 @@ def main(argv=None) -> int:
     ns = parser.parse_args(argv)
 
     venv = os.path.abspath(ns.venv)
-    if not os.path.exists(os.path.join(venv, "bin", "python")):
-        parser.error(f"{ns.venv}: no bin/python (the models' venv, see bench/oracle/README.md)")
+    python = ns.python or os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        parser.error(f"{python}: not found (the models' venv, see bench/oracle/README.md)")
     models_path = os.path.abspath(ns.models)
     try:
         models = catalog.load_models(models_path, venv=venv, apps=ns.apps)
@@ -186,7 +188,7 @@ def main(argv=None) -> int:
         return 2
 
     out = os.path.abspath(ns.out)
-    runner = Runner(models, models_path, venv, out, ns.timeout)
+    runner = Runner(models, models_path, python, out, ns.timeout)
     signal.signal(signal.SIGTERM, lambda *a: (runner.stop(), _exit_soon(143)))
     todo = [e for e in entries if not (ns.resume and os.path.exists(runner.result_path(e)))]
     results: dict[str, dict] = {}
