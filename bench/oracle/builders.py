@@ -55,19 +55,43 @@ def value(spec):
     return spec
 
 
-def module(target: str, init=None, args=(), kwargs=None, method: str = "", setup=None):
+def module(target: str, init=None, args=(), kwargs=None, method: str = "", setup=None, random_weights=False):
     """Any class by import path (`pkg.mod:Class`), built with `init` (dict of specs),
     called with `args`/`kwargs` specs. `method` calls a bound method instead of
     `__call__` (the module is still what is declared compiled). `setup` is a list of
-    [method, kwargs] called once after building (gpt-fast's setup_caches)."""
+    [method, kwargs] called once after building (gpt-fast's setup_caches).
+    `random_weights`: a constructor that loads a checkpoint (a URL, a file) gets an empty
+    state dict and its `load_state_dict` does nothing, while it is built (no network)."""
     import torch
 
     torch.manual_seed(0)
-    m = _obj(target)(**value(init or {}))
+    cls = _obj(target)
+    if random_weights:
+        with _no_checkpoints(torch):
+            m = cls(**value(init or {}))
+    else:
+        m = cls(**value(init or {}))
     for name, kw in setup or ():
         getattr(m, name)(**value(kw))
     fn = getattr(m, method) if method else m
     return fn, tuple(value(list(args))), value(kwargs or {})
+
+
+class _no_checkpoints:
+    def __init__(self, torch):
+        self.torch = torch
+
+    def __enter__(self):
+        torch = self.torch
+        self.saved = (torch.hub.load_state_dict_from_url, torch.load, torch.nn.Module.load_state_dict)
+        torch.hub.load_state_dict_from_url = lambda *a, **k: {}
+        torch.load = lambda *a, **k: {}
+        torch.nn.Module.load_state_dict = lambda self, *a, **k: None
+        return self
+
+    def __exit__(self, *exc):
+        torch = self.torch
+        torch.hub.load_state_dict_from_url, torch.load, torch.nn.Module.load_state_dict = self.saved
 
 
 def function(target: str, args=(), kwargs=None):

@@ -279,6 +279,9 @@ def main(argv=None) -> int:
     parser.add_argument("--out", required=True)
     ns = parser.parse_args(argv)
     _die_with_parent()
+    # this script's folder (sys.path[0]) holds models.py, builders.py...: an app's own
+    # `models` package (a namespace folder) must not resolve to them
+    sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != HERE]
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     catalog = _load(os.path.join(HERE, "catalog.py"), "oracle_catalog")
     models = catalog.load_models(ns.models)

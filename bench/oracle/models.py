@@ -24,9 +24,10 @@ SOURCES = [
 ]
 
 
-def _app_source(name, *path):
-    SOURCES.append(Source("app:" + name, "{apps}/" + name, (), path=tuple("{apps}/" + name + ("/" + p if p else "") for p in path or ("",)),
-                          version="app " + name))
+def _app_source(name, sub=""):
+    """An app of /work/apps, linted and imported from its folder (or `sub` inside it)."""
+    base = "{apps}/" + name + ("/" + sub if sub else "")
+    SOURCES.append(Source("app:" + name, base, (), path=(base,), version="app " + name))
 
 
 ENTRIES: list = []
@@ -313,6 +314,160 @@ _app_source("FoundationVision__VAR")
 ENTRIES.append(Entry("app/VAR-VQVAE", "app:FoundationVision__VAR", AM,
                      {"target": "models.vqvae:VQVAE", "init": {"vocab_size": 64, "z_channels": 8, "ch": 32, "v_patch_nums": [1, 2, 4], "test_mode": False},
                       "args": [["randn", [1, 3, 64, 64]]]}))
+
+
+# -- more kornia: functions and modules with data-dependent code ----------------------------
+R = ["rand", [1, 3, 32, 32]]
+G = ["rand", [1, 1, 32, 32]]
+PTS = ["rand", [1, 8, 2]]
+DESC = ["randn", [8, 16]]
+DESC2 = ["randn", [10, 16]]
+KORNIA_MORE = [
+    ("filter2d", KF, {"target": "kornia.filters:filter2d", "args": [IMG, ["ones", [1, 3, 3]]]}),
+    ("spatial_gradient", KF, {"target": "kornia.filters:spatial_gradient", "args": [IMG]}),
+    ("joint_bilateral_blur", KF, {"target": "kornia.filters:joint_bilateral_blur", "args": [R, R, 3, 0.1, [1.5, 1.5]]}),
+    ("guided_blur", KF, {"target": "kornia.filters:guided_blur", "args": [R, R, 3, 0.01]}),
+    ("InRange", KM, {"target": "kornia.filters:InRange", "init": {"lower": [0.2, 0.2, 0.2], "upper": [0.8, 0.8, 0.8], "return_mask": True}, "args": [R]}),
+    ("BlurPool2D", KM, {"target": "kornia.filters:BlurPool2D", "init": {"kernel_size": 3}, "args": [IMG]}),
+    ("MaxBlurPool2D", KM, {"target": "kornia.filters:MaxBlurPool2D", "init": {"kernel_size": 3}, "args": [IMG]}),
+    ("solarize", KF, {"target": "kornia.enhance:solarize", "args": [R, 0.5]}),
+    ("posterize", KF, {"target": "kornia.enhance:posterize", "args": [R, 3]}),
+    ("sharpness", KF, {"target": "kornia.enhance:sharpness", "args": [R, 0.5]}),
+    ("invert", KF, {"target": "kornia.enhance:invert", "args": [R]}),
+    ("adjust_log", KF, {"target": "kornia.enhance:adjust_log", "args": [R]}),
+    ("adjust_sigmoid", KF, {"target": "kornia.enhance:adjust_sigmoid", "args": [R]}),
+    ("histogram", KF, {"target": "kornia.enhance:histogram", "args": [["rand", [1, 64]], ["new", "torch:linspace", {"start": 0, "end": 1, "steps": 16}], ["new", "torch:tensor", {"data": 0.9}]]}),
+    ("image_histogram2d", KF, {"target": "kornia.enhance:image_histogram2d", "args": [R], "kwargs": {"min": 0.0, "max": 1.0, "n_bins": 16}}),
+    ("equalize3d", KF, {"target": "kornia.enhance:equalize3d", "args": [["rand", [1, 3, 4, 16, 16]]]}),
+    ("add_weighted", KF, {"target": "kornia.enhance:add_weighted", "args": [R, 0.5, R, 0.5, 0.1]}),
+    ("ZCAWhitening", KM, {"target": "kornia.enhance:ZCAWhitening", "args": [["rand", [8, 3, 4, 4]], True]}),
+    ("rgb_to_grayscale", KF, {"target": "kornia.color:rgb_to_grayscale", "args": [R]}),
+    ("rgb_to_hls", KF, {"target": "kornia.color:rgb_to_hls", "args": [R]}),
+    ("Sepia", KM, {"target": "kornia.color:Sepia", "args": [R]}),
+    ("find_homography_dlt", KF, {"target": "kornia.geometry.homography:find_homography_dlt", "args": [PTS, PTS]}),
+    ("build_pyramid", KF, {"target": "kornia.geometry.transform:build_pyramid", "args": [IMG, 3]}),
+    ("crop_and_resize", KF, {"target": "kornia.geometry.transform:crop_and_resize", "args": [IMG, ["new", "torch:tensor", {"data": [[[4.0, 4.0], [20.0, 4.0], [20.0, 20.0], [4.0, 20.0]]]}], [8, 8]]}),
+    ("elastic_transform2d", KF, {"target": "kornia.geometry.transform:elastic_transform2d", "args": [IMG, ["rand", [1, 2, 64, 64]]], "kwargs": {"kernel_size": [7, 7], "sigma": [4.0, 4.0]}}),
+    ("remap", KF, {"target": "kornia.geometry.transform:remap", "args": [R, ["rand", [1, 32, 32]], ["rand", [1, 32, 32]]]}),
+    ("depth_to_3d", KF, {"target": "kornia.geometry.depth:depth_to_3d", "args": [["rand", [1, 1, 16, 16]], ["new", "torch:eye", {"n": 3}]]}),
+    ("RANSAC", KM, {"target": "kornia.geometry.ransac:RANSAC", "init": {"model_type": "homography", "max_iter": 3, "batch_size": 4}, "args": [["rand", [16, 2]], ["rand", [16, 2]]]}),
+    ("ConvQuadInterp3d", KM, {"target": "kornia.geometry.subpix:ConvQuadInterp3d", "args": [["rand", [1, 1, 3, 16, 16]]]}),
+    ("conv_soft_argmax2d", KF, {"target": "kornia.geometry.subpix:conv_soft_argmax2d", "args": [G]}),
+    ("laf_from_center_scale_ori", KF, {"target": "kornia.feature:laf_from_center_scale_ori", "args": [["rand", [1, 4, 2]], ["ones", [1, 4, 1, 1]], ["zeros", [1, 4, 1]]]}),
+    ("MKDDescriptor", KM, {"target": "kornia.feature:MKDDescriptor", "init": {"patch_size": 32, "whitening": None}, "args": [["rand", [2, 1, 32, 32]]]}),
+    ("TFeat", KM, {"target": "kornia.feature:TFeat", "init": {"pretrained": False}, "args": [["rand", [2, 1, 32, 32]]]}),
+    ("SOSNet", KM, {"target": "kornia.feature:SOSNet", "init": {"pretrained": False}, "args": [["rand", [2, 1, 32, 32]]]}),
+    ("HyNet", KM, {"target": "kornia.feature:HyNet", "init": {"pretrained": False}, "args": [["rand", [2, 1, 32, 32]]]}),
+    ("LAFOrienter", KM, {"target": "kornia.feature:LAFOrienter", "args": [["new", "kornia.feature:laf_from_center_scale_ori", {"xy": ["rand", [1, 4, 2]], "scale": ["ones", [1, 4, 1, 1]]}], G]}),
+    ("match_nn", KF, {"target": "kornia.feature:match_nn", "args": [DESC, DESC2]}),
+    ("match_mnn", KF, {"target": "kornia.feature:match_mnn", "args": [DESC, DESC2]}),
+    ("match_snn", KF, {"target": "kornia.feature:match_snn", "args": [DESC, DESC2]}),
+    ("match_smnn", KF, {"target": "kornia.feature:match_smnn", "args": [DESC, DESC2]}),
+    ("DescriptorMatcher", KM, {"target": "kornia.feature:DescriptorMatcher", "init": {"match_mode": "snn"}, "args": [DESC, DESC2]}),
+    ("ScaleSpaceDetector", KM, {"target": "kornia.feature:ScaleSpaceDetector", "init": {"num_features": 16}, "args": [["rand", [1, 1, 64, 64]]]}),
+    ("BlobDoG", KM, {"target": "kornia.feature:BlobDoG", "args": [["rand", [1, 1, 3, 16, 16]]]}),
+    ("CornerGFTT", KM, {"target": "kornia.feature:CornerGFTT", "args": [G]}),
+    ("RandomResizedCrop", KM, {"target": "kornia.augmentation:RandomResizedCrop", "init": {"size": [16, 16]}, "args": [IMG]}),
+    ("RandomCrop", KM, {"target": "kornia.augmentation:RandomCrop", "init": {"size": [16, 16]}, "args": [IMG]}),
+    ("RandomRotation", KM, {"target": "kornia.augmentation:RandomRotation", "init": {"degrees": 30.0, "p": 1.0}, "args": [IMG]}),
+    ("RandomGaussianNoise", KM, {"target": "kornia.augmentation:RandomGaussianNoise", "init": {"p": 1.0}, "args": [IMG]}),
+    ("RandomErasing", KM, {"target": "kornia.augmentation:RandomErasing", "init": {"p": 1.0}, "args": [IMG]}),
+    ("RandomPerspective", KM, {"target": "kornia.augmentation:RandomPerspective", "init": {"p": 1.0}, "args": [IMG]}),
+    ("RandomSolarize", KM, {"target": "kornia.augmentation:RandomSolarize", "init": {"p": 1.0}, "args": [R]}),
+    ("RandomPosterize", KM, {"target": "kornia.augmentation:RandomPosterize", "init": {"p": 1.0}, "args": [R]}),
+    ("RandomEqualize", KM, {"target": "kornia.augmentation:RandomEqualize", "init": {"p": 1.0}, "args": [R]}),
+    ("RandomGrayscale", KM, {"target": "kornia.augmentation:RandomGrayscale", "init": {"p": 1.0}, "args": [R]}),
+    ("RandomThinPlateSpline", KM, {"target": "kornia.augmentation:RandomThinPlateSpline", "init": {"p": 1.0}, "args": [R]}),
+    ("RandomMotionBlur", KM, {"target": "kornia.augmentation:RandomMotionBlur", "init": {"kernel_size": 3, "angle": 35.0, "direction": 0.5, "p": 1.0}, "args": [R]}),
+    ("RandomGaussianBlur", KM, {"target": "kornia.augmentation:RandomGaussianBlur", "init": {"kernel_size": [3, 3], "sigma": [0.1, 2.0], "p": 1.0}, "args": [R]}),
+    ("RandomSharpness", KM, {"target": "kornia.augmentation:RandomSharpness", "init": {"p": 1.0}, "args": [R]}),
+    ("CenterCrop", KM, {"target": "kornia.augmentation:CenterCrop", "init": {"size": [16, 16]}, "args": [IMG]}),
+    ("PadTo", KM, {"target": "kornia.augmentation:PadTo", "init": {"size": [80, 80]}, "args": [IMG]}),
+    ("RandomPlanckianJitter", KM, {"target": "kornia.augmentation:RandomPlanckianJitter", "init": {"p": 1.0}, "args": [R]}),
+    ("AugmentationSequential", KM, {"target": "kornia.augmentation:AugmentationSequential", "init": {}, "args": [R]}),
+    ("RandomMixUpV2", KM, {"target": "kornia.augmentation:RandomMixUpV2", "args": [["rand", [2, 3, 16, 16]], ["new", "torch:tensor", {"data": [0, 1]}]]}),
+    ("RandomCutMixV2", KM, {"target": "kornia.augmentation:RandomCutMixV2", "args": [["rand", [2, 3, 16, 16]], ["new", "torch:tensor", {"data": [0, 1]}]]}),
+    ("RandomElasticTransform", KM, {"target": "kornia.augmentation:RandomElasticTransform", "init": {"p": 1.0}, "args": [R]}),
+    ("RandomChannelShuffle", KM, {"target": "kornia.augmentation:RandomChannelShuffle", "init": {"p": 1.0}, "args": [R]}),
+    ("RandomJPEG", KM, {"target": "kornia.augmentation:RandomJPEG", "init": {"p": 1.0}, "args": [["rand", [1, 3, 32, 32]]]}),
+    ("RandomMosaic", KM, {"target": "kornia.augmentation:RandomMosaic", "init": {"output_size": [32, 32], "p": 1.0}, "args": [["rand", [2, 3, 32, 32]]]}),
+    ("FocalLoss", KM, {"target": "kornia.losses:FocalLoss", "init": {"alpha": 0.5}, "args": [["randn", [1, 3, 8, 8]], ["randint", 3, [1, 8, 8]]]}),
+    ("DiceLoss", KM, {"target": "kornia.losses:DiceLoss", "args": [["randn", [1, 3, 8, 8]], ["randint", 3, [1, 8, 8]]]}),
+    ("TverskyLoss", KM, {"target": "kornia.losses:TverskyLoss", "init": {"alpha": 0.5, "beta": 0.5}, "args": [["randn", [1, 3, 8, 8]], ["randint", 3, [1, 8, 8]]]}),
+    ("HausdorffERLoss", KM, {"target": "kornia.losses:HausdorffERLoss", "args": [["randn", [1, 3, 8, 8]], ["randint", 3, [1, 1, 8, 8]]]}),
+    ("MS_SSIMLoss", KM, {"target": "kornia.losses:MS_SSIMLoss", "args": [R, R]}),
+    ("LovaszHingeLoss", KM, {"target": "kornia.losses:LovaszHingeLoss", "args": [["randn", [1, 1, 8, 8]], ["randint", 2, [1, 8, 8]]]}),
+    ("LovaszSoftmaxLoss", KM, {"target": "kornia.losses:LovaszSoftmaxLoss", "args": [["randn", [1, 3, 8, 8]], ["randint", 3, [1, 8, 8]]]}),
+    ("mean_iou", KF, {"target": "kornia.metrics:mean_iou", "args": [["randint", 3, [1, 16]], ["randint", 3, [1, 16]], 3]}),
+    ("confusion_matrix", KF, {"target": "kornia.metrics:confusion_matrix", "args": [["randint", 3, [1, 16]], ["randint", 3, [1, 16]], 3]}),
+    ("accuracy", KF, {"target": "kornia.metrics:accuracy", "args": [["randn", [4, 5]], ["randint", 5, [4]]]}),
+    ("closing", KF, {"target": "kornia.morphology:closing", "args": [IMG, ["ones", [3, 3]]]}),
+    ("top_hat", KF, {"target": "kornia.morphology:top_hat", "args": [IMG, ["ones", [3, 3]]]}),
+    ("connected_components", KF, {"target": "kornia.contrib:connected_components", "args": [["rand", [1, 1, 16, 16]]], "kwargs": {"num_iterations": 10}}),
+    ("distance_transform", KF, {"target": "kornia.contrib:distance_transform", "args": [["rand", [1, 1, 16, 16]]]}),
+    ("CombineTensorPatches", KM, {"target": "kornia.contrib:CombineTensorPatches", "init": {"original_size": [16, 16], "window_size": 8}, "args": [["rand", [1, 4, 3, 8, 8]]]}),
+    ("draw_line", KF, {"target": "kornia.utils:draw_line", "args": [["zeros", [3, 16, 16]], ["new", "torch:tensor", {"data": [1, 1]}], ["new", "torch:tensor", {"data": [10, 12]}], ["new", "torch:tensor", {"data": [1.0, 1.0, 1.0]}]]}),
+    ("draw_point2d", KF, {"target": "kornia.utils:draw_point2d", "args": [["zeros", [3, 16, 16]], ["new", "torch:tensor", {"data": [[1, 1], [4, 5]]}], ["new", "torch:tensor", {"data": [1.0, 1.0, 1.0]}]]}),
+]
+for name, build, args in KORNIA_MORE:
+    ENTRIES.append(Entry("kornia/" + name, "kornia", build, args))
+
+
+# -- more transformers, both releases ------------------------------------------------------
+HF_MORE = [
+    ("convbert", "ConvBertConfig", "ConvBertModel", TOK_MASK, {"embedding_size": 32}),
+    ("roformer", "RoFormerConfig", "RoFormerModel", TOK_MASK, {"embedding_size": 32}),
+    ("mpnet", "MPNetConfig", "MPNetModel", TOK_MASK, {}),
+    ("xlm", "XLMConfig", "XLMModel", TOK_MASK, {"emb_dim": 32, "n_layers": 2, "n_heads": 4}),
+    ("openai_gpt", "OpenAIGPTConfig", "OpenAIGPTModel", TOK, {"n_embd": 32, "n_layer": 2, "n_head": 4}),
+    ("esm", "EsmConfig", "EsmModel", TOK_MASK, {"pad_token_id": 1}),
+    ("canine", "CanineConfig", "CanineModel", {"input_ids": ["randint", 128, [1, 16]]}, {"downsampling_rate": 2, "num_hash_buckets": 64, "num_hash_functions": 2}),
+    ("layoutlm", "LayoutLMConfig", "LayoutLMModel", TOK_MASK, {}),
+    ("led", "LEDConfig", "LEDModel", SEQ2SEQ, {"d_model": 32, "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64, "attention_window": 4, "max_encoder_position_embeddings": 64, "max_decoder_position_embeddings": 64}),
+    ("prophetnet", "ProphetNetConfig", "ProphetNetModel", SEQ2SEQ, {"num_encoder_layers": 1, "num_decoder_layers": 1, "num_encoder_attention_heads": 4, "num_decoder_attention_heads": 4, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64, "ngram": 2}),
+    ("fsmt", "FSMTConfig", "FSMTModel", SEQ2SEQ, {"langs": ["en", "de"], "src_vocab_size": 128, "tgt_vocab_size": 128, "d_model": 32, "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64}),
+    ("nystromformer", "NystromformerConfig", "NystromformerModel", TOK_MASK, {"num_landmarks": 4, "segment_means_seq_len": 16}),
+    ("swinv2", "Swinv2Config", "Swinv2Model", PIX, {"image_size": 32, "patch_size": 4, "embed_dim": 16, "depths": [1, 1], "num_heads": [2, 2], "window_size": 4}),
+    ("videomae", "VideoMAEConfig", "VideoMAEModel", {"pixel_values": ["randn", [1, 4, 3, 32, 32]]}, {"image_size": 32, "patch_size": 8, "num_frames": 4, "tubelet_size": 2}),
+    ("wavlm", "WavLMConfig", "WavLMModel", {"input_values": ["randn", [1, 1600]]}, {"conv_dim": [16, 16], "conv_stride": [5, 4], "conv_kernel": [10, 4], "num_conv_pos_embeddings": 8, "num_conv_pos_embedding_groups": 2, "num_buckets": 16, "max_bucket_distance": 32}),
+    ("sew", "SEWConfig", "SEWModel", {"input_values": ["randn", [1, 1600]]}, {"conv_dim": [16, 16], "conv_stride": [5, 4], "conv_kernel": [10, 4], "num_conv_pos_embeddings": 8, "num_conv_pos_embedding_groups": 2, "squeeze_factor": 2}),
+    ("encodec", "EncodecConfig", "EncodecModel", {"input_values": ["randn", [1, 1, 640]]}, {"num_filters": 4, "hidden_size": 16, "codebook_size": 32, "codebook_dim": 16, "num_lstm_layers": 1, "upsampling_ratios": [4, 2], "target_bandwidths": [1.5], "sampling_rate": 800}),
+    ("patchtst", "PatchTSTConfig", "PatchTSTModel", {"past_values": ["randn", [1, 32, 2]]}, {"num_input_channels": 2, "context_length": 32, "patch_length": 8, "patch_stride": 8, "d_model": 32, "num_attention_heads": 4, "ffn_dim": 64}),
+    ("sam", "SamConfig", "SamModel", {"pixel_values": ["randn", [1, 3, 64, 64]], "input_points": ["rand", [1, 1, 2, 2]]},
+     {"vision_config": {"image_size": 64, "patch_size": 16, "hidden_size": 32, "output_channels": 16, "num_hidden_layers": 2, "num_attention_heads": 2, "global_attn_indexes": [1], "window_size": 2, "mlp_dim": 64},
+      "prompt_encoder_config": {"hidden_size": 16, "image_size": 64, "patch_size": 16, "mask_input_channels": 4},
+      "mask_decoder_config": {"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2, "mlp_dim": 32, "iou_head_hidden_dim": 16}}),
+    ("detr", "DetrConfig", "DetrModel", {"pixel_values": ["randn", [1, 3, 64, 64]]},
+     {"use_timm_backbone": False, "use_pretrained_backbone": False, "backbone": None, "backbone_config": {"model_type": "resnet", "hidden_sizes": [8, 16, 32, 64], "depths": [1, 1, 1, 1], "embedding_size": 8, "out_features": ["stage4"]},
+      "d_model": 32, "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64, "num_queries": 4}),
+]
+for name, config, model, inputs, kw in HF_MORE:
+    for source, prefix in (("transformers", "transformers"), ("transformers-old", f"transformers-{TX_OLD}")):
+        ENTRIES.append(Entry(f"{prefix}/{name}", source, "builders.py:hf_model",
+                             {"config": config, "model": model, "inputs": inputs, "config_kwargs": kw}))
+
+
+_app_source("PeterL1n__BackgroundMattingV2")
+_app_source("fabio-sim__Depth-Anything-ONNX")
+# -- more apps -----------------------------------------------------------------------------
+ENTRIES.append(Entry("app/BackgroundMattingV2-Refiner", "app:PeterL1n__BackgroundMattingV2", AM,
+                     {"target": "model.refiner:Refiner", "init": {"mode": "sampling", "sample_pixels": 64, "threshold": 0.1},
+                      "args": [IMG, IMG, ["rand", [1, 1, 16, 16]], ["rand", [1, 3, 16, 16]], ["rand", [1, 1, 16, 16]], ["rand", [1, 32, 16, 16]]]}, shim=True))
+ENTRIES.append(Entry("app/BackgroundMattingV2-Refiner-thresholding", "app:PeterL1n__BackgroundMattingV2", AM,
+                     {"target": "model.refiner:Refiner", "init": {"mode": "thresholding", "sample_pixels": 64, "threshold": 0.5},
+                      "args": [IMG, IMG, ["rand", [1, 1, 16, 16]], ["rand", [1, 3, 16, 16]], ["rand", [1, 1, 16, 16]], ["rand", [1, 32, 16, 16]]]}, shim=True))
+ENTRIES.append(Entry("app/LightGlue", "app:fabio-sim__LightGlue-ONNX", AM,
+                     {"target": "lightglue_dynamo.models.lightglue:LightGlue", "init": {"url": "random-weights", "input_dim": 32, "descriptor_dim": 32, "num_heads": 2, "n_layers": 2},
+                      "args": [["rand", [2, 8, 2]], ["randn", [2, 8, 32]]], "random_weights": True}, shim=True))
+ENTRIES.append(Entry("app/LightGlue-adaptive", "app:fabio-sim__LightGlue-ONNX", AM,
+                     {"target": "lightglue_dynamo.models.lightglue:LightGlue", "init": {"url": "random-weights", "input_dim": 32, "descriptor_dim": 32, "num_heads": 2, "n_layers": 2, "depth_confidence": 0.95, "width_confidence": 0.99},
+                      "args": [["rand", [2, 8, 2]], ["randn", [2, 8, 32]]], "random_weights": True}, shim=True))
+ENTRIES.append(Entry("app/SuperPoint", "app:fabio-sim__LightGlue-ONNX", AM,
+                     {"target": "lightglue_dynamo.models.superpoint:SuperPoint", "init": {"descriptor_dim": 32, "num_keypoints": 16}, "args": [["rand", [1, 1, 64, 64]]], "random_weights": True}, shim=True))
+ENTRIES.append(Entry("app/DepthAnythingV2", "app:fabio-sim__Depth-Anything-ONNX", AM,
+                     {"target": "depth_anything_v2.dpt:DepthAnythingV2", "init": {"encoder": "vits", "features": 16, "out_channels": [8, 8, 8, 8]}, "args": [["randn", [1, 3, 28, 28]]]}, shim=True))
+ENTRIES.append(Entry("app/StyleTransferNet", "app:HajarHAMDOUCH01__Fast-neural-style-transfer", AM,
+                     {"target": "models.model:StyleTransferNet", "args": [["randn", [1, 3, 32, 32]]]}))
 
 # segment_anything/__init__ imports torchvision.ops.boxes (its mask generator), anime-segmentation
 # torchvision at import: the shim

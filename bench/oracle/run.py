@@ -191,19 +191,22 @@ def main(argv=None) -> int:
     runner = Runner(models, models_path, python, out, ns.timeout)
     signal.signal(signal.SIGTERM, lambda *a: (runner.stop(), _exit_soon(143)))
     todo = [e for e in entries if not (ns.resume and os.path.exists(runner.result_path(e)))]
+    # run.json covers every entry of the models file with a result in OUT, so that a run
+    # of a few entries (--only) adds to an earlier full run instead of hiding it
     results: dict[str, dict] = {}
-    for e in entries:
-        if e not in todo:
+    for e in models.entries:
+        if e not in todo and os.path.exists(runner.result_path(e)):
             with open(runner.result_path(e), encoding="utf-8") as f:
                 results[e.name] = json.load(f)
+    covered = [e for e in models.entries if e in todo or e.name in results]
     sources = {s: {"roots": models.source_roots(s), "base": models.base(s), "version": models.sources[s].version}
-               for s in sorted({e.source for e in entries})}
+               for s in sorted({e.source for e in covered})}
 
     def write_summary(done: bool) -> None:
-        ordered = [results[e.name] for e in entries if e.name in results]
+        ordered = [results[e.name] for e in covered if e.name in results]
         _write_json(os.path.join(out, "run.json"), {
             "models": models_path, "venv": venv, "apps": models.apps, "timeout_s": ns.timeout,
-            "complete": done and len(ordered) == len(entries), "sources": sources,
+            "complete": done and len(ordered) == len(covered), "sources": sources,
             "summary": summarize(ordered),
             "entries": [{"name": r["name"], "status": r["status"], "breaks": len(r.get("breaks", [])),
                          "wall_s": r.get("wall_s")} for r in ordered],
@@ -225,7 +228,7 @@ def main(argv=None) -> int:
         print("run.py: interrupted; results so far are in", out, file=sys.stderr)
         return 130
     write_summary(True)
-    s = summarize([results[e.name] for e in entries if e.name in results])
+    s = summarize([results[e.name] for e in covered if e.name in results])
     print(f"{s['entries']} entries {s['by_status']}; {s['with_breaks']} with breaks, {s['breaks']} breaks; "
           f"{time.perf_counter() - t0:.0f} s; {os.path.join(out, 'run.json')}")
     return 0
