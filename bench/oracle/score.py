@@ -4,7 +4,9 @@
     PYTHONPATH=/work/base python bench/oracle/score.py --results bench/.work/oracle/ --code /work/base
 
 For each source of the run (a library's folder in the models' venv, an app's folder)
-the scorer makes a lint project under RESULTS/lint/<source>/: the source's packages
+the scorer makes a lint project in a temporary folder (`--lint-dir DIR` keeps them:
+DIR/<source>/; never inside a git work tree, whose .gitignore compile-lint respects by
+default): the source's packages
 (hard links, or copies), a `pyproject.toml` marking the root and a `compile-lint.toml`
 declaring the class (or function) of every entry that ran as compiled
 (`compiled = ["pkg.module:Class", ...]`, README "Regions static analysis cannot see");
@@ -35,6 +37,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
@@ -370,6 +373,7 @@ def main(argv=None) -> int:
     parser.add_argument("--python", default=sys.executable, help="interpreter with compile-lint's dependencies")
     parser.add_argument("--codes", default="CL5", help="comma-separated code prefixes counted (default CL5)")
     parser.add_argument("--markdown", help="also write the tables to this file")
+    parser.add_argument("--lint-dir", help="keep the lint projects here (default: a temporary folder, removed)")
     ns = parser.parse_args(argv)
     results = os.path.abspath(ns.results)
     code = os.path.abspath(ns.code)
@@ -382,13 +386,24 @@ def main(argv=None) -> int:
         return 2
     spans = Spans()
     facts = collect(run, models, spans)
+    # the lint projects live outside any git work tree: inside one (bench/.work/ of this
+    # repository) compile-lint's default respect-gitignore would skip the whole project
+    lint_root = os.path.abspath(ns.lint_dir) if ns.lint_dir else tempfile.mkdtemp(prefix="oracle-lint-")
+    try:
+        return _score_sources(ns, results, code, run, models, facts, spans, lint_root)
+    finally:
+        if not ns.lint_dir:
+            shutil.rmtree(lint_root, ignore_errors=True)
+
+
+def _score_sources(ns, results, code, run, models, facts, spans, lint_root) -> int:
     counted = tuple(c.strip() for c in ns.codes.split(",") if c.strip())
     findings: dict[str, list] = {}
     dropped: dict[str, list] = {}
     for source, names in sorted(facts.targets.items()):
         info = run["sources"][source]
         base, roots = info["base"], info["roots"]
-        lint_dir = os.path.join(results, "lint", re.sub(r"[^A-Za-z0-9_.-]+", "_", source))
+        lint_dir = os.path.join(lint_root, re.sub(r"[^A-Za-z0-9_.-]+", "_", source))
         if roots == [base]:
             paths = make_whole_project(lint_dir, base, names)
         else:
