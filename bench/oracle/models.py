@@ -469,6 +469,76 @@ ENTRIES.append(Entry("app/DepthAnythingV2", "app:fabio-sim__Depth-Anything-ONNX"
 ENTRIES.append(Entry("app/StyleTransferNet", "app:HajarHAMDOUCH01__Fast-neural-style-transfer", AM,
                      {"target": "models.model:StyleTransferNet", "args": [["randn", [1, 3, 32, 32]]]}))
 
+
+# -- third batch: more of what breaks (old decoders' own files, MoE routers, masks) ----------
+HF_OLD_MORE = [
+    ("cohere", "CohereConfig", "CohereModel", TOK, {}),
+    ("gpt_neox", "GPTNeoXConfig", "GPTNeoXModel", TOK, {}),
+    ("persimmon", "PersimmonConfig", "PersimmonModel", TOK, {}),
+    ("nemotron", "NemotronConfig", "NemotronModel", TOK, {}),
+    ("granite", "GraniteConfig", "GraniteModel", TOK, {}),
+    ("jetmoe", "JetMoeConfig", "JetMoeModel", TOK, {"num_local_experts": 4, "num_experts_per_tok": 2, "kv_channels": 8}),
+    ("dbrx", "DbrxConfig", "DbrxModel", TOK, {"d_model": 32, "n_heads": 4, "n_layers": 2, "attn_config": {"kv_n_heads": 2}, "ffn_config": {"ffn_hidden_size": 32, "moe_num_experts": 4, "moe_top_k": 2}}),
+    ("jamba", "JambaConfig", "JambaModel", TOK, {"num_experts": 4, "num_experts_per_tok": 2, "attn_layer_period": 2, "attn_layer_offset": 1, "expert_layer_period": 2, "expert_layer_offset": 1, "mamba_d_state": 4, "use_mamba_kernels": False}),
+    ("mamba2", "Mamba2Config", "Mamba2Model", TOK, {"state_size": 4, "num_heads": 4, "head_dim": 16, "n_groups": 1, "expand": 2}),
+    ("recurrent_gemma", "RecurrentGemmaConfig", "RecurrentGemmaModel", TOK, {"lru_width": 32, "attention_window_size": 8, "block_types": ["recurrent", "attention"]}),
+    ("gemma2", "Gemma2Config", "Gemma2Model", TOK_PAD, {"sliding_window": 8}),
+    ("xglm", "XGLMConfig", "XGLMModel", TOK, {"d_model": 32, "ffn_dim": 64, "num_layers": 2}),
+    ("biogpt", "BioGptConfig", "BioGptModel", TOK, {}),
+    ("ctrl", "CTRLConfig", "CTRLModel", TOK, {"n_embd": 32, "n_layer": 2, "n_head": 4, "dff": 64}),
+    ("switch_transformers", "SwitchTransformersConfig", "SwitchTransformersModel", SEQ2SEQ, {"d_model": 32, "d_ff": 64, "num_layers": 2, "num_decoder_layers": 2, "num_heads": 4, "d_kv": 8, "num_experts": 4, "num_sparse_encoder_layers": 1, "num_sparse_decoder_layers": 1}),
+    ("nllb_moe", "NllbMoeConfig", "NllbMoeModel", SEQ2SEQ, {"d_model": 32, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64, "num_experts": 4, "expert_capacity": 4, "encoder_sparse_step": 2, "decoder_sparse_step": 2}),
+    ("gptsan", "GPTSanJapaneseConfig", "GPTSanJapaneseModel", TOK, {"d_model": 32, "d_ff": 64, "num_layers": 2, "num_heads": 4, "d_kv": 8, "num_experts": 4, "num_switch_layers": 1, "num_ext_layers": 0}),
+    ("speech_to_text", "Speech2TextConfig", "Speech2TextModel", {"input_features": ["randn", [1, 32, 16]], "decoder_input_ids": ["randint", 128, [1, 4]]},
+     {"d_model": 32, "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64, "input_feat_per_channel": 16, "conv_channels": 16, "num_conv_layers": 2}),
+]
+for name, config, model, inputs, kw in HF_OLD_MORE:
+    suffix = "@padded" if name == "gemma2" else ""
+    for source, prefix in (("transformers", "transformers"), ("transformers-old", f"transformers-{TX_OLD}")):
+        ENTRIES.append(Entry(f"{prefix}/{name}{suffix}", source, "builders.py:hf_model",
+                             {"config": config, "model": model, "inputs": inputs, "config_kwargs": kw}))
+
+PTS16 = ["rand", [1, 16, 2]]
+KORNIA_THIRD = [
+    ("KMeans", KM, {"target": "kornia.contrib:KMeans", "init": {"num_clusters": 3, "cluster_centers": None, "max_iterations": 5, "seed": 0}, "method": "fit", "args": [["rand", [32, 2]]]}),
+    ("solve_cubic", KF, {"target": "kornia.geometry.solvers:solve_cubic", "args": [["randn", [4, 4]]]}),
+    ("solve_quadratic", KF, {"target": "kornia.geometry.solvers:solve_quadratic", "args": [["randn", [4, 3]]]}),
+    ("find_fundamental", KF, {"target": "kornia.geometry.epipolar:find_fundamental", "args": [PTS16, PTS16]}),
+    ("find_fundamental_7pt", KF, {"target": "kornia.geometry.epipolar:find_fundamental", "args": [["rand", [1, 7, 2]], ["rand", [1, 7, 2]]], "kwargs": {"method": "7POINT"}}),
+    ("find_essential", KF, {"target": "kornia.geometry.epipolar:find_essential", "args": [["rand", [1, 5, 2]], ["rand", [1, 5, 2]]]}),
+    ("undistort_points", KF, {"target": "kornia.geometry.calibration:undistort_points", "args": [PTS16, ["new", "torch:eye", {"n": 3}], ["zeros", [4]]]}),
+    ("RANSAC-fundamental", KM, {"target": "kornia.geometry.ransac:RANSAC", "init": {"model_type": "fundamental", "max_iter": 2, "batch_size": 4}, "args": [["rand", [16, 2]], ["rand", [16, 2]]]}),
+    ("RandomSaltAndPepperNoise", KM, {"target": "kornia.augmentation:RandomSaltAndPepperNoise", "init": {"p": 1.0}, "args": [R]}),
+    ("RandomBrightness", KM, {"target": "kornia.augmentation:RandomBrightness", "init": {"brightness": [0.8, 1.2]}, "args": [R]}),
+    ("RandomHue", KM, {"target": "kornia.augmentation:RandomHue", "init": {"hue": [-0.2, 0.2]}, "args": [R]}),
+    ("RandomGamma", KM, {"target": "kornia.augmentation:RandomGamma", "init": {"gamma": [0.8, 1.2]}, "args": [R]}),
+    ("RandomContrast", KM, {"target": "kornia.augmentation:RandomContrast", "init": {"contrast": [0.8, 1.2]}, "args": [R]}),
+    ("RandomSaturation", KM, {"target": "kornia.augmentation:RandomSaturation", "init": {"saturation": [0.8, 1.2]}, "args": [R]}),
+    ("RandomRGBShift", KM, {"target": "kornia.augmentation:RandomRGBShift", "init": {"p": 1.0}, "args": [R]}),
+    ("RandomLinearIllumination", KM, {"target": "kornia.augmentation:RandomLinearIllumination", "init": {"p": 1.0}, "args": [R]}),
+    ("RandomClahe", KM, {"target": "kornia.augmentation:RandomClahe", "init": {"p": 1.0, "grid_size": [2, 2]}, "args": [R]}),
+    ("ColorJiggle", KM, {"target": "kornia.augmentation:ColorJiggle", "init": {"brightness": 0.2, "contrast": 0.2, "saturation": 0.2, "hue": 0.1, "p": 1.0}, "args": [R]}),
+    ("RandomMedianBlur", KM, {"target": "kornia.augmentation:RandomMedianBlur", "init": {"p": 1.0}, "args": [R]}),
+    ("RandomCrop3D", KM, {"target": "kornia.augmentation:RandomCrop3D", "init": {"size": [2, 8, 8], "p": 1.0}, "args": [["rand", [1, 1, 4, 16, 16]]]}),
+    ("RandomAffine3D", KM, {"target": "kornia.augmentation:RandomAffine3D", "init": {"degrees": 10.0, "p": 1.0}, "args": [["rand", [1, 1, 4, 16, 16]]]}),
+    ("RandomTransplantation", KM, {"target": "kornia.augmentation:RandomTransplantation", "init": {"p": 1.0}, "args": [["rand", [2, 3, 16, 16]], ["randint", 3, [2, 16, 16]]]}),
+    ("LightGlue", KM, {"target": "kornia.feature:LightGlue", "init": {"features": "superpoint", "weights": None, "input_dim": 32, "descriptor_dim": 32, "n_layers": 2, "num_heads": 2, "flash": False},
+                       "args": [{"image0": {"keypoints": ["rand", [1, 8, 2]], "descriptors": ["randn", [1, 8, 32]], "image_size": ["new", "torch:tensor", {"data": [[64.0, 64.0]]}]},
+                                 "image1": {"keypoints": ["rand", [1, 8, 2]], "descriptors": ["randn", [1, 8, 32]], "image_size": ["new", "torch:tensor", {"data": [[64.0, 64.0]]}]}}], "random_weights": True}),
+]
+for name, build, args in KORNIA_THIRD:
+    ENTRIES.append(Entry("kornia/" + name, "kornia", build, args))
+
+ENTRIES.append(Entry("app/sam2-PromptEncoder", "app:facebookresearch__sam2", AM,
+                     {"target": "sam2.modeling.sam.prompt_encoder:PromptEncoder", "init": {"embed_dim": 16, "image_embedding_size": [4, 4], "input_image_size": [64, 64], "mask_in_chans": 4},
+                      "kwargs": {"points": [["rand", [1, 3, 2]], ["new", "torch:tensor", {"data": [[1, 0, -1]]}]], "boxes": None, "masks": None}}))
+ENTRIES.append(Entry("app/EfficientSAM-PromptEncoder", "app:yformer__EfficientSAM", AM,
+                     {"target": "efficient_sam.efficient_sam_decoder:PromptEncoder", "init": {"embed_dim": 16, "image_embedding_size": [4, 4], "input_image_size": [64, 64]},
+                      "args": [["rand", [1, 3, 2]], ["new", "torch:tensor", {"data": [[1, 0, -1]]}]]}))
+ENTRIES.append(Entry("app/sam-PromptEncoder-boxes", "app:facebookresearch__segment-anything", AM,
+                     {"target": "segment_anything.modeling.prompt_encoder:PromptEncoder", "init": {"embed_dim": 16, "image_embedding_size": [4, 4], "input_image_size": [64, 64], "mask_in_chans": 4},
+                      "kwargs": {"points": None, "boxes": ["rand", [1, 4]], "masks": ["rand", [1, 1, 16, 16]]}}, shim=True))
+
 # segment_anything/__init__ imports torchvision.ops.boxes (its mask generator), anime-segmentation
 # torchvision at import: the shim
 SHIM_SOURCES = {"app:facebookresearch__segment-anything", "app:SkyTNT__anime-segmentation"}

@@ -151,8 +151,12 @@ def collect(run: dict, models: list[dict], spans: Spans) -> RunFacts:
     for m in models:
         src = sources.get(m.get("source"), {})
         base = src.get("base")
+        dyn = m.get("dynamo") or {}
         summary = {"name": m["name"], "source": m.get("source"), "status": m["status"], "sites": 0,
-                   "breaks": len(m.get("breaks", []))}
+                   "breaks": len(m.get("breaks", [])),
+                   "frames_to_eager": dyn.get("frames_total", 0) - dyn.get("frames_ok", 0),
+                   "hooks_vs_reasons": (len(m.get("breaks", [])), dyn.get("graph_break_reasons", 0),
+                                        dyn.get("graph_break_counter", 0))}
         facts.models.append(summary)
         if base is None or m["status"] not in ("ok", "compile_error"):
             continue
@@ -246,6 +250,10 @@ def run_lint(python: str, code: str, lint_dir: str, paths: list[str], names: set
     find (a configuration error) and says which."""
     dropped: list[str] = []
     env = dict(os.environ, PYTHONPATH=code)
+    where = subprocess.run([python, "-c", "import compile_lint; print(compile_lint.__file__)"], env=env,
+                           cwd=lint_dir, capture_output=True, text=True).stdout.strip()
+    if not os.path.realpath(where).startswith(os.path.join(os.path.realpath(code), "")):
+        raise RuntimeError(f"{python} imports compile_lint from {where or 'nowhere'}, not from {code}")
     while True:
         proc = subprocess.run([python, "-m", "compile_lint", "check", *paths, "--output-format", "json",
                                "--exit-zero", "--no-cache"], cwd=lint_dir, env=env, capture_output=True, text=True)
@@ -327,22 +335,25 @@ def markdown(score: dict, facts: RunFacts, run: dict, code_label: str) -> str:
         return "-" if x is None else f"{100 * x:.0f}%"
 
     out = [f"Checkout: {code_label}; counted codes: {', '.join(score['counted_codes'])}*", ""]
-    out += ["| source | entries | ran | with breaks | break sites |", "|---|---|---|---|---|"]
-    by_source = defaultdict(lambda: [0, 0, 0])
+    out += ["| source | entries | ran | with breaks | frames run eagerly | breaks (hooks) | graph_break_reasons | counters | break sites |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    by_source = defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0])
     for m in facts.models:
         row = by_source[m["source"]]
         row[0] += 1
         row[1] += m["status"] in ("ok", "compile_error")
         row[2] += m["sites"] > 0
+        row[3] += m["frames_to_eager"] > 0
+        for i, n in enumerate(m["hooks_vs_reasons"]):
+            row[4 + i] += n
     sites_by_source = defaultdict(int)
     for s in facts.sites.values():
         sites_by_source[s.source] += 1
     for source in sorted(by_source):
-        n, ran, broke = by_source[source]
         label = run["sources"].get(source, {}).get("version") or source
-        out.append(f"| {label} | {n} | {ran} | {broke} | {sites_by_source[source]} |")
-    n, ran, broke = (sum(r[i] for r in by_source.values()) for i in range(3))
-    out.append(f"| **all** | {n} | {ran} | {broke} | {len(facts.sites)} |")
+        out.append(f"| {label} | " + " | ".join(map(str, by_source[source])) + f" | {sites_by_source[source]} |")
+    totals = [sum(r[i] for r in by_source.values()) for i in range(7)]
+    out.append("| **all** | " + " | ".join(map(str, totals)) + f" | {len(facts.sites)} |")
     f = score["findings"]
     out += ["", f"Recall: {score['found']}/{score['sites']} sites ({pct(score['recall'])}). "
             f"Precision on executed lines: {f['true']} true, {f['false']} false ({pct(score['precision'])}); "
