@@ -539,6 +539,17 @@ ENTRIES.append(Entry("app/sam-PromptEncoder-boxes", "app:facebookresearch__segme
                      {"target": "segment_anything.modeling.prompt_encoder:PromptEncoder", "init": {"embed_dim": 16, "image_embedding_size": [4, 4], "input_image_size": [64, 64], "mask_in_chans": 4},
                       "kwargs": {"points": None, "boxes": ["rand", [1, 4]], "masks": ["rand", [1, 1, 16, 16]]}}, shim=True))
 
+P16 = ["rand", [16, 2]]
+LAF8 = ["new", "kornia.feature:laf_from_center_scale_ori", {"xy": ["rand", [1, 8, 2]], "scale": ["ones", [1, 8, 1, 1]]}]
+LAF10 = ["new", "kornia.feature:laf_from_center_scale_ori", {"xy": ["rand", [1, 10, 2]], "scale": ["ones", [1, 10, 1, 1]]}]
+for variant, init in [("fundamental_8pt", {"model_type": "fundamental_8pt"}), ("essential", {"model_type": "essential"}),
+                      ("affine", {"model_type": "affine"}), ("homography-lm", {"model_type": "homography", "local_optimization": "lm"}),
+                      ("fundamental-degensac", {"model_type": "fundamental", "local_optimization": "lm", "degensac": True})]:
+    ENTRIES.append(Entry("kornia/RANSAC-" + variant, "kornia", KM,
+                         {"target": "kornia.geometry.ransac:RANSAC", "init": dict(init, max_iter=2, batch_size=4), "args": [P16, P16]}))
+ENTRIES.append(Entry("kornia/match_fginn", "kornia", KF, {"target": "kornia.feature:match_fginn", "args": [DESC, DESC2, LAF8, LAF10]}))
+
+
 # segment_anything/__init__ imports torchvision.ops.boxes (its mask generator), anime-segmentation
 # torchvision at import: the shim
 SHIM_SOURCES = {"app:facebookresearch__segment-anything", "app:SkyTNT__anime-segmentation"}
