@@ -114,6 +114,7 @@ class RunFacts:
     targets: dict  # source -> set of declared names
     undeclarable: list  # entries whose target is outside their source
     models: list  # per-model summaries
+    id_names: dict = field(default_factory=lambda: defaultdict(set))  # gb_id -> its Gb_type strings seen
 
 
 def _rel(path: str, base: str) -> Optional[str]:
@@ -185,6 +186,7 @@ def collect(run: dict, models: list[dict], spans: Spans) -> RunFacts:
                 s = facts.sites[key] = Site(*key, span=spans.of(site["file"], site["line"]))
             s.ids.add(gb_id)
             s.gb_types.add(b.get("gb_type"))
+            facts.id_names[gb_id].add(b.get("gb_type"))
             s.models.add(m["name"])
             s.to_eager = s.to_eager or bool(b.get("frame_to_eager"))
             seen.add(key)
@@ -360,12 +362,9 @@ def markdown(score: dict, facts: RunFacts, run: dict, code_label: str) -> str:
             f"{f['unknown']} on lines never executed (unknown).", ""]
     out += ["| ID | Gb_type | sites | found | recall | frame to eager | true | false | unknown |",
             "|---|---|---|---|---|---|---|---|---|"]
-    names = {}
-    for s in facts.sites.values():
-        for gb in s.ids:
-            names.setdefault(gb, set()).update(t for t in s.gb_types if t)
+    names = facts.id_names
     for gb, row in score["per_id"].items():
-        label = "; ".join(sorted(names.get(gb, ())))[:60]
+        label = "; ".join(sorted(t for t in names.get(gb, ()) if t))[:60]
         out.append(f"| {gb} | {label} | {row['sites']} | {row['found']} | {pct(row['recall'])} | "
                    f"{row['to_eager']} | {row['true']} | {row['false']} | {row['unknown']} |")
     out += ["", "| code | findings | on executed lines | true | false | unknown |", "|---|---|---|---|---|---|"]
