@@ -1,0 +1,16 @@
+"""The oracle bench's CI slice: tiny self-written modules with known breaks.
+
+    python bench/oracle/run.py --models bench/oracle/slice/models.py --venv .venv --out OUT
+"""
+from oracle_catalog import Entry, Source
+
+SOURCES = [Source("slice", "{here}/src", packages=("oracle_slice",), path=("{here}/src",), version="CI slice")]
+
+ENTRIES = [
+    Entry("slice/Nonzero", "slice", "builders.py:net", {"name": "Nonzero"}),
+    Entry("slice/Item", "slice", "builders.py:net", {"name": "Item"}),
+    Entry("slice/Branch", "slice", "builders.py:net", {"name": "Branch"}),
+    Entry("slice/PrintInLoop", "slice", "builders.py:net", {"name": "PrintInLoop"}, mode="train"),
+    Entry("slice/Clean", "slice", "builders.py:net", {"name": "Clean"}),
+    Entry("slice/rescale", "slice", "builders.py:net", {"name": "rescale"}),
+]

@@ -1,0 +1,61 @@
+"""Each class breaks Dynamo's graph in one known way (torch 2.13, backend="eager").
+
+tests/test_oracle_bench.py runs them through bench/oracle/run.py and score.py and pins
+the IDs and lines recorded here; keep the marked lines where they are or update it.
+"""
+import torch
+from torch import nn
+
+
+class Nonzero(nn.Module):
+    """A dynamic-shape operator: the output size depends on the data."""
+
+    def forward(self, x):
+        y = x * 2
+        idx = y.nonzero()  # break: nonzero
+        return idx.sum() + y.sum()
+
+
+class Item(nn.Module):
+    def forward(self, x):
+        scale = x.abs().max().item()  # break: item
+        return x / (scale + 1)
+
+
+class Branch(nn.Module):
+    """A Python `if` on a tensor: only graph_break_reasons sees it, not counters."""
+
+    def forward(self, x):
+        if x.sum() > 0:  # break: branch
+            return x + 1
+        return x - 1
+
+
+class PrintInLoop(nn.Module):
+    """A break in a loop of the compiled frame: the whole frame runs eagerly."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+            print("step")  # break: print in loop
+        return x
+
+
+class Clean(nn.Module):
+    """No break; its lines are executed, so a finding here is a false alarm."""
+
+    def forward(self, x):
+        y = torch.relu(x)
+        if y.shape[0] > 1:  # a shape, not data: no break
+            y = y * 2
+        return y.mean(dim=-1)
+
+
+def rescale(x):
+    """A function target: `.tolist()` turns tensor data into Python values."""
+    values = x.flatten().tolist()  # break: tolist
+    return x * len(values)
