@@ -53,9 +53,15 @@ def logic_lines(source: str) -> int:
 def sizes() -> list[tuple[str, int]]:
     rows = []
     for name in sorted(os.listdir(RULES)):
-        if name.startswith("cl") and name.endswith(".py"):
-            with open(os.path.join(RULES, name), encoding="utf-8") as fh:
-                rows.append((name, logic_lines(fh.read())))
+        # a rule is a module, or a package whose __init__ is the rule and whose other
+        # modules are its private analysis (counted with analysis/, not the rule)
+        path = os.path.join(RULES, name)
+        if name.startswith("cl") and os.path.isdir(path):
+            path = os.path.join(path, "__init__.py")
+        elif not (name.startswith("cl") and name.endswith(".py")):
+            continue
+        with open(path, encoding="utf-8") as fh:
+            rows.append((name, logic_lines(fh.read())))
     return sorted(rows, key=lambda row: -row[1])
 
 

@@ -1,11 +1,11 @@
-"""CL201's container facts (analysis/module_containers.py): which local names hold a
+"""CL201's container facts (rules/cl201_module_list_not_registered/module_containers.py): which local names hold a
 module (asked lazily, only for names put in a container), registered names, branches."""
 from __future__ import annotations
 
 import textwrap
 
 from compile_lint.analysis.facts import ModuleFacts
-from compile_lint.analysis.module_containers import ModuleContainersFact
+from compile_lint.rules.cl201_module_list_not_registered.module_containers import ModuleContainersFact
 from compile_lint.analysis.names import NameTable
 from compile_lint.config import Settings
 from compile_lint.source import SourceFile

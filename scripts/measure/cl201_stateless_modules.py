@@ -7,7 +7,7 @@ nothing to move. Run: python scripts/measure/cl201_stateless_modules.py [--pytho
 (or the first of a few sample arguments it accepts); it is "stateless" when every
 construction that works has 0 parameters and 0 buffers, and its constructor takes no
 argument that can add state (`weight`, `pos_weight`, `affine`, ...).
-`--python` prints the set as Python source for compile_lint/analysis/stateless_modules.py.
+`--python` prints the set as Python source for compile_lint/rules/cl201_module_list_not_registered/stateless_modules.py.
 """
 import inspect
 import sys

@@ -22,10 +22,10 @@ import ast
 import re
 from typing import Optional
 
-from .facts import Fact, ModuleFacts
-from .region_entries import input_params
-from .region_queries import is_number, stmt_text
-from .torch_api import MARK_DYNAMIC_FUNCS
+from ...analysis.facts import Fact, ModuleFacts
+from ...analysis.region_entries import input_params
+from ...analysis.region_queries import is_number, stmt_text
+from ...analysis.torch_api import MARK_DYNAMIC_FUNCS
 
 MARK_DYNAMIC = MARK_DYNAMIC_FUNCS
 SKIP_DYNAMIC = "triton.cudagraph_skip_dynamic_graphs"

@@ -1,14 +1,14 @@
 from __future__ import annotations
 
-from ..analysis.classes import labelled
-from ..analysis.compiled_use import forward_may_run_compiled
-from ..analysis.walk import walk
-from ..analysis.attr_changes import ClassStateFact, changed_reads, instance_changes, read_in_region, repeated_write
-from ..analysis.declared import recorded_counts
-from ..analysis.dynamo_guards import guarded_use, unspec_ints
-from ..analysis.facts import RegionsFact
-from ..analysis.project_calls import ProjectFilesFact
-from .base import Case, Related, Rule
+from ...analysis.classes import labelled
+from .compiled_use import forward_may_run_compiled
+from ...analysis.walk import walk
+from ...analysis.attr_changes import ClassStateFact, changed_reads, instance_changes, read_in_region, repeated_write
+from ...analysis.declared import recorded_counts
+from .dynamo_guards import guarded_use, unspec_ints
+from ...analysis.facts import RegionsFact
+from ...analysis.project_calls import ProjectFilesFact
+from ..base import Case, Related, Rule
 
 # bool attributes too could recompile; a bool has two values, so alone it adds at most one
 # graph and never reaches the limit (torch's own DDP flags `_lazy_init_ran` and
@@ -105,7 +105,7 @@ class PythonAttrRecompile(Rule):
     `torch.compile(m)` compiles calls of the wrapper, and `vae.encode` runs eagerly
     (`scripts/measure/compile_other_method.py`: `m(x)` 1 graph, `m.generate(x)` 0).
     The wrapper is followed to its uses across the project's files
-    (`compile_lint/analysis/compiled_use.py`); where it goes out of view, it may be
+    (`compile_lint/rules/cl202_python_attr_recompile/compiled_use.py`); where it goes out of view, it may be
     called. Judged on FoundationVision/VAR (`bench/apps/judged_region_findings.toml`,
     models/quant.py: false, the compiled VQVAE is only used through `img_to_idxBl`); the
     valid case "only used through `encode`" has that shape, and the invalid case

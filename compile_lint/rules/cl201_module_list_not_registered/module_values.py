@@ -14,10 +14,10 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .classes import is_module_class, is_torch_module_name, local_class, module_construction
-from .facts import Fact, ModuleFacts
-from .regions import ProjectIndex, summarize
-from .values import CALL, G, UNKNOWN, Value
+from ...analysis.classes import is_module_class, is_torch_module_name, local_class, module_construction
+from ...analysis.facts import Fact, ModuleFacts
+from ...analysis.regions import ProjectIndex, summarize
+from ...analysis.values import CALL, G, UNKNOWN, Value
 
 
 class FileValues:

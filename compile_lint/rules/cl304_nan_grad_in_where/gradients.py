@@ -27,8 +27,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .bindings import bindings_for
-from .facts import Fact
+from ...analysis.bindings import bindings_for
+from ...analysis.facts import Fact
 
 # methods whose result never requires grad
 NO_GRAD_METHODS = frozenset({

@@ -23,11 +23,11 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
-from .classes import methods, self_attr, self_name
-from .facts import ModuleFacts, RegionsFact
-from .project import path_for_module
-from .project_calls import calls_named
-from .regions import RegionInfo
+from ...analysis.classes import methods, self_attr, self_name
+from ...analysis.facts import ModuleFacts, RegionsFact
+from ...analysis.project import path_for_module
+from ...analysis.project_calls import calls_named
+from ...analysis.regions import RegionInfo
 
 CALLED, UNKNOWN, NOT_CALLED = "called", "unknown", None
 # built-ins that never call what they are given

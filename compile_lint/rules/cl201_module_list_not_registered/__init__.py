@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from ..analysis.module_containers import ContainerAttr, ModuleContainersFact
-from ..analysis.module_values import FileValuesFact
-from .base import Case, Rule
+from .module_containers import ContainerAttr, ModuleContainersFact
+from .module_values import FileValuesFact
+from ..base import Case, Rule
 
 
 class ModuleListNotRegistered(Rule):
@@ -83,7 +83,7 @@ class ModuleListNotRegistered(Rule):
     activations, pooling, padding, dropout: 97 classes, plus 7 losses unless given a
     `weight`/`pos_weight`), measured on torch 2.13 by
     `scripts/measure/cl201_stateless_modules.py` (it writes
-    `compile_lint/analysis/stateless_modules.py`). A list of those loses nothing in
+    `compile_lint/rules/cl201_module_list_not_registered/stateless_modules.py`). A list of those loses nothing in
     `parameters()`, `state_dict()` or `.to()`.
 
     ## References

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.classes import labelled
-from ..analysis.exports import resizing_node, static_exports
-from ..analysis.facts import RegionsFact
-from ..analysis.region_queries import stmt_text
-from .base import Case, Related, Rule
+from ...analysis.classes import labelled
+from .exports import resizing_node, static_exports
+from ...analysis.facts import RegionsFact
+from ...analysis.region_queries import stmt_text
+from ..base import Case, Related, Rule
 
 
 class ExportFixedResolution(Rule):
@@ -49,7 +49,7 @@ class ExportFixedResolution(Rule):
     exported at its one input size), models whose code is in another package (the
     rule must see the resize: Real-ESRGAN's `scripts/pytorch2onnx.py` exports basicsr's
     RRDBNet at 64x64 and is not reported). The model's code is followed into other
-    files of the project (`compile_lint/analysis/exports.py`); example inputs count
+    files of the project (`compile_lint/rules/cl104_export_fixed_resolution/exports.py`); example inputs count
     when built by a torch factory (`torch.rand(1, 3, h, w)`) or made from one image
     (`transform(img).unsqueeze(0)`).
 

@@ -3,18 +3,18 @@ from __future__ import annotations
 import ast
 from textwrap import dedent
 
-from ..analysis.bindings import BindingsFact
-from ..analysis.blends import blend_kind, low_precision_part
-from ..analysis.compiled_values import CompiledValuesFact
-from ..analysis.facts import RegionsFact
-from ..analysis.low_precision import EAGER, EMULATED, region_rounding
-from ..analysis.precision import SHORT, PrecisionFact, precision_for
-from ..analysis.region_queries import (
+from ...analysis.bindings import BindingsFact
+from .blends import blend_kind, low_precision_part
+from ...analysis.compiled_values import CompiledValuesFact
+from ...analysis.facts import RegionsFact
+from ...analysis.low_precision import EAGER, EMULATED, region_rounding
+from ...analysis.precision import SHORT, PrecisionFact, precision_for
+from ...analysis.region_queries import (
     ClassAttrsFact,
     region_nodes,
     stmt_text,
 )
-from .base import Case, Rule
+from ..base import Case, Rule
 
 
 class LowPrecisionBlend(Rule):

@@ -3,11 +3,11 @@ from __future__ import annotations
 import ast
 from textwrap import dedent
 
-from ..analysis.facts import RegionsFact
-from ..analysis.input_mutations import InputMutationsFact
-from ..analysis.region_entries import input_params, is_entry
-from ..analysis.region_queries import ClassAttrsFact
-from .base import Case, Rule
+from ...analysis.facts import RegionsFact
+from .input_mutations import InputMutationsFact
+from ...analysis.region_entries import input_params, is_entry
+from ...analysis.region_queries import ClassAttrsFact
+from ..base import Case, Rule
 
 
 class CudagraphInputMutation(Rule):

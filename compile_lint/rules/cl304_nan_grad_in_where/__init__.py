@@ -3,9 +3,9 @@ from __future__ import annotations
 import ast
 from textwrap import dedent
 
-from ..analysis.bindings import BindingsFact
-from ..analysis.compiled_values import chain_text
-from ..analysis.domains import (
+from ...analysis.bindings import BindingsFact
+from ...analysis.compiled_values import chain_text
+from .domains import (
     NEEDS,
     clamp_fix,
     condition_of,
@@ -17,10 +17,10 @@ from ..analysis.domains import (
     variables,
     where_parts,
 )
-from ..analysis.facts import RegionsFact
-from ..analysis.gradients import GradientsFact, under_no_grad
-from ..analysis.region_queries import stmt_text
-from .base import Case, Rule
+from ...analysis.facts import RegionsFact
+from .gradients import GradientsFact, under_no_grad
+from ...analysis.region_queries import stmt_text
+from ..base import Case, Rule
 
 
 class NanGradInWhere(Rule):

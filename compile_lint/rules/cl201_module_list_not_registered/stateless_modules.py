@@ -141,7 +141,7 @@ def stateless_local_class(facts, expr: ast.AST, _depth: int = 0) -> bool:
     `nn.Parameter`, and every `self.x = Ctor(...)` it makes is itself stateless (a
     built-in stateless module or another such class). `self.window = make_window()`, a
     plain tensor attribute, is not registered either way."""
-    from .classes import local_class
+    from ...analysis.classes import local_class
 
     if _depth > 4 or not isinstance(expr, ast.Call):
         return False

@@ -3,11 +3,11 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..analysis.bindings import BindingsFact, bindings_for
-from ..analysis.module_modes import built_in_train_mode, mode_layer, untouched
-from ..analysis.project_calls import ProjectFilesFact, arguments_of
-from ..model import Related
-from .base import Case, Rule
+from ...analysis.bindings import BindingsFact, bindings_for
+from .module_modes import built_in_train_mode, mode_layer, untouched
+from ...analysis.project_calls import ProjectFilesFact, arguments_of
+from ...model import Related
+from ..base import Case, Rule
 
 # exporter or tracer -> position of the module argument
 CAPTURES = {"torch.export.export": 0, "torch.jit.trace": 0, "torch.jit.trace_module": 0, "torch.onnx.export": 0}
