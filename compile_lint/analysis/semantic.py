@@ -30,6 +30,7 @@ import ast
 from typing import Callable, NamedTuple, Optional
 
 from .names import NameTable
+from .values import _target_names
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -146,24 +147,17 @@ class SemanticModel:
                     if name in _comprehension_targets(parent):
                         return True, LOCAL
                     in_class_body = False
-            elif cls in _FUNCTION_TYPES:
-                # decorators, defaults and annotations run in the enclosing scope
+            elif cls in _FUNCTION_TYPES or cls is ast.ClassDef:
+                # decorators, defaults, annotations and bases run in the enclosing scope
                 inside = child is parent.body if cls is ast.Lambda else isinstance(child, stmt)
-                if inside:
+                if inside and (in_class_body or cls is not ast.ClassDef):
                     scope = self._names_of(parent)
                     if name in scope.declared_global:
                         return False, None
                     if name in scope.bound:
                         return True, scope.bound[name]
+                if inside or cls is ast.ClassDef:
                     in_class_body = False
-            elif cls is ast.ClassDef:
-                if in_class_body and isinstance(child, stmt):
-                    scope = self._names_of(parent)
-                    if name in scope.declared_global:
-                        return False, None
-                    if name in scope.bound:
-                        return True, scope.bound[name]
-                in_class_body = False
             child, parent = parent, self.parent_of(parent)
         return False, None
 
@@ -307,16 +301,6 @@ def _pattern_names(pattern: ast.AST, bound: dict) -> None:
         rest = getattr(node, "rest", None)
         if isinstance(rest, str):
             bound[rest] = LOCAL
-
-
-def _target_names(target: ast.AST, out: set) -> None:
-    if isinstance(target, ast.Name):
-        out.add(target.id)
-    elif isinstance(target, (ast.Tuple, ast.List)):
-        for elt in target.elts:
-            _target_names(elt, out)
-    elif isinstance(target, ast.Starred):
-        _target_names(target.value, out)
 
 
 # -- bindings with positions, as AST, for the analyses of one file ------------------
