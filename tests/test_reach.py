@@ -422,3 +422,47 @@ def test_a_parameter_annotated_with_torchs_module_is_unseen_not_torchs_layer(tmp
     reason = site(data, "export.py", 6)["unresolved"]
     assert "another package" not in reason
     assert "`model` is a parameter of `export()` (annotated `torch.nn.Module`)" in reason
+
+
+def test_loaded_checkpoints_and_container_items_are_unseen_not_resolved(tmp_path):
+    """A model taken out of `torch.load(...)` is what the checkpoint holds; an item of a
+    project container class (yolov9's `attempt_load` returns `model[-1]` of an `Ensemble`
+    or the Ensemble) is not the container; and `img, model = img.half(), model.half()`
+    gives `model` no reason borrowed from `img` (`torch.zeros()` said "from another package")."""
+    _, data = project(tmp_path, {
+        "models.py": """
+        import torch
+        from torch import nn
+
+        class Ensemble(nn.ModuleList):
+            def forward(self, x):
+                return x
+
+        def attempt_load(paths):
+            model = Ensemble()
+            for p in paths:
+                model.append(torch.load(p)["model"].float())
+            if len(model) == 1:
+                return model[-1]
+            return model
+
+        def load_checkpoint(path):
+            ckpt = torch.load(path)
+            return ckpt["ema"].float()
+        """,
+        "export.py": """
+        import torch
+        from models import attempt_load, load_checkpoint
+
+        model = attempt_load(["a.pt"])
+        traced = torch.jit.trace(model, torch.zeros(1))
+        net = load_checkpoint("b.pt")
+        img = torch.zeros(1, 3, 8, 8)
+        img, net = img.half(), net.half()
+        torch.onnx.export(net, img, "m.onnx")
+        """,
+    })
+    ens = site(data, "export.py", 6)
+    assert ens["resolution"] == "partial" and names(ens) == ["models.py:Ensemble"]
+    loaded = site(data, "export.py", 10)
+    assert loaded["targets"] == [] and "torch.load" in loaded["unresolved"] and "zeros" not in loaded["unresolved"]

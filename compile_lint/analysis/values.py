@@ -780,6 +780,13 @@ class Resolver:
             return self._call(term, summary, env, depth)
         if tag == ITEM:
             index = term[2]
+            inner = term[1]
+            if type(index) is int and inner is not None and inner[0] == SEQ and inner[2] and -len(inner[1]) <= index < len(inner[1]):
+                # `a, b = x.half(), m.half()`: `b` is the second element alone (the other
+                # elements' reasons would be given for it otherwise)
+                element = inner[1][index]
+                if element is not None and element[0] != STAR:
+                    return self.values(element, summary, env, depth)
             if type(index) is tuple:  # a key: the constants it can be, or None (any)
                 keys = self.values(index, summary, env, depth)
                 index = frozenset(v.dotted for v in keys) if keys and all(v.kind == "const" for v in keys) else None
@@ -919,8 +926,9 @@ class Resolver:
                 return {base}
             if name in RETURNS_SELF:
                 return {Value("selfret", None, (frozenset({base}),))}
-            if base.dotted and base.dotted.startswith(CONFIG_SOURCES):
-                # `args.model` of `parser.parse_args()`: chosen by a configuration
+            if base.dotted and base.dotted.startswith(CONFIG_SOURCES + LOADERS):
+                # `args.model` of `parser.parse_args()`: chosen by a configuration;
+                # `torch.load(p).model`: what a checkpoint holds
                 return {Value(UNKNOWN, describe_external(base.dotted, True))}
             if base.keys is not None and name in base.keys:  # `SimpleNamespace(model=m).model`
                 return set(base.elems[base.keys.index(name)])
@@ -936,6 +944,11 @@ class Resolver:
         string keys it can be, or None (unknown: every element)."""
         if base.kind == UNKNOWN:
             return {base}
+        if base.elems is None and base.kind == "inst" and base.dotted:
+            if base.dotted.startswith(LOADERS):  # `torch.load(p)["model"]`: what was saved
+                return {Value(UNKNOWN, describe_external(base.dotted, True))}
+            if base.dotted in self.index.defs:  # an item of a project container class (an Ensemble)
+                return {Value(UNKNOWN, f"an item of `{base.dotted.rsplit('.', 1)[-1]}`, which the index does not follow")}
         if base.elems is None or base.kind in ("bound", "selfret"):
             return set()
         if base.ordered and isinstance(index, int) and -len(base.elems) <= index < len(base.elems):
