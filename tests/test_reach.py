@@ -466,3 +466,20 @@ def test_loaded_checkpoints_and_container_items_are_unseen_not_resolved(tmp_path
     assert ens["resolution"] == "partial" and names(ens) == ["models.py:Ensemble"]
     loaded = site(data, "export.py", 10)
     assert loaded["targets"] == [] and "torch.load" in loaded["unresolved"] and "zeros" not in loaded["unresolved"]
+
+
+def test_a_for_loop_unpacking_pairs_binds_each_name(tmp_path):
+    """`for name, model in [("a", A()), ...]: torch.compile(model)` (LivePortrait's
+    speed.py): the loop's tuple target was not bound."""
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "speed.py": """
+        import torch
+        from net import Net, Other
+
+        pairs = [("net", Net()), ("other", Other())]
+        for name, model in pairs:
+            model = torch.compile(model.half())
+        """,
+    })
+    assert names(site(data, "speed.py", 7)) == ["net.py:Net", "net.py:Other"]

@@ -408,9 +408,10 @@ class TermBuilder:
                                     key = self._key(call.args[0], scope, stmt.lineno)
                                 self.stores.append((loc, value, key))
             elif t in (ast.For, ast.AsyncFor):
-                if isinstance(stmt.target, ast.Name):
+                if isinstance(stmt.target, (ast.Name, ast.Tuple, ast.List)):
                     it = self.term(stmt.iter, scope, stmt.lineno)
-                    self.bind(scope, stmt.target.id, stmt.lineno, depth + 1, (ITEM, it, None) if it else None)
+                    # `for name, model in pairs:` unpacks each element like an assignment
+                    self._assign(stmt.target, (ITEM, it, None) if it else None, scope, stmt.lineno, depth + 1, None)
                 self._block(stmt.body, scope, depth + 1, cls_attrs)
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
             elif t is ast.If:
