@@ -292,3 +292,43 @@ def test_a_warm_cache_sees_the_imported_compile_change_its_mode(tmp_path):
     assert check() == [("album.py", "CL401")]  # warm
     (tmp_path / "engine.py").write_text(CUDAGRAPH_ENGINE.replace("reduce-overhead", "max-autotune-no-cudagraphs"))
     assert check() == []
+
+
+# -- a compiled module handed to a helper of another file (compiled_wrappers._param) ----
+HELPER = """
+    import torch
+
+    def ready(model):
+        # (a compiled model too)
+        if model:
+            return model
+"""
+
+
+def test_a_wrapper_passed_to_a_helper_of_another_file_is_followed_into_it(tmp_path):
+    found = lint(tmp_path, {"helpers.py": HELPER, "train.py": """
+        import torch
+        from helpers import ready
+        ready(torch.compile(Net()))
+    """}, ("CL512",))
+    assert found["helpers.py"] == [("CL512", 6)]
+
+
+def test_the_callers_of_a_def_that_many_files_call_are_not_read(tmp_path):
+    # a library entry point (transformers' `auto_docstring`, called in 1,776 files): its
+    # callers are not searched, so a wrapper one of them passes is not seen
+    from compile_lint.analysis.compiled_wrappers import MAX_CALLER_FILES
+
+    files = {"helpers.py": HELPER, "train.py": "import torch\nfrom helpers import ready\nready(torch.compile(Net()))\n"}
+    files.update({f"use{i}.py": "# compile\nfrom helpers import ready\nready(None)\n" for i in range(MAX_CALLER_FILES)})
+    found = lint(tmp_path, files, ("CL512",))
+    assert found["helpers.py"] == []
+
+
+def test_callers_that_never_spell_compile_do_not_count_toward_the_cut(tmp_path):
+    from compile_lint.analysis.compiled_wrappers import MAX_CALLER_FILES
+
+    files = {"helpers.py": HELPER, "train.py": "import torch\nfrom helpers import ready\nready(torch.compile(Net()))\n"}
+    files.update({f"use{i}.py": "from helpers import ready\nready(None)\n" for i in range(MAX_CALLER_FILES + 5)})
+    found = lint(tmp_path, files, ("CL512",))
+    assert found["helpers.py"] == [("CL512", 6)]

@@ -483,11 +483,10 @@ class CompiledValues:
         path = path_for_module(facts, module)
         if path is None or not facts.project.mentions(path, b"compile"):
             return None
-        parsed = facts.project.sources.parsed(path)
-        if parsed is None:
-            return None
-        source, tree, names = parsed
-        return CompileCalls(tree, names, path, facts.settings, source.data)
+        wrappers = tuple(getattr(facts.settings, "compile_wrappers", ()) or ())
+        return facts.project.sources.derived(
+            path, ("compile calls", wrappers, path),  # (calls.path is the spelling asked)
+            lambda source, tree, names: CompileCalls(tree, names, path, facts.settings, source.data))
 
     def _maybe_compile_calls(self) -> Iterator[ast.Call]:
         """The calls of the file that `compile_call` may take for compile calls: a name

@@ -21,7 +21,7 @@ module-level values of other files). This module adds, in one place:
 - the flow of the wrapper through aliases and picks (`raw = model`,
   `raw = model.module if ddp else model`, `a or b`, `.to(device)`, `copy.deepcopy`),
   DDP/DataParallel and their `.module`, and into the parameters of a module-level
-  function of the project from its callers (other files included);
+  function of the project from its callers (other files that spell `compile` included);
 - code that unwraps it (`m._orig_mod`, `getattr(m, "_orig_mod", m)`, a rebinding to
   either): a name that any reaching binding unwraps holds what the code chose;
 - branches: a binding under `if c:` does not reach a use on the other branch of a test
@@ -54,6 +54,7 @@ DATA_PARALLEL = frozenset({
 COPIES = frozenset({"copy.deepcopy", "copy.copy"})
 UNWRAPPED = "unwrapped"  # a binding that takes `_orig_mod` out
 MAX_DEPTH = 6
+MAX_CALLER_FILES = 32  # a def called in more files is not followed into its callers (_param)
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,6 +84,8 @@ class CompiledWrappers:
         self.facts = facts
         self.values = compiled_values(facts)
         self._owners: dict[int, Optional[tuple[str, CompileCall]]] = {}  # id(ClassDef) -> owned attr
+        self._chains: dict[int, dict[str, list[ast.Assign]]] = {}  # id(scope) -> _assigned_chains
+        self._params: dict[tuple[int, str], frozenset] = {}  # (id(def), parameter) -> what callers pass
 
     # -- the question -----------------------------------------------------------------
     def holding(self, expr: ast.AST) -> Optional[Wrapped]:
@@ -172,13 +175,26 @@ class CompiledWrappers:
         else:
             scopes = [facts.enclosing_function(expr) or facts.tree]
         found: frozenset = NOTHING
+        own = facts.statement_of(expr)
         for scope in scopes:
-            for stmt in ast.walk(scope):
-                if isinstance(stmt, ast.Assign) and stmt is not facts.statement_of(expr) and any(
-                    chain_text(t) == text for t in stmt.targets
-                ):
+            for stmt in self._assigned_chains(scope).get(text, ()):
+                if stmt is not own:
                     found |= self._holding(stmt.value, depth + 1, ctx)
         return ONLY_UNWRAPPED if UNWRAPPED in found else found
+
+    def _assigned_chains(self, scope: ast.AST) -> dict[str, list[ast.Assign]]:
+        """{chain text: the assignments to it} anywhere under `scope`, built once per scope
+        (a walk per attribute test made transformers' CL512 45 s of CPU)."""
+        table = self._chains.get(id(scope))
+        if table is None:
+            table = self._chains[id(scope)] = {}
+            for stmt in ast.walk(scope):
+                if isinstance(stmt, ast.Assign):
+                    for target in stmt.targets:
+                        text = chain_text(target)
+                        if text is not None and stmt not in table.setdefault(text, []):
+                            table[text].append(stmt)
+        return table
 
     def _name(self, name: ast.Name, depth: int, ctx: dict) -> frozenset:
         facts = self.facts
@@ -208,12 +224,23 @@ class CompiledWrappers:
         if isinstance(cls, ast.ClassDef):
             owned = self.owned(cls) if name.id == self_name(func) else None
             return frozenset({Wrapped(OWNER, owned[1], f"{owned[0]}._orig_mod.", cls.name)}) if owned else NOTHING
-        if cls is not facts.tree:
+        if cls is not facts.tree or _annotated_not_module(facts, bound.stmt, name.id):
             return NOTHING
+        key = (id(func), name.id)
+        if key in self._params:  # asked again (each test of the parameter), or a cycle of calls
+            return self._params[key]
+        self._params[key] = NOTHING
         found: frozenset = NOTHING
-        for other, arg in arguments_of(facts, func, name.id):
+        # callers in files that never spell `compile` are not read (a wrapper is made
+        # where `torch.compile` is written, as CompiledValues reads other files), nor the
+        # callers of a def more than MAX_CALLER_FILES files call: a library entry point,
+        # not a helper handed the model (transformers' `auto_docstring(...)`, called in
+        # 1,776 files, 240 of them spelling `compile`: reading them was most of CL512's
+        # 45 s of CPU on transformers)
+        for other, arg in arguments_of(facts, func, name.id, mentioning=b"compile", max_files=MAX_CALLER_FILES):
             wrappers = self if other is facts else other.get(CompiledWrappersFact)
             found |= wrappers._holding(arg, depth + 1, wrappers.guards(arg))
+        self._params[key] = found
         return found
 
     def guards(self, node: ast.AST) -> dict[str, bool]:
@@ -338,6 +365,39 @@ def _builds_module(facts: ModuleFacts, expr: ast.AST) -> bool:
     last = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
     dotted = facts.resolve(func) or ""
     return last[:1].isupper() and not dotted.startswith(("torch.", "builtins."))  # GPT(cfg), VAE(...) too
+
+
+# annotations that say a parameter holds no module (`flag: bool`, `x: Optional[torch.Tensor]`)
+NOT_MODULES = frozenset({
+    "builtins.bool", "builtins.int", "builtins.float", "builtins.str", "builtins.bytes", "builtins.list",
+    "builtins.dict", "builtins.tuple", "builtins.set", "torch.Tensor", "torch.dtype", "torch.device",
+    "torch.Size", "torch.Generator",
+})
+TYPE_WRAPPERS = frozenset({"typing.Optional", "typing.Union", "typing.List", "typing.Tuple", "typing.Dict",
+                           "builtins.list", "builtins.tuple", "builtins.dict"})
+
+
+def _annotated_not_module(facts: ModuleFacts, func: ast.AST, param: str) -> bool:
+    """The parameter `param` of `func` is annotated with types none of which is a module
+    (only builtins scalars and containers, tensors, dtypes, None): its callers are not
+    searched (a project-wide search per tested parameter was most of CL512's time on
+    transformers, whose parameters are annotated)."""
+    args = func.args
+    arg = next((a for a in args.posonlyargs + args.args + args.kwonlyargs if a.arg == param), None)
+    return arg is not None and arg.annotation is not None and _names_no_module(facts, arg.annotation)
+
+
+def _names_no_module(facts: ModuleFacts, ann: ast.AST) -> bool:
+    if isinstance(ann, ast.Constant):
+        return ann.value is None
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):  # `Tensor | None`
+        return _names_no_module(facts, ann.left) and _names_no_module(facts, ann.right)
+    if isinstance(ann, ast.Subscript):
+        parts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        return facts.resolve(ann.value) in TYPE_WRAPPERS and all(_names_no_module(facts, p) for p in parts)
+    if isinstance(ann, (ast.Name, ast.Attribute)):
+        return facts.resolve(ann) in NOT_MODULES
+    return False
 
 
 def _polarity(test: ast.AST) -> tuple[ast.AST, bool]:

@@ -139,6 +139,7 @@ class Sources:
         self._listings: dict[str, list[str]] = {}
         self._asked_of_all: dict[tuple[int, str], tuple[list[str], dict]] = {}  # may_call_among
         self._module_paths: dict[tuple[str, str], Optional[str]] = {}  # (folder, module) -> file (module_path)
+        self._derived: dict[tuple, object] = {}  # (file version, kind) -> derived (made once per version)
 
     def _stat(self, path: str) -> Optional[tuple[str, int, int]]:
         if self._snapshot and path in self._stats:
@@ -207,6 +208,22 @@ class Sources:
             del self._parsed[next(iter(self._parsed))]
         self._parsed[key] = found
         return found
+
+    def derived(self, path: str, kind: tuple, make: Callable[[SourceFile, object, NameTable], object]):
+        """make(source, tree, names) for the file, once per file version and `kind` in
+        this process: what every importer asks of a module (its compile calls: 2,860
+        transformers files import the same few dozen) is built once, not per importer.
+        None when the file cannot be read or parsed."""
+        key = self._stat(path)
+        if key is None:
+            return None
+        slot = (key, kind)
+        if slot not in self._derived:
+            entry = self._entry(path)
+            if len(self._derived) >= 4 * self._max:  # forget the oldest one
+                del self._derived[next(iter(self._derived))]
+            self._derived[slot] = make(entry[0], entry[1], entry[2]) if entry is not None else None
+        return self._derived[slot]
 
     def mentions(self, path: str, token: bytes) -> bool:
         """Whether the file's bytes contain `token` (a cheap filter before parsing it)."""

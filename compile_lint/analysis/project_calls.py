@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import Iterator
+from typing import Iterator, Optional
 
 from .facts import Fact, ModuleFacts
 from .names import import_root, marked_root
@@ -51,26 +51,36 @@ def project_folder(path: str) -> str:
     return marked_root(start) or start
 
 
-def calls_named(facts: ModuleFacts, name: str) -> Iterator[tuple[ModuleFacts, ast.Call]]:
-    """(file's facts, call) for every `name(...)` and `x.name(...)` in the project."""
+def calls_named(facts: ModuleFacts, name: str, mentioning: Optional[bytes] = None,
+                max_files: Optional[int] = None) -> Iterator[tuple[ModuleFacts, ast.Call]]:
+    """(file's facts, call) for every `name(...)` and `x.name(...)` in the project; with
+    `mentioning`, only in the files whose bytes hold it (and in this file); with
+    `max_files`, nothing when more files than that may call it."""
     # most files that name a method only define or mention it: parse only the ones that
     # may call it (timm: every model defines `reset_classifier`, few call it)
-    for path in facts.project.files_that_may_call(facts.get(ProjectFilesFact), name):
+    paths = facts.project.files_that_may_call(facts.get(ProjectFilesFact), name)
+    if mentioning is not None:
+        paths = [p for p in paths if p == facts.path or facts.project.mentions(p, mentioning)]
+    if max_files is not None and len(paths) > max_files:
+        return
+    for path in paths:
         other = facts.project.facts_for_path(facts, path)
         for call in other.calls_by_name(name) if other is not None else ():
             yield other, call
 
 
-def arguments_of(facts: ModuleFacts, func: ast.AST, param: str) -> Iterator[tuple[ModuleFacts, ast.expr]]:
+def arguments_of(facts: ModuleFacts, func: ast.AST, param: str, mentioning: Optional[bytes] = None,
+                 max_files: Optional[int] = None) -> Iterator[tuple[ModuleFacts, ast.expr]]:
     """(caller's facts, argument) for each call in the project of the module-level def
     `func` of this file that passes its parameter `param` (by position, without a `*`
     before it, or by keyword): a bare call in this file, or a call of the name imported
-    from this file. Calls of other defs of the same name are left out."""
+    from this file. Calls of other defs of the same name are left out. With
+    `mentioning` and `max_files`, as calls_named."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or param is None:
         return
     params = [a.arg for a in func.args.posonlyargs + func.args.args]
     index = params.index(param) if param in params else None
-    for other, call in calls_named(facts, func.name):
+    for other, call in calls_named(facts, func.name, mentioning, max_files):
         if not _calls_def_of(other, call, facts, func.name):
             continue
         positional = call.args[: index + 1] if index is not None else []

@@ -100,6 +100,15 @@ class CompiledModuleTruthTest(Rule):
             at=[(4, 9)], note="bool(): reported without a fix",
         ),
         Case(
+            "import torch\nfrom torch import nn\ndef step(model: nn.Module, flag: bool):\n"
+            "    if model and flag:\n        model(1)\n"
+            "step(torch.compile(Net()), True)\n",
+            fixed="import torch\nfrom torch import nn\ndef step(model: nn.Module, flag: bool):\n"
+            "    if model is not None and flag:\n        model(1)\n"
+            "step(torch.compile(Net()), True)\n",
+            at=[(4, 8)], note="a parameter its caller passes the wrapper (the `bool` one is not searched)",
+        ),
+        Case(
             "import torch\nmodel = torch.compile(Net())\nuse = model and enabled\n",
             fixed="import torch\nmodel = torch.compile(Net())\nuse = model is not None and enabled\n",
             at=[(3, 7)], note="a tested operand of `and`",
