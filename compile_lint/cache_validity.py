@@ -4,7 +4,8 @@ A file's findings depend on its bytes, its settings, the region facts its rules 
 at and the bytes of other files they read. `TrackedRegionView` records the region facts
 (its own module's regions, single defs looked up by name, or all of them) as tokens;
 `RegionDigests` gives each token's digest under a region index. A result keeps the
-digest of every token it used (`used`) and of every file it read (`deps`); it holds
+digest of every token it used (`used`) and of every file it read (`deps`: a file's
+digest, a probe's answer, or the digest of a folder's file list it searched); it holds
 under another index, or on another run, when all of them are unchanged.
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Iterator, Optional
 
+from .analysis.listing import LISTING
 from .cache import blake2b
 
 EMPTY = "-"  # the digest of "no region facts"
@@ -134,9 +136,13 @@ def still_holds(used: dict[tuple, str], deps: tuple, digests: Optional[RegionDig
         holds = checked.get(dep)  # (a dep twice in `deps`)
         if holds is None:
             path, dig = dep
-            holds = checked[dep] = (
-                probe_holds(path, dig, current_digest) if dig is not None and dig.startswith(PROBE) else current_digest(path) == dig
-            )
+            if dig is not None and dig.startswith(PROBE):
+                holds = probe_holds(path, dig, current_digest)
+            elif dig is not None and dig.startswith(LISTING):
+                holds = listing_holds(path, dig)
+            else:
+                holds = current_digest(path) == dig
+            checked[dep] = holds
         if not holds:
             return False
         at += 1
@@ -168,6 +174,14 @@ def probe_holds(path: str, dep: str, current_digest: Callable[[str], Optional[st
     except OSError:
         return answer == "0"  # a file gone holds nothing
     return ask(data, arg) == (answer == "1")
+
+
+def listing_holds(folder: str, dep: str) -> bool:
+    """A project listing's dependency (analysis/listing.py; checked once per folder and
+    run: `checked` memoizes it)."""
+    from .analysis.listing import listing_holds as holds
+
+    return holds(folder, dep)
 
 
 class FolderStates:

@@ -295,6 +295,7 @@ def _lint_into(task: Task, done: Done, context: JobContext) -> None:
     for (path, kind, arg), answer in sorted(project.probes.items()):
         if path not in project.read:  # a file read for its meaning depends on all of it
             deps.append((path, probe_dep(kind, arg, answer, known_digest(path))))
+    deps += sorted(project.listings.items())  # (folder, `listing:...`)
     done.deps = tuple(deps)
     project.release()
 

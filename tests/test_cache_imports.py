@@ -55,3 +55,41 @@ def test_an_edit_elsewhere_in_the_imported_file_keeps_the_cached_result_valid(tm
     assert _check(tmp_path, stats) == []
     run = json.loads(stats.read_text().splitlines()[-1])
     assert run["pass1"] == 1 and run["cached"] == 1  # engine.py linted again, album.py's result kept
+
+
+HELPER = """\
+import torch
+
+
+def ready(model):
+    # (a compiled model too)
+    if model:
+        return model
+"""
+
+
+def _check_codes(folder, codes) -> list:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("COMPILE_LINT_NO_CACHE", None)
+    proc = subprocess.run([sys.executable, "-m", "compile_lint", "check", "--select", codes, "--output-format", "json", "."],
+                          cwd=folder, env=env, capture_output=True)
+    assert proc.returncode in (0, 1), proc.stderr.decode()
+    return sorted((os.path.basename(f["filename"]), f["code"]) for f in json.loads(proc.stdout))
+
+
+def test_a_warm_cache_sees_a_new_caller_file_in_another_folder(tmp_path):
+    """helpers.py tests its parameter for truth; nobody passes it a compiled module, so
+    nothing is reported. A new file in another folder of the project passes it one: the
+    warm run must report helpers.py (its cached result used to be served: a search of
+    the project's callers depended on the files it found, not on the file list)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "helpers.py").write_text(HELPER)
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "old.py").write_text("print('compile nothing')\n")
+    assert _check_codes(tmp_path, "CL512") == []
+    assert _check_codes(tmp_path, "CL512") == []  # warm
+    (tmp_path / "scripts" / "run.py").write_text("import torch\nfrom pkg.helpers import ready\nready(torch.compile(Net()))\n")
+    assert _check_codes(tmp_path, "CL512") == [("helpers.py", "CL512")]
+    assert _check_codes(tmp_path, "CL512") == [("helpers.py", "CL512")]  # warm again

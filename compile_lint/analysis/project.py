@@ -286,6 +286,8 @@ class Project:
         # (path, kind, argument) -> answer: what was asked of another file without reading
         # it for its meaning (PROBES); the cache depends on the answer, not the bytes
         self.probes: dict[tuple[str, str, str], bool] = {}
+        # folder -> the dependency (listing.Listing.dependency) of each project listing searched
+        self.listings: dict[str, str] = {}
         # the facts the running rule declared (`Rule.needs`); None: any. Set by the engine.
         self.allowed: Optional[frozenset] = None
         self._facts: dict[str, Optional["ModuleFacts"]] = {}
@@ -319,6 +321,12 @@ class Project:
                 other.release()
         self._facts.clear()
         self.read.clear()
+
+    def listed(self, folder: str, listing) -> None:
+        """The rules searched the project's files under `folder` (a listing.Listing): the
+        result depends on that list (a file added or removed there re-checks it)."""
+        if folder not in self.listings:
+            self.listings[folder] = listing.dependency()
 
     def mentions(self, path: str, token: bytes) -> bool:
         """Whether another file contains `token` (recorded as a probe)."""

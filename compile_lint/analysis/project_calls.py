@@ -12,10 +12,8 @@ import os
 from typing import Iterator, Optional
 
 from .facts import Fact, ModuleFacts
+from .listing import list_project
 from .names import import_root, marked_root
-
-MAX_FILES = 3000
-SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "build", "dist"})
 
 
 class ProjectFilesFact(Fact):
@@ -29,18 +27,12 @@ class ProjectFilesFact(Fact):
 
 
 def project_files(facts: ModuleFacts) -> list[str]:
-    """The Python files of the project around the linted file, at most MAX_FILES."""
-    return facts.project.sources.listing(project_folder(facts.path), _python_files)
-
-
-def _python_files(folder: str) -> list[str]:
-    out: list[str] = []
-    for here, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
-        out += [os.path.join(here, name) for name in sorted(files) if name.endswith(".py")]
-        if len(out) >= MAX_FILES:
-            break
-    return out[:MAX_FILES]
+    """The Python files of the project around the linted file, at most MAX_FILES; the
+    list is a dependency of the file's result (Project.listings)."""
+    folder = project_folder(facts.path)
+    listing = facts.project.sources.listing(folder, list_project)
+    facts.project.listed(folder, listing)
+    return listing.files
 
 
 def project_folder(path: str) -> str:
