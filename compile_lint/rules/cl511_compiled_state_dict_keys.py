@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+from typing import Iterator
 
 from ..analysis.compiled_values import chain_text
 from ..analysis.compiled_wrappers import HOLDER, OWNER, WRAPPER, CompiledWrappersFact, compiled_wrappers
@@ -114,8 +115,18 @@ class CompiledStateDictKeys(Rule):
             "warm_up(model)\nmodel.load_state_dict(initial['model'])\n",
             note="a snapshot restored into the wrapper it came from",
         ),
+        Case(
+            "import torch\nfast = torch.compile(Net())\nfrozen = torch.compile(Net(frozen=True))\n"
+            "frozen.load_state_dict(fast.state_dict())\n",
+            note="from one wrapper into another: the same `_orig_mod.` keys",
+        ),
     ]
     invalid = [
+        Case(
+            "import torch\nfast = torch.compile(Net())\nplain = Net()\nplain.load_state_dict(fast.state_dict())\n",
+            fixed="import torch\nfast = torch.compile(Net())\nplain = Net()\nplain.load_state_dict(getattr(fast, \"_orig_mod\", fast).state_dict())\n",
+            at=[(4, 23)], note="from a wrapper into a plain module",
+        ),
         Case(
             "import torch\nmodel = torch.compile(GPT(cfg))\ntorch.save({'model': model.state_dict()}, 'ckpt.pt')\n",
             fixed="import torch\nmodel = torch.compile(GPT(cfg))\ntorch.save({'model': getattr(model, \"_orig_mod\", model).state_dict()}, 'ckpt.pt')\n",
@@ -172,7 +183,18 @@ class CompiledStateDictKeys(Rule):
     def check(self, facts):
         wrappers = None
         calls = [c for c in facts.nodes(ast.Call) if isinstance(c.func, ast.Attribute) and c.func.attr in METHODS]
-        restored = _round_trips(facts, calls)
+        restored: set = set()
+        for load, reads in _snapshots(facts, calls):
+            for read in reads:
+                if facts.text(read.func.value) != facts.text(load.func.value):
+                    # another module's state: the same keys when both hold a wrapper with
+                    # the same prefix (two compiled copies of one model)
+                    if wrappers is None:
+                        wrappers = compiled_wrappers(facts)
+                    into, out_of = wrappers.holding(load.func.value), wrappers.holding(read.func.value)
+                    if into is None or out_of is None or into.prefix != out_of.prefix:
+                        continue
+                restored.update((id(load), id(read)))
         for call in calls:
             func = call.func
             if id(call) in restored:
@@ -202,31 +224,32 @@ class CompiledStateDictKeys(Rule):
             )
 
 
-def _round_trips(facts, calls) -> set:
-    """ids of `m.load_state_dict(snapshot)` calls whose argument comes from a variable
-    bound, in the same scope, to an expression that reads `m.state_dict()` with the same
-    receiver, and of those reads: a snapshot restored into the module it came from has
-    the same keys (`initial = copy.deepcopy(model.state_dict())` ... warm up ...
-    `model.load_state_dict(initial)`)."""
-    out: set = set()
+def _snapshots(facts, calls) -> Iterator[tuple[ast.Call, list[ast.Call]]]:
+    """(`a.load_state_dict(...)`, the `b.state_dict()` reads its argument comes from):
+    read in the argument itself, or in what a variable of the argument is bound to in
+    the same scope (`initial = copy.deepcopy(model.state_dict())` ... warm up ...
+    `model.load_state_dict(initial)`). A snapshot restored into the module it came from,
+    or into one with the same key prefix, has the keys it expects."""
     for call in calls:
         if call.func.attr != "load_state_dict" or not call.args:
             continue
-        receiver = facts.text(call.func.value)
-        root = call.args[0]
+        arg = call.args[0]
+        reads = list(_state_dict_reads(arg))
+        root = arg
         while isinstance(root, (ast.Subscript, ast.Attribute)):
             root = root.value
-        if not isinstance(root, ast.Name):
-            continue
-        scope = facts.enclosing_function(call) or facts.tree
-        reads = [
-            node for stmt in ast.walk(scope) if isinstance(stmt, ast.Assign) and facts.enclosing_function(stmt) is facts.enclosing_function(call)
-            and any(isinstance(t, ast.Name) and t.id == root.id for t in stmt.targets)
-            for node in ast.walk(stmt.value)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "state_dict"
-            and facts.text(node.func.value) == receiver
-        ]
+        if isinstance(root, ast.Name):
+            scope = facts.enclosing_function(call) or facts.tree
+            reads += [
+                node for stmt in ast.walk(scope) if isinstance(stmt, ast.Assign) and facts.enclosing_function(stmt) is facts.enclosing_function(call)
+                and any(isinstance(t, ast.Name) and t.id == root.id for t in stmt.targets)
+                for node in _state_dict_reads(stmt.value)
+            ]
         if reads:
-            out.add(id(call))
-            out.update(id(node) for node in reads)
-    return out
+            yield call, reads
+
+
+def _state_dict_reads(expr: ast.AST) -> Iterator[ast.Call]:
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "state_dict":
+            yield node
