@@ -205,23 +205,21 @@ NUMBERS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtin
 
 
 def eager_only(facts: ModuleFacts, node: ast.AST) -> bool:
-    """`node` sits in a branch that only runs eagerly (`if not is_compiling():`, also
-    through the project's own wrapper of it; `if torch.jit.is_tracing():`, which is
-    False under torch.compile, so its `else` is compiled code), or is a cast `float(x)`/`int(x)`/`bool(x)`
-    under `if isinstance(x, (int, float)):`, where `x` is a Python number."""
+    """`node` never runs while Dynamo traces (compiling_branches.eager_only: the eager side
+    of `is_compiling()` tests, also through a name, an `and`/`or` operand or an early
+    exit; the `if` of `torch.jit.is_tracing()`, which is False under torch.compile, so its
+    `else` is compiled code), or is a cast `float(x)`/`int(x)`/`bool(x)` under
+    `if isinstance(x, (int, float)):`, where `x` is a Python number."""
+    from .compiling_branches import eager_only as never_traced
+
+    if never_traced(facts, node):
+        return True
+    if not (isinstance(node, ast.Call) and facts.resolve(node.func) in CASTS and node.args):
+        return False
     child = node
     for anc in facts.ancestors(node):
-        if isinstance(anc, (ast.If, ast.IfExp)):
-            negated = isinstance(anc.test, ast.UnaryOp) and isinstance(anc.test.op, ast.Not)
-            inner = anc.test.operand if negated else anc.test
-            in_body = child in anc.body if isinstance(anc, ast.If) else child is anc.body
-            if isinstance(inner, ast.Call) and in_body == negated and is_compiling_test(facts, inner):
-                return True
-            if isinstance(inner, ast.Call) and in_body != negated and facts.resolve(inner.func) in JIT_ONLY_FUNCS:
-                return True  # runs only under torch.jit: Dynamo takes the other branch
-            if in_body and not negated and isinstance(node, ast.Call) and facts.resolve(node.func) in CASTS \
-                    and node.args and python_number_test(facts, inner, node.args[0]):
-                return True
+        if isinstance(anc, ast.If) and child in anc.body and python_number_test(facts, anc.test, node.args[0]):
+            return True
         if isinstance(anc, FUNCTION_NODES):
             return False
         child = anc
@@ -291,6 +289,14 @@ def dynamo_flag_on(facts: ModuleFacts, region: Optional[RegionInfo], key: str) -
     return True
 
 
+def _applied_in_place(facts: ModuleFacts, call: ast.Call) -> bool:
+    """A `patch(...)` used where it is made: a `with` item or a decorator."""
+    parent = facts.parent(call)
+    if isinstance(parent, ast.withitem):
+        return True
+    return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and call in parent.decorator_list
+
+
 def _file_sets_dynamo(facts: ModuleFacts, key: str) -> bool:
     flag = f"{DYNAMO_CONFIG}.{key}"
     for node in facts.nodes(ast.Assign):
@@ -299,6 +305,8 @@ def _file_sets_dynamo(facts: ModuleFacts, key: str) -> bool:
     for call in facts.nodes(ast.Call):
         dotted = facts.resolve(call.func)
         if dotted == DYNAMO_CONFIG + ".patch":
+            if not _applied_in_place(facts, call):
+                continue  # a patch built and returned or stored: where it applies is unknown
             pairs = [(k.arg, k.value) for k in call.keywords] + ([tuple(call.args[:2])] if len(call.args) == 2 else [])
             if isinstance(call.args[0] if call.args else None, ast.Dict):
                 pairs += list(zip(call.args[0].keys, call.args[0].values))
