@@ -1,0 +1,155 @@
+"""What the graph-break rules (CL508 and the CL5xx family) share: whether a construct
+runs where Dynamo traces it, the official ID and texts of the break it causes, whether
+it sits in a loop (then Dynamo runs the whole frame eagerly), and the finding's message.
+
+A break is reported only in code a `torch.compile` region reaches, outside branches that
+run only eagerly (`if not torch.compiler.is_compiling():`, the `else` of
+`torch.jit.is_scripting()`...: region_queries.eager_only), and not when the Dynamo flag
+that keeps the construct in the graph is on (`capture_scalar_outputs`,
+`capture_dynamic_output_shape_ops`: region_queries.dynamo_flag_on).
+
+**In a loop.** When the break sits in the body of a `for`/`while` loop of its function,
+Dynamo gives up on that function's whole frame: "graph break in loop" (GB7000), measured
+by scripts/measure/graph_break_in_loop.py (0 graphs, the frame runs eagerly). Dynamo's
+test (`maybe_has_backedge`, symbolic_convert.py) is a backward jump after the break
+before the frame's first return: a loop around it, not a loop after it. Not in a loop
+(measured by scripts/measure/graph_break_causes.py): a `while` loop's own test (its
+first evaluation comes before the jump back), a `for` loop's iterable, a loop's `else`,
+and a comprehension (its own frame on Python 3.11: a plain break).
+"""
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .declared import recorded_counts
+from .facts import FUNCTION_NODES, ModuleFacts
+from .graph_break_ids import LOOP_ID, describe
+from .region_queries import dynamo_flag_on, eager_only
+from .tensors import MaskGuess, TensorGuess, not_tensors_at
+
+def loop_of(facts: ModuleFacts, node: ast.AST) -> Optional[ast.AST]:
+    """The function whose loop holds `node` (None when no loop of its function does).
+    A `for` loop's iterable and a `while` loop's `else` run once: not in the loop."""
+    child = node
+    for anc in facts.ancestors(node):
+        if isinstance(anc, FUNCTION_NODES):
+            return None
+        if isinstance(anc, (ast.For, ast.AsyncFor)) and child is not anc.iter and child not in anc.orelse:
+            return facts.enclosing_function(anc)
+        if isinstance(anc, ast.While) and child is not anc.test and child not in anc.orelse:
+            # (the test's first evaluation comes before any backward jump: measured, a
+            # `while tensor.any():` breaks twice and the frame is still compiled)
+            return facts.enclosing_function(anc)
+        child = anc
+    return None
+
+
+def behind_absent_input(facts: ModuleFacts, node: ast.AST) -> bool:
+    """`node` reads an optional input behind a short-circuit that skips it when the input
+    is absent: `mask is not None and mask.sum().item() > 0`, with `mask` a parameter whose
+    default is None. Whether it breaks depends on the caller passing one (the model runs
+    without it): not reported."""
+    func = facts.enclosing_function(node)
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    args = func.args
+    positional = args.posonlyargs + args.args
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    optional = {name for name, d in defaults.items() if isinstance(d, ast.Constant) and d.value is None}
+    if not optional:
+        return False
+    read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & optional
+    child = node
+    for anc in facts.ancestors(node):
+        if anc is func:
+            return False
+        if isinstance(anc, ast.BoolOp) and isinstance(anc.op, ast.And):
+            index = next((i for i, v in enumerate(anc.values) if v is child), 0)
+            for earlier in anc.values[:index]:
+                if _present_test(earlier) & read:
+                    return True
+        child = anc
+    return False
+
+
+def _present_test(test: ast.AST) -> set:
+    """Names `test` requires to be given: `p is not None`, `p`."""
+    if isinstance(test, ast.Name):
+        return {test.id}
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot) \
+            and isinstance(test.left, ast.Name) and isinstance(test.comparators[0], ast.Constant) \
+            and test.comparators[0].value is None:
+        return {test.left.id}
+    return set()
+
+
+class Breaks:
+    """One file's graph-break reporting for one rule: tensor and mask guesses per
+    function (computed once), and findings that carry the break's ID."""
+
+    def __init__(self, rule, facts: ModuleFacts):
+        self.rule = rule
+        self.facts = facts
+        self._tensors: dict[int, Optional[TensorGuess]] = {}
+        self._masks: dict[int, MaskGuess] = {}
+
+    def tensors(self, node: ast.AST) -> Optional[TensorGuess]:
+        """The tensor guess of the function holding `node`, when that runs compiled."""
+        func = self.facts.enclosing_function(node)
+        if func is None:
+            return None
+        key = id(func)
+        if key not in self._tensors:
+            self._tensors[key] = TensorGuess(self.facts, func) if self.facts.in_region(node, "compiled") else None
+        return self._tensors[key]
+
+    def masks(self, node: ast.AST) -> Optional[MaskGuess]:
+        tensors = self.tensors(node)
+        if tensors is None:
+            return None
+        key = id(tensors.func)
+        if key not in self._masks:
+            self._masks[key] = MaskGuess(self.facts, tensors)
+        return self._masks[key]
+
+    def is_tensor(self, node: ast.AST, expr: ast.AST) -> bool:
+        """`expr`, read at `node`, holds a tensor (an `isinstance` test above may say it cannot)."""
+        guess = self.tensors(node)
+        if guess is None:
+            return False
+        guess.hidden = not_tensors_at(self.facts, node)
+        try:
+            return guess.is_tensor(expr)
+        finally:
+            guess.hidden = frozenset()
+
+    def is_mask(self, node: ast.AST, expr: ast.AST) -> bool:
+        guess = self.masks(node)
+        if guess is None:
+            return False
+        self.tensors(node).hidden = not_tensors_at(self.facts, node)
+        try:
+            return guess.is_mask(expr, node)
+        finally:
+            self.tensors(node).hidden = frozenset()
+
+    def report(self, node: ast.AST, what: str, gb_id: str, captured_by: Optional[str] = None,
+               fill: Optional[dict] = None, why: str = "forces a graph break"):
+        """A finding at `node` for the construct `what` (shown in backquotes), or None when
+        it does not run compiled. `captured_by`: the Dynamo flag that keeps it in the graph."""
+        facts = self.facts
+        region = facts.in_region(node, "compiled")
+        if region is None or eager_only(facts, node) or (captured_by and dynamo_flag_on(facts, region, captured_by)):
+            return None
+        if behind_absent_input(facts, node):
+            return None
+        loop = loop_of(facts, node)
+        loop_name = getattr(loop, "name", None) if loop is not None else None
+        info = describe(gb_id, facts.project.target_torch, fill, in_loop=loop_name)
+        message = f"{what} in compiled code {why} ({gb_id})"
+        if loop_name:
+            message += f"; in a loop, so Dynamo runs all of `{loop_name}` eagerly ({LOOP_ID})"
+        message += recorded_counts(region, "graph_breaks")
+        return self.rule.finding(facts, node, message, region=region, graph_break=info)
