@@ -42,12 +42,12 @@ def compiling_value(facts: ModuleFacts, test: ast.AST, depth: int = 0) -> Option
             return False
         return None
     if isinstance(test, ast.Name) and depth < 2:
-        bound = _single_binding(facts, test)
+        bound = single_binding(facts, test)
         return compiling_value(facts, bound, depth + 1) if bound is not None else None
     return None
 
 
-def _single_binding(facts: ModuleFacts, name: ast.Name) -> Optional[ast.expr]:
+def single_binding(facts: ModuleFacts, name: ast.Name) -> Optional[ast.expr]:
     """The value of the one assignment of `name` in its function (or the module when the
     function does not bind it), when there is exactly one."""
     func = facts.enclosing_function(name)

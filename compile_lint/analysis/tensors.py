@@ -199,12 +199,13 @@ class MaskGuess:
                 method, receiver = expr.func.attr, expr.func.value
                 if method in BOOL_OPS - {"bool"} and tensors.is_tensor(receiver):
                     return True
-                if method == "bool" and not expr.args and tensors.is_tensor(receiver):
-                    return True
+                if method == "bool" and not expr.args and not expr.keywords:
+                    return True  # `t.bool()`: only tensors have the method (a Python value has no `.bool()`)
                 if method in BOOL_REDUCTIONS and (expr.args or expr.keywords) and self.is_mask(receiver, at):
                     return True
                 if method in ("clone", "detach", "contiguous", "flatten", "view", "reshape", "squeeze", "unsqueeze",
-                              "expand", "expand_as", "to", "cpu", "cuda", "t", "transpose", "permute") \
+                              "expand", "expand_as", "to", "cpu", "cuda", "t", "transpose", "permute", "repeat", "tile",
+                              "movedim", "narrow", "select") \
                         and self.is_mask(receiver, at) and not _dtype_changed(facts, expr):
                     return True
         return False

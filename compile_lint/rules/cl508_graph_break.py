@@ -5,7 +5,8 @@ from typing import Optional
 
 from ..analysis.facts import RegionsFact
 from ..analysis.graph_breaks import Breaks
-from ..analysis.region_queries import CASTS
+from ..analysis.region_queries import CASTS, ClassAttrsFact
+from ..analysis.untraceable_calls import UntraceableCalls
 from .base import Case, Rule
 
 REORDERABLE = "reorderable_logging_functions"
@@ -38,7 +39,12 @@ class GraphBreak(Rule):
     no `output_size`); boolean-mask indexing `x[x > 0]`, also through a named mask
     (`keep = (d < th) & valid`, a row `mask[0]`, a reduction over a dimension, a tensor
     made with `dtype=torch.bool`, a name tested `mask.dtype == torch.bool` above) and in an
-    augmented assignment `x[mask] += v` (it reads `x[mask]`); and `print(...)`.
+    augmented assignment `x[mask] += v` (it reads `x[mask]`); `print(...)`; and calls Dynamo
+    does not trace (analysis/untraceable_calls.py): a `logging.Logger` method
+    (`logger.warning_once(...)`, the logger from `logging.getLogger` or a project's
+    `get_logger` wrapper, by a module-level name or `self.<attr>`), a `logging` module
+    function, `warnings.warn`, an `nn.LSTM`/`nn.GRU`/`nn.RNN` module the class (or a
+    subclass in the file) assigns to `self.<attr>`, and `copy.deepcopy` of a tensor or module.
 
     A finding in the body of a `for`/`while` loop says so: Dynamo then gives up on the
     whole function ("graph break in loop", GB7000) and runs it eagerly.
@@ -59,10 +65,15 @@ class GraphBreak(Rule):
     a `with`/decorator `patch(...)`) in the file or in the file of every compile site of
     the region (Dynamo then keeps them in the graph); and so is `print` in a module that
     puts `print` into `torch._dynamo.config.reorderable_logging_functions` (Dynamo then
-    runs it after the graph), unless it prints a bare `x.shape`/`x.size()`.
+    runs it after the graph), unless it prints a bare `x.shape`/`x.size()`; logger calls
+    in a file that sets `ignore_logging_functions`, `warnings.warn` in one that sets
+    `reorderable_logging_functions`, RNN modules when `allow_rnn` is on; `copy.deepcopy`
+    of a plain Python object (no break).
 
     When a recorded run (`compile-lint record`, docs/record.md) saw graph breaks at the
-    region's compile site, the message says how many.
+    region's compile site, the message says how many; a recording made with the break
+    hooks (every break by ID and line) marks each finding: confirmed (a recorded break on
+    its line), compiled without a break there, or not reached (JSON `graph_break.recorded`).
 
     ## Why is this bad?
     Each one splits the graph: Dynamo compiles the part before it, runs the construct
@@ -117,7 +128,7 @@ class GraphBreak(Rule):
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html#graph-breaks
     """
 
-    needs = (RegionsFact,)
+    needs = (RegionsFact, ClassAttrsFact)
     code = "CL508"
     name = "graph-break"
     summary = "Construct that forces a graph break in compiled code"
@@ -129,6 +140,12 @@ class GraphBreak(Rule):
         "GB0036": "`nonzero`, `argwhere`, one-argument `torch.where`, `masked_select`, `unique`, "
                   "`unique_consecutive`, `bincount`, `repeat_interleave` with tensor repeats; boolean-mask indexing",
         "GB0059": "`print(...)`",
+        "GB0291": "a `logging.Logger` method (`logger.warning_once(...)`; the logger from `logging.getLogger` "
+                  "or a project's `get_logger`)",
+        "GB4841": "a `logging` module function (`logging.warning(...)`)",
+        "GB0007": "`warnings.warn(...)` (a function Dynamo skips)",
+        "GB0014": "calling an `nn.LSTM`/`nn.GRU`/`nn.RNN` module",
+        "GB4198": "`copy.deepcopy` of a tensor or module",
         "GB7000": "any of these in the body of a `for`/`while` loop: the function runs eagerly",
     }
 
@@ -177,6 +194,15 @@ class GraphBreak(Rule):
         ),
     ]
     valid += [
+        Case("import copy\nimport logging\nimport torch\nlogger = logging.getLogger(__name__)\n"
+             "torch._dynamo.config.ignore_logging_functions.add(logger.info)\n@torch.compile\ndef f(x, cfg):\n"
+             "    logger.info('step')\n    opts = copy.deepcopy(cfg)\n    return x\n",
+             note="a logger method Dynamo is told to drop; deepcopy of a Python object (no break)"),
+        Case("import torch\nfrom torch import nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.proj = nn.Linear(4, 4)\n    def forward(self, x, logger=None):\n"
+             "        return self.proj(x)\nm = torch.compile(M())\n"
+             "import logging\nlogger = logging.getLogger('x')\ndef eager(x):\n    logger.warning('not compiled')\n",
+             note="a Linear is traced; a logger call outside compiled code"),
         Case("import torch\n@torch.compile\ndef f(x: torch.Tensor):\n    assert (x > 0).all(), 'negative'\n    return x\n",
              note="a bare tensor assert is a runtime check under Dynamo: 1 graph, 0 breaks"),
         Case("import torch\n@torch.compile\ndef f(x: torch.Tensor):\n    y = torch.where(x > 0, x, -x)\n"
@@ -200,6 +226,25 @@ class GraphBreak(Rule):
              "    return x * 2 if fast(x) else x\n", note="after an early return whenever Dynamo traces"),
     ]
     invalid = [
+        Case(
+            "import torch\nimport warnings\nfrom transformers.utils import logging\nlogger = logging.get_logger(__name__)\n"
+            "class Block(torch.nn.Module):\n    def forward(self, x, use_cache=True):\n"
+            "        if self.training and use_cache:\n            logger.warning_once('use_cache=False with checkpointing')\n"
+            "        warnings.warn('deprecated')\n        return x\nblock = torch.compile(Block())\n",
+            at=[(8, 13), (9, 9)], note="a logger from a library's get_logger wrapper (GB0291) and warnings.warn (GB0007)",
+        ),
+        Case(
+            "import copy\nimport torch\nfrom torch import nn\nclass Base(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.rnn = nn.Identity()\n    def forward(self, x: torch.Tensor):\n"
+            "        y, _ = self.rnn(x)\n        return copy.deepcopy(x) + y\nclass LSTMBlock(Base):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.rnn = nn.LSTM(4, 4)\n"
+            "class Model(nn.Module):\n    def __init__(self, kind):\n        super().__init__()\n"
+            "        if kind in ('LSTM', 'GRU'):\n            self.rnn = getattr(nn, kind)(4, 4)\n"
+            "    def forward(self, x):\n        return self.rnn(x)\n"
+            "m = torch.compile(LSTMBlock())\nn = torch.compile(Model('GRU'))\n",
+            at=[(9, 16), (10, 16), (21, 16)],
+            note="an LSTM a subclass assigns, deepcopy of a tensor, getattr(nn, kind) under `kind in ('LSTM', 'GRU')`",
+        ),
         Case(
             "import torch\n@torch.compile\ndef match(d: torch.Tensor, th: float):\n    vals, idx = torch.topk(d, 2, dim=1)\n"
             "    keep = vals[:, 0] / vals[:, 1] <= th\n    dists = vals[keep]\n    rows = keep.nonzero(as_tuple=True)[0]\n"
@@ -269,8 +314,11 @@ class GraphBreak(Rule):
             return
         breaks = Breaks(self, facts)
         print_reorderable = self._print_reorderable(facts)
+        untraceable = UntraceableCalls(facts)
         for call in facts.nodes(ast.Call):
-            found = self._call(breaks, facts, call, print_reorderable)
+            cause = untraceable.cause(call, lambda expr: breaks.is_tensor(call, expr)) if facts.in_region(call, "compiled") \
+                else None
+            found = breaks.report(call, *cause) if cause else self._call(breaks, facts, call, print_reorderable)
             if found is not None:
                 yield found
         for node in facts.nodes(ast.If, ast.While, ast.IfExp):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import importlib.util
 import inspect
 import io
@@ -38,6 +39,7 @@ from measure_env import header, verdict  # noqa: E402
 warnings.filterwarnings("ignore")
 logger = logging.getLogger("graph_break_causes")
 logger.setLevel(logging.CRITICAL)  # a disabled level still breaks (GB0291)
+logging.Logger.warning_once = functools.lru_cache(None)(logging.Logger.warning)  # as transformers.utils.logging does
 
 CASES: list[tuple[str, object, tuple, str]] = []  # (name, callable, args, want)
 
@@ -260,7 +262,7 @@ def logger_info(x):
     return x + 1
 
 
-@case("GB0291")
+@case("GB4841")
 def logging_module_function(x):
     logging.debug("a message")
     return x + 1
@@ -274,25 +276,56 @@ def warnings_warn(x):
 
 @case("GB0059")
 def print_call(x):
-    with contextlib.redirect_stdout(io.StringIO()):
-        pass
     print("", end="")
     return x + 1
 
 
-@case("GB0007")
+@case("GB4198")
 def deepcopy_tensor(x):
     y = copy.deepcopy(x)
     return y + 1
 
 
-@case("GB0007")
+@case("-")
 def deepcopy_dict(x):
     d = copy.deepcopy({"a": 1})
     return x + d["a"]
 
 
+class _Config:
+    def __init__(self):
+        self.hidden = 4
+
+
+_CONFIG = _Config()
+
+
+@case("-")
+def deepcopy_object(x):
+    cfg = copy.deepcopy(_CONFIG)
+    return x + cfg.hidden
+
+
+@case("GB4198")
+def deepcopy_module(x, lin=nn.Linear(6, 6)):
+    twin = copy.deepcopy(lin)
+    return twin(x)
+
+
+@case("GB0291")
+def logger_method_added(x):
+    logger.warning_once("a message")  # transformers adds warning_once to logging.Logger
+    return x + 1
+
+
 @case("GB0007")
+def warnings_warn_in_branch(x, training=True):
+    if training:
+        warnings.warn("only in training")
+    return x + 1
+
+
+@case("-")
 def find_spec(x):
     if importlib.util.find_spec("json") is not None:
         x = x + 1
@@ -338,14 +371,14 @@ def requires_grad_read(x):
     return x + 1 if x.requires_grad else x - 1
 
 
-@case("GB0000")
+@case("GB8985")
 def requires_grad_set(x):
     y = x * 2
     y.requires_grad_(True)
     return y + 1
 
 
-@case("GB0363")
+@case("GB0055,GB0363,GB7650")
 def generator_created(x):
     g = torch.Generator()
     g.manual_seed(0)
@@ -361,7 +394,7 @@ def user_generator_consumed(x):
     return x + sum(squares(3))
 
 
-@case("GB0000")
+@case("GB0059,GB0142")
 def unsupported_context_manager(x):
     with open(os.devnull) as fh:
         fh.read()
@@ -375,7 +408,7 @@ def no_grad_context_manager(x):
     return y + 1
 
 
-@case("GB0088")
+@case("-")
 def exception_control_flow(x):
     try:
         {}["missing"]
