@@ -58,6 +58,7 @@ class BreakInfo:
     url: str  # the page Dynamo links under the break
     torch: str  # the release whose registry the texts come from
     in_loop: Optional[str] = None  # the function whose for/while loop holds it: that frame runs eagerly (GB7000)
+    recorded: Optional[str] = None  # what a recorded run saw: "confirmed GB0124", "compiled", "not reached"
 
 
 @dataclass

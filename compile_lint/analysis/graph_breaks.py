@@ -22,11 +22,23 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .declared import recorded_counts
+from dataclasses import replace
+
+from .declared import recorded_breaks, recorded_counts
 from .facts import FUNCTION_NODES, ModuleFacts
 from .graph_break_ids import LOOP_ID, describe
 from .region_queries import dynamo_flag_on, eager_only
 from .tensors import MaskGuess, TensorGuess, not_tensors_at
+
+COMPOUND = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
+            ast.AsyncFunctionDef, ast.ClassDef, ast.Match)
+# what a recorded run (`compile-lint record`, with its break hooks) saw there
+RECORDED = {
+    "confirmed": " (confirmed: a recorded run broke here)",
+    "compiled": " (a recorded run compiled this code and did not break here)",
+    "not": " (not reached by the recorded run)",
+}
+
 
 def loop_of(facts: ModuleFacts, node: ast.AST) -> Optional[ast.AST]:
     """The function whose loop holds `node` (None when no loop of its function does).
@@ -147,9 +159,20 @@ class Breaks:
             return None
         loop = loop_of(facts, node)
         loop_name = getattr(loop, "name", None) if loop is not None else None
+        func = facts.enclosing_function(node)
+        verdict = recorded_breaks(region, facts.path, self._rows(node), facts.qualname_of(func) if func else None)
         info = describe(gb_id, facts.project.target_torch, fill, in_loop=loop_name)
+        if info is not None and verdict is not None:
+            info = replace(info, recorded=verdict)
         message = f"{what} in compiled code {why} ({gb_id})"
         if loop_name:
             message += f"; in a loop, so Dynamo runs all of `{loop_name}` eagerly ({LOOP_ID})"
-        message += recorded_counts(region, "graph_breaks")
+        message += recorded_counts(region, "graph_breaks") if verdict is None else RECORDED[verdict.split()[0]]
         return self.rule.finding(facts, node, message, region=region, graph_break=info)
+
+    def _rows(self, node: ast.AST) -> range:
+        """The rows Dynamo may name for a break at `node`: its simple statement's, or the
+        node's own in a compound statement's header."""
+        stmt = self.facts.statement_of(node)
+        span = node if stmt is None or isinstance(stmt, COMPOUND) else stmt
+        return range(span.lineno, (getattr(span, "end_lineno", None) or span.lineno) + 1)

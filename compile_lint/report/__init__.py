@@ -69,4 +69,5 @@ def graph_break_dict(info) -> dict:
         "url": info.url,
         "torch": info.torch,
         "frame_to_eager": info.in_loop,  # the function Dynamo then runs eagerly (GB7000), or null
+        "recorded": info.recorded,  # a recorded run: "confirmed GB0124", "compiled", "not reached", or null
     }
