@@ -25,6 +25,7 @@ from typing import Optional
 from dataclasses import replace
 
 from .declared import recorded_breaks, recorded_counts
+from .compiled_values import chain_text
 from .facts import FUNCTION_NODES, ModuleFacts
 from .graph_break_ids import LOOP_ID, describe
 from .region_queries import dynamo_flag_on, eager_only
@@ -55,6 +56,28 @@ def loop_of(facts: ModuleFacts, node: ast.AST) -> Optional[ast.AST]:
             return facts.enclosing_function(anc)
         child = anc
     return None
+
+
+def when_training(facts: ModuleFacts, node: ast.AST) -> bool:
+    """`node` runs only in train mode: under `if self.training:` (rng.train_mode_only) or
+    behind `self.training and ...` (transformers' LayerDrop: `if self.training and
+    (torch.rand([]) < self.layerdrop):`). Dynamo reads `self.training` as a constant: in
+    eval mode the tensor test is never traced, in training it breaks
+    (scripts/measure/graph_break_causes.py)."""
+    from .rng import train_mode_only
+
+    if train_mode_only(facts, node):
+        return True
+    child = node
+    for anc in facts.ancestors(node):
+        if isinstance(anc, ast.BoolOp) and isinstance(anc.op, ast.And):
+            index = next((i for i, v in enumerate(anc.values) if v is child), 0)
+            if any(chain_text(v) == "self.training" for v in anc.values[:index]):
+                return True
+        if isinstance(anc, FUNCTION_NODES):
+            return False
+        child = anc
+    return False
 
 
 def behind_absent_input(facts: ModuleFacts, node: ast.AST) -> bool:
@@ -164,6 +187,8 @@ class Breaks:
         info = describe(gb_id, facts.project.target_torch, fill, in_loop=loop_name)
         if info is not None and verdict is not None:
             info = replace(info, recorded=verdict)
+        if when_training(facts, node):
+            why += " when training"
         message = f"{what} in compiled code {why} ({gb_id})"
         if loop_name:
             message += f"; in a loop, so Dynamo runs all of `{loop_name}` eagerly ({LOOP_ID})"

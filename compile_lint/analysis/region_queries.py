@@ -256,12 +256,30 @@ def is_compiling_test(facts: ModuleFacts, call: ast.Call) -> bool:
         if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
             body = [s for s in stmt.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
             if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
-                return False
+                return _returns_is_compiling(owner, stmt)
             names = {n.id for n in ast.walk(body[0].value) if isinstance(n, ast.Name)}
             helpers = [s.value for s in owner.tree.body if isinstance(s, ast.Assign)
                        and any(isinstance(t, ast.Name) and t.id in names for t in s.targets)]
             return any(_reads_is_compiling(owner, expr) for expr in [body[0].value, *helpers])
     return False
+
+
+def _returns_is_compiling(facts: ModuleFacts, func: ast.FunctionDef) -> bool:
+    """Every `return` of `func` gives `is_compiling()` (or kin) or the constant False, and
+    one gives `is_compiling()`: transformers' `is_torchdynamo_compiling` (`return False`
+    without torch, `return torch.compiler.is_compiling()` in a `try`, the older
+    `torch._dynamo.is_compiling()` in its `except`)."""
+    returns, stack = [], list(func.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Return):
+            returns.append(node.value)
+        stack.extend(ast.iter_child_nodes(node))
+    calls = [v for v in returns if isinstance(v, ast.Call) and facts.resolve(v.func) in IS_COMPILING_FUNCS]
+    false = [v for v in returns if isinstance(v, ast.Constant) and v.value is False]
+    return bool(calls) and len(calls) + len(false) == len(returns)
 
 
 def _reads_is_compiling(facts: ModuleFacts, expr: ast.AST) -> bool:

@@ -194,6 +194,11 @@ class GraphBreak(Rule):
         ),
     ]
     valid += [
+        Case("import torch\ndef is_torchdynamo_compiling():\n    try:\n        import torch\n"
+             "        return torch.compiler.is_compiling()\n    except Exception:\n        return False\n"
+             "@torch.compile\ndef f(x: torch.Tensor, ids: torch.Tensor):\n    if torch.jit.is_tracing() or is_torchdynamo_compiling():\n"
+             "        return x\n    if (ids == 0).any():\n        print('padding')\n    return x\n",
+             note="transformers' wrapper: every return is is_compiling() or False; the code after its early return"),
         Case("import copy\nimport logging\nimport torch\nlogger = logging.getLogger(__name__)\n"
              "torch._dynamo.config.ignore_logging_functions.add(logger.info)\n@torch.compile\ndef f(x, cfg):\n"
              "    logger.info('step')\n    opts = copy.deepcopy(cfg)\n    return x\n",
@@ -226,6 +231,13 @@ class GraphBreak(Rule):
              "    return x * 2 if fast(x) else x\n", note="after an early return whenever Dynamo traces"),
     ]
     invalid = [
+        Case(
+            "import torch\nclass Encoder(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n"
+            "        for layer in range(4):\n            p = torch.rand([])\n"
+            "            if self.training and (p < 0.1):\n                continue\n            x = x * 2\n        return x\n"
+            "enc = torch.compile(Encoder())\n",
+            at=[(6, 35)], note="LayerDrop: breaks in training (the message says so), not traced in eval mode",
+        ),
         Case(
             "import torch\nimport warnings\nfrom transformers.utils import logging\nlogger = logging.get_logger(__name__)\n"
             "class Block(torch.nn.Module):\n    def forward(self, x, use_cache=True):\n"

@@ -88,6 +88,27 @@ def ifexp_tensor(x):
     return x + 1 if x.mean() > 0 else x - 1
 
 
+class _LayerDrop(nn.Module):
+    def __init__(self, training):
+        super().__init__()
+        self.train(training)
+
+    def forward(self, x):
+        if self.training and (torch.rand([]) < 0.5):  # transformers' LayerDrop
+            return x
+        return x + 1
+
+
+@case("GB0170")
+def layerdrop_training(x, mod=_LayerDrop(True)):
+    return mod(x)
+
+
+@case("-")
+def layerdrop_eval(x, mod=_LayerDrop(False)):
+    return mod(x)
+
+
 @case("-")
 def assert_bare_tensor(x):
     assert (x > -10).all(), "negative"
