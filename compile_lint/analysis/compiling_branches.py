@@ -18,9 +18,13 @@ import ast
 from typing import Optional
 
 from .facts import FUNCTION_NODES, ModuleFacts
+from .feature_tests import feature_test
 from .torch_api import JIT_ONLY_FUNCS
 
 EXITS = (ast.Return, ast.Raise)
+# what a `hasattr` feature test may ask about that exists wherever Dynamo traces
+DYNAMO_FEATURES = frozenset({"torch._dynamo", "torch.compiler", "torch.compile", "torch.compiler.is_compiling",
+                             "torch._dynamo.is_compiling", "torch.compiler.is_dynamo_compiling"})
 
 
 def compiling_value(facts: ModuleFacts, test: ast.AST, depth: int = 0) -> Optional[bool]:
@@ -38,6 +42,9 @@ def compiling_value(facts: ModuleFacts, test: ast.AST, depth: int = 0) -> Option
     if isinstance(test, ast.Call):
         if is_compiling_test(facts, test):
             return True
+        feature = feature_test(facts, test)
+        if feature is not None and feature[2] in DYNAMO_FEATURES:
+            return True  # `hasattr(torch, "_dynamo")`: true wherever Dynamo traces
         if facts.resolve(test.func) in JIT_ONLY_FUNCS:
             return False
         return None

@@ -58,6 +58,28 @@ def loop_of(facts: ModuleFacts, node: ast.AST) -> Optional[ast.AST]:
     return None
 
 
+def static_gate(facts: ModuleFacts, node: ast.AST) -> str:
+    """When a condition Dynamo reads as a constant decides whether `node` runs: "when
+    training" (when_training), "for float16 inputs" (behind `h.dtype == torch.float16 and
+    ...`, T5's overflow clamp); else ""."""
+    if when_training(facts, node):
+        return "when training"
+    child = node
+    for anc in facts.ancestors(node):
+        if isinstance(anc, ast.BoolOp) and isinstance(anc.op, ast.And):
+            index = next((i for i, v in enumerate(anc.values) if v is child), 0)
+            for earlier in anc.values[:index]:
+                if isinstance(earlier, ast.Compare) and len(earlier.ops) == 1 and isinstance(earlier.ops[0], ast.Eq) \
+                        and isinstance(earlier.left, ast.Attribute) and earlier.left.attr == "dtype":
+                    dtype = facts.resolve(earlier.comparators[0]) or ""
+                    if dtype.startswith("torch."):
+                        return f"for {dtype[6:]} inputs"
+        if isinstance(anc, FUNCTION_NODES):
+            return ""
+        child = anc
+    return ""
+
+
 def when_training(facts: ModuleFacts, node: ast.AST) -> bool:
     """`node` runs only in train mode: under `if self.training:` (rng.train_mode_only) or
     behind `self.training and ...` (transformers' LayerDrop: `if self.training and
@@ -129,6 +151,7 @@ class Breaks:
         self.facts = facts
         self._tensors: dict[int, Optional[TensorGuess]] = {}
         self._masks: dict[int, MaskGuess] = {}
+        self._eager_helpers: dict[int, bool] = {}
 
     def tensors(self, node: ast.AST) -> Optional[TensorGuess]:
         """The tensor guess of the function holding `node`, when that runs compiled."""
@@ -149,6 +172,20 @@ class Breaks:
             self._masks[key] = MaskGuess(self.facts, tensors)
         return self._masks[key]
 
+    def _called_only_eagerly(self, node: ast.AST) -> bool:
+        """`node` sits in a private module-level helper (`_check_range`) that every call in
+        its file makes from code Dynamo does not trace (`if not is_compiling(): _check_range(x)`,
+        kornia's metrics): a private name is not called from other files."""
+        func = self.facts.enclosing_function(node)
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not func.name.startswith("_") \
+                or func.name.startswith("__") or func not in self.facts.tree.body:
+            return False
+        key = id(func)
+        if key not in self._eager_helpers:
+            calls = [c for c in self.facts.nodes(ast.Call) if isinstance(c.func, ast.Name) and c.func.id == func.name]
+            self._eager_helpers[key] = bool(calls) and all(eager_only(self.facts, c) for c in calls)
+        return self._eager_helpers[key]
+
     def is_tensor(self, node: ast.AST, expr: ast.AST) -> bool:
         """`expr`, read at `node`, holds a tensor (an `isinstance` test above may say it cannot)."""
         guess = self.tensors(node)
@@ -157,6 +194,17 @@ class Breaks:
         guess.hidden = not_tensors_at(self.facts, node)
         try:
             return guess.is_tensor(expr)
+        finally:
+            guess.hidden = frozenset()
+
+    def only_tensor(self, node: ast.AST, expr: ast.AST) -> bool:
+        """`expr`, read at `node`, holds a tensor on every assignment (TensorGuess.only_tensor)."""
+        guess = self.tensors(node)
+        if guess is None:
+            return False
+        guess.hidden = not_tensors_at(self.facts, node)
+        try:
+            return guess.only_tensor(expr)
         finally:
             guess.hidden = frozenset()
 
@@ -178,7 +226,7 @@ class Breaks:
         region = facts.in_region(node, "compiled")
         if region is None or eager_only(facts, node) or (captured_by and dynamo_flag_on(facts, region, captured_by)):
             return None
-        if behind_absent_input(facts, node):
+        if behind_absent_input(facts, node) or self._called_only_eagerly(node):
             return None
         loop = loop_of(facts, node)
         loop_name = getattr(loop, "name", None) if loop is not None else None
@@ -187,8 +235,9 @@ class Breaks:
         info = describe(gb_id, facts.project.target_torch, fill, in_loop=loop_name)
         if info is not None and verdict is not None:
             info = replace(info, recorded=verdict)
-        if when_training(facts, node):
-            why += " when training"
+        gate = static_gate(facts, node)
+        if gate:
+            why += f" {gate}"
         message = f"{what} in compiled code {why} ({gb_id})"
         if loop_name:
             message += f"; in a loop, so Dynamo runs all of `{loop_name}` eagerly ({LOOP_ID})"

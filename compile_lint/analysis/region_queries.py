@@ -265,21 +265,46 @@ def is_compiling_test(facts: ModuleFacts, call: ast.Call) -> bool:
 
 
 def _returns_is_compiling(facts: ModuleFacts, func: ast.FunctionDef) -> bool:
-    """Every `return` of `func` gives `is_compiling()` (or kin) or the constant False, and
-    one gives `is_compiling()`: transformers' `is_torchdynamo_compiling` (`return False`
-    without torch, `return torch.compiler.is_compiling()` in a `try`, the older
-    `torch._dynamo.is_compiling()` in its `except`)."""
-    returns, stack = [], list(func.body)
+    """`func` returns True whenever Dynamo traces: one `return` gives `is_compiling()` (or
+    an `or` holding it, or a name bound to one and only `|=`-ed after), and every other
+    `return` is a fallback for a torch without it (`return False` in an `except` or under
+    `if not is_torch_available():`). transformers' `is_torchdynamo_compiling` (4.44.2:
+    `try: return torch.compiler.is_compiling() except: ... return False`) and `is_tracing`
+    (5.x: `_is_tracing = is_torchdynamo_compiling() or ...; _is_tracing |= ...`)."""
+    from .compiling_branches import compiling_value
+
+    returns, stack = [], [(s, False) for s in func.body]
     while stack:
-        node = stack.pop()
+        node, fallback = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         if isinstance(node, ast.Return):
-            returns.append(node.value)
-        stack.extend(ast.iter_child_nodes(node))
-    calls = [v for v in returns if isinstance(v, ast.Call) and facts.resolve(v.func) in IS_COMPILING_FUNCS]
-    false = [v for v in returns if isinstance(v, ast.Constant) and v.value is False]
-    return bool(calls) and len(calls) + len(false) == len(returns)
+            returns.append((node.value, fallback))
+        inner = fallback or isinstance(node, ast.ExceptHandler) or (
+            isinstance(node, ast.If) and isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
+            and isinstance(node.test.operand, ast.Call) and "available" in (facts.text(node.test.operand.func) or ""))
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    true = [v for v, _ in returns if v is not None and _true_when_compiling(facts, func, v, compiling_value)]
+    fallbacks = [v for v, fb in returns if fb and isinstance(v, ast.Constant) and v.value is False]
+    return bool(true) and len(true) + len(fallbacks) == len(returns)
+
+
+def _true_when_compiling(facts: ModuleFacts, func: ast.FunctionDef, value: ast.AST, compiling_value) -> bool:
+    if isinstance(value, ast.Call) and facts.resolve(value.func) in IS_COMPILING_FUNCS:
+        return True
+    if not isinstance(value, ast.Name):
+        return compiling_value(facts, value) is True
+    plain, others = [], 0
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets):
+            plain.append(node.value)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name) \
+                and node.target.id == value.id:
+            if isinstance(node, ast.AnnAssign) and node.value is not None:
+                plain.append(node.value)
+            elif not (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.BitOr)):
+                others += 1
+    return len(plain) == 1 and not others and compiling_value(facts, plain[0]) is True
 
 
 def _reads_is_compiling(facts: ModuleFacts, expr: ast.AST) -> bool:

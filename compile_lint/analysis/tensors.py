@@ -59,7 +59,8 @@ BOOL_OPS = frozenset(
 )
 BOOL_REDUCTIONS = frozenset({"any", "all"})  # of a mask over a dimension: a mask
 TENSOR_TORCH_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
-TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.HalfTensor", "torch.BoolTensor"})
+TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.HalfTensor", "torch.BoolTensor",
+                                "torch.LongTensor", "torch.IntTensor", "torch.DoubleTensor", "torch.ByteTensor"})
 
 
 def is_torch_tensor_call(dotted: Optional[str]) -> bool:
@@ -101,6 +102,18 @@ class TensorGuess:
                 self._names[node.func.value.id] = True
         # two rounds so `b = a * 2` after `a = torch.rand(...)` is seen either way round
         assigns = [node for node in nodes if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
+        self._bound: dict[str, list] = {}  # name -> the values assigned to it (None: unknown)
+        for node in nodes:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)) else []
+            for target in targets:
+                value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) else None
+                if isinstance(target, ast.Name):
+                    self._bound.setdefault(target.id, []).append(value)
+                elif isinstance(target, (ast.Tuple, ast.List)):
+                    for elt in target.elts:
+                        if isinstance(elt, ast.Name):
+                            self._bound.setdefault(elt.id, []).append(value if self.is_tensor(value) else None)
         for _ in range(2):
             for node in assigns:
                 if isinstance(node, ast.Assign) and self.is_tensor(node.value):
@@ -115,10 +128,27 @@ class TensorGuess:
                         self._names[node.target.id] = True
 
     def _is_tensor_annotation(self, ann: ast.expr) -> bool:
+        # `Optional[torch.LongTensor]`, `torch.Tensor | None`: a tensor where it is not None
+        if isinstance(ann, ast.Subscript) and self.facts.resolve(ann.value) == "typing.Optional":
+            return self._is_tensor_annotation(ann.slice)
+        if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+            parts = [ann.left, ann.right]
+            none = [p for p in parts if isinstance(p, ast.Constant) and p.value is None]
+            return len(none) == 1 and all(self._is_tensor_annotation(p) for p in parts if p not in none)
         dotted = self.facts.resolve(ann)
         if dotted in TENSOR_ANNOTATIONS:
             return True
         return isinstance(ann, ast.Constant) and ann.value in ("Tensor", "torch.Tensor")
+
+    def only_tensor(self, expr: ast.AST) -> bool:
+        """`expr` is a tensor, and a name every assignment in the function makes a tensor
+        (`n = t.sum()` then `n = int(n)` is not): for uses where a Python int is fine."""
+        if isinstance(expr, ast.Name):
+            values = self._bound.get(expr.id)
+            if values is None:  # a parameter: its annotation says
+                return self.is_tensor(expr)
+            return self.is_tensor(expr) and all(v is not None and self.is_tensor(v) for v in values)
+        return self.is_tensor(expr)
 
     def is_tensor(self, expr: ast.AST) -> bool:
         if isinstance(expr, ast.Name):
@@ -164,22 +194,42 @@ class MaskGuess:
         func = tensors.func
         body = func.body if isinstance(func.body, list) else [func.body]
         assigned: dict[str, list[Optional[ast.expr]]] = {}
+        # name -> (statement, value) of each binding, value None unless a plain `name = value`
+        # (for the binding that reaches a use)
+        self._plain: dict[str, list[tuple[ast.stmt, Optional[ast.expr]]]] = {}
         for node in _walk_function(body):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
                 node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)) else []
             for target in targets:
                 value = getattr(node, "value", None) if not isinstance(node, ast.For) else None
                 _bind(target, value, assigned)
+                plain = node.value if isinstance(node, ast.Assign) and isinstance(target, ast.Name) else None
+                for bound in _bound_names(target):
+                    self._plain.setdefault(bound, []).append((node, plain))
         for _ in range(2):  # `keep = valid & mask` after `valid = x > 0`, either order
             for name, values in assigned.items():
                 if values and all(v is not None and self.is_mask(v) for v in values):
                     self._names.add(name)
 
+    def _reaching_mask(self, name: str, at: ast.AST) -> bool:
+        """The last `name = value` before `at` is a mask and always runs on the way to it
+        (its block holds `at`), with no other binding of `name` between them:
+        `router_mask = router_mask.bool()` after `router_mask, probs = self.router(x)`."""
+        plain = [(stmt, value) for stmt, value in self._plain.get(name, ()) if _before(stmt, at)]
+        if not plain:
+            return False
+        stmt, value = max(plain, key=lambda sv: (sv[0].lineno, sv[0].col_offset))
+        ancestors = set(map(id, self.facts.ancestors(at)))
+        if id(self.facts.parent(stmt)) not in ancestors or id(stmt) in ancestors:
+            return False
+        return value is not None and self.is_mask(value)
+
     def is_mask(self, expr: ast.AST, at: Optional[ast.AST] = None) -> bool:
         """`expr` is a boolean tensor; `at`: the node using it (for a dtype test above it)."""
         facts, tensors = self.facts, self.tensors
         if isinstance(expr, ast.Name):
-            return expr.id in self._names or (at is not None and _dtype_tested(facts, expr.id, at))
+            return expr.id in self._names or (at is not None and (
+                _dtype_tested(facts, expr.id, at) or self._reaching_mask(expr.id, at)))
         if isinstance(expr, ast.Compare):
             return tensors.is_tensor(expr)
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
@@ -209,6 +259,21 @@ class MaskGuess:
                         and self.is_mask(receiver, at) and not _dtype_changed(facts, expr):
                     return True
         return False
+
+
+def _bound_names(target: ast.AST) -> list:
+    """The names an assignment target binds (not those read by `x[i] = ...`, `o.a = ...`)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _bound_names(elt)]
+    return []
+
+
+def _before(a: ast.AST, b: ast.AST) -> bool:
+    return (a.lineno, a.col_offset) < (b.lineno, b.col_offset)
 
 
 def not_tensors_at(facts: ModuleFacts, node: ast.AST) -> frozenset:

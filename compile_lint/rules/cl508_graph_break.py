@@ -23,6 +23,12 @@ DYNAMIC_SHAPE_FUNCS = {
 }
 DYNAMIC_SHAPE_METHODS = {k: v for k, v in DYNAMIC_SHAPE_FUNCS.items() if k != "where"}
 DATA_DEPENDENT_BOOLS = frozenset({"equal", "allclose", "is_nonzero"})  # a Python bool from tensor data (GB0033)
+# a tensor value where a Python int is needed (GB0033; as a slice bound GB0124): the sizes of
+# factories (every positional argument or the elements of a size tuple), of shape methods,
+# and F.pad's padding
+SIZE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.rand", "torch.randn"})
+SIZE_METHODS = frozenset({"view", "reshape", "expand", "repeat", "new_zeros", "new_ones", "new_empty", "new_full"})
+PADS = frozenset({"torch.nn.functional.pad"})
 
 
 class GraphBreak(Rule):
@@ -133,9 +139,10 @@ class GraphBreak(Rule):
     name = "graph-break"
     summary = "Construct that forces a graph break in compiled code"
     graph_break_ids = {
-        "GB0124": "`.item()`; `float/int/bool(tensor)`, `assert bool(t)`",
+        "GB0124": "`.item()`; `float/int/bool(tensor)`, `assert bool(t)`; a tensor value as a slice bound (`x[:n]`)",
         "GB0033": "`.tolist()` (Dynamo says GB0109 when the tensor is floating-point); `torch.equal`, "
-                  "`torch.allclose`, `torch.is_nonzero`",
+                  "`torch.allclose`, `torch.is_nonzero`; a tensor value as a size (`torch.zeros(n)`, `x.view(b, n)`) "
+                  "or a padding (`F.pad(x, (0, n))`)",
         "GB0170": "`if`/`while`/conditional expression on a tensor value",
         "GB0036": "`nonzero`, `argwhere`, one-argument `torch.where`, `masked_select`, `unique`, "
                   "`unique_consecutive`, `bincount`, `repeat_interleave` with tensor repeats; boolean-mask indexing",
@@ -194,6 +201,13 @@ class GraphBreak(Rule):
         ),
     ]
     valid += [
+        Case("import torch\ndef _check_range(labels: torch.Tensor, n: int):\n    low, high = int(labels.min()), int(labels.max())\n"
+             "    assert 0 <= low and high < n\n@torch.compile\ndef confusion(pred: torch.Tensor, n: int):\n"
+             "    if not torch.compiler.is_compiling() and pred.numel() > 0:\n        _check_range(pred, n)\n    return pred\n",
+             note="a private helper every call of which runs only eagerly (kornia's metrics)"),
+        Case("import torch\n@torch.compile\ndef f(x: torch.Tensor):\n    n = x.shape[-1] // 2\n    k = x.sum()\n"
+             "    k = 4\n    return x.view(2, n), x[:, :n], torch.zeros(k), x.new_full((n,), x.amax())\n",
+             note="sizes from shapes, a name also bound to an int, and new_full's fill value"),
         Case("import torch\ndef is_torchdynamo_compiling():\n    try:\n        import torch\n"
              "        return torch.compiler.is_compiling()\n    except Exception:\n        return False\n"
              "@torch.compile\ndef f(x: torch.Tensor, ids: torch.Tensor):\n    if torch.jit.is_tracing() or is_torchdynamo_compiling():\n"
@@ -231,6 +245,20 @@ class GraphBreak(Rule):
              "    return x * 2 if fast(x) else x\n", note="after an early return whenever Dynamo traces"),
     ]
     invalid = [
+        Case(
+            "import torch\n@torch.compile\ndef route(h: torch.Tensor, router):\n    mask, probs = router(h)\n"
+            "    mask = mask.bool()\n    out = h[mask]\n    other = router(h)\n    if probs is None:\n"
+            "        other = other.bool()\n    return out, h[other]\n",
+            at=[(6, 11)], note="the binding that reaches the use is a mask (a conditional one is not)",
+        ),
+        Case(
+            "import torch\nimport torch.nn.functional as F\nfrom typing import Optional\n@torch.compile\n"
+            "def attend(x: torch.Tensor, cache_position: Optional[torch.LongTensor] = None):\n"
+            "    kv_length = cache_position[-1] + 1\n    w = x.view(2, kv_length)\n    m = x[:, :kv_length]\n"
+            "    z = torch.zeros((2, kv_length))\n    p = F.pad(x, (0, kv_length))\n    return w, m, z, p\n",
+            at=[(7, 19), (8, 15), (9, 25), (10, 22)],
+            note="a tensor value as a view size, a slice bound, a factory size and a padding (transformers' bloom)",
+        ),
         Case(
             "import torch\nclass Encoder(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n"
             "        for layer in range(4):\n            p = torch.rand([])\n"
@@ -347,6 +375,12 @@ class GraphBreak(Rule):
             parent = facts.parent(sub)
             read = isinstance(sub.ctx, ast.Load) or isinstance(parent, ast.AugAssign) and parent.target is sub
             index = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+            bound = next((b for i in index if isinstance(i, ast.Slice) for b in (i.lower, i.upper, i.step)
+                          if b is not None and breaks.only_tensor(sub, b)), None)
+            if bound is not None:
+                found = breaks.report(bound, "a tensor value as a slice bound", "GB0124", CAPTURE_SCALARS)
+                if found is not None:
+                    yield found
             if read and any(breaks.is_mask(sub, i) for i in index):
                 found = breaks.report(sub, "boolean-mask indexing (a data-dependent shape)", "GB0036",
                                       "capture_dynamic_output_shape_ops", {"cause.func": "aten.nonzero.default"})
@@ -370,7 +404,7 @@ class GraphBreak(Rule):
                 return breaks.report(call, f"`.{method}()`", "GB0036", CAPTURE_SHAPES, {"cause.func": op})
             if method in DATA_DEPENDENT_BOOLS and breaks.is_tensor(call, receiver):
                 return breaks.report(call, f"`.{method}()`", "GB0033", None, {"cause.func": f"aten.{method}.default"})
-            return None
+            return self._tensor_size(breaks, call, dotted)
         if dotted == "builtins.print":
             if not (print_reorderable and not self._prints_size(call)):
                 return breaks.report(call, "`print(...)`", "GB0059", fill={"fn.__name__": "print"})
@@ -382,7 +416,25 @@ class GraphBreak(Rule):
             return breaks.report(call, f"`{dotted}(...)`", "GB0036", CAPTURE_SHAPES, {"cause.func": DYNAMIC_SHAPE_FUNCS[name]})
         if name in DATA_DEPENDENT_BOOLS:
             return breaks.report(call, f"`{dotted}(...)`", "GB0033", None, {"cause.func": f"aten.{name}.default"})
-        return None
+        return self._tensor_size(breaks, call, dotted)
+
+    @staticmethod
+    def _tensor_size(breaks: Breaks, call: ast.Call, dotted: Optional[str]):
+        """A tensor value given as a size or a padding: `torch.zeros(n)`, `x.view(b, n)`,
+        `F.pad(x, (0, n))` with `n = lengths[-1] + 1`."""
+        func = call.func
+        if dotted in SIZE_FACTORIES or dotted in PADS:
+            sizes = call.args[1:2] if dotted in PADS else call.args[:1] if dotted == "torch.full" else call.args
+        elif isinstance(func, ast.Attribute) and dotted is None and func.attr in SIZE_METHODS \
+                and breaks.is_tensor(call, func.value):
+            sizes = call.args[:1] if func.attr == "new_full" else call.args
+        else:
+            return None
+        parts = [e for a in sizes for e in (a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a])]
+        size = next((p for p in parts if not isinstance(p, ast.Starred) and breaks.only_tensor(call, p)), None)
+        if size is None:
+            return None
+        return breaks.report(size, "a tensor value as a size", "GB0033", CAPTURE_SCALARS, LOCAL_SCALAR)
 
     @staticmethod
     def _dynamic_shape(breaks: Breaks, call: ast.Call, name: str, args: list) -> bool:

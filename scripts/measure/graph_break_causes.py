@@ -172,6 +172,23 @@ def tensor_as_slice_bound(x):
     return x[:n]
 
 
+@case("GB0033")
+def tensor_as_view_size(x):
+    n = x.long()[-1] // 5 + 2
+    return x.view(2, n)
+
+
+@case("GB0033")
+def tensor_as_pad(x):
+    n = x.long()[-1]
+    return torch.nn.functional.pad(x, (0, n))
+
+
+@case("-")
+def shape_as_size(x):
+    return torch.zeros(x.shape[0] + 1) + x.new_ones(x.size(0)).sum()
+
+
 @case("-")
 def shape_branch(x):
     if x.shape[-1] > 3:
