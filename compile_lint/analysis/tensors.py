@@ -140,15 +140,26 @@ class TensorGuess:
             return True
         return isinstance(ann, ast.Constant) and ann.value in ("Tensor", "torch.Tensor")
 
-    def only_tensor(self, expr: ast.AST) -> bool:
-        """`expr` is a tensor, and a name every assignment in the function makes a tensor
-        (`n = t.sum()` then `n = int(n)` is not): for uses where a Python int is fine."""
+    def only_tensor(self, expr: ast.AST, depth: int = 0) -> bool:
+        """`expr` holds tensor data where a Python int would do (a size, a slice bound):
+        a tensor on every assignment of a name (`n = t.sum()` then `n = int(n)` is not),
+        and made from a tensor, not only from Python numbers (`torch.div(seq_len, w,
+        rounding_mode="trunc")` on ints is folded by Dynamo: no break, transformers'
+        longformer)."""
+        if depth > 4 or not self.is_tensor(expr):
+            return False
         if isinstance(expr, ast.Name):
             values = self._bound.get(expr.id)
             if values is None:  # a parameter: its annotation says
-                return self.is_tensor(expr)
-            return self.is_tensor(expr) and all(v is not None and self.is_tensor(v) for v in values)
-        return self.is_tensor(expr)
+                return True
+            return all(v is not None and self.only_tensor(v, depth + 1) for v in values)
+        if isinstance(expr, ast.BinOp):
+            return self.only_tensor(expr.left, depth + 1) or self.only_tensor(expr.right, depth + 1)
+        if isinstance(expr, ast.Call) and not (isinstance(expr.func, ast.Attribute) and self.facts.resolve(expr.func) is None):
+            # torch.f(...): from tensor data only when an argument is a tensor
+            args = list(expr.args) + [kw.value for kw in expr.keywords]
+            return any(self.only_tensor(a, depth + 1) for a in args)
+        return True
 
     def is_tensor(self, expr: ast.AST) -> bool:
         if isinstance(expr, ast.Name):

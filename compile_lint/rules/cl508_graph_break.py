@@ -205,6 +205,8 @@ class GraphBreak(Rule):
              "    assert 0 <= low and high < n\n@torch.compile\ndef confusion(pred: torch.Tensor, n: int):\n"
              "    if not torch.compiler.is_compiling() and pred.numel() > 0:\n        _check_range(pred, n)\n    return pred\n",
              note="a private helper every call of which runs only eagerly (kornia's metrics)"),
+        Case("import torch\n@torch.compile\ndef f(x: torch.Tensor, w: int):\n    chunks = torch.div(x.size(1), w, rounding_mode='trunc')\n"
+             "    return x.view(2, chunks)\n", note="torch.div of Python ints: Dynamo folds it (transformers' longformer)"),
         Case("import torch\n@torch.compile\ndef f(x: torch.Tensor):\n    n = x.shape[-1] // 2\n    k = x.sum()\n"
              "    k = 4\n    return x.view(2, n), x[:, :n], torch.zeros(k), x.new_full((n,), x.amax())\n",
              note="sizes from shapes, a name also bound to an int, and new_full's fill value"),
