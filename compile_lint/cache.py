@@ -63,6 +63,7 @@ _ALLOWED = {
     ("compile_lint.model", "Edit"),
     ("compile_lint.model", "Position"),
     ("compile_lint.model", "Related"),
+    ("compile_lint.model", "BreakInfo"),
     ("compile_lint.analysis.regions", "ModuleSummary"),
     ("compile_lint.analysis.regions", "DefInfo"),
     ("compile_lint.analysis.regions", "Site"),

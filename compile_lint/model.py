@@ -46,6 +46,21 @@ class Related:
     message: str
 
 
+@dataclass(frozen=True)
+class BreakInfo:
+    """The graph break a finding predicts, as Dynamo names it: the official ID and the
+    registry's texts for one torch release (analysis/graph_break_ids.py)."""
+
+    gb_id: str  # "GB0036"
+    gb_type: str  # the break's first message line, "Dynamic shape operator"
+    explanation: str
+    hints: tuple  # of str
+    url: str  # the page Dynamo links under the break
+    torch: str  # the release whose registry the texts come from
+    in_loop: Optional[str] = None  # the function whose for/while loop holds it: that frame runs eagerly (GB7000)
+    recorded: Optional[str] = None  # what a recorded run saw: "confirmed GB0124", "compiled", "not reached"
+
+
 @dataclass
 class Finding:
     code: str
@@ -57,6 +72,7 @@ class Finding:
     scope: Optional[str] = None  # top-level def/class holding the finding
     region_kind: Optional[str] = None  # "compiled" | "traced" | "cudagraph"
     related: list[Related] = field(default_factory=list)
+    graph_break: Optional[BreakInfo] = None  # a graph-break finding's official ID and texts
 
     @property
     def row(self) -> int:

@@ -82,10 +82,10 @@ COMPILED = "import torch\n\n\n@torch.compile\ndef peak(x):\n    return x.amax().
 def test_related_location_in_text_json_and_sarif(tmp_path):
     (tmp_path / "peak.py").write_text(COMPILED)
     text = run("check", "peak.py", cwd=tmp_path).stdout
-    assert "peak.py:6:12: CL508 `.item()` in compiled code forces a graph break\n" in text
+    assert "peak.py:6:12: CL508 `.item()` in compiled code forces a graph break (GB0124)\n" in text
     assert "  = note: peak.py:4: compiled by torch.compile()\n" in text
     concise = run("check", "peak.py", "--output-format", "concise", cwd=tmp_path).stdout
-    assert concise.splitlines()[0] == "peak.py:6:12: CL508 `.item()` in compiled code forces a graph break"
+    assert concise.splitlines()[0] == "peak.py:6:12: CL508 `.item()` in compiled code forces a graph break (GB0124)"
 
     [item] = json.loads(run("check", "peak.py", "--output-format", "json", cwd=tmp_path).stdout)
     assert item["related"] == [

@@ -232,3 +232,67 @@ def test_default_backend(project):
     sites = json.loads((project / "compile-lint-regions.json").read_text())["sites"]
     assert {"path": "models/net.py", "qualname": "scale", "row": 5} in sites[0]["seen"]["code"]
     assert len(sites[0]["seen"]["inputs"]) == 3
+
+
+BREAKS = """\
+import importlib
+
+import torch
+
+
+def scale(x: torch.Tensor):
+    return x / x.amax().item()
+
+
+def rare(x: torch.Tensor):
+    return x * x.amax().item()
+
+
+def where(x: torch.Tensor):
+    return torch.nonzero(x)
+
+
+def net(x: torch.Tensor, flag: bool = False):
+    y = scale(x)
+    if y.sum() > 0:
+        y = y + 1
+    if flag:
+        y = rare(y)
+    return y, where(y)
+
+
+if __name__ == "__main__":
+    # a flag set where the linter cannot read it: nonzero stays in the graph at run time
+    setattr(importlib.import_module("torch._dynamo.config"), "capture_dynamic_output_shape_ops", True)
+    torch.compile(net)(torch.rand(8))
+"""
+
+
+@pytest.mark.slow
+def test_record_reports_each_break_and_marks_the_findings(tmp_path):
+    """Each runtime break by ID and line, the data-dependent `if` (not in Dynamo's
+    counter) included; then `check` and `record` mark each static finding confirmed,
+    compiled without a break, or not reached."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "breaks.py").write_text(BREAKS)
+    static = json.loads(cli("check", ".", "--no-cache", "--select", "CL508", "--output-format", "json", cwd=tmp_path).stdout)
+    assert {(f["location"]["row"], f["graph_break"]["id"]) for f in static} == {(7, "GB0124"), (11, "GB0124"), (15, "GB0036"),
+                                                                               (20, "GB0170")}
+    assert all(f["graph_break"]["recorded"] is None for f in static)
+
+    proc = record(sys.executable, "breaks.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    [site] = json.loads((tmp_path / "compile-lint-regions.json").read_text())["sites"]
+    breaks = {(b["path"], b["row"], b["id"]) for b in site["seen"]["breaks"]}
+    assert breaks == {("breaks.py", 7, "GB0124"), ("breaks.py", 20, "GB0170")}
+    assert site["seen"]["graph_breaks"] >= 2  # the `if` counted too
+    assert "breaks.py:7: GB0124 Unsupported Tensor.item() call" in proc.stderr
+    assert "breaks.py:20: GB0170 Data-dependent branching" in proc.stderr
+    assert "static graph-break findings: 2 confirmed, 1 compiled without a break, 1 not reached" in proc.stderr
+
+    found = json.loads(cli("check", ".", "--no-cache", "--select", "CL508", "--output-format", "json", cwd=tmp_path).stdout)
+    verdicts = {f["location"]["row"]: f["graph_break"]["recorded"] for f in found}
+    assert verdicts == {7: "confirmed GB0124", 11: "not reached", 15: "compiled", 20: "confirmed GB0170"}
+    messages = {f["location"]["row"]: f["message"] for f in found}
+    assert messages[7].endswith("(confirmed: a recorded run broke here)")
+    assert messages[11].endswith("(not reached by the recorded run)")

@@ -96,3 +96,45 @@ def test_recorded_command_dies_with_compile_lint(tmp_path):
     finally:
         if record.poll() is None:
             record.kill()
+
+
+def test_breaks_merge_as_a_union_and_mark_findings(tmp_path):
+    """Graph breaks (ID, user line) from several processes: a union, sorted; `check` then
+    reads them per region (declared.recorded_breaks)."""
+    from compile_lint.analysis.declared import read_recorded, recorded_breaks
+
+    one, two = site("A"), site("A")
+    one["seen"]["breaks"] = [{"id": "GB0124", "gb_type": "item", "path": "m.py", "row": 7, "frame_to_eager": False}]
+    two["seen"]["breaks"] = [{"id": "GB0170", "gb_type": "branch", "path": "m.py", "row": 4, "frame_to_eager": True},
+                             dict(one["seen"]["breaks"][0])]
+    [merged] = merge_sites([[one], [two]])
+    assert [(b["row"], b["id"]) for b in merged["seen"]["breaks"]] == [(4, "GB0170"), (7, "GB0124")]
+    out = tmp_path / "compile-lint-regions.json"
+    write_recording(str(out), [[one], [two]], fresh=True)
+    [region] = read_recorded(str(out))
+    assert region.recording.breaks == (("m.py", 4, "GB0170", True), ("m.py", 7, "GB0124", False))
+
+    from dataclasses import replace
+
+    # as `check` holds it: paths made absolute (declared._rebase)
+    rec = replace(region.recording, breaks=tuple((str(tmp_path / p), r, g, e) for p, r, g, e in region.recording.breaks),
+                  code=((str(tmp_path / "m.py"), "f"),))
+
+    class Site:
+        recording = rec
+
+    class Region:
+        sites = (Site,)
+
+    path = str(tmp_path / "m.py")
+    assert recorded_breaks(Region, path, range(7, 8), "g") == "confirmed GB0124"
+    assert recorded_breaks(Region, path, range(5, 6), "f") == "compiled"
+    assert recorded_breaks(Region, path, range(5, 6), "h") == "not reached"
+
+    class Old:
+        recording = replace(rec, breaks=None)  # a recording made before the break hooks
+
+    class OldRegion:
+        sites = (Old,)
+
+    assert recorded_breaks(OldRegion, path, range(7, 8), "g") is None

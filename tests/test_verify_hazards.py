@@ -322,3 +322,33 @@ def test_targets_come_from_the_linters_findings(run):
             assert target["checks"] and target["checks"][0]["message"], name
     if "PreviewSession" in flagged:  # a plain class keeping compiled outputs (CL401)
         assert "not an nn.Module" in run["by_name"]["PreviewSession"]["checks"][0]["message"]
+
+
+GATE = """\
+import torch
+from torch import nn
+
+
+class Gate(nn.Module):
+    def forward(self, x: torch.Tensor):
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+"""
+
+
+def test_graph_breaks_are_named_by_id_and_line(tmp_path):
+    """A data-dependent `if` is missing from Dynamo's graph-break counter; the translator
+    hooks count it and name it by ID and line."""
+    (tmp_path / "gate.py").write_text(GATE)
+    (tmp_path / "compile-lint.toml").write_text(
+        '[verify]\ntimeout = 300\n\n[[verify.targets]]\ntarget = "gate.py:Gate"\ncodes = ["CL508"]\n'
+        'checks = ["forward"]\nmodes = ["default"]\nresolutions = ["4x4"]\n')
+    done = run_verify("gate.py", "--config", "compile-lint.toml", "--device", "cpu", "--report", "json",
+                      "--output-file", "report.json", cwd=str(tmp_path))
+    report = json.loads((tmp_path / "report.json").read_text())
+    [target] = report["targets"]
+    forward = [c for c in target["checks"] if c["name"] == "forward"]
+    assert forward and all(c["breaks"] >= 1 for c in forward), done.stderr[-2000:]
+    assert any("GB0170 at gate.py:7" in c["message"] for c in forward), [c["message"] for c in forward]
+    assert all("CL508" in c["confirms"] for c in forward)

@@ -11,7 +11,8 @@ timeout. What it does, in order:
    inputs), against which precision is judged;
 3. `torch.compile(target, backend="eager")` and one call, after `torch.compiler.reset()`
    and clearing Dynamo's counters, with two hooks on Dynamo's translator that see every
-   graph break it takes, with its exception (`gb_type`) and user stack:
+   graph break it takes, with its exception (`gb_type`) and user stack
+   (compile_lint/record/break_hooks.py, shared with `compile-lint record` and `verify`):
    - `InstructionTranslatorBase.log_graph_break`: every break Dynamo resumes after,
      data-dependent jumps included (those reach `graph_break_reasons` but not
      `counters["graph_break"]`);
@@ -36,7 +37,6 @@ import sys
 import time
 import traceback
 
-LOOP_GB_TYPE = "graph break in loop"  # GB7000 in the 2.13 registry
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
@@ -54,14 +54,6 @@ def _die_with_parent() -> None:
     # never lands on sys.path of the models' interpreter
     children = _load(os.path.join(REPO, "compile_lint", "children.py"), "_oracle_children")
     children.die_with_parent()
-
-
-def _registry_ids(torch) -> dict:
-    path = os.path.join(os.path.dirname(torch._dynamo.__file__), "graph_break_registry.json")
-    with open(path, encoding="utf-8") as f:
-        registry = json.load(f)
-    # as torch's own _load_gb_type_to_gb_id_map: every (historical) Gb_type of an ID
-    return {item["Gb_type"]: gbid for gbid, items in registry.items() for item in items}
 
 
 class LineRecorder:
@@ -100,86 +92,10 @@ class LineRecorder:
         sys.settrace(None)
 
 
-def _frame(fs) -> dict:
-    return {"file": os.path.realpath(fs.filename), "line": fs.lineno, "name": fs.name}
-
-
-def _code_span(code) -> dict:
-    lines = [line for _, _, line in code.co_lines() if line is not None]
-    return {
-        "file": os.path.realpath(code.co_filename),
-        "name": code.co_qualname if hasattr(code, "co_qualname") else code.co_name,
-        "first": code.co_firstlineno,
-        "last": max(lines) if lines else code.co_firstlineno,
-    }
-
-
-class BreakHooks:
-    """Wraps the two places Dynamo's translator takes a graph break (see the module doc)."""
-
-    def __init__(self, torch, roots: list[str]):
-        from torch._dynamo import symbolic_convert
-
-        self.cls = symbolic_convert.InstructionTranslatorBase
-        for attr in ("log_graph_break", "raise_loop_graph_break"):
-            if not hasattr(self.cls, attr):
-                raise RuntimeError(f"torch {torch.__version__}: InstructionTranslatorBase.{attr} is missing")
-        self.torch = torch
-        self.roots = tuple(os.path.join(os.path.realpath(r), "") for r in roots)
-        self.ids = _registry_ids(torch)
-        self.breaks: list[dict] = []
-        self.loop_logged = 0
-
-    def _record(self, exc, stack, kind: str, code) -> None:
-        gb_type = getattr(exc, "gb_type", None) or type(exc).__name__
-        frames = [_frame(fs) for fs in (stack or [])]
-        inside = [f for f in frames if f["file"].startswith(self.roots)]
-        self.breaks.append({
-            "gb_type": gb_type,
-            "gb_id": self.ids.get(gb_type),
-            "kind": kind,  # "break": Dynamo resumed after it; "loop": the frame ran eagerly
-            "frame_to_eager": kind == "loop",
-            "site": inside[-1] if inside else None,  # innermost frame in the sources
-            "innermost": frames[-1] if frames else None,  # innermost frame anywhere
-            "stack": inside,
-            "frame": _code_span(code) if code is not None else None,
-            "message": str(getattr(exc, "msg", exc)).split("\n\n*** While handling", 1)[0][:2000],
-        })
-
-    def __enter__(self):
-        torch = self.torch
-        cls = self.cls
-        self._log = cls.__dict__["log_graph_break"]
-        self._loop = cls.__dict__["raise_loop_graph_break"]
-        orig_log, orig_loop = self._log, self._loop.__func__
-        hooks = self
-
-        def log_graph_break(self, code_options, reason, exc):
-            if getattr(exc, "gb_type", None) == LOOP_GB_TYPE:
-                # the frame-level GB7000 that raise_loop_graph_break raised, logged again
-                # by the frame above: its cause is already recorded as kind "loop"
-                hooks.loop_logged += 1
-            elif not getattr(exc, "logged", False):
-                stack = getattr(exc, "real_stack", None)
-                if not stack:
-                    stack = torch._guards.TracingContext.extract_stack()
-                hooks._record(exc, stack, "break", getattr(self, "f_code", None))
-            return orig_log(self, code_options, reason, exc)
-
-        def raise_loop_graph_break(code, exc):
-            stack = getattr(exc, "real_stack", None)
-            if not stack:
-                stack = torch._guards.TracingContext.extract_stack()
-            hooks._record(exc, stack, "loop", code)
-            return orig_loop(code, exc)
-
-        cls.log_graph_break = log_graph_break
-        cls.raise_loop_graph_break = staticmethod(raise_loop_graph_break)
-        return self
-
-    def __exit__(self, *exc):
-        self.cls.log_graph_break = self._log
-        self.cls.raise_loop_graph_break = self._loop
+def _break_hooks():
+    # compile_lint/record/break_hooks.py is stdlib only and shared with `compile-lint
+    # record` and `verify`; loaded by path like children.py
+    return _load(os.path.join(REPO, "compile_lint", "record", "break_hooks.py"), "_oracle_break_hooks")
 
 
 def _call(target, args, kwargs):
@@ -228,9 +144,14 @@ def run_entry(entry, builder, source_roots: list[str]) -> dict:
     counters.clear()
     graph_break_reasons.clear()
     compiled = torch.compile(target, backend="eager")
+    break_hooks = _break_hooks()
+    absent = break_hooks.missing(torch)
+    if absent:  # refuse rather than report no breaks
+        raise RuntimeError(f"torch {torch.__version__}: {', '.join(absent)} missing")
+    hooks = break_hooks.BreakHooks(torch, break_hooks.under(source_roots))
     t0 = time.perf_counter()
     try:
-        with grad, BreakHooks(torch, source_roots) as hooks:
+        with grad, hooks:
             torch.manual_seed(0)
             _call(compiled, args, kwargs)
         status = "ok"

@@ -23,7 +23,10 @@ findings of the counted codes (default: every code starting with `CL5`):
   model executed (and that Dynamo traced: lines of a frame Dynamo gave up on after a
   break in a loop are left out) it is false; on a line no model executed, unknown.
 
-Writes RESULTS/score.json and prints Markdown tables (--markdown FILE writes them too).
+Writes RESULTS/score.json (or --score-file), with every counted finding and its verdict
+in `finding_list`, and prints Markdown tables (--markdown FILE writes them too).
+`--sources GLOB` scores a slice of the sources (development: its figures are not the
+bench's).
 Standard library only; compile-lint runs in a subprocess with --python (default: this
 interpreter, which needs compile-lint's dependencies).
 """
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import fnmatch
 import json
 import os
 import re
@@ -278,6 +282,7 @@ def judge(facts: RunFacts, findings: dict, counted: tuple[str, ...], spans_of) -
     for s in facts.sites.values():
         site_lines[(s.source, s.rel)].add(s.line)
     verdicts = []  # (code, verdict, ids) per counted finding
+    listed = []  # every counted finding with its verdict (score.json "finding_list")
     by_code = defaultdict(lambda: {"findings": 0, "executed": 0, "true": 0, "false": 0, "unknown": 0})
     for source, items in findings.items():
         for rel, row, end_row, code, message in items:
@@ -298,8 +303,10 @@ def judge(facts: RunFacts, findings: dict, counted: tuple[str, ...], spans_of) -
                 site = facts.sites[(source, rel, line)]
                 site.found_by.add(code)
                 ids |= site.ids
-            declared = set(GB_ID_RE.findall(message))
+            declared = set(GB_ID_RE.findall(message)[:1])  # the break's own ID (a GB7000 after it is its consequence)
             verdicts.append((code, verdict, ids or declared or {"(no ID)"}))
+            listed.append({"source": source, "file": rel, "line": row, "code": code, "verdict": verdict,
+                           "site_ids": sorted(ids), "message_ids": sorted(declared), "message": message[:300]})
     per_id = defaultdict(lambda: {"sites": 0, "found": 0, "to_eager": 0, "true": 0, "false": 0, "unknown": 0})
     for s in facts.sites.values():
         for gb in s.ids:
@@ -325,6 +332,7 @@ def judge(facts: RunFacts, findings: dict, counted: tuple[str, ...], spans_of) -
                            precision=_ratio(v["true"], v["true"] + v["false"])) for k, v in sorted(per_id.items())},
         "by_code": {k: dict(v) for k, v in sorted(by_code.items())},
         "outside_sources": dict(sorted(facts.outside.items())),
+        "finding_list": sorted(listed, key=lambda f: (f["verdict"], f["source"], f["file"], f["line"])),
     }
 
 
@@ -383,7 +391,11 @@ def main(argv=None) -> int:
     parser.add_argument("--python", default=sys.executable, help="interpreter with compile-lint's dependencies")
     parser.add_argument("--codes", default="CL5", help="comma-separated code prefixes counted (default CL5)")
     parser.add_argument("--markdown", help="also write the tables to this file")
+    parser.add_argument("--score-file", help="where the score goes (default RESULTS/score.json)")
     parser.add_argument("--lint-dir", help="keep the lint projects here (default: a temporary folder, removed)")
+    parser.add_argument("--sources", action="append", metavar="GLOB",
+                        help="score only the sources matching GLOB (repeatable; e.g. 'app:*', kornia): a slice "
+                             "for development, its figures are not the bench's")
     ns = parser.parse_args(argv)
     results = os.path.abspath(ns.results)
     code = os.path.abspath(ns.code)
@@ -394,6 +406,10 @@ def main(argv=None) -> int:
     except (OSError, ValueError, KeyError) as exc:
         print(f"score.py: cannot read the run in {ns.results}: {exc}", file=sys.stderr)
         return 2
+    if ns.sources:
+        models = [m for m in models if any(fnmatch.fnmatchcase(m.get("source") or "", g) for g in ns.sources)]
+        if not models:
+            parser.error(f"--sources {ns.sources}: no entry of the run comes from such a source")
     spans = Spans()
     facts = collect(run, models, spans)
     # the lint projects live outside any git work tree: inside one (bench/.work/ of this
@@ -445,7 +461,7 @@ def _score_sources(ns, results, code, run, models, facts, spans, lint_root) -> i
          "models": sorted(s.models), "to_eager": s.to_eager, "statement": list(s.span), "found_by": sorted(s.found_by)}
         for s in sorted(facts.sites.values(), key=lambda s: (s.source, s.rel, s.line))
     ]
-    with open(os.path.join(results, "score.json"), "w", encoding="utf-8") as f:
+    with open(ns.score_file or os.path.join(results, "score.json"), "w", encoding="utf-8") as f:
         json.dump(score, f, indent=1)
     text = markdown(score, facts, run, code)
     if ns.markdown:

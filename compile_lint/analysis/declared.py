@@ -53,6 +53,9 @@ class Recording:
     graph_breaks: int = 0
     break_reasons: tuple[str, ...] = ()
     code: tuple[tuple[str, str], ...] = ()  # (path, qualname) of code Dynamo put in a graph
+    # each graph break the translator hooks saw (compile_lint/record/break_hooks.py): (path,
+    # row, official ID or Gb_type, whether its frame ran eagerly); None: an older recording
+    breaks: Optional[tuple[tuple[str, int, str, bool], ...]] = None
 
 
 @dataclass(frozen=True)
@@ -229,6 +232,15 @@ def parse_recorded(data, where: str) -> tuple[DeclaredRegion, ...]:
         reasons = seen.get("graph_break_reasons") or []
         if not isinstance(reasons, list) or not all(isinstance(r, str) for r in reasons):
             raise DeclarationError(f"{at}: 'seen.graph_break_reasons' must be a list of strings")
+        breaks = None
+        if "breaks" in seen:
+            breaks = []
+            for entry in seen.get("breaks") or ():
+                if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or not isinstance(entry.get("row"), int):
+                    raise DeclarationError(f"{at}: each of 'seen.breaks' needs a 'path' and a 'row'")
+                breaks.append((entry["path"], entry["row"], str(entry.get("id") or entry.get("gb_type") or "?"),
+                               bool(entry.get("frame_to_eager"))))
+            breaks = tuple(breaks)
         recording = Recording(
             api=str(site.get("api") or "torch.compile"),
             backend=_opt(options.get("backend"), str, "options.backend", at),
@@ -237,6 +249,7 @@ def parse_recorded(data, where: str) -> tuple[DeclaredRegion, ...]:
             shapes=tuple(shapes),
             break_reasons=tuple(reasons),
             code=tuple(code),
+            breaks=breaks,
             **counts,
         )
         row = target.get("row") if isinstance(target.get("row"), int) else 0
@@ -319,6 +332,8 @@ def _rebase(region: DeclaredRegion, path: str, qual: str) -> DeclaredRegion:
             rec,
             calls=tuple((os.path.normpath(os.path.join(base, p)), row) for p, row in rec.calls),
             code=tuple((os.path.normpath(os.path.join(base, p)), q) for p, q in rec.code),
+            breaks=None if rec.breaks is None else tuple(
+                (os.path.normpath(os.path.join(base, p)), row, gb, eager) for p, row, gb, eager in rec.breaks),
         )
     return replace(region, target=f"{path}:{qual}", recording=rec)
 
@@ -455,6 +470,24 @@ def describe_declared(site) -> str:
     from .regions import _display
 
     return _declared_text(site, f" at {_display(site.path)}:{site.row}")
+
+
+def recorded_breaks(region, path: str, rows: range, qualname: Optional[str]) -> Optional[str]:
+    """What a recorded run (with break hooks) saw of a predicted graph break on `rows` of
+    `path` in the def `qualname`: "confirmed" (a break on those rows; with its IDs),
+    "compiled" (the def went into a graph and did not break there), "not reached", or
+    None when no recording of the region has break hooks."""
+    recordings = [s.recording for s in getattr(region, "sites", ()) or () if getattr(s, "recording", None)]
+    recordings = [r for r in recordings if r.breaks is not None]
+    if not recordings:
+        return None
+    where = os.path.normpath(os.path.abspath(path))
+    ids = sorted({gb for r in recordings for p, row, gb, _ in r.breaks if row in rows and p == where})
+    if ids:
+        return "confirmed " + ", ".join(ids)
+    if any(p == where and q == qualname for r in recordings for p, q in r.code):
+        return "compiled"
+    return "not reached"
 
 
 def recorded_counts(region, what: str) -> str:

@@ -205,23 +205,21 @@ NUMBERS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtin
 
 
 def eager_only(facts: ModuleFacts, node: ast.AST) -> bool:
-    """`node` sits in a branch that only runs eagerly (`if not is_compiling():`, also
-    through the project's own wrapper of it; `if torch.jit.is_tracing():`, which is
-    False under torch.compile, so its `else` is compiled code), or is a cast `float(x)`/`int(x)`/`bool(x)`
-    under `if isinstance(x, (int, float)):`, where `x` is a Python number."""
+    """`node` never runs while Dynamo traces (compiling_branches.eager_only: the eager side
+    of `is_compiling()` tests, also through a name, an `and`/`or` operand or an early
+    exit; the `if` of `torch.jit.is_tracing()`, which is False under torch.compile, so its
+    `else` is compiled code), or is a cast `float(x)`/`int(x)`/`bool(x)` under
+    `if isinstance(x, (int, float)):`, where `x` is a Python number."""
+    from .compiling_branches import eager_only as never_traced
+
+    if never_traced(facts, node):
+        return True
+    if not (isinstance(node, ast.Call) and facts.resolve(node.func) in CASTS and node.args):
+        return False
     child = node
     for anc in facts.ancestors(node):
-        if isinstance(anc, (ast.If, ast.IfExp)):
-            negated = isinstance(anc.test, ast.UnaryOp) and isinstance(anc.test.op, ast.Not)
-            inner = anc.test.operand if negated else anc.test
-            in_body = child in anc.body if isinstance(anc, ast.If) else child is anc.body
-            if isinstance(inner, ast.Call) and in_body == negated and is_compiling_test(facts, inner):
-                return True
-            if isinstance(inner, ast.Call) and in_body != negated and facts.resolve(inner.func) in JIT_ONLY_FUNCS:
-                return True  # runs only under torch.jit: Dynamo takes the other branch
-            if in_body and not negated and isinstance(node, ast.Call) and facts.resolve(node.func) in CASTS \
-                    and node.args and python_number_test(facts, inner, node.args[0]):
-                return True
+        if isinstance(anc, ast.If) and child in anc.body and python_number_test(facts, anc.test, node.args[0]):
+            return True
         if isinstance(anc, FUNCTION_NODES):
             return False
         child = anc
@@ -258,12 +256,55 @@ def is_compiling_test(facts: ModuleFacts, call: ast.Call) -> bool:
         if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
             body = [s for s in stmt.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
             if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
-                return False
+                return _returns_is_compiling(owner, stmt)
             names = {n.id for n in ast.walk(body[0].value) if isinstance(n, ast.Name)}
             helpers = [s.value for s in owner.tree.body if isinstance(s, ast.Assign)
                        and any(isinstance(t, ast.Name) and t.id in names for t in s.targets)]
             return any(_reads_is_compiling(owner, expr) for expr in [body[0].value, *helpers])
     return False
+
+
+def _returns_is_compiling(facts: ModuleFacts, func: ast.FunctionDef) -> bool:
+    """`func` returns True whenever Dynamo traces: one `return` gives `is_compiling()` (or
+    an `or` holding it, or a name bound to one and only `|=`-ed after), and every other
+    `return` is a fallback for a torch without it (`return False` in an `except` or under
+    `if not is_torch_available():`). transformers' `is_torchdynamo_compiling` (4.44.2:
+    `try: return torch.compiler.is_compiling() except: ... return False`) and `is_tracing`
+    (5.x: `_is_tracing = is_torchdynamo_compiling() or ...; _is_tracing |= ...`)."""
+    from .compiling_branches import compiling_value
+
+    returns, stack = [], [(s, False) for s in func.body]
+    while stack:
+        node, fallback = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Return):
+            returns.append((node.value, fallback))
+        inner = fallback or isinstance(node, ast.ExceptHandler) or (
+            isinstance(node, ast.If) and isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
+            and isinstance(node.test.operand, ast.Call) and "available" in (facts.text(node.test.operand.func) or ""))
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    true = [v for v, _ in returns if v is not None and _true_when_compiling(facts, func, v, compiling_value)]
+    fallbacks = [v for v, fb in returns if fb and isinstance(v, ast.Constant) and v.value is False]
+    return bool(true) and len(true) + len(fallbacks) == len(returns)
+
+
+def _true_when_compiling(facts: ModuleFacts, func: ast.FunctionDef, value: ast.AST, compiling_value) -> bool:
+    if isinstance(value, ast.Call) and facts.resolve(value.func) in IS_COMPILING_FUNCS:
+        return True
+    if not isinstance(value, ast.Name):
+        return compiling_value(facts, value) is True
+    plain, others = [], 0
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets):
+            plain.append(node.value)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name) \
+                and node.target.id == value.id:
+            if isinstance(node, ast.AnnAssign) and node.value is not None:
+                plain.append(node.value)
+            elif not (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.BitOr)):
+                others += 1
+    return len(plain) == 1 and not others and compiling_value(facts, plain[0]) is True
 
 
 def _reads_is_compiling(facts: ModuleFacts, expr: ast.AST) -> bool:
@@ -291,6 +332,14 @@ def dynamo_flag_on(facts: ModuleFacts, region: Optional[RegionInfo], key: str) -
     return True
 
 
+def _applied_in_place(facts: ModuleFacts, call: ast.Call) -> bool:
+    """A `patch(...)` used where it is made: a `with` item or a decorator."""
+    parent = facts.parent(call)
+    if isinstance(parent, ast.withitem):
+        return True
+    return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and call in parent.decorator_list
+
+
 def _file_sets_dynamo(facts: ModuleFacts, key: str) -> bool:
     flag = f"{DYNAMO_CONFIG}.{key}"
     for node in facts.nodes(ast.Assign):
@@ -299,6 +348,8 @@ def _file_sets_dynamo(facts: ModuleFacts, key: str) -> bool:
     for call in facts.nodes(ast.Call):
         dotted = facts.resolve(call.func)
         if dotted == DYNAMO_CONFIG + ".patch":
+            if not _applied_in_place(facts, call):
+                continue  # a patch built and returned or stored: where it applies is unknown
             pairs = [(k.arg, k.value) for k in call.keywords] + ([tuple(call.args[:2])] if len(call.args) == 2 else [])
             if isinstance(call.args[0] if call.args else None, ast.Dict):
                 pairs += list(zip(call.args[0].keys, call.args[0].values))

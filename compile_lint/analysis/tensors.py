@@ -1,10 +1,17 @@
-"""A cheap guess at which expressions are tensors, inside one function.
+"""A cheap guess at which expressions are tensors, and which are boolean tensors, inside
+one function.
 
 Dynamo graph-breaks on Python-level reads of tensor values (`bool(t)`, `if t:`,
-`t.item()`), so CL508 must tell a tensor from a Python number without running
-anything. The guess is deliberately conservative: a value is a tensor when it
-comes from a torch op, a tensor method, arithmetic on a tensor, or a parameter
-annotated as a Tensor. An unannotated parameter is unknown (it may be an int).
+`t.item()`) and on indexing with a boolean mask (`x[keep]`: the output's shape depends on
+the data), so the graph-break rules must tell a tensor from a Python number, and a
+boolean mask from an index tensor, without running anything. The guess is deliberately
+conservative: a value is a tensor when it comes from a torch op, a tensor method,
+arithmetic on a tensor, or a parameter annotated as a Tensor; an unannotated parameter
+is unknown (it may be an int). A value is a boolean mask when it is a comparison of a
+tensor, a logical op (`&`, `|`, `^`, `~`, `torch.logical_*`, `isfinite`/`isnan`/`isinf`),
+a cast to `torch.bool`, a tensor made with `dtype=torch.bool`, a reduction of a mask
+over a dimension, a row of a mask, or a name whose every assignment in the function is
+one; or a name tested `name.dtype == torch.bool` on the way to the use.
 """
 from __future__ import annotations
 
@@ -39,10 +46,21 @@ TENSOR_METHODS = frozenset(
         "half", "bfloat16", "double", "contiguous", "view", "reshape", "permute", "unsqueeze",
         "squeeze", "flatten", "detach", "argmax", "argmin", "nonzero", "isnan", "isinf", "lerp",
         "masked_fill", "sign", "round", "floor", "ceil", "prod", "cumsum", "matmul", "bmm",
+        "max", "min", "long", "isfinite", "logical_not", "masked_select",
     }
 )
+# torch.* functions and tensor methods whose result is a boolean tensor
+BOOL_OPS = frozenset(
+    {
+        "isfinite", "isnan", "isinf", "isposinf", "isneginf", "isreal", "isin", "logical_and", "logical_or",
+        "logical_not", "logical_xor", "eq", "ne", "gt", "ge", "lt", "le", "greater", "greater_equal", "less",
+        "less_equal", "not_equal", "bool", "signbit",
+    }
+)
+BOOL_REDUCTIONS = frozenset({"any", "all"})  # of a mask over a dimension: a mask
 TENSOR_TORCH_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
-TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.HalfTensor", "torch.BoolTensor"})
+TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.HalfTensor", "torch.BoolTensor",
+                                "torch.LongTensor", "torch.IntTensor", "torch.DoubleTensor", "torch.ByteTensor"})
 
 
 def is_torch_tensor_call(dotted: Optional[str]) -> bool:
@@ -61,6 +79,7 @@ class TensorGuess:
         self.facts = facts
         self.func = func
         self._names: dict[str, bool] = {}
+        self.hidden: frozenset = frozenset()  # names known not to hold a tensor where asked (see not_tensors_at)
         self._collect()
 
     def _collect(self) -> None:
@@ -83,25 +102,68 @@ class TensorGuess:
                 self._names[node.func.value.id] = True
         # two rounds so `b = a * 2` after `a = torch.rand(...)` is seen either way round
         assigns = [node for node in nodes if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
+        self._bound: dict[str, list] = {}  # name -> the values assigned to it (None: unknown)
+        for node in nodes:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)) else []
+            for target in targets:
+                value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) else None
+                if isinstance(target, ast.Name):
+                    self._bound.setdefault(target.id, []).append(value)
+                elif isinstance(target, (ast.Tuple, ast.List)):
+                    for elt in target.elts:
+                        if isinstance(elt, ast.Name):
+                            self._bound.setdefault(elt.id, []).append(value if self.is_tensor(value) else None)
         for _ in range(2):
             for node in assigns:
                 if isinstance(node, ast.Assign) and self.is_tensor(node.value):
                     for target in node.targets:
-                        if isinstance(target, ast.Name):
-                            self._names[target.id] = True
+                        # `vals, idx = torch.topk(...)`, `a, b = t.unbind(0)`: each part is a tensor
+                        for name in ([target] if isinstance(target, ast.Name) else target.elts
+                                     if isinstance(target, (ast.Tuple, ast.List)) else []):
+                            if isinstance(name, ast.Name):
+                                self._names[name.id] = True
                 elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
                     if node.value is not None and self.is_tensor(node.value):
                         self._names[node.target.id] = True
 
     def _is_tensor_annotation(self, ann: ast.expr) -> bool:
+        # `Optional[torch.LongTensor]`, `torch.Tensor | None`: a tensor where it is not None
+        if isinstance(ann, ast.Subscript) and self.facts.resolve(ann.value) == "typing.Optional":
+            return self._is_tensor_annotation(ann.slice)
+        if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+            parts = [ann.left, ann.right]
+            none = [p for p in parts if isinstance(p, ast.Constant) and p.value is None]
+            return len(none) == 1 and all(self._is_tensor_annotation(p) for p in parts if p not in none)
         dotted = self.facts.resolve(ann)
         if dotted in TENSOR_ANNOTATIONS:
             return True
         return isinstance(ann, ast.Constant) and ann.value in ("Tensor", "torch.Tensor")
 
+    def only_tensor(self, expr: ast.AST, depth: int = 0) -> bool:
+        """`expr` holds tensor data where a Python int would do (a size, a slice bound):
+        a tensor on every assignment of a name (`n = t.sum()` then `n = int(n)` is not),
+        and made from a tensor, not only from Python numbers (`torch.div(seq_len, w,
+        rounding_mode="trunc")` on ints is folded by Dynamo: no break, transformers'
+        longformer)."""
+        if depth > 4 or not self.is_tensor(expr):
+            return False
+        if isinstance(expr, ast.Name):
+            values = self._bound.get(expr.id)
+            if values is None:  # a parameter: its annotation says
+                return True
+            return all(v is not None and self.only_tensor(v, depth + 1) for v in values)
+        if isinstance(expr, ast.BinOp):
+            return self.only_tensor(expr.left, depth + 1) or self.only_tensor(expr.right, depth + 1)
+        if isinstance(expr, ast.Call) and not (isinstance(expr.func, ast.Attribute) and self.facts.resolve(expr.func) is None):
+            # torch.f(...): from tensor data only when an argument is a tensor
+            args = list(expr.args) + [kw.value for kw in expr.keywords]
+            return any(self.only_tensor(a, depth + 1) for a in args)
+        return True
+
     def is_tensor(self, expr: ast.AST) -> bool:
         if isinstance(expr, ast.Name):
-            return self._names.get(expr.id, False)
+            return expr.id not in self.hidden and self._names.get(expr.id, False)
         if isinstance(expr, ast.Call):
             func = expr.func
             dotted = self.facts.resolve(func)
@@ -114,6 +176,9 @@ class TensorGuess:
             return False
         if isinstance(expr, ast.BinOp):
             return self.is_tensor(expr.left) or self.is_tensor(expr.right)
+        if isinstance(expr, ast.BoolOp):
+            # `a and t`: the truth of every operand may be asked, and any may be the value
+            return any(self.is_tensor(v) for v in expr.values)
         if isinstance(expr, ast.UnaryOp):
             return not isinstance(expr.op, ast.Not) and self.is_tensor(expr.operand)
         if isinstance(expr, ast.Compare):
@@ -127,6 +192,189 @@ class TensorGuess:
                 return False
             return expr.attr in ("T", "mT", "real", "imag", "data", "grad") and self.is_tensor(expr.value)
         return False
+
+
+class MaskGuess:
+    """Which expressions of one function are boolean tensors (masks), on top of a
+    TensorGuess of the same function."""
+
+    def __init__(self, facts: ModuleFacts, tensors: TensorGuess):
+        self.facts = facts
+        self.tensors = tensors
+        self._names: set[str] = set()
+        func = tensors.func
+        body = func.body if isinstance(func.body, list) else [func.body]
+        assigned: dict[str, list[Optional[ast.expr]]] = {}
+        # name -> (statement, value) of each binding, value None unless a plain `name = value`
+        # (for the binding that reaches a use)
+        self._plain: dict[str, list[tuple[ast.stmt, Optional[ast.expr]]]] = {}
+        for node in _walk_function(body):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)) else []
+            for target in targets:
+                value = getattr(node, "value", None) if not isinstance(node, ast.For) else None
+                _bind(target, value, assigned)
+                plain = node.value if isinstance(node, ast.Assign) and isinstance(target, ast.Name) else None
+                for bound in _bound_names(target):
+                    self._plain.setdefault(bound, []).append((node, plain))
+        for _ in range(2):  # `keep = valid & mask` after `valid = x > 0`, either order
+            for name, values in assigned.items():
+                if values and all(v is not None and self.is_mask(v) for v in values):
+                    self._names.add(name)
+
+    def _reaching_mask(self, name: str, at: ast.AST) -> bool:
+        """The last `name = value` before `at` is a mask and always runs on the way to it
+        (its block holds `at`), with no other binding of `name` between them:
+        `router_mask = router_mask.bool()` after `router_mask, probs = self.router(x)`."""
+        plain = [(stmt, value) for stmt, value in self._plain.get(name, ()) if _before(stmt, at)]
+        if not plain:
+            return False
+        stmt, value = max(plain, key=lambda sv: (sv[0].lineno, sv[0].col_offset))
+        ancestors = set(map(id, self.facts.ancestors(at)))
+        if id(self.facts.parent(stmt)) not in ancestors or id(stmt) in ancestors:
+            return False
+        return value is not None and self.is_mask(value)
+
+    def is_mask(self, expr: ast.AST, at: Optional[ast.AST] = None) -> bool:
+        """`expr` is a boolean tensor; `at`: the node using it (for a dtype test above it)."""
+        facts, tensors = self.facts, self.tensors
+        if isinstance(expr, ast.Name):
+            return expr.id in self._names or (at is not None and (
+                _dtype_tested(facts, expr.id, at) or self._reaching_mask(expr.id, at)))
+        if isinstance(expr, ast.Compare):
+            return tensors.is_tensor(expr)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return self.is_mask(expr.left, at) or self.is_mask(expr.right, at)
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Invert):
+            return self.is_mask(expr.operand, at)
+        if isinstance(expr, ast.Subscript):  # any part of a mask is a mask: `mask[0]`, `mask[:, 1]`
+            return self.is_mask(expr.value, at)
+        if isinstance(expr, ast.Call):
+            dotted = facts.resolve(expr.func)
+            name = dotted[6:] if dotted and dotted.startswith("torch.") and dotted.count(".") == 1 else None
+            if name in BOOL_OPS:
+                return True
+            if _dtype_is_bool(facts, expr) and (name is not None or isinstance(expr.func, ast.Attribute) and dotted is None):
+                return True  # torch.zeros(..., dtype=torch.bool), t.to(torch.bool)
+            if isinstance(expr.func, ast.Attribute) and dotted is None:
+                method, receiver = expr.func.attr, expr.func.value
+                if method in BOOL_OPS - {"bool"} and tensors.is_tensor(receiver):
+                    return True
+                if method == "bool" and not expr.args and not expr.keywords:
+                    return True  # `t.bool()`: only tensors have the method (a Python value has no `.bool()`)
+                if method in BOOL_REDUCTIONS and (expr.args or expr.keywords) and self.is_mask(receiver, at):
+                    return True
+                if method in ("clone", "detach", "contiguous", "flatten", "view", "reshape", "squeeze", "unsqueeze",
+                              "expand", "expand_as", "to", "cpu", "cuda", "t", "transpose", "permute", "repeat", "tile",
+                              "movedim", "narrow", "select") \
+                        and self.is_mask(receiver, at) and not _dtype_changed(facts, expr):
+                    return True
+        return False
+
+
+def _bound_names(target: ast.AST) -> list:
+    """The names an assignment target binds (not those read by `x[i] = ...`, `o.a = ...`)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _bound_names(elt)]
+    return []
+
+
+def _before(a: ast.AST, b: ast.AST) -> bool:
+    return (a.lineno, a.col_offset) < (b.lineno, b.col_offset)
+
+
+def not_tensors_at(facts: ModuleFacts, node: ast.AST) -> frozenset:
+    """Names that cannot hold a tensor where `node` runs: in the `else` of
+    `if isinstance(x, torch.Tensor):`, or the body of `if not isinstance(x, torch.Tensor):`
+    or `if isinstance(x, (int, float)):`."""
+    names = set()
+    child = node
+    for anc in facts.ancestors(node):
+        if isinstance(anc, (ast.If, ast.IfExp)) and child is not anc.test:
+            in_body = child in anc.body if isinstance(anc, ast.If) else child is anc.body
+            test, negated = anc.test, False
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, negated = test.operand, True
+            kind = _isinstance_kind(facts, test)
+            if kind is not None:
+                name, is_tensor_test = kind
+                if (is_tensor_test and in_body == negated) or (not is_tensor_test and in_body and not negated):
+                    names.add(name)
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            break
+        child = anc
+    return frozenset(names)
+
+
+NUMBER_TYPES = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "numbers.Number", "numbers.Real"})
+
+
+def _isinstance_kind(facts: ModuleFacts, test: ast.AST):
+    """(name, True) for `isinstance(name, torch.Tensor)`, (name, False) for
+    `isinstance(name, (int, float))`, else None."""
+    if not (isinstance(test, ast.Call) and facts.resolve(test.func) == "builtins.isinstance" and len(test.args) == 2):
+        return None
+    subject, kinds = test.args
+    if not isinstance(subject, ast.Name):
+        return None
+    kinds = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+    resolved = [facts.resolve(k) for k in kinds]
+    if resolved and all(r in TENSOR_ANNOTATIONS or r == "torch.Tensor" for r in resolved):
+        return subject.id, True
+    if resolved and all(r in NUMBER_TYPES for r in resolved):
+        return subject.id, False
+    return None
+
+
+def _bind(target: ast.AST, value: Optional[ast.expr], assigned: dict) -> None:
+    if isinstance(target, ast.Name):
+        assigned.setdefault(target.id, []).append(value)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+        for i, elt in enumerate(target.elts):
+            _bind(elt, values[i] if values else None, assigned)
+
+
+def _is_torch_bool(facts: ModuleFacts, expr: ast.AST) -> bool:
+    return facts.resolve(expr) == "torch.bool"
+
+
+def _dtype_is_bool(facts: ModuleFacts, call: ast.Call) -> bool:
+    if any(kw.arg == "dtype" and _is_torch_bool(facts, kw.value) for kw in call.keywords):
+        return True
+    return isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "type") and bool(call.args) \
+        and _is_torch_bool(facts, call.args[0])
+
+
+def _dtype_changed(facts: ModuleFacts, call: ast.Call) -> bool:
+    """`m.to(torch.float32)`: no longer a mask (`m.to(device)` keeps it one)."""
+    args = list(call.args) + [kw.value for kw in call.keywords if kw.arg == "dtype"]
+    return any((facts.resolve(a) or "").startswith("torch.") and not _is_torch_bool(facts, a)
+               for a in args if isinstance(a, (ast.Attribute, ast.Name)))
+
+
+def _dtype_tested(facts: ModuleFacts, name: str, at: ast.AST) -> bool:
+    """`at` runs only where an `if` above it found `name.dtype == torch.bool`."""
+    child = at
+    for anc in facts.ancestors(at):
+        if isinstance(anc, ast.If) and child in anc.body:
+            test = anc.test
+            conjuncts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+            for node in conjuncts:
+                if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.Is)):
+                    left, right = node.left, node.comparators[0]
+                    for a, b in ((left, right), (right, left)):
+                        if isinstance(a, ast.Attribute) and a.attr == "dtype" and isinstance(a.value, ast.Name) \
+                                and a.value.id == name and _is_torch_bool(facts, b):
+                            return True
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False
+        child = anc
+    return False
 
 
 def _walk_function(body):

@@ -10,7 +10,7 @@ import tempfile
 
 import click
 
-from . import recorder
+from . import break_hooks, recorder
 
 SITECUSTOMIZE = '''\
 # Written by `compile-lint record`: loads its recorder, then the sitecustomize this shadows.
@@ -46,6 +46,7 @@ def _bootstrap(folder: str) -> str:
     boot = os.path.join(folder, "bootstrap")
     os.makedirs(boot)
     shutil.copyfile(recorder.__file__, os.path.join(boot, "_compile_lint_recorder.py"))
+    shutil.copyfile(break_hooks.__file__, os.path.join(boot, "_compile_lint_break_hooks.py"))
     with open(os.path.join(boot, "sitecustomize.py"), "w", encoding="utf-8") as fh:
         fh.write(SITECUSTOMIZE)
     return boot
@@ -171,4 +172,57 @@ def record_command(output, fresh, eager_backend, max_shapes, command):
                f"{len(sites) - compiled} traced) in {shown}", err=True)
     if errors:
         click.echo(f"compile-lint record: the recorder skipped {errors} event{'s' * (errors != 1)} it could not read", err=True)
+    for line in break_report(sites, os.path.dirname(output), root):
+        click.echo(line, err=True)
     sys.exit(status)
+
+
+def break_report(sites: list, folder: str, root: str) -> list[str]:
+    """Each graph break the run took (official ID, user line; data-dependent jumps
+    included), then each static graph-break finding marked confirmed, compiled without a
+    break, or not reached (the findings `check` gives with this recording)."""
+    seen = {}
+    for site in sites:
+        for brk in (site.get("seen") or {}).get("breaks") or ():
+            if brk.get("path"):
+                key = (brk["path"], brk["row"], str(brk.get("id") or "?"))
+                seen[key] = seen.get(key) or brk
+    cwd = os.getcwd()
+
+    def shown(path: str) -> str:
+        rel = os.path.relpath(path, cwd)
+        return path if rel.startswith("..") else rel
+
+    lines = []
+    if seen:
+        lines.append(f"compile-lint record: {len(seen)} graph break{'s' * (len(seen) != 1)} (ID, user line):")
+        for (path, row, gb), brk in sorted(seen.items()):
+            eager = " (the frame ran eagerly)" if brk.get("frame_to_eager") else ""
+            lines.append(f"  {shown(os.path.join(folder, path))}:{row}: {gb} {brk.get('gb_type', '')}{eager}")
+    findings = _static_findings(root)
+    if findings:
+        counts: dict[str, int] = {}
+        for f in findings:
+            counts[f.graph_break.recorded.split()[0]] = counts.get(f.graph_break.recorded.split()[0], 0) + 1
+        lines.append("compile-lint record: static graph-break findings: " + ", ".join(
+            f"{counts.get(k, 0)} {label}" for k, label in (("confirmed", "confirmed"), ("compiled", "compiled without a break"),
+                                                          ("not", "not reached"))))
+        for f in findings:
+            lines.append(f"  {shown(f.path)}:{f.start.row}: {f.code} {f.graph_break.gb_id} {f.graph_break.recorded}")
+    return lines
+
+
+def _static_findings(root: str) -> list:
+    """The graph-break family's findings in the project, with what the recording saw."""
+    from ..api import lint_paths
+    from ..engine import Selection
+    from ..rules import all_rules
+
+    family = tuple(code for code, rule in all_rules().items() if rule.graph_break_ids)
+    try:
+        found = lint_paths([root], Selection(select=family))
+    except Exception as exc:  # the recording is written; a lint problem is reported, not raised
+        click.echo(f"compile-lint record: could not check the findings: {exc}", err=True)
+        return []
+    return sorted((f for f in found if f.graph_break is not None and f.graph_break.recorded),
+                  key=lambda f: (f.path, f.start.row, f.start.column))

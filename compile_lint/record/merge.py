@@ -43,7 +43,7 @@ def merge_sites(groups: Iterable[list[dict]], max_shapes: int = 16) -> list[dict
                 into = merged[key] = {
                     "target": dict(site["target"]), "kind": site["kind"], "api": site.get("api"),
                     "options": site.get("options") or {}, "calls": [],
-                    "seen": {"inputs": [], **{c: 0 for c in COUNTS}, "graph_break_reasons": [], "code": []},
+                    "seen": {"inputs": [], **{c: 0 for c in COUNTS}, "graph_break_reasons": [], "code": [], "breaks": []},
                 }
             into["target"]["row"] = site["target"].get("row") or into["target"].get("row")
             for call in site.get("calls") or ():
@@ -61,6 +61,9 @@ def merge_sites(groups: Iterable[list[dict]], max_shapes: int = 16) -> list[dict
             for code in seen.get("code") or ():
                 if code not in mine["code"]:
                     mine["code"].append(code)
+            for brk in seen.get("breaks") or ():
+                if isinstance(brk, dict) and brk not in mine["breaks"]:
+                    mine["breaks"].append(brk)
     out = sorted(merged.values(), key=_sort_key)
     for site in out:
         site["calls"].sort(key=lambda c: (c["path"], c["row"]))
@@ -68,11 +71,13 @@ def merge_sites(groups: Iterable[list[dict]], max_shapes: int = 16) -> list[dict
         seen["inputs"].sort(key=_shape_key)
         seen["graph_break_reasons"].sort()
         seen["code"].sort(key=lambda c: (c["path"], c["qualname"]))
+        seen["breaks"].sort(key=lambda b: (str(b.get("path")), int(b.get("row") or 0), str(b.get("id"))))
         if site["kind"] == "traced":  # counts are about Dynamo compiles only
             for count in COUNTS:
                 seen.pop(count, None)
             seen.pop("graph_break_reasons", None)
             seen.pop("code", None)
+            seen.pop("breaks", None)
     return out
 
 
@@ -107,6 +112,9 @@ def rebase(sites: list[dict], from_root: str, to_folder: str) -> list[dict]:
             call["path"] = move(call["path"])
         for code in (site.get("seen") or {}).get("code") or ():
             code["path"] = move(code["path"])
+        for brk in (site.get("seen") or {}).get("breaks") or ():
+            if brk.get("path"):
+                brk["path"] = move(brk["path"])
     return sites
 
 

@@ -35,6 +35,7 @@ ENV_EAGER = "COMPILE_LINT_RECORD_EAGER"  # "1": compile with backend="eager"
 ENV_MAX_SHAPES = "COMPILE_LINT_RECORD_MAX_SHAPES"
 MAX_CODE = 200  # code entries per site
 MAX_REASONS = 20  # graph-break reasons per site
+MAX_BREAKS = 50  # graph breaks (ID and user line) per site
 FRAME_RE = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
 INSIDE = threading.local()  # .api: set while nn.Module.compile runs; .stack: compiled calls in flight
 
@@ -190,7 +191,8 @@ def _site(static: dict) -> dict:
     record = sites.get(key)
     if record is None:
         record = sites[key] = dict(static, calls=[], seen={"inputs": [], "graphs": 0, "recompiles": 0,
-                                                         "graph_breaks": 0, "graph_break_reasons": [], "code": []})
+                                                         "graph_breaks": 0, "graph_break_reasons": [], "code": [],
+                                                         "breaks": []})
     return record
 
 
@@ -267,10 +269,63 @@ def _counters():
         return 0, 0, {}
 
 
+def _break_hooks():
+    """compile_lint/record/break_hooks.py: copied next to this file by `record`."""
+    try:
+        import _compile_lint_break_hooks as hooks
+    except ImportError:
+        from compile_lint.record import break_hooks as hooks
+    return hooks
+
+
+def _user_file(path: str) -> bool:
+    rel = _relative(path)
+    return rel is not None and "site-packages" not in rel.split("/")
+
+
+@_guarded
+def _ensure_break_hooks(torch) -> None:
+    """Wrap Dynamo's translator once (on the first compiled call): every graph break,
+    data-dependent jumps included, with its official ID and user line."""
+    if "break_hooks" in _state:
+        return
+    _state["break_hooks"] = None
+    hooks = _break_hooks()
+    if hooks.missing(torch):
+        return  # counts from Dynamo's counters only
+    _state["break_hooks"] = hooks.install(torch, _note_break, _user_file)
+
+
+def _note_break(record: dict) -> None:
+    """One graph break, seen by the translator hooks, for the compiled call in flight."""
+    try:
+        stack = getattr(INSIDE, "stack", None)
+        if not stack:
+            return
+        static = stack[-1]
+        INSIDE.hook_breaks = getattr(INSIDE, "hook_breaks", 0) + 1
+        site = record.get("site")
+        if site is None:
+            return
+        rel = _relative(site["file"])
+        entry = {"id": record.get("gb_id"), "gb_type": str(record.get("gb_type"))[:160], "path": rel,
+                 "row": int(site["line"]), "frame_to_eager": bool(record.get("frame_to_eager"))}
+        with _state["lock"]:
+            breaks = _site(static)["seen"].setdefault("breaks", [])
+            if entry not in breaks and len(breaks) < MAX_BREAKS:
+                breaks.append(entry)
+                _changed()
+    except Exception:
+        _state["errors"] = _state.get("errors", 0) + 1
+
+
 @_guarded
 def _note_call_end(static: dict, before: tuple, first_call: bool) -> None:
     graphs, breaks, reasons = _counters()
     new_graphs, new_breaks = graphs - before[0], breaks - before[1]
+    # the hooks see the breaks Dynamo's counter leaves out (an `if tensor:` reaches only
+    # graph_break_reasons): the larger count
+    new_breaks = max(new_breaks, getattr(INSIDE, "hook_breaks", 0) - before[3])
     if new_graphs <= 0 and new_breaks <= 0:
         return
     seen = _site(static)["seen"]
@@ -331,8 +386,9 @@ def _recording_call(static: dict, func):
         stack = getattr(INSIDE, "stack", None)
         if stack is None:
             stack = INSIDE.stack = []
+        _ensure_break_hooks(sys.modules.get("torch"))
         before = _counters()
-        before = (before[0], before[1], dict(before[2]))
+        before = (before[0], before[1], dict(before[2]), getattr(INSIDE, "hook_breaks", 0))
         calls["n"] += 1
         first = calls["n"] == 1
         stack.append(static)

@@ -56,3 +56,18 @@ def related_location(rel, cwd: str) -> str:
     cell = getattr(rel, "cell", None)
     where = f"cell {cell}:" if cell is not None else ""
     return f"{display_path(rel.path, cwd)}:{where}{rel.row}" + (f":{rel.column}" if rel.column else "")
+
+
+def graph_break_dict(info) -> dict:
+    """A graph-break finding's ID and the registry's texts (JSON `graph_break`, SARIF
+    `properties.graphBreak`)."""
+    return {
+        "id": info.gb_id,
+        "gb_type": info.gb_type,
+        "explanation": info.explanation,
+        "hints": list(info.hints),
+        "url": info.url,
+        "torch": info.torch,
+        "frame_to_eager": info.in_loop,  # the function Dynamo then runs eagerly (GB7000), or null
+        "recorded": info.recorded,  # a recorded run: "confirmed GB0124", "compiled", "not reached", or null
+    }

@@ -5,6 +5,7 @@ import json
 import os
 
 from ..model import DOC_URL
+from . import graph_break_dict
 
 
 def finding_dict(f, cwd: str) -> dict:
@@ -42,6 +43,8 @@ def finding_dict(f, cwd: str) -> dict:
             }
             for r in f.related
         ],
+        # not in Ruff's format: a graph-break finding's official Dynamo ID and texts
+        **({"graph_break": graph_break_dict(f.graph_break)} if getattr(f, "graph_break", None) else {}),
     }
 
 

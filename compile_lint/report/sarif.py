@@ -7,6 +7,7 @@ import os
 from .. import __version__
 from ..rules import all_rules
 from ..model import DOC_URL
+from . import graph_break_dict
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -81,6 +82,8 @@ def render_sarif(findings, *, cwd) -> str:
         }
         if getattr(f, "cell", None) is not None:
             result["properties"] = {"cell": f.cell, "cellRow": f.start.row, "cellColumn": f.start.column}
+        if getattr(f, "graph_break", None) is not None:
+            result.setdefault("properties", {})["graphBreak"] = graph_break_dict(f.graph_break)
         if f.related:
             result["relatedLocations"] = [_related(i, r, cwd) for i, r in enumerate(f.related)]
         fixes = _fixes(f, cwd)

@@ -83,6 +83,19 @@ def render_statistics(findings, fmt: str, summary=None, quiet=False) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+def graph_break_lines(f, cyan=lambda s: s) -> list[str]:
+    """A graph-break finding's ID, Dynamo's explanation and hints, and the page Dynamo
+    links (torch's graph-break registry for the target release)."""
+    info = getattr(f, "graph_break", None)
+    if info is None:
+        return []
+    lines = [f"  = {cyan('note')}: {info.gb_id} {info.gb_type} (torch {info.torch})"
+             + (f": {info.explanation}" if info.explanation else "")]
+    lines += [f"  = {cyan('hint')}: {hint}" for hint in info.hints]
+    lines.append(f"  = {cyan('see')}: {info.url}")
+    return lines
+
+
 def render_text(findings, *, cwd, summary=None, color=False, quiet=False, fixes=None) -> str:
     if findings:  # (a run with nothing to show has no source to read)
         from ..source import SourceFile
@@ -114,6 +127,7 @@ def render_text(findings, *, cwd, summary=None, color=False, quiet=False, fixes=
         for rel in f.related:
             where = related_location(rel, cwd)
             out.append(f"  = {cyan('note')}: {where}: {rel.message}")
+        out.extend(graph_break_lines(f, cyan))
         if f.fix is not None:
             tag = "fix" if f.fix.applicability == "safe" else "unsafe fix"
             out.append(f"  = {cyan('help')}: {f.fix.message} ({tag})")

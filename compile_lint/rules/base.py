@@ -65,6 +65,9 @@ class Rule:
     # (a deprecated call, checkpoint keys, a hook: comparing eager with compiled output
     # of that function shows nothing, and running it may train, save or export).
     verify_target: ClassVar[bool] = True
+    # A graph-break rule: the official Dynamo IDs its findings carry, each with the
+    # constructs that give it (the page lists them; analysis/graph_break_ids.py).
+    graph_break_ids: ClassVar[dict[str, str]] = {}
     valid: ClassVar[list[Case]] = []
     invalid: ClassVar[list[Case]] = []
 
@@ -74,7 +77,11 @@ class Rule:
 
     @classmethod
     def page(cls) -> str:
-        return textwrap.dedent(inspect.getdoc(cls) or "").strip()
+        page = textwrap.dedent(inspect.getdoc(cls) or "").strip()
+        if cls.graph_break_ids and "## Example" in page:
+            head, tail = page.split("## Example", 1)
+            page = head + _ids_section(cls.graph_break_ids) + "\n\n## Example" + tail
+        return page
 
     @property
     def url(self) -> str:
@@ -95,13 +102,15 @@ class Rule:
         data: Optional[dict[str, Any]] = None,
         region=None,
         related: Optional[list[Related]] = None,
+        graph_break=None,
     ) -> Finding:
         """A finding at `node`; with `fix` (its title), the rule's codemod applies.
 
         `message` is one line saying what is wrong (the page says why). With `region`
         (the compiled or traced region holding `node`), the call that compiles or
         traces it becomes the finding's first related location, unless the finding is
-        on that call's line."""
+        on that call's line. `graph_break`: the break a graph-break rule predicts
+        (model.BreakInfo: its official ID and the registry's texts)."""
         start, end = facts.source.node_range(node)
         fix_obj = None
         if fix is not None:
@@ -119,7 +128,27 @@ class Rule:
         return Finding(
             self.code, message, facts.path, start, end, fix_obj,
             scope=facts.scope_of(node), region_kind=kind, related=notes + list(related or ()),
+            graph_break=graph_break,
         )
+
+
+MEASURED_ON = "2.13"  # the release the graph-break rules are measured on (scripts/measure/graph_break_causes.py)
+
+
+def _ids_section(ids: dict[str, str]) -> str:
+    """The graph-break IDs a rule's findings carry, with Dynamo's names for them."""
+    from ..analysis.graph_break_ids import describe, url
+
+    rows = ["## Graph-break IDs", "",
+            f"The official IDs Dynamo gives these breaks (torch {MEASURED_ON}'s "
+            "`torch/_dynamo/graph_break_registry.json`); each finding names its ID, and in JSON and "
+            "SARIF carries the registry's explanation and hints for `target-torch-version`.", "",
+            "| ID | Dynamo's name | constructs |", "|---|---|---|"]
+    for gb_id, what in ids.items():
+        info = describe(gb_id, MEASURED_ON)
+        name = info.gb_type if info else "(not in this release)"
+        rows.append(f"| [{gb_id}]({url(gb_id)}) | {name} | {what} |")
+    return "\n".join(rows) + "\n"
 
 
 def site_note(site, via: Optional[str] = None) -> str:

@@ -280,7 +280,9 @@ def _note_breaks_and_fallbacks(session: Session, result: CheckResult, target: An
                                kwargs=None) -> None:
     if result.breaks:
         result.confirms = sorted(set(result.confirms) | set(codes_for(session, "CL508")))
-        reasons = break_reasons(session, target, list(args), kwargs or {}) if target is not None else []
+        # each break by ID and line when the hooks saw them, else Dynamo's explain()
+        reasons = session.runtime_breaks[:5] or (
+            break_reasons(session, target, list(args), kwargs or {}) if target is not None else [])
         result.break_reasons = reasons
         why = f": {'; '.join(reasons)}" if reasons else ""
         result.message = (result.message + f"; {result.breaks} graph break(s){why}").lstrip("; ")

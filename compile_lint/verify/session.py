@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -15,12 +16,18 @@ import torch
 from torch._dynamo.utils import counters
 from torch.utils._pytree import tree_flatten
 
+from ..record import break_hooks
 from .compare import Tolerance
 from .config import InputSpec
 from .inputs import make_inputs, torch_dtype, uses_resolution
 from .reference import Float64Everywhere, coarsest, to_float64
 
 GRADIENT_TOLERANCE = 1e-3  # see Session.gradient_tolerance
+
+
+def _user_file(path: str) -> bool:
+    """Code of the project being verified, not torch's or an installed package's."""
+    return "site-packages" not in path and not path.startswith(os.path.dirname(torch.__file__))
 
 
 def flat_tensors(output: Any) -> list:
@@ -77,6 +84,7 @@ class Compiled:
     mode: str
     dynamic: bool
     calls: int = 0
+    hook_breaks: int = 0  # graph breaks the translator hooks saw (data-dependent jumps too)
     frames_ok_after_first_call: int = 0
     first_call_s: dict = field(default_factory=dict)
 
@@ -112,6 +120,9 @@ class Session:
         self._fp64_target = None
         self._cast_targets: dict = {}
         self.break_reasons: Optional[list] = None  # Dynamo's explanation of graph breaks, asked once
+        # each graph break by official ID and user line ("GB0124 at models/net.py:15"), from
+        # the translator hooks (compile_lint/record/break_hooks.py) around compiled calls
+        self.runtime_breaks: list[str] = []
         self.compiler_was_reset = False  # Dynamo was reset behind a compiled function's back
 
     # ---- calling ----
@@ -159,17 +170,27 @@ class Session:
     def call_compiled(self, compiled: Compiled, args: list, kwargs: dict) -> tuple[list, dict]:
         """Outputs of one compiled call and what Dynamo did during it."""
         before = CounterSnapshot.now()
+        hooks = None if break_hooks.missing(torch) else break_hooks.BreakHooks(torch, _user_file)
         start = time.perf_counter()
-        outputs = self.call(compiled.fn, args, kwargs)
+        with hooks if hooks is not None else contextlib.nullcontext():
+            outputs = self.call(compiled.fn, args, kwargs)
         self.synchronize()
         elapsed = time.perf_counter() - start
         after = CounterSnapshot.now()
+        for brk in hooks.breaks if hooks is not None else ():
+            compiled.hook_breaks += 1
+            site = brk.get("site") or brk.get("innermost")
+            where = f" at {os.path.relpath(site['file'])}:{site['line']}" if site else ""
+            entry = f"{brk.get('gb_id') or brk.get('gb_type')}{where}" + (" (frame ran eagerly)" if brk.get("frame_to_eager") else "")
+            if entry not in self.runtime_breaks:
+                self.runtime_breaks.append(entry)
         compiled.calls += 1
         if compiled.calls == 1:
             compiled.frames_ok_after_first_call = after.frames_ok
         stats = {
             "graphs": after.graphs,
-            "breaks": after.breaks,
+            # the counter misses data-dependent jumps (`if tensor:`): the hooks see them
+            "breaks": max(after.breaks, compiled.hook_breaks),
             # Frames compiled after the first call are recompiles: a guard failed.
             "recompiles": after.frames_ok - compiled.frames_ok_after_first_call,
             "fell_back": after.fell_back,

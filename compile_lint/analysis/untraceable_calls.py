@@ -1,0 +1,181 @@
+"""Calls Dynamo does not trace: it breaks the graph at them, whatever the tensors hold.
+
+Measured on torch 2.13 CPU by scripts/measure/graph_break_causes.py (each construct
+compiled alone, its breaks and their official IDs):
+
+- a method of a `logging.Logger` (`logger.warning(...)`, `logger.info(...)`, also a
+  method a library adds to the class, transformers' `logger.warning_once`): GB0291,
+  even at a disabled level. The logger is what `logging.getLogger(...)` or a project's
+  `get_logger(...)` wrapper returns (transformers, diffusers and accelerate name theirs
+  so), held by a module-level name, a local one or `self.<attr>`. Left alone when the
+  file puts functions into `torch._dynamo.config.ignore_logging_functions` (or its old
+  name `ignore_logger_methods`): Dynamo then drops those calls.
+- a `logging` module function (`logging.warning(...)`): GB4841 on this release.
+- `warnings.warn(...)`: a function Dynamo marks as skipped, GB0007. Left alone when the
+  file puts functions into `reorderable_logging_functions` (Dynamo may then run them
+  after the graph).
+- calling an `nn.LSTM`/`nn.GRU`/`nn.RNN` module (`self.rnn(x)` where the class, or a
+  subclass of it in the same file, assigns `self.rnn = nn.LSTM(...)`, also
+  `getattr(nn, kind)(...)` under `if kind in ("LSTM", "GRU"):`): GB0014, unless
+  `torch._dynamo.config.allow_rnn` is on.
+- `copy.deepcopy` of a tensor or a module: GB4198 (of a plain Python object: no break).
+"""
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .facts import FUNCTION_NODES, ModuleFacts
+from .region_queries import ClassAttrsFact, class_attrs
+
+LOGGER_FACTORIES = frozenset({"logging.getLogger", "logging.Logger", "logging.LoggerAdapter", "logging.getLoggerClass"})
+LOGGER_WRAPPER_NAMES = frozenset({"get_logger", "getLogger"})  # a project's own: transformers.utils.logging.get_logger
+LOGGING_FUNCTIONS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
+WARN_FUNCTIONS = frozenset({"warnings.warn", "warnings.warn_explicit"})
+RNN_CLASSES = frozenset({"LSTM", "GRU", "RNN"})
+RNN_MODULES = ("torch.nn.", "torch.nn.modules.rnn.")
+IGNORED_LOGGING = ("ignore_logging_functions", "ignore_logger_methods")
+REORDERABLE = "reorderable_logging_functions"
+
+
+def module_loggers(facts: ModuleFacts) -> frozenset:
+    """Module-level names bound once, to a logger (`logger = logging.get_logger(__name__)`)."""
+    bound: dict[str, list] = {}
+    for stmt in facts.tree.body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(stmt.value)
+    return frozenset(name for name, values in bound.items()
+                     if len(values) == 1 and values[0] is not None and is_logger(facts, values[0]))
+
+
+def is_logger(facts: ModuleFacts, expr: ast.AST, loggers: frozenset = frozenset()) -> bool:
+    """`expr` holds a `logging.Logger` (`loggers`: the file's module_loggers)."""
+    if isinstance(expr, ast.Call):
+        dotted = facts.resolve(expr.func)
+        if dotted in LOGGER_FACTORIES:
+            return True
+        name = dotted.rsplit(".", 1)[-1] if dotted else getattr(expr.func, "attr", getattr(expr.func, "id", None))
+        return name in LOGGER_WRAPPER_NAMES
+    if isinstance(expr, ast.Name):
+        return expr.id in loggers and not facts.semantic.is_shadowed(expr)
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        assigned = class_attrs(facts, expr).get(expr.attr, ())
+        return bool(assigned) and all(is_logger(facts, value, loggers) for _, value in assigned)
+    return False
+
+
+def mentions_config(facts: ModuleFacts, keys) -> bool:
+    """The file names one of Dynamo's config `keys` (`torch._dynamo.config.<key>...`,
+    `patch(<key>=...)`)."""
+    for node in facts.nodes(ast.Attribute, ast.keyword):
+        if isinstance(node, ast.keyword):
+            if node.arg in keys:
+                return True
+        elif node.attr in keys and (facts.resolve(node) or "").startswith("torch."):
+            return True
+    return False
+
+
+def rnn_module_call(facts: ModuleFacts, call: ast.Call) -> Optional[str]:
+    """The RNN class (`"LSTM"`) a call `self.<attr>(...)` runs, when its class or a
+    subclass of it in this file assigns `self.<attr> = nn.LSTM(...)`."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+        return None
+    cls = next((a for a in facts.ancestors(call) if isinstance(a, ast.ClassDef)), None)
+    if cls is None:
+        return None
+    for owner in [cls, *_subclasses(facts, cls)]:
+        for _, value in facts.get(ClassAttrsFact).get(id(owner), {}).get(func.attr, ()):
+            kind = _rnn_class(facts, value)
+            if kind:
+                return kind
+    return None
+
+
+def _subclasses(facts: ModuleFacts, cls: ast.ClassDef) -> list:
+    return [c for c in facts.nodes(ast.ClassDef)
+            if any(isinstance(b, ast.Name) and b.id == cls.name for b in c.bases)]
+
+
+def _rnn_class(facts: ModuleFacts, ctor: ast.Call) -> Optional[str]:
+    dotted = facts.resolve(ctor.func)
+    if dotted:
+        for prefix in RNN_MODULES:
+            if dotted.startswith(prefix) and dotted[len(prefix):] in RNN_CLASSES:
+                return dotted[len(prefix):]
+        return None
+    getter = ctor.func  # getattr(nn, kind)(...)
+    if not (isinstance(getter, ast.Call) and facts.resolve(getter.func) == "builtins.getattr" and len(getter.args) == 2
+            and facts.resolve(getter.args[0]) in ("torch.nn", "torch.nn.modules.rnn")):
+        return None
+    kind = getter.args[1]
+    if isinstance(kind, ast.Constant):
+        return kind.value if kind.value in RNN_CLASSES else None
+    if isinstance(kind, ast.Name):
+        kinds = _tested_members(facts, kind.id, ctor)
+        return "/".join(sorted(kinds)) if kinds and kinds <= RNN_CLASSES else None
+    return None
+
+
+def _tested_members(facts: ModuleFacts, name: str, node: ast.AST) -> Optional[set]:
+    """The string constants an `if name in (...):` around `node` allows."""
+    child = node
+    for anc in facts.ancestors(node):
+        if isinstance(anc, ast.If) and child in anc.body:
+            test = anc.test
+            if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In) \
+                    and isinstance(test.left, ast.Name) and test.left.id == name \
+                    and isinstance(test.comparators[0], (ast.List, ast.Tuple, ast.Set)):
+                elts = test.comparators[0].elts
+                if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in elts):
+                    return {e.value for e in elts}
+        if isinstance(anc, FUNCTION_NODES):
+            return None
+        child = anc
+    return None
+
+
+class UntraceableCalls:
+    """One file's calls Dynamo does not trace: `cause(call, is_tensor)` is
+    (what, graph-break ID, the Dynamo flag that keeps it in the graph or None) or None."""
+
+    def __init__(self, facts: ModuleFacts):
+        self.facts = facts
+        self.loggers = module_loggers(facts)
+        self.logging_ignored = mentions_config(facts, IGNORED_LOGGING)
+        self.warnings_reorderable = mentions_config(facts, (REORDERABLE,))
+
+    def cause(self, call: ast.Call, is_tensor) -> Optional[tuple]:
+        facts, func = self.facts, call.func
+        dotted = facts.resolve(func)
+        if isinstance(func, ast.Attribute) and not self.logging_ignored and is_logger(facts, func.value, self.loggers):
+            return f"`{_short(func)}(...)` (a logging.Logger method)", "GB0291", None
+        if isinstance(func, ast.Attribute) and dotted is None:
+            kind = rnn_module_call(facts, call)
+            if kind:
+                return f"`{_short(func)}(...)` (an nn.{kind} module)", "GB0014", "allow_rnn"
+            return None
+        if dotted in WARN_FUNCTIONS and not self.warnings_reorderable:
+            return f"`{dotted}(...)`", "GB0007", None
+        if dotted and dotted.startswith("logging.") and dotted[8:] in LOGGING_FUNCTIONS and not self.logging_ignored:
+            return f"`{dotted}(...)`", "GB4841", None
+        if dotted == "copy.deepcopy" and call.args and self._tensor_or_module(call.args[0], is_tensor):
+            return "`copy.deepcopy(...)` of a tensor or module", "GB4198", None
+        return None
+
+    def _tensor_or_module(self, expr: ast.AST, is_tensor) -> bool:
+        if is_tensor(expr):
+            return True
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            assigned = class_attrs(self.facts, expr).get(expr.attr, ())
+            return bool(assigned) and all((self.facts.resolve(v.func) or "").startswith("torch.nn.") for _, v in assigned)
+        return False
+
+
+def _short(func: ast.AST) -> str:
+    text = ast.unparse(func)
+    return text if len(text) <= 40 else "..." + text[-37:]

@@ -1,0 +1,500 @@
+"""Which constructs break the graph on this torch, and under which official ID.
+
+Run: python scripts/measure/graph_break_causes.py   (torch 2.13 CPU, backend="eager")
+
+Each case below is a small function (or module) compiled alone with `backend="eager"`
+and called once, after `torch.compiler.reset()`, with compile-lint's own hooks on
+Dynamo's translator (compile_lint/record/break_hooks.py: every break, data-dependent
+jumps included, with its registry ID and user line). Printed per case: the IDs of the
+breaks, each with its line relative to the case's `def` (`+2` = two lines below it),
+`eager` when the whole frame ran eagerly (a break in a loop, GB7000), and whether the
+result is what the CL508 family assumes (`want`: the IDs the linter reports there, or
+`-` for no break). A case whose result differs from its `want` is marked `DIFFERS`.
+
+The cases are the family's evidence: each construct the linter reports as a break,
+and each look-alike it keeps quiet about (a bare tensor `assert`, masked assignment,
+`torch.where` with three arguments, `repeat_interleave` with `output_size`, ...).
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import functools
+import importlib.util
+import inspect
+import io
+import logging
+import os
+import sys
+import warnings
+
+import torch
+import torch._dynamo
+from torch import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from compile_lint.record import break_hooks  # noqa: E402
+from measure_env import header, verdict  # noqa: E402
+
+warnings.filterwarnings("ignore")
+logger = logging.getLogger("graph_break_causes")
+logger.setLevel(logging.CRITICAL)  # a disabled level still breaks (GB0291)
+logging.Logger.warning_once = functools.lru_cache(None)(logging.Logger.warning)  # as transformers.utils.logging does
+
+CASES: list[tuple[str, object, tuple, str]] = []  # (name, callable, args, want)
+
+
+def case(want: str, *args):
+    def register(fn):
+        CASES.append((fn.__name__, fn, args or (torch.arange(6.0),), want))
+        return fn
+
+    return register
+
+
+# -- data-dependent branching and Python values read from tensors ----------------------
+@case("GB0170")
+def if_tensor(x):
+    if x.sum() > 0:
+        x = x + 1
+    return x
+
+
+@case("GB0170")
+def if_named_tensor(x):
+    total = x.sum()
+    if total > 0:
+        x = x + 1
+    return x
+
+
+@case("GB0170")
+def if_bool_op_tensor(x, tol=1.0):
+    shift = x.sum()
+    if tol is not None and shift ** 2 <= tol:
+        x = x + 1
+    return x
+
+
+@case("GB0170")
+def while_tensor(x):
+    while (x > 0).any():
+        x = x - 10
+    return x
+
+
+@case("GB0170")
+def ifexp_tensor(x):
+    return x + 1 if x.mean() > 0 else x - 1
+
+
+class _LayerDrop(nn.Module):
+    def __init__(self, training):
+        super().__init__()
+        self.train(training)
+
+    def forward(self, x):
+        if self.training and (torch.rand([]) < 0.5):  # transformers' LayerDrop
+            return x
+        return x + 1
+
+
+@case("GB0170")
+def layerdrop_training(x, mod=_LayerDrop(True)):
+    return mod(x)
+
+
+@case("-")
+def layerdrop_eval(x, mod=_LayerDrop(False)):
+    return mod(x)
+
+
+@case("-")
+def assert_bare_tensor(x):
+    assert (x > -10).all(), "negative"
+    return x + 1
+
+
+@case("GB0124")
+def assert_bool_tensor(x):
+    assert bool((x > -10).all())
+    return x + 1
+
+
+@case("GB0124")
+def bool_of_tensor(x):
+    return x * bool(x.any())
+
+
+@case("GB0124")
+def int_of_tensor(x):
+    return x[: int(x.max())]
+
+
+@case("GB0124")
+def float_of_tensor(x):
+    return x * float(x.mean())
+
+
+@case("GB0124")
+def item(x):
+    return x / x.amax().item()
+
+
+@case("-")
+def item_behind_none_test(x, mask=None):
+    if mask is not None and mask.sum().item() > 0:
+        x = x + 1
+    return x
+
+
+@case("GB0033")
+def tolist_int(x):
+    n = x.long().tolist()
+    return x + len(n)
+
+
+@case("GB0109")
+def tolist_float(x):
+    n = x.tolist()
+    return x + len(n)
+
+
+@case("GB0033")
+def tensor_as_size(x):
+    n = x.long()[-1] + 1
+    return torch.zeros(n)
+
+
+@case("GB0124")
+def tensor_as_slice_bound(x):
+    n = x.long()[-1]
+    return x[:n]
+
+
+@case("GB0033")
+def tensor_as_view_size(x):
+    n = x.long()[-1] // 5 + 2
+    return x.view(2, n)
+
+
+@case("GB0033")
+def tensor_as_pad(x):
+    n = x.long()[-1]
+    return torch.nn.functional.pad(x, (0, n))
+
+
+@case("-")
+def shape_as_size(x):
+    return torch.zeros(x.shape[0] + 1) + x.new_ones(x.size(0)).sum()
+
+
+@case("-")
+def torch_div_of_ints_as_size(x, w=3):
+    chunks = torch.div(x.size(0), w, rounding_mode="trunc")  # transformers' longformer
+    return x.view(chunks, -1)
+
+
+@case("-")
+def shape_branch(x):
+    if x.shape[-1] > 3:
+        x = x + 1
+    return x
+
+
+# -- data-dependent output shapes ---------------------------------------------------
+@case("GB0036")
+def nonzero(x):
+    return torch.nonzero(x > 2)
+
+
+@case("GB0036")
+def nonzero_method(x):
+    return (x > 2).nonzero(as_tuple=True)[0]
+
+
+@case("GB0036")
+def where_one_argument(x):
+    return torch.where(x > 2)[0]
+
+
+@case("-")
+def where_three_arguments(x):
+    return torch.where(x > 2, x, -x)
+
+
+@case("GB0036")
+def argwhere(x):
+    return torch.argwhere(x > 2)
+
+
+@case("GB0036")
+def masked_select(x):
+    return torch.masked_select(x, x > 2)
+
+
+@case("GB0036")
+def unique(x):
+    return torch.unique(x.long() // 2)
+
+
+@case("GB0036")
+def unique_method(x):
+    return (x.long() // 2).unique()
+
+
+@case("GB0036")
+def unique_consecutive(x):
+    return torch.unique_consecutive(x.long() // 2)
+
+
+@case("GB0036")
+def mask_index_inline(x):
+    return x[x > 2]
+
+
+@case("GB0036")
+def mask_index_named(x):
+    keep = (x > 2) & (x < 5)
+    return x[keep]
+
+
+@case("GB0036")
+def mask_index_augmented(x):
+    y = x.clone()
+    y[x > 2] += 1
+    return y
+
+
+@case("-")
+def mask_assign(x):
+    y = x.clone()
+    y[x > 2] = 0
+    return y
+
+
+@case("GB0036")
+def repeat_interleave_tensor(x):
+    return torch.repeat_interleave(x, torch.tensor([1, 2, 1, 2, 1, 2]))
+
+
+@case("-")
+def repeat_interleave_int(x):
+    return torch.repeat_interleave(x, 2)
+
+
+@case("-")
+def repeat_interleave_output_size(x):
+    return torch.repeat_interleave(x, torch.tensor([1, 2, 1, 2, 1, 2]), output_size=9)
+
+
+@case("GB0036")
+def bincount(x):
+    return torch.bincount(x.long())
+
+
+# -- Python calls Dynamo does not trace -----------------------------------------------
+@case("GB0291")
+def logger_warning(x):
+    logger.warning("a message")
+    return x + 1
+
+
+@case("GB0291")
+def logger_info(x):
+    logger.info("step %d", 3)
+    return x + 1
+
+
+@case("GB4841")
+def logging_module_function(x):
+    logging.debug("a message")
+    return x + 1
+
+
+@case("GB0007")
+def warnings_warn(x):
+    warnings.warn("a message")
+    return x + 1
+
+
+@case("GB0059")
+def print_call(x):
+    print("", end="")
+    return x + 1
+
+
+@case("GB4198")
+def deepcopy_tensor(x):
+    y = copy.deepcopy(x)
+    return y + 1
+
+
+@case("-")
+def deepcopy_dict(x):
+    d = copy.deepcopy({"a": 1})
+    return x + d["a"]
+
+
+class _Config:
+    def __init__(self):
+        self.hidden = 4
+
+
+_CONFIG = _Config()
+
+
+@case("-")
+def deepcopy_object(x):
+    cfg = copy.deepcopy(_CONFIG)
+    return x + cfg.hidden
+
+
+@case("GB4198")
+def deepcopy_module(x, lin=nn.Linear(6, 6)):
+    twin = copy.deepcopy(lin)
+    return twin(x)
+
+
+@case("GB0291")
+def logger_method_added(x):
+    logger.warning_once("a message")  # transformers adds warning_once to logging.Logger
+    return x + 1
+
+
+@case("GB0007")
+def warnings_warn_in_branch(x, training=True):
+    if training:
+        warnings.warn("only in training")
+    return x + 1
+
+
+@case("-")
+def find_spec(x):
+    if importlib.util.find_spec("json") is not None:
+        x = x + 1
+    return x
+
+
+@case("-")
+def inspect_signature(x):
+    n = len(inspect.signature(if_tensor).parameters)
+    return x + n
+
+
+@case("GB0007")
+def time_time(x):
+    import time
+
+    t = time.time()
+    return x + (t > 0)
+
+
+@case("-")
+def os_environ_get(x):
+    if os.environ.get("GRAPH_BREAK_CAUSES_UNSET") == "1":
+        x = x + 1
+    return x
+
+
+# -- tensors and modules Dynamo cannot trace ----------------------------------------------
+@case("GB0014")
+def lstm_module(x, lstm=nn.LSTM(6, 4)):
+    out, _ = lstm(x[None, None])
+    return out
+
+
+@case("GB0014")
+def gru_module(x, gru=nn.GRU(6, 4)):
+    out, _ = gru(x[None, None])
+    return out
+
+
+@case("-")
+def requires_grad_read(x):
+    return x + 1 if x.requires_grad else x - 1
+
+
+@case("GB8985")
+def requires_grad_set(x):
+    y = x * 2
+    y.requires_grad_(True)
+    return y + 1
+
+
+@case("GB0055,GB0363,GB7650")
+def generator_created(x):
+    g = torch.Generator()
+    g.manual_seed(0)
+    return x + torch.rand(6, generator=g)
+
+
+@case("-")
+def user_generator_consumed(x):
+    def squares(n):
+        for i in range(n):
+            yield i * i
+
+    return x + sum(squares(3))
+
+
+@case("GB0059,GB0142")
+def unsupported_context_manager(x):
+    with open(os.devnull) as fh:
+        fh.read()
+    return x + 1
+
+
+@case("-")
+def no_grad_context_manager(x):
+    with torch.no_grad():
+        y = x * 2
+    return y + 1
+
+
+@case("-")
+def exception_control_flow(x):
+    try:
+        {}["missing"]
+    except KeyError:
+        x = x + 1
+    return x
+
+
+def _breaks(fn, args):
+    torch.compiler.reset()
+    first = fn.__code__.co_firstlineno
+    here = os.path.realpath(__file__)
+    with break_hooks.BreakHooks(torch, lambda path: path == here) as hooks:
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                torch.compile(fn, backend="eager")(*args)
+            error = None
+        except Exception as exc:  # a compile error is a result too
+            error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:80]}"
+    rows = []
+    for b in hooks.breaks:
+        line = f"+{b['site']['line'] - first}" if b["site"] else "?"
+        rows.append((b["gb_id"] or b["gb_type"], line, b["frame_to_eager"]))
+    return rows, error
+
+
+def main() -> None:
+    header("constructs that break the graph, by official ID")
+    differs = []
+    for name, fn, args, want in CASES:
+        rows, error = _breaks(fn, args)
+        ids = sorted({r[0] for r in rows})
+        got = ",".join(ids) or "-"
+        ok = got == want
+        if not ok:
+            differs.append(name)
+        detail = " ".join(f"{gid}@{line}{' eager' if eager else ''}" for gid, line, eager in rows) or "no break"
+        print(f"{name:32} want {want:8} got {got:16} {detail}{'  (' + error + ')' if error else ''}"
+              f"{'' if ok else '  DIFFERS'}")
+    verdict(not differs, f"{len(CASES) - len(differs)} of {len(CASES)} cases as assumed"
+            + (f"; differ: {', '.join(differs)}" if differs else ""))
+
+
+if __name__ == "__main__":
+    main()
