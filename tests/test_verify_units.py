@@ -281,25 +281,6 @@ def test_float64_reference_follows_casts_inside_the_target():
     assert mode.requested == {torch.float16, torch.bfloat16}
 
 
-def test_unsynthesisable_arguments_are_named_with_the_entry_to_add():
-    pytest.importorskip("torch")
-    sys.path.insert(0, FIXTURES)
-    try:
-        import lut_grade
-        import pixel_zoom
-    finally:
-        sys.path.remove(FIXTURES)
-    from compile_lint.verify.inputs import synthesise
-    from compile_lint.verify.loader import TargetProblem
-
-    with pytest.raises(TargetProblem) as problem:
-        synthesise(lut_grade.LutGrade(), "lut_grade.py:LutGrade", "LutGrade")
-    assert problem.value.skipped
-    assert "cannot synthesise 'lut'" in str(problem.value) and 'shape = [1, 3, "H", "W"]' in str(problem.value)
-    specs = synthesise(pixel_zoom.PixelArtZoom(), "pixel_zoom.py:PixelArtZoom", "PixelArtZoom")
-    assert [s.shape for s in specs] == [[1, 3, "H", "W"]]  # 3 channels from the first conv
-
-
 # ---- reports ----
 
 def _png_size(data: bytes) -> tuple:
@@ -350,16 +331,3 @@ def test_png_shows_the_output_that_differs_with_a_scale_bar(tmp_path):
     assert pixel(2 * 96 + 4, bar_y) == (0, 0, 0) and pixel(width - 1, bar_y) == (255, 255, 255)
     assert any(pixel(x, 96 + 11) == (0, 0, 0) for x in range(width - 20, width))  # "0.25" is drawn
     assert len(text_mask("0.25")[0]) == 16
-
-
-def test_two_frames_concatenated_into_the_first_conv_get_three_channels_each():
-    torch = pytest.importorskip("torch")
-    sys.path.insert(0, os.path.join(ROOT, "fixtures", "verify", "clean"))
-    try:
-        from flow_warp import FlowInterpolator
-    finally:
-        sys.path.pop(0)
-    from compile_lint.verify.inputs import synthesise
-
-    specs = synthesise(FlowInterpolator(), "flow_warp.py:FlowInterpolator", "FlowInterpolator")
-    assert [s.shape for s in specs] == [[1, 3, "H", "W"], [1, 3, "H", "W"]]
