@@ -112,7 +112,7 @@ def build(loaded: LoadedTarget, spec: dict, options: dict) -> tuple[Any, str]:
     if not loaded.is_module_class:
         return target, f"{name} (a function)"
     if not args and not kwargs:
-        return target, f"{name}() (its constructor's defaults)"
+        return target, f"{name}()" + (origin or " (its constructor's defaults)")
     return target, call_text(name, args, kwargs) + origin
 
 

@@ -44,9 +44,11 @@ PRIOR_S = {
 }
 UNIT_OVERHEAD_S = 2.0  # a worker: fork, import the target's module, build it, eager baselines
 FIRST_INDUCTOR_S = 15.0  # the first Inductor compile of a cold run loads and builds more
-# Inductor compile seconds per FX graph node seen by the Dynamo pass (refined as the run
-# measures real compiles): a 20-node conv net ~5 s static, ~7 s dynamic.
-SECONDS_PER_NODE = {"forward": 0.35, "forward-static": 0.25, "low-precision": 0.25, "gradients": 0.6}
+# Inductor compile seconds per FX graph node per compile, as the Dynamo pass counts them
+# (refined as the run measures real compiles). Medians measured on fixtures/verify/clean
+# with a cold cache on this project's 2-core machine under load ~2.5 (bench/results.md,
+# "verify budget"): dynamic 0.28-0.59 s/node, static 0.25-0.5, forward+backward 0.34-0.79.
+SECONDS_PER_NODE = {"forward": 0.5, "forward-static": 0.3, "low-precision": 0.3, "gradients": 0.7}
 MIN_COMPILE_S = 3.0
 
 
@@ -95,7 +97,9 @@ class TargetPlan:
     spec: TargetSpec
     steps: list
     decided: list = field(default_factory=list)  # dicts for results.CheckResult
-    nodes: Optional[int] = None  # FX graph nodes the Dynamo pass saw (refines estimates)
+    nodes: Optional[int] = None  # FX graph nodes per compile the Dynamo pass saw (refines estimates)
+    compiles: int = 1  # compiles the Dynamo pass needed for every size (1: its dynamic graph covered them)
+    sizes: int = 3  # resolutions the target runs at
 
     @property
     def flagged(self) -> bool:
@@ -188,15 +192,24 @@ def plan_target(spec: TargetSpec, options: VerifyOptions, device: str) -> Target
     return plan
 
 
-def step_estimate(step: Step, nodes: Optional[int], seconds_per_node: dict, device: str) -> float:
+def step_estimate(step: Step, plan: "TargetPlan", seconds_per_node: dict, device: str) -> float:
     """Seconds one step may take: the prior, or, once the Dynamo pass counted the graph's
-    nodes, a per-node cost (learned from this run's compiles where there are some)."""
+    nodes and how many compiles its sizes took, a per-node cost per compile (learned from
+    this run's compiles where there are some)."""
     if step.check in CUDA_CHECKS and device != "cuda" or step.mode in CUDA_ONLY_MODES and device != "cuda":
         return 0.0
     kind = step.kind
+    nodes = plan.nodes
     if nodes is not None and kind in seconds_per_node and step.backend == "inductor":
-        per_dtype = len(step.dtypes) if kind == "low-precision" else 1
-        return per_dtype * max(MIN_COMPILE_S, seconds_per_node[kind] * nodes)
+        if kind == "forward":
+            compiles = plan.compiles  # a dynamic compile that still recompiles per size
+        elif kind == "forward-static":
+            compiles = 1 if step.sizes == "first" else plan.sizes
+        elif kind == "low-precision":
+            compiles = len(step.dtypes) * plan.sizes
+        else:
+            compiles = 1
+        return compiles * max(MIN_COMPILE_S, seconds_per_node[kind] * nodes)
     prior = PRIOR_S.get(kind, 10.0)
     return prior * (len(step.dtypes) if kind == "low-precision" else 1)
 
@@ -204,7 +217,7 @@ def step_estimate(step: Step, nodes: Optional[int], seconds_per_node: dict, devi
 def estimate(plan: TargetPlan, device: str, seconds_per_node: Optional[dict] = None) -> None:
     rates = dict(SECONDS_PER_NODE, **(seconds_per_node or {}))
     for step in plan.steps:
-        step.estimate_s = round(step_estimate(step, plan.nodes, rates, device), 1)
+        step.estimate_s = round(step_estimate(step, plan, rates, device), 1)
 
 
 @dataclass

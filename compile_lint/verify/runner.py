@@ -301,9 +301,12 @@ class Runner:
                 interrupted_itself = True
             elif kind == "done":
                 finished = not after_stop
-        nodes = [c.graph_nodes for c in checks if c.name == "dynamo" and c.graph_nodes]
-        if nodes:
-            unit.plan.nodes = max(nodes)
+        dynamo = [c for c in checks if c.name == "dynamo" and c.graph_nodes]
+        if dynamo:
+            compiles = max(1, sum(1 for c in dynamo if (c.times or {}).get("compile_s")))
+            unit.plan.compiles = compiles
+            unit.plan.nodes = max(1, max(c.graph_nodes for c in dynamo) // compiles)
+            unit.plan.sizes = max(1, len(dynamo))
         if any(c.name in ("inputs", "load") for c in checks):
             state["dropped"] = True  # it could not be built, called or run eagerly: no later stage
         self._observe(unit, checks)
@@ -312,6 +315,7 @@ class Runner:
                 if step.label() == current_step or step.label() not in started_labels:
                     checks.append(_left_out(step, 0.0, self.budget, stopped=step.label() == current_step))
         elif timed_out:
+            state["dropped"] = True  # its next stages would hang the same way
             where = f" during {_step(current_check)}" if current_check else ""
             checks.append(CheckResult(
                 name="worker", status=COULD_NOT_CHECK, verdict="timeout",
@@ -320,6 +324,7 @@ class Runner:
             checks.append(CheckResult(name="worker", status=NOT_RUN, verdict=INTERRUPTED,
                                       message=f"interrupted{where_of(current_check)}"))
         elif not finished or returncode != 0:
+            state["dropped"] = True  # a crash costs this target alone: its next stages would crash too
             checks.append(CheckResult(
                 name="worker", status=ERROR, verdict="crash",
                 message=_crash_message(returncode, current_check, stderr_tail)))
