@@ -253,3 +253,45 @@ def test_a_finding_about_a_trace_site_gives_its_code_to_what_it_traces(tmp_path)
     (grade,) = [s for s in sites.specs if s.qualname == "Grade"]
     assert "CL102" in grade.codes
     assert any(t.qualname == "preview" for t in plan.targets)
+
+
+def test_a_model_trained_through_a_helper_parameter_is_trained(tmp_path):
+    """`def fit(model, ...)` builds the optimizer; its callers pass the models (the value
+    model's answer for a parameter)."""
+    from compile_lint.verify.sites import site_targets
+
+    (tmp_path / "pyproject.toml").write_text("")
+    _write(tmp_path, "nets.py", """
+        import torch
+        from torch import nn
+
+
+        class Small(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        class Other(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        class Served(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        def fit(model, data):
+            optimizer = torch.optim.AdamW(model.parameters())
+            for x in data:
+                model(x).sum().backward()
+                optimizer.step()
+
+
+        fit(Small(), [])
+        fit(Other(), [])
+        fast = [torch.compile(Small()), torch.compile(Other()), torch.compile(Served())]
+    """)
+    found = {t.qualname: t for t in site_targets([str(tmp_path / "nets.py")]).specs}
+    assert found["Small"].trained and found["Other"].trained
+    assert found["Served"].trained is None

@@ -277,28 +277,43 @@ class Project:
         return self._trained
 
     def _mark(self, file: _File, expr: ast.expr, row: int, why: str) -> None:
-        dotted = self._made_of(file, expr, row)
-        if dotted and dotted not in self._trained:
-            self._trained[dotted] = f"{why} at {_display(file.path)}:{row}"
+        for dotted in self._made_of(file, expr, row):
+            if dotted not in self._trained:
+                self._trained[dotted] = f"{why} at {_display(file.path)}:{row}"
 
-    def _made_of(self, file: _File, expr: ast.expr, row: int) -> Optional[str]:
-        """The class (or function) an expression holds: `model`, `self`, `self.net`, `fast`."""
+    def _made_of(self, file: _File, expr: ast.expr, row: int) -> list:
+        """The classes (or function) an expression holds: `model`, `self`, `self.net`, `fast`."""
         scope = file.scope_at(row)
         if isinstance(expr, ast.Name) and expr.id == "self" and scope and "." in scope:
             found = self.lookup(file.summary.dotted(scope.rsplit(".", 1)[0]))
-            return found[2] if found is not None and found[1].kind == "class" else None
+            return [found[2]] if found is not None and found[1].kind == "class" else []
         recipe = self.recipe(file, expr, row)
         if recipe is not None:
             if recipe.kind == "factory":
-                if recipe.returns is not None:
-                    return recipe.returns.dotted
-                return self._returned_class(recipe.dotted)
-            return recipe.dotted
+                made = recipe.returns.dotted if recipe.returns is not None else self._returned_class(recipe.dotted)
+                return [made] if made else []
+            return [recipe.dotted]
         if isinstance(expr, (ast.Name, ast.Attribute)):
             found = self.lookup(file.names.resolve(expr))
             if found is not None and found[1].kind == "function":
-                return found[2]
-        return None
+                return [found[2]]
+        if isinstance(expr, ast.Name):
+            return self._held_by_name(file, scope, expr.id, row)
+        return []
+
+    def _held_by_name(self, file: _File, scope: Optional[str], name: str, row: int) -> list:
+        """The project classes a name holds by the value model (values.py Resolver), which
+        follows what a function's callers pass for a parameter: `def fit(model, ...)`
+        with `fit(build_upscaler(), ...)` elsewhere holds an RRDBNet."""
+        summary = file.summary
+        entries = summary.scopes.get(scope or "", {}).get(name) or []
+        terms = [entry[2] for entry in entries if entry[0] <= row] or [entry[2] for entry in entries]
+        classes = set()
+        for term in terms:
+            for value in self.index.resolver.values(term, summary):
+                if value.kind == "inst" and value.dotted in self.index.defs and self.index.defs[value.dotted][1].kind == "class":
+                    classes.add(value.dotted)
+        return sorted(classes)
 
     def _returned_class(self, factory_dotted: str) -> Optional[str]:
         hit = self.index.lookup(factory_dotted)
