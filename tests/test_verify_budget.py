@@ -191,6 +191,29 @@ def test_what_does_not_fit_the_budget_is_not_run_and_the_dynamo_stage_still_runs
     assert exit_code(list(results.values()), allow_nothing_verified=False) == EXIT_NOTHING_VERIFIED
 
 
+def test_a_target_the_budget_left_out_says_how_it_would_have_been_built(fake):
+    """The plan and a target that never started show the factory call with its literal
+    arguments, not only where it was found."""
+    options = VerifyOptions()
+    spec = _spec("RRDBNet")
+    spec.factory = {"qualname": "build_upscaler", "file": "/nowhere/serve.py", "args": [], "kwargs": {"scale": 2}}
+    spec.built = "as serve.py:26 calls it; it returns RRDBNet(3, 3, 16, 1, gc=8, scale=scale) (serve.py:17)"
+    classy = _spec("StyleNet", width=8)
+    classy.built = "the call at serve.py:27"
+    plans = [plan_target(spec, options, "cpu"), plan_target(classy, options, "cpu")]
+    for plan in plans:
+        for step in plan.steps:
+            step.estimate_s = 500.0  # nothing fits 30 s
+    text = "\n".join(describe_plan(plans, "cpu", 30, "verify"))
+    assert "built: build_upscaler(scale=2) (as serve.py:26 calls it; it returns RRDBNet(3, 3, 16, 1" in text
+    assert "built: StyleNet(width=8) (the call at serve.py:27)" in text
+    results = {r.target: r for r in _runner(deadline=time.time() + 30, budget=30).run(plans)}
+    assert not fake.started
+    assert results["m.py:RRDBNet"].built.startswith("build_upscaler(scale=2) (as serve.py:26 calls it")
+    assert results["m.py:StyleNet"].built == "StyleNet(width=8) (the call at serve.py:27)"
+    assert all(r.status == NOT_RUN for r in results.values())
+
+
 def test_a_worker_running_at_the_deadline_is_stopped_and_its_step_left_out(fake):
     options = VerifyOptions()
     plan = plan_target(_spec("Slow", seconds_per_estimated=1.0), options, "cpu")

@@ -120,6 +120,13 @@ class InputSpec:
         return f"{label}{self.dtype}[{dims}] {self.fill} in [{self.range[0]:g}, {self.range[1]:g}]"
 
 
+def call_text(name: str, args: list, kwargs: dict) -> str:
+    """`Name(3, 3, nf=32)`, as the code would write the call."""
+    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    text = f"{name}({', '.join(parts)})"
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
 @dataclass
 class TargetSpec:
     """One thing to verify: a function or an nn.Module class, and how to call it."""
@@ -161,6 +168,18 @@ class TargetSpec:
     def key(self) -> tuple:
         return (self.file or self.module, self.qualname)
 
+    def build_call(self) -> Optional[str]:
+        """How it will be built, before a worker builds it (the plan, a target the budget
+        left out): the factory or constructor call with its arguments, and where they
+        come from. The worker's own `built` (loader.build) replaces it."""
+        origin = f" ({self.built})" if self.built else ""
+        if self.factory:
+            return call_text(self.factory["qualname"], self.factory.get("args") or [],
+                             self.factory.get("kwargs") or {}) + origin
+        if self.args or self.kwargs:
+            return call_text(self.qualname, self.args, self.kwargs) + origin
+        return self.built
+
     def to_json(self) -> dict:
         data = dict(self.__dict__)
         data["inputs"] = None if self.inputs is None else [i.to_json() for i in self.inputs]
@@ -171,7 +190,7 @@ class TargetSpec:
 class VerifyOptions:
     """Options for a whole run: config-file values, overridden by the command line."""
 
-    modes: Optional[list] = None  # None: every mode the device supports
+    modes: Optional[list] = None  # None: default_modes(): "default", every mode the device supports with `full`
     resolutions: list = field(default_factory=lambda: [list(r) for r in DEFAULT_RESOLUTIONS])
     dtypes: list = field(default_factory=list)  # extra low-precision dtypes for every target
     dynamic: tuple = (False, True)

@@ -12,6 +12,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from .config import call_text
+
 
 class TargetProblem(Exception):
     """The target cannot be loaded or called as asked; the message says what to change.
@@ -69,13 +71,6 @@ def unwrap_compiled(obj: Any) -> Any:
         if inner is not None:
             return unwrap_compiled(inner)
     return obj
-
-
-def call_text(name: str, args: list, kwargs: dict) -> str:
-    """`Name(3, 3, nf=32)`, as the code would write the call."""
-    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
-    text = f"{name}({', '.join(parts)})"
-    return text if len(text) <= 160 else text[:157] + "..."
 
 
 def build(loaded: LoadedTarget, spec: dict, options: dict) -> tuple[Any, str]:

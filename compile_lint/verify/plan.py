@@ -261,8 +261,8 @@ def describe_plan(plans: list, device: str, budget: float, header: str) -> list:
         spec = plan.spec
         codes = f" [{', '.join(spec.codes)}]" if spec.codes else ""
         lines.append(f"  {spec.ref}{codes}")
-        if spec.built:
-            lines.append(f"      built: {spec.built}")
+        if spec.build_call():
+            lines.append(f"      built: {spec.build_call()}")
         for stage in sorted({s.stage for s in plan.steps}):
             steps = [s for s in plan.steps if s.stage == stage]
             cost = sum(s.estimate_s for s in steps)

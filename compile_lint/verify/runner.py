@@ -102,7 +102,7 @@ class Runner:
             return []
         for plan in plans:
             self.results[plan.spec.ref] = TargetResult(target=plan.spec.ref, status=ERROR, codes=list(plan.spec.codes),
-                                                       trained=plan.spec.trained)
+                                                       trained=plan.spec.trained, built=plan.spec.build_call())
             self.state[plan.spec.ref] = {"done": [], "plan": plan}
         units = units_in_order(plans)
         pool = ThreadPoolExecutor(max_workers=self.jobs)
