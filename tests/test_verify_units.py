@@ -100,6 +100,29 @@ def test_cli_usage_errors_exit_2_without_traceback(tmp_path):
     assert "did you mean 'modes'" in runner.invoke(verify_command, [str(tmp_path)]).output
 
 
+def test_help_says_the_defaults_the_plan_and_the_docs_use():
+    """`--help` on modes, budget, gradients and the dynamic setting says what a default
+    run does (the plan), as docs/verify.md does."""
+    from compile_lint.verify.plan import plan_target
+
+    text = " ".join(CliRunner().invoke(verify_command, ["--help"]).output.split())
+    assert "Compile modes, comma-separated (default: 'default'; --full: all the device supports)" in text
+    assert "(default 600; 0: no budget)" in text and vconfig.VerifyOptions().budget == 600
+    assert "auto (default) where the project trains the target" in text and vconfig.VerifyOptions().gradients == "auto"
+    assert "or both (default)" in text and vconfig.VerifyOptions().dynamic == (False, True)
+    spec = vconfig.TargetSpec(ref="m.py:Net", qualname="Net", file="/nowhere/m.py")
+    default_run = plan_target(spec, vconfig.VerifyOptions(), "cpu")
+    assert {s.mode for s in default_run.steps if s.check == "forward"} == {"default"}
+    assert {s.dynamic for s in default_run.steps if s.check == "forward"} == {False, True}
+    full_run = plan_target(spec, vconfig.VerifyOptions(full=True), "cpu")
+    assert {s.mode for s in full_run.steps if s.check == "forward"} == set(vconfig.CPU_MODES)
+    with open(os.path.join(ROOT, "docs", "verify.md"), encoding="utf-8") as fh:
+        docs = fh.read()
+    assert "| `--full` | every mode the device supports and the latency check (default: the plan above) |" in docs
+    assert "| `--budget S` | seconds for the whole run (default 600; `0`: none)" in docs
+    assert '# default: "default" (all the device supports with full)' in docs
+
+
 # ---- targets ----
 
 def _finding(code, path, scope, kind="compiled"):
