@@ -19,7 +19,9 @@ import pytest
 
 from compile_lint.verify import runner as vrunner
 from compile_lint.verify.config import TargetSpec, VerifyConfigError, VerifyOptions, parse_budget
-from compile_lint.verify.plan import DYNAMO, INDUCTOR, MORE, describe_plan, plan_target, units_in_order
+from compile_lint.verify.plan import (
+    DYNAMO, INDUCTOR, MORE, describe_plan, estimate, plan_target, split_recompiling_sizes, units_in_order,
+)
 from compile_lint.verify.results import (
     BUDGET, EXIT_NOTHING_VERIFIED, NOT_RUN, PASS, CheckResult, TargetResult, exit_code, finish, target_status,
 )
@@ -38,6 +40,14 @@ FAKE_WORKER = textwrap.dedent("""
     write({"event": "inputs", "inputs": ["float32[1x3xHxW]"], "specs": [{"shape": [1, 3, "H", "W"]}],
            "synthesised": True, "config": "inputs = []", "resolutions": [[16, 16]]})
     for step in job["steps"]:
+        if step["check"] == "dynamo" and job["target"]["kwargs"].get("recompiles_by_size"):
+            # one result per size, as the real Dynamo pass reports: the recompile count grows where a guard failed
+            for size, recompiles in job["target"]["kwargs"]["recompiles_by_size"]:
+                write({"event": "check", "result": {"name": "dynamo", "status": "pass", "verdict": "bit-identical",
+                                                    "backend": "aot_eager", "dynamic": True, "recompiles": recompiles,
+                                                    "detail": {"resolution": size},
+                                                    "graph_nodes": job["target"]["kwargs"].get("nodes")}})
+            continue
         if job["deadline"] and step["estimate_s"] > job["deadline"] - time.time():
             write({"event": "start", "check": step["check"], "step": step["label"]})
             write({"event": "check", "result": {"name": step["check"], "status": "not-run", "verdict": "budget",
@@ -62,11 +72,13 @@ class FakeLauncher:
         self.script = folder / "fake_worker.py"
         self.script.write_text(FAKE_WORKER)
         self.started = []
+        self.labels = []
 
     def start(self, job_path, events_path, stderr_path):
         with open(job_path) as fh:
             job = json.load(fh)
         self.started.append((job["target"]["qualname"], job["stage"], [s["check"] for s in job["steps"]]))
+        self.labels.append((job["target"]["qualname"], job["stage"], [s["label"] for s in job["steps"]]))
         proc = subprocess.Popen([sys.executable, str(self.script), job_path, events_path], start_new_session=True,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return vrunner.SpawnedWorker(proc)
@@ -212,6 +224,56 @@ def test_a_target_the_budget_left_out_says_how_it_would_have_been_built(fake):
     assert results["m.py:RRDBNet"].built.startswith("build_upscaler(scale=2) (as serve.py:26 calls it")
     assert results["m.py:StyleNet"].built == "StyleNet(width=8) (the call at serve.py:27)"
     assert all(r.status == NOT_RUN for r in results.values())
+
+
+def test_sizes_one_dynamic_graph_does_not_cover_wait_for_the_last_stage():
+    """2x3 makes a ResNet recompile (a guard failed): a whole Inductor compile more. A
+    clean target's stage 1 compiles once, at the sizes the Dynamo pass's graph covered;
+    the others come with the static compile. A flagged target keeps every size."""
+    options = VerifyOptions()
+    plan = plan_target(_spec("Clean"), options, "cpu")
+    plan.nodes = 100
+    assert split_recompiling_sizes(plan, [[17, 23], [16, 16]], [[2, 3]])
+    forward = [(s.stage, s.dynamic, s.at, s.label()) for s in plan.steps if s.check == "forward"]
+    assert forward == [(INDUCTOR, True, [[17, 23], [16, 16]], "forward dynamic at 17x23, 16x16"),
+                       (MORE, True, [[2, 3]], "forward dynamic at 2x3"),
+                       (MORE, False, None, "forward static at the first size")]
+    estimate(plan, "cpu")
+    inductor, later = [s for s in plan.steps if s.check == "forward" and s.dynamic]
+    assert inductor.estimate_s == later.estimate_s == 50.0  # one compile each (0.5 s per node)
+    assert not split_recompiling_sizes(plan, [[17, 23], [16, 16]], [[2, 3]])  # once
+    flagged = plan_target(_spec("Zoom", codes=["CL103"]), options, "cpu")
+    assert not split_recompiling_sizes(flagged, [[17, 23], [16, 16]], [[2, 3]])
+    assert not split_recompiling_sizes(plan_target(_spec("Even"), options, "cpu"), [[17, 23], [2, 3]], [])
+
+
+def test_the_sizes_a_dynamo_pass_recompiled_at_are_read_from_its_counts():
+    def dynamo(size, recompiles):
+        return CheckResult(name="dynamo", status=PASS, verdict="", dynamic=True, recompiles=recompiles,
+                           detail={"resolution": size}, graph_nodes=10)
+
+    checks = [dynamo([17, 23], 0), dynamo([2, 3], 1), dynamo([16, 16], 1)]
+    assert vrunner._sizes_by_graph(checks) == ([[17, 23], [16, 16]], [[2, 3]])
+    # after a rerun reset Dynamo the count starts again: no recompile there
+    assert vrunner._sizes_by_graph([dynamo([17, 23], 0), dynamo([2, 3], 0)]) == ([[17, 23], [2, 3]], [])
+
+
+def test_each_stage_runs_cheapest_first_by_what_the_dynamo_pass_measured(fake):
+    """Before the Dynamo pass A and B cost the same (priors); its graphs make A's compile
+    the dearer (1,000 nodes against 10): B's Inductor stage runs first. B recompiled at
+    2x3 in the Dynamo pass: its stage 1 runs at the other sizes, 2x3 comes in stage 2."""
+    options = VerifyOptions()
+    sizes = [[[17, 23], 0], [[2, 3], 1], [[16, 16], 1]]
+    plans = [plan_target(_spec("A", nodes=1000, seconds_per_estimated=0.0), options, "cpu"),
+             plan_target(_spec("B", nodes=10, seconds_per_estimated=0.0, recompiles_by_size=sizes), options, "cpu")]
+    results = {r.target: r for r in _runner().run(plans)}
+    assert [(name, stage) for name, stage, _labels in fake.labels] == [
+        ("A", DYNAMO), ("B", DYNAMO), ("B", INDUCTOR), ("A", INDUCTOR), ("B", MORE), ("A", MORE)]
+    labels = {(name, stage): steps for name, stage, steps in fake.labels}
+    assert labels[("B", INDUCTOR)] == ["forward dynamic at 17x23, 16x16"]
+    assert labels[("B", MORE)] == ["forward dynamic at 2x3", "forward static at the first size"]
+    assert labels[("A", INDUCTOR)] == ["forward dynamic"]
+    assert all(r.status == PASS for r in results.values())
 
 
 def test_a_worker_running_at_the_deadline_is_stopped_and_its_step_left_out(fake):

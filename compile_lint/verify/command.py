@@ -301,7 +301,7 @@ def verify_command(paths, targets, modes, resolutions, dtypes, dynamic, checks, 
         else None
     runner = Runner(_job_options(options, resolved_device, artifacts, syntax), parallel, options.timeout,
                     on_done=progress.finish, on_start=progress.start, deadline=deadline, budget=options.budget,
-                    on_skip=progress.skip)
+                    on_skip=progress.skip, on_added=progress.add)
     interrupted = None
     previous = {signum: signal.signal(signum, _raise_interrupted) for signum in (signal.SIGTERM, signal.SIGINT)}
     try:

@@ -9,12 +9,18 @@ target's next stage:
    compile: graph breaks, recompiles, guard failures, frames that fall back, errors
    Dynamo raises; and the checks that need no Inductor (traced, frozen-state, a
    recompile sweep with `backend="eager"`). Seconds per target.
-1. **inductor**: one dynamic Inductor compile run at every resolution, the
-   low-precision check and, where the project trains the target, gradients.
+1. **inductor**: one dynamic Inductor compile run at every resolution it covers, the
+   low-precision check and, where the project trains the target, gradients. The
+   Dynamo pass shows which sizes a dynamic graph cannot cover (a guard failed: a
+   recompile, which costs Inductor a whole compile): for a target without findings
+   they move to stage 2 (`split_recompiling_sizes`); a target with findings keeps them
+   (CL103 shows at some sizes only).
 2. **more**: a static compile at the first resolution (every resolution for a target
-   with findings), the other modes and the latency check of `--full`.
+   with findings), the sizes the dynamic graph did not cover, the other modes and the
+   latency check of `--full`.
 
-Within a stage, targets with findings go first, then the cheapest. What does not fit the
+Within a stage, targets with findings go first, then the cheapest by the estimates the
+Dynamo pass refined (`stage_units`, called as each stage starts). What does not fit the
 budget is reported `not-run` (verdict "budget") and listed. No torch here.
 """
 from __future__ import annotations
@@ -64,6 +70,8 @@ class Step:
     sizes: str = "all"  # "all" resolutions, or "first"
     dtypes: list = field(default_factory=list)
     estimate_s: float = 0.0
+    at: Optional[list] = None  # these resolutions ([h, w]) only, instead of `sizes`
+    compiles: Optional[int] = None  # Inductor compiles it takes, when the Dynamo pass told
 
     @property
     def kind(self) -> str:
@@ -73,8 +81,9 @@ class Step:
     def label(self) -> str:
         if self.check == "forward":
             parts = ["forward"] + ([self.mode] if self.mode != "default" else [])
-            return " ".join(parts + ["dynamic" if self.dynamic else "static"]
-                            + (["at the first size"] if self.sizes == "first" else []))
+            where = (["at " + ", ".join(f"{h}x{w}" for h, w in self.at)] if self.at
+                     else ["at the first size"] if self.sizes == "first" else [])
+            return " ".join(parts + ["dynamic" if self.dynamic else "static"] + where)
         if self.check == "dynamo":
             return f"dynamo ({self.backend}{', dynamic' if self.dynamic else ''})"
         if self.check == "low-precision":
@@ -201,7 +210,9 @@ def step_estimate(step: Step, plan: "TargetPlan", seconds_per_node: dict, device
     kind = step.kind
     nodes = plan.nodes
     if nodes is not None and kind in seconds_per_node and step.backend == "inductor":
-        if kind == "forward":
+        if step.compiles is not None:
+            compiles = step.compiles
+        elif kind == "forward":
             compiles = plan.compiles  # a dynamic compile that still recompiles per size
         elif kind == "forward-static":
             compiles = 1 if step.sizes == "first" else plan.sizes
@@ -237,17 +248,45 @@ class Unit:
         return sum(s.estimate_s for s in self.steps) + UNIT_OVERHEAD_S
 
 
-def units_in_order(plans: list) -> list:
-    """Every target's stage 0 first, then stage 1, then 2; within a stage targets with
-    findings first, then the cheapest (so that a budget covers as many as it can)."""
+def split_recompiling_sizes(plan: TargetPlan, shared: list, recompiled: list) -> bool:
+    """After the Dynamo pass: the dynamic Inductor compile of stage 1 runs at the sizes
+    its graph covered (`shared`), and the sizes where a guard failed (`recompiled`, each
+    a whole Inductor compile more: at 2x3 a ResNet's strided convs reach size 1, which
+    Dynamo specialises) wait for stage 2, like a static compile, so that one compile per
+    target verifies every target before any target's second compile. A target with
+    findings keeps them in stage 1: CL103 shows at some sizes only. Returns whether the
+    plan changed."""
+    if plan.flagged or not recompiled or not shared:
+        return False
+    changed = False
+    for step in list(plan.steps):
+        if step.check == "forward" and step.dynamic and step.stage == INDUCTOR and step.at is None \
+                and step.sizes == "all":
+            step.at, step.compiles = [list(r) for r in shared], 1
+            plan.steps.insert(plan.steps.index(step) + 1, Step(
+                "forward", MORE, mode=step.mode, dynamic=True, at=[list(r) for r in recompiled],
+                compiles=len(recompiled)))
+            changed = True
+    return changed
+
+
+def stage_units(plans: list, stage: int) -> list:
+    """The workers of one stage, in order: targets with findings first, then the
+    cheapest (so that a budget covers as many targets as it can). A target with no step
+    at all gets one in stage 0: building it and calling it eagerly tells whether it can
+    be verified."""
     units = []
     for plan in plans:
-        # a target with no step at all still gets one worker: building it and calling it
-        # eagerly tells whether it can be verified
-        for stage in sorted({s.stage for s in plan.steps}) or [DYNAMO]:
-            steps = [s for s in plan.steps if s.stage == stage]
+        steps = [s for s in plan.steps if s.stage == stage]
+        if steps or stage == DYNAMO and not plan.steps:
             units.append(Unit(plan, stage, steps))
-    return sorted(units, key=lambda u: (u.stage, not u.plan.flagged, u.estimate_s, u.ref))
+    return sorted(units, key=lambda u: (not u.plan.flagged, u.estimate_s, u.ref))
+
+
+def units_in_order(plans: list) -> list:
+    """Every target's stage 0 first, then stage 1, then 2, each in `stage_units` order
+    by the estimates known now (the runner orders each stage again as it starts)."""
+    return [unit for stage in (DYNAMO, INDUCTOR, MORE) for unit in stage_units(plans, stage)]
 
 
 def describe_plan(plans: list, device: str, budget: float, header: str) -> list:
@@ -270,6 +309,7 @@ def describe_plan(plans: list, device: str, budget: float, header: str) -> list:
         for check in plan.decided:
             lines.append(f"      {check['name']} {check['message']}")
     if budget:
-        lines.append("  order: every target's Dynamo pass first (flagged targets first), then Inductor compiles "
-                     "(flagged, then cheapest, first), then static compiles; what does not fit is not-run (budget)")
+        lines.append("  order: every target's Dynamo pass first (flagged targets first), then one Inductor compile "
+                     "each (flagged, then cheapest, first), then static compiles and the sizes a dynamic graph did "
+                     "not cover; what does not fit is not-run (budget)")
     return lines

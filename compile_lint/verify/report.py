@@ -77,6 +77,11 @@ class Progress:
                 took = f" in {result.wall_s:.0f} s" if result.wall_s is not None else ""
                 self._line(f"{target_status(result.checks)} so far: {name}{took}")
 
+    def add(self, count: int = 1) -> None:
+        """Units the plan gained while running (sizes a dynamic graph did not cover)."""
+        with self._lock:
+            self.total += count
+
     def skip(self, count: int = 1) -> None:
         """Units that did not start (the budget, or a target that could not be built)."""
         with self._lock:

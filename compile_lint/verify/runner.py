@@ -21,6 +21,7 @@ from typing import Callable, Optional
 
 from ..children import child_environment
 from .config import TargetSpec
+from .plan import DYNAMO, INDUCTOR, MORE, estimate, split_recompiling_sizes, stage_units
 from .results import COULD_NOT_CHECK, ERROR, INTERRUPTED, NOT_RUN, CheckResult, TargetResult, finish
 
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -72,13 +73,15 @@ class Runner:
     def __init__(self, options: dict, jobs: int, timeout: float,
                  on_done: Optional[Callable[[TargetResult], None]] = None,
                  on_start: Optional[Callable[[TargetSpec], None]] = None, deadline: Optional[float] = None,
-                 budget: float = 0.0, on_skip: Optional[Callable[[], None]] = None) -> None:
+                 budget: float = 0.0, on_skip: Optional[Callable[[], None]] = None,
+                 on_added: Optional[Callable] = None) -> None:
         self.options = options
         self.jobs = max(1, jobs)
         self.timeout = timeout
         self.on_done = on_done
         self.on_start = on_start
         self.on_skip = on_skip
+        self.on_added = on_added  # a target got a stage more after its Dynamo pass: called with 1
         self.deadline = deadline  # time.time() by which the run must be done (None: no budget)
         self.budget = budget
         self._live: dict = {}
@@ -96,30 +99,33 @@ class Runner:
         caller's signal handler in the main thread) the workers are killed at once;
         targets that had not finished are "not-run", and the exception's `results` holds
         the list."""
-        from .plan import units_in_order
-
         if not plans:
             return []
         for plan in plans:
             self.results[plan.spec.ref] = TargetResult(target=plan.spec.ref, status=ERROR, codes=list(plan.spec.codes),
                                                        trained=plan.spec.trained, built=plan.spec.build_call())
             self.state[plan.spec.ref] = {"done": [], "plan": plan}
-        units = units_in_order(plans)
         pool = ThreadPoolExecutor(max_workers=self.jobs)
         futures = []
         try:
             self.launcher = make_launcher(self.options["device"], self.jobs)
-            previous: dict = {}  # ref -> the future of its last unit: stages of a target run in order
-            for unit in units:
-                futures.append(pool.submit(self._run_unit, unit, previous.get(unit.ref)))
-                previous[unit.ref] = futures[-1]
-            for future in futures:
-                while True:  # short waits: the main thread must stay responsive to signals
-                    try:
-                        future.result(timeout=0.2)
-                        break
-                    except FutureTimeout:
-                        continue
+            # stage by stage: each stage is ordered by the estimates the stages before it
+            # refined (the Dynamo pass counts the graphs), cheapest first
+            for stage in (DYNAMO, INDUCTOR, MORE):
+                if stage != DYNAMO:
+                    rates = self._rates()
+                    for plan in plans:
+                        if plan.nodes is not None:
+                            estimate(plan, self.options["device"], rates)
+                stage_futures = [pool.submit(self._run_unit, unit) for unit in stage_units(plans, stage)]
+                futures.extend(stage_futures)
+                for future in stage_futures:
+                    while True:  # short waits: the main thread must stay responsive to signals
+                        try:
+                            future.result(timeout=0.2)
+                            break
+                        except FutureTimeout:
+                            continue
             return [self._finished(plan, None) for plan in plans]
         except (KeyboardInterrupt, Interrupted) as exc:
             self.stopping = True
@@ -153,9 +159,7 @@ class Runner:
             for handle in list(self._live.values()):
                 handle.kill()
 
-    def _run_unit(self, unit, previous) -> None:
-        if previous is not None:
-            previous.result()  # its earlier stage first (it never raises: see below)
+    def _run_unit(self, unit) -> None:
         try:
             self._unit(unit)
         except Exception as exc:  # never leave a target without a word: report it
@@ -164,8 +168,6 @@ class Runner:
                     name="worker", status=ERROR, verdict="verify-failed", message=f"{type(exc).__name__}: {exc}"))
 
     def _unit(self, unit) -> None:
-        from .plan import estimate
-
         state = self.state[unit.ref]
         result = self.results[unit.ref]
         if self.stopping or state.get("dropped"):
@@ -307,6 +309,10 @@ class Runner:
             unit.plan.compiles = compiles
             unit.plan.nodes = max(1, max(c.graph_nodes for c in dynamo) // compiles)
             unit.plan.sizes = max(1, len(dynamo))
+            shared, recompiled = _sizes_by_graph(dynamo)
+            had_more = any(s.stage == MORE for s in unit.plan.steps)
+            if split_recompiling_sizes(unit.plan, shared, recompiled) and not had_more and self.on_added:
+                self.on_added(1)  # a worker more (progress counts it)
         if any(c.name in ("inputs", "load") for c in checks):
             state["dropped"] = True  # it could not be built, called or run eagerly: no later stage
         self._observe(unit, checks)
@@ -520,6 +526,21 @@ def make_launcher(device: str, jobs: int):
         except (OSError, RuntimeError, ValueError):
             pass  # fall back to a fresh interpreter per target
     return SpawnLauncher(jobs)
+
+
+def _sizes_by_graph(dynamo: list) -> tuple[list, list]:
+    """The resolutions the Dynamo pass's dynamic graph covered, and those where a guard
+    failed and it recompiled (the recompile count grew at that size). After a reset (a
+    divergence is rerun) the count starts again: no size is counted twice."""
+    shared, recompiled, before = [], [], 0
+    for check in dynamo:
+        resolution = (check.detail or {}).get("resolution")
+        if not resolution or check.dynamic is not True:
+            continue
+        count = check.recompiles or 0
+        (recompiled if count > before else shared).append(list(resolution))
+        before = count
+    return shared, recompiled
 
 
 def _read_events(path: str) -> list[dict]:

@@ -193,7 +193,10 @@ def run(job: dict, events: Events) -> None:
                 events.check(CheckResult(name="forward", status=SKIPPED, verdict="cuda-only", mode=step.mode,
                                          message=f"not checkable on cpu: {step.mode} uses CUDA graphs"))
                 return
-            sizes = [first] if step.sizes == "first" else every_size(bool(step.dynamic))
+            if step.at:  # the sizes the Dynamo pass says one dynamic graph covers, or those it did not
+                sizes = [r for r in every_size(bool(step.dynamic)) if r is not None and list(r) in step.at]
+            else:
+                sizes = [first] if step.sizes == "first" else every_size(bool(step.dynamic))
             checks.forward_check(session, baselines, events.check, [step.mode], [bool(step.dynamic)], sizes)
         elif step.check == "dynamo":
             sizes = [first] if step.sizes == "first" else every_size(bool(step.dynamic))
