@@ -5,6 +5,8 @@ against. ast only: no torch, fast."""
 import os
 import textwrap
 
+import pytest
+
 from compile_lint.verify.command import _config_syntax
 from compile_lint.verify.sites import targets_from_sites
 
@@ -252,6 +254,11 @@ def test_a_finding_about_a_trace_site_gives_its_code_to_what_it_traces(tmp_path)
     plan = targets_from_findings(findings, sites)
     (grade,) = [s for s in sites.specs if s.qualname == "Grade"]
     assert "CL102" in grade.codes
+    # ... and so the frozen-state check, without `codes = ["CL102"]` in the config
+    from compile_lint.verify.config import VerifyOptions
+    from compile_lint.verify.plan import plan_target
+
+    assert "frozen-state" in [s.check for s in plan_target(grade, VerifyOptions(), "cpu").steps]
     assert any(t.qualname == "preview" for t in plan.targets)
 
 
@@ -295,3 +302,30 @@ def test_a_model_trained_through_a_helper_parameter_is_trained(tmp_path):
     found = {t.qualname: t for t in site_targets([str(tmp_path / "nets.py")]).specs}
     assert found["Small"].trained and found["Other"].trained
     assert found["Served"].trained is None
+
+
+@pytest.mark.slow
+def test_a_factory_target_and_a_class_target_run_as_the_project_builds_them(tmp_path):
+    """End to end: `--target arch.py:ResNet18` (a function returning a module) is called
+    and its ResNet fed an image (before: ResNet18 itself compiled, never fed, 'diverged'
+    with 0 graphs); `--target arch.py:StyleNet` is built with the site's width=32, and
+    each report says so."""
+    import json
+    import subprocess
+    import sys
+
+    root = _project(tmp_path)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run([sys.executable, "-m", "compile_lint", "verify", "--device", "cpu", "--report", "json",
+                           "--checks", "forward", "--dynamic", "static", "--resolutions", "16x16", "--no-repro",
+                           "--target", "arch.py:ResNet18", "--target", "arch.py:StyleNet"],
+                          capture_output=True, text=True, cwd=str(root), env=env, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = {t["target"]: t for t in json.loads(done.stdout)["targets"]}
+    resnet, style = found["arch.py:ResNet18"], found["arch.py:StyleNet"]
+    assert resnet["status"] == "pass" and resnet["built"].startswith("ResNet18() -> a ResNet")
+    assert resnet["inputs"] == ["float32[1x3xHxW] random in [0, 1]"] and resnet["resolutions"] == [[16, 16]]
+    (forward,) = [c for c in resnet["checks"] if c["name"] == "forward"]
+    assert forward["graphs"] == 1 and forward["shape"] == [[1, 3, 16, 16]]
+    assert style["status"] == "pass" and style["built"].startswith("StyleNet(width=32) (")
+    assert "train.py:" in style["built"]
