@@ -335,3 +335,38 @@ def test_sigint_during_a_worker_reports_not_run_without_errors(fake, tmp_path):
         signal.signal(signal.SIGALRM, previous)
     (result,) = stopped.value.results
     assert result.status == NOT_RUN and not [c for c in result.checks if c.status == "error"]
+
+
+@pytest.mark.slow
+def test_a_run_that_verified_nothing_exits_3_unless_allowed_by_flag_or_config(tmp_path):
+    """End to end: the only target cannot be fed (an argument verify does not guess), so
+    it is skipped: exit 3, not a green gate; --allow-nothing-verified or the config key
+    makes it 0."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "net.py").write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        class Scheduler(nn.Module):
+            def forward(self, plan):
+                return plan.steps * 2
+
+
+        fast = torch.compile(Scheduler())
+    """))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
+
+    def verify(*extra):
+        return subprocess.run([sys.executable, "-m", "compile_lint", "verify", "--device", "cpu", "--no-repro",
+                               "net.py", *extra], capture_output=True, text=True, cwd=str(tmp_path), env=env,
+                              timeout=600)
+
+    gate = verify()
+    assert gate.returncode == EXIT_NOTHING_VERIFIED, gate.stderr[-2000:]
+    assert "nothing was verified" in gate.stderr and "--allow-nothing-verified" in gate.stderr
+    assert "SKIPPED" in gate.stdout.upper()
+    assert verify("--allow-nothing-verified").returncode == 0
+    (tmp_path / "pyproject.toml").write_text("[tool.compile-lint.verify]\nallow-nothing-verified = true\n")
+    assert verify().returncode == 0
