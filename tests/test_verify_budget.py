@@ -276,6 +276,26 @@ def test_each_stage_runs_cheapest_first_by_what_the_dynamo_pass_measured(fake):
     assert all(r.status == PASS for r in results.values())
 
 
+def test_progress_accounts_for_every_unit_including_those_the_budget_left_out(fake):
+    import io
+
+    from compile_lint.verify.report import Progress
+
+    options = VerifyOptions()
+    plans = [plan_target(_spec("A", seconds_per_estimated=0.0), options, "cpu")]
+    for step in plans[0].steps:
+        step.estimate_s = 1.0 if step.check == "dynamo" else 500.0
+    stream = io.StringIO()
+    progress = Progress(len(units_in_order(plans)), stream=stream)
+    runner = vrunner.Runner({"device": "cpu"}, 1, 60, deadline=time.time() + 30, budget=30, on_done=progress.finish,
+                            on_start=progress.start, on_skip=progress.skip, on_added=progress.add)
+    runner.run(plans)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "verify [0/3] start dynamo m.py:A: dynamo (aot_eager, dynamic) (~3 s)"
+    assert lines[2] == "verify [2/3] not run (budget): inductor m.py:A: forward dynamic"
+    assert lines[3] == "verify [3/3] not run (budget): more m.py:A: forward static at the first size"
+
+
 def test_a_worker_running_at_the_deadline_is_stopped_and_its_step_left_out(fake):
     options = VerifyOptions()
     plan = plan_target(_spec("Slow", seconds_per_estimated=1.0), options, "cpu")

@@ -82,10 +82,16 @@ class Progress:
         with self._lock:
             self.total += count
 
-    def skip(self, count: int = 1) -> None:
-        """Units that did not start (the budget, or a target that could not be built)."""
+    def skip(self, unit=None, why: str = "") -> None:
+        """A unit that did not start (the budget, or a target that could not be built):
+        said in the log, so that a CI log accounts for every unit."""
         with self._lock:
-            self.done += count
+            self.done += 1
+            if self.bar:
+                self._draw()
+            elif self.enabled and unit is not None and why:
+                steps = ", ".join(s.label() for s in unit.steps) or "build and run eagerly"
+                self._line(f"{why}: {self._name(unit)}: {steps}")
 
     def close(self) -> None:
         if self.bar and self.total:

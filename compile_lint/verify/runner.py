@@ -73,7 +73,7 @@ class Runner:
     def __init__(self, options: dict, jobs: int, timeout: float,
                  on_done: Optional[Callable[[TargetResult], None]] = None,
                  on_start: Optional[Callable[[TargetSpec], None]] = None, deadline: Optional[float] = None,
-                 budget: float = 0.0, on_skip: Optional[Callable[[], None]] = None,
+                 budget: float = 0.0, on_skip: Optional[Callable] = None,
                  on_added: Optional[Callable] = None) -> None:
         self.options = options
         self.jobs = max(1, jobs)
@@ -172,7 +172,7 @@ class Runner:
         result = self.results[unit.ref]
         if self.stopping or state.get("dropped"):
             if state.get("dropped") and self.on_skip:
-                self.on_skip()
+                self.on_skip(unit, "not run (an earlier stage could not build, run or finish it)")
             return
         plan = unit.plan
         if unit.stage > 0 and plan.nodes is not None:
@@ -185,7 +185,7 @@ class Runner:
             state["done"].append(unit.stage)
             self._maybe_complete(unit)
             if self.on_skip:
-                self.on_skip()
+                self.on_skip(unit, "not run (budget)")
             return
         if self.on_start:
             self.on_start(unit)
