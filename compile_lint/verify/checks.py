@@ -202,18 +202,22 @@ def rounding_message(judgement: Judgement) -> str:
 
 
 def forward_check(session: Session, baselines: Baselines, emit: Emit, modes: list, dynamics: list,
-                  resolutions: list, dtype: str = "float32", name: str = "forward") -> None:
+                  resolutions: list, dtype: str = "float32", name: str = "forward", backend: Any = "inductor",
+                  backend_name: str = "inductor") -> None:
     target = session.target_in(dtype)
     for mode in modes:
         for dynamic in dynamics:
             usable = [r for r in resolutions if baselines.get(r, dtype) is not None]
             if not usable:
                 continue
-            compiled = session.compile(target, mode, dynamic)
+            compiled = session.compile(target, mode, dynamic, backend)
+            called_at: list = []  # the sizes this compiled function ran at before (a repro calls it at them too)
             for resolution in usable:
                 args, kwargs, eager, fp64, compute_dtype = baselines.get(resolution, dtype)
                 result = CheckResult(name=name, status=PASS, verdict="", mode=mode, dynamic=dynamic, dtype=dtype,
-                                     shape=input_shapes(args, kwargs))
+                                     shape=input_shapes(args, kwargs), backend=backend_name,
+                                     detail={"resolution": resolution, "sizes_before": called_at[:]})
+                called_at.append(resolution)
                 try:
                     outputs, stats = session.call_compiled(compiled, args, kwargs)
                 except Exception as exc:
@@ -230,7 +234,7 @@ def forward_check(session: Session, baselines: Baselines, emit: Emit, modes: lis
 
                 def rerun(**changes) -> list:
                     with inductor_config(**changes):
-                        fresh = session.compile(target, mode, dynamic)
+                        fresh = session.compile(target, mode, dynamic, backend)
                         return session.call(fresh.fn, args, kwargs)
 
                 _classify(session, judgement, compute_dtype, rerun, eager, fp64, result)
@@ -241,7 +245,44 @@ def forward_check(session: Session, baselines: Baselines, emit: Emit, modes: lis
                 if not judgement.passed and result.verdict != "expected-randomness" or session.compiler_was_reset:
                     # the reruns (or explaining a graph break) reset Dynamo: start this (mode, dynamic) afresh
                     session.compiler_was_reset = False
-                    compiled = session.compile(target, mode, dynamic)
+                    compiled = session.compile(target, mode, dynamic, backend)
+                    called_at = []
+
+
+def dynamo_check(session: Session, baselines: Baselines, emit: Emit, dynamic: bool, resolutions: list,
+                 backend: str = "aot_eager") -> None:
+    """Dynamo without Inductor (`backend="aot_eager"`: Dynamo's trace and AOTAutograd,
+    run by eager kernels): graph breaks, recompiles at the other sizes (a guard that
+    failed), frames that fell back to eager and errors Dynamo raises, in seconds, before
+    any Inductor compile. The graphs' node count sizes the Inductor compiles to come."""
+    from torch._dynamo.backends.registry import lookup_backend
+
+    inner = lookup_backend(backend)
+    seen = {"nodes": 0}
+
+    def counting(gm, example_inputs):
+        seen["nodes"] += sum(1 for node in gm.graph.nodes if node.op in ("call_function", "call_method", "call_module"))
+        return inner(gm, example_inputs)
+
+    results: list = []
+    forward_check(session, baselines, results.append, ["default"], [dynamic], resolutions, name="dynamo",
+                  backend=counting, backend_name=backend)
+    for result in results:
+        result.mode = None
+        result.graph_nodes = seen["nodes"]
+        # Dynamo alone proves graph breaks, and a difference it already shows (a
+        # decomposition: nearest resizing, CL103); passing, it clears no numeric hazard
+        # (Inductor's code generation is what CL301-CL303 are about)
+        result.clears = [c for c in result.clears if c == "CL508"]
+        extra = []
+        if result.recompiles:
+            extra.append(f"{result.recompiles} recompile(s) at this size: a guard failed")
+        if result.status == PASS and not result.message:
+            result.message = (f"Dynamo ({backend}): {result.graphs} graph(s), {seen['nodes']} ops, "
+                              f"{result.breaks or 0} graph break(s)")
+        if extra:
+            result.message = "; ".join([result.message] + extra) if result.message else "; ".join(extra)
+        emit(result)
 
 
 def break_reasons(session: Session, target: Any, args: list, kwargs: dict, limit: int = 3) -> list[str]:
@@ -316,7 +357,7 @@ def gradients_check(session: Session, baselines: Baselines, emit: Emit, resoluti
         return
     args, kwargs, *_ = base
     result = CheckResult(name="gradients", status=PASS, verdict="", mode="default", dynamic=False, dtype="float32",
-                         shape=input_shapes(args, kwargs))
+                         shape=input_shapes(args, kwargs), backend="inductor", detail={"resolution": resolution})
 
     def grads(fn: Callable, target: Any, cast: Callable) -> Optional[list]:
         leaf_args = [cast(a).requires_grad_(True) if _is_float(a) else a for a in args]
@@ -389,7 +430,9 @@ def _is_float(value) -> bool:
 # recompiles driven by Python attributes (CL202)
 
 
-def recompile_sweep_check(session: Session, baselines: Baselines, emit: Emit) -> None:
+def recompile_sweep_check(session: Session, baselines: Baselines, emit: Emit, backend: str = "eager") -> None:
+    """Recompiles are Dynamo's: its guards on Python attributes decide them, so the sweep
+    compiles with `backend="eager"` (no code generation), as fast as Dynamo can trace."""
     if not session.is_module:
         emit(CheckResult(name="recompile-sweep", status=SKIPPED, verdict="function",
                          message="a function holds no attributes to sweep"))
@@ -407,9 +450,9 @@ def recompile_sweep_check(session: Session, baselines: Baselines, emit: Emit) ->
         emit(CheckResult(name="recompile-sweep", status=PASS, verdict="no-int-attributes",
                          clears=codes_for(session, "CL202"), message="no int attributes to sweep"))
     for attribute, original in candidates:
-        compiled = session.compile(module, "default", False)
+        compiled = session.compile(module, "default", False, backend)
         result = CheckResult(name="recompile-sweep", status=PASS, verdict="", mode="default", dynamic=False,
-                             dtype="float32", shape=input_shapes(args, kwargs))
+                             dtype="float32", shape=input_shapes(args, kwargs), backend=backend)
         worst_diff, tried, fell_back_at = 0.0, [], None
         try:
             for value in range(original, original + limit + 2):

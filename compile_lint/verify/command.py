@@ -16,6 +16,7 @@ from typing import Optional
 import click
 
 from .config import (
+    GRADIENT_CHOICES,
     STATUS_NAMES,
     VerifyConfigError,
     VerifyOptions,
@@ -26,12 +27,14 @@ from .config import (
     parse_dynamic,
     parse_modes,
     parse_resolution,
+    parse_budget,
     parse_verify_table,
 )
+from .plan import describe_plan, plan_target, units_in_order
 from .report import Progress, json_report, junit_report, text_report
-from .results import exit_code
+from .results import EXIT_NOTHING_VERIFIED, exit_code, verified
 from .runner import Interrupted, Runner, not_run, probe_torch
-from .sites import targets_from_sites
+from .sites import site_targets
 from .targets import (
     TargetPlan,
     add_codes_from_lint,
@@ -39,6 +42,7 @@ from .targets import (
     lint,
     merge,
     parse_shard,
+    project_files,
     python_files,
     resolve_file,
     shard,
@@ -46,6 +50,7 @@ from .targets import (
     targets_from_findings,
 )
 
+BUDGET_RESERVE_S = 5.0  # of the budget, kept for writing the report after the last worker stops
 NO_TORCH = ("compile-lint verify runs your code eagerly and under torch.compile, so it needs PyTorch: "
             "pip install 'compile-lint[verify]'")
 
@@ -120,6 +125,12 @@ def _apply_command_line(options: VerifyOptions, **given) -> None:
         options.fail_on = parse_fail_on(given["fail_on"], "--fail-on")
     if given["strict"]:
         options.fail_on = [s for s in STATUS_NAMES if s != "pass"]
+    if given["budget"] is not None:
+        options.budget = parse_budget(given["budget"], "--budget")
+    if given["gradients"]:
+        options.gradients = given["gradients"]
+    if given["allow_nothing_verified"]:
+        options.allow_nothing_verified = True
 
 
 def _plan_targets(paths: tuple, explicit: tuple, options: VerifyOptions) -> TargetPlan:
@@ -127,23 +138,27 @@ def _plan_targets(paths: tuple, explicit: tuple, options: VerifyOptions) -> Targ
     and class of PATHS that a finding or a compile/trace site names, plus config targets."""
     if explicit:
         chosen = [spec_from_cli(ref) for ref in explicit]
-        notes = add_codes_from_lint(chosen)
-        add_sites(chosen)
+        made_by, sites = add_sites(chosen)
+        notes = add_codes_from_lint(chosen, made_by)
         # A config entry for the same target says how to call it.
         chosen = merge(chosen, [s for s in options.targets
                                 if any(_same_target(s, c) for c in chosen)])
-        plan = TargetPlan(chosen, notes)
+        plan = TargetPlan(chosen, notes, sites)
         if paths:
             found = _found_in(list(paths))
-            plan = TargetPlan(merge(found.targets, plan.targets), plan.notes + found.notes)
+            plan = TargetPlan(merge(found.targets, plan.targets), plan.notes + found.notes, found.sites)
         return plan
     found = _found_in(list(paths) or ["."])
-    return TargetPlan(merge(found.targets, [s for s in options.targets if _under(s, paths)]), found.notes)
+    return TargetPlan(merge(found.targets, [s for s in options.targets if _under(s, paths)]), found.notes,
+                      found.sites)
 
 
 def _found_in(paths: list) -> TargetPlan:
-    found = targets_from_findings(lint(paths))
-    return TargetPlan(merge(targets_from_sites(python_files(paths)), found.targets), found.notes)
+    """Targets of PATHS' compile/trace sites (built and trained as the whole project
+    around PATHS does) and of their findings."""
+    sites = site_targets(python_files(paths), project_files(paths))
+    found = targets_from_findings(lint(paths), sites)
+    return TargetPlan(merge(sites.specs, found.targets), found.notes, sites)
 
 
 def _under(spec, paths: tuple) -> bool:
@@ -186,7 +201,7 @@ def _job_options(options: VerifyOptions, device: str, artifacts: Optional[str], 
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--target", "targets", multiple=True, metavar="REF",
               help="Verify this function or nn.Module class: pkg.module:Name or path/to/file.py:Name (repeatable).")
-@click.option("--modes", help="Compile modes, comma-separated (default: all the device supports).")
+@click.option("--modes", help="Compile modes, comma-separated (default: 'default'; --full: all the device supports).")
 @click.option("--resolutions", help="Input sizes HxW, comma-separated (default 16x16,17x23,2x3).")
 @click.option("--dtypes", help="Low-precision dtypes to check every target in, e.g. float16,bfloat16.")
 @click.option("--dynamic", type=click.Choice(["both", "static", "dynamic"]), default=None,
@@ -209,6 +224,17 @@ def _job_options(options: VerifyOptions, device: str, artifacts: Optional[str], 
               help="Exit 1 on any status but pass (could-not-check, skipped, not-run too).")
 @click.option("--fail-on", "fail_on", metavar="STATUSES",
               help="Statuses that make verify exit 1, comma-separated (default: diverged,error).")
+@click.option("--budget", metavar="SECONDS",
+              help="Seconds for the whole run, e.g. 600 or 10m (default 600; 0: no budget). Cheapest and most "
+                   "telling checks first; what does not fit is not-run (budget).")
+@click.option("--gradients", type=click.Choice(GRADIENT_CHOICES), default=None,
+              help="Check gradients: auto (default) where the project trains the target, always, or never.")
+@click.option("--allow-nothing-verified", is_flag=True,
+              help=f"Exit 0, not {EXIT_NOTHING_VERIFIED}, when no target could be verified.")
+@click.option("--repro-dir", type=click.Path(file_okay=False),
+              help="Write a standalone repro script per divergence here (default: verify-repros/ next to the "
+                   "report, or in the current folder).")
+@click.option("--no-repro", is_flag=True, help="Write no repro scripts.")
 @click.option("--report", "report_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--output-file", type=click.Path(dir_okay=False), help="Write the report here, not to stdout.")
 @click.option("--junit-xml", type=click.Path(dir_okay=False), help="Also write a JUnit XML report.")
@@ -217,8 +243,8 @@ def _job_options(options: VerifyOptions, device: str, artifacts: Optional[str], 
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="Take the verify table from this file instead of the config found above PATHS.")
 def verify_command(paths, targets, modes, resolutions, dtypes, dynamic, checks, device, timeout, check_timeout, jobs,
-                   gpu_jobs, shard_spec, quick, full, strict, fail_on, report_format, output_file, junit_xml,
-                   artifacts, seed, config_file) -> None:
+                   gpu_jobs, shard_spec, quick, full, strict, fail_on, budget, gradients, allow_nothing_verified,
+                   repro_dir, no_repro, report_format, output_file, junit_xml, artifacts, seed, config_file) -> None:
     """Run the code the linter flags, eagerly and compiled, and report which findings are real."""
     if importlib.util.find_spec("torch") is None:
         _fail(NO_TORCH)
@@ -227,7 +253,8 @@ def verify_command(paths, targets, modes, resolutions, dtypes, dynamic, checks, 
         options = _load_options(_config_anchor(paths, targets), config_file)
         _apply_command_line(options, modes=modes, resolutions=resolutions, dtypes=dtypes, dynamic=dynamic,
                             checks=checks, timeout=timeout, check_timeout=check_timeout, jobs=jobs, device=device,
-                            seed=seed, quick=quick, full=full, strict=strict, fail_on=fail_on)
+                            seed=seed, quick=quick, full=full, strict=strict, fail_on=fail_on, budget=budget,
+                            gradients=gradients, allow_nothing_verified=allow_nothing_verified)
         for path in paths:
             if not os.path.exists(path):
                 raise VerifyConfigError(f"no such file or folder: {path}")
@@ -261,15 +288,24 @@ def verify_command(paths, targets, modes, resolutions, dtypes, dynamic, checks, 
         click.echo("compile-lint verify: nothing to verify (no findings in a function or class, and no "
                    "[[verify.targets]] in the config)", err=True)
 
-    progress = Progress(len(specs))
+    plans = [plan_target(spec, options, resolved_device) for spec in specs]
+    units = units_in_order(plans)
+    progress = Progress(len(units))
+    for line in describe_plan(plans, resolved_device, options.budget, "verify") if specs else []:
+        click.echo(line, err=True)
+    header["budget_s"] = options.budget
     parallel = options.jobs if resolved_device == "cpu" else gpu_jobs
     syntax = _config_syntax(_config_anchor(paths, targets), config_file)
+    # the run must be over, report written, within the budget: stop the work a little before
+    deadline = time.time() + options.budget - (time.monotonic() - started) - BUDGET_RESERVE_S if options.budget \
+        else None
     runner = Runner(_job_options(options, resolved_device, artifacts, syntax), parallel, options.timeout,
-                    on_done=progress.finish, on_start=progress.start)
+                    on_done=progress.finish, on_start=progress.start, deadline=deadline, budget=options.budget,
+                    on_skip=progress.skip, on_added=progress.add)
     interrupted = None
     previous = {signum: signal.signal(signum, _raise_interrupted) for signum in (signal.SIGTERM, signal.SIGINT)}
     try:
-        results = runner.run(specs)
+        results = runner.run(plans)
     except (Interrupted, KeyboardInterrupt) as exc:
         interrupted = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         results = getattr(exc, "results", None) or [not_run(spec, "interrupted before it started") for spec in specs]
@@ -281,6 +317,8 @@ def verify_command(paths, targets, modes, resolutions, dtypes, dynamic, checks, 
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
     progress.close()
+    _explain_and_repro(results, specs, plan, runner, paths, report_dir=_repro_folder(repro_dir, output_file),
+                       enabled=not no_repro and interrupted is None)
     wall_s = time.monotonic() - started
 
     render = json_report if report_format == "json" else text_report
@@ -298,7 +336,30 @@ def verify_command(paths, targets, modes, resolutions, dtypes, dynamic, checks, 
     if interrupted:
         click.echo(f"compile-lint verify: interrupted by {signal.Signals(interrupted).name}", err=True)
         sys.exit(128 + interrupted)
-    sys.exit(exit_code(results, options.fail_on))
+    code = exit_code(results, options.fail_on, options.allow_nothing_verified)
+    if code == EXIT_NOTHING_VERIFIED:
+        click.echo(f"compile-lint verify: nothing was verified ({len(results)} target(s), none passed or diverged); "
+                   f"exit {EXIT_NOTHING_VERIFIED} (--allow-nothing-verified exits 0)", err=True)
+    sys.exit(code)
+
+
+def _repro_folder(repro_dir: Optional[str], output_file: Optional[str]) -> str:
+    if repro_dir:
+        return repro_dir
+    return os.path.join(os.path.dirname(os.path.abspath(output_file)) if output_file else os.getcwd(), "verify-repros")
+
+
+def _explain_and_repro(results: list, specs: list, plan: TargetPlan, runner: Runner, paths: tuple, report_dir: str,
+                       enabled: bool) -> None:
+    """Name the findings that can explain each divergence, and write a repro for each."""
+    from .attribution import attribute
+    from .repro import write_repros
+
+    by_ref = {spec.ref: spec for spec in specs}
+    attribute(results, by_ref, plan.sites, list(paths))
+    if enabled:
+        write_repros(results, {ref: spec.to_json() for ref, spec in by_ref.items()}, runner.state, runner.options,
+                     report_dir)
 
 
 _SIGNALLED: list = []

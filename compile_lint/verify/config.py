@@ -37,6 +37,7 @@ FILLS = ("random", "ramp", "checker", "zeros", "ones")
 # (hazards.md CL103).
 DEFAULT_RESOLUTIONS = ((16, 16), (17, 23), (2, 3))
 CHECK_NAMES = (
+    "dynamo",
     "forward",
     "gradients",
     "low-precision",
@@ -54,6 +55,10 @@ CHECK_NAMES = (
 # runs them all.
 FULL_ONLY_CHECKS = ("latency",)
 STATUS_NAMES = ("pass", "diverged", "could-not-check", "error", "not-run", "skipped")
+# The whole run's default time budget, in seconds: a CI gate that a CPU runner finishes
+# in minutes (docs/verify.md, "The budget"). 0 means no budget.
+DEFAULT_BUDGET_S = 600.0
+GRADIENT_CHOICES = ("auto", "always", "never")
 
 
 def default_modes(device: str, full: bool) -> list:
@@ -81,17 +86,45 @@ class InputSpec:
     fill: str = "random"
     value: Any = None  # a non-tensor argument, passed as is
     name: Optional[str] = None  # pass as this keyword argument
+    fields: Optional[dict] = None  # a dict argument: key -> InputSpec (`dict = { image = {...} }`)
 
     def to_json(self) -> dict:
-        return {"shape": self.shape, "dtype": self.dtype, "range": list(self.range), "fill": self.fill,
+        data = {"shape": self.shape, "dtype": self.dtype, "range": list(self.range), "fill": self.fill,
                 "value": self.value, "name": self.name}
+        if self.fields is not None:
+            data["fields"] = {k: v.to_json() for k, v in self.fields.items()}
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> "InputSpec":
+        data = dict(data)
+        fields = data.pop("fields", None)
+        spec = cls(**{k: v for k, v in data.items() if k in ("shape", "dtype", "range", "fill", "value", "name")})
+        spec.range = tuple(spec.range)
+        if fields is not None:
+            spec.fields = {k: cls.from_json(v) for k, v in fields.items()}
+        return spec
+
+    def uses_resolution(self) -> bool:
+        if self.fields is not None:
+            return any(f.uses_resolution() for f in self.fields.values())
+        return bool(self.shape) and ("H" in self.shape or "W" in self.shape)
 
     def describe(self) -> str:
         label = f"{self.name}=" if self.name else ""
+        if self.fields is not None:
+            return label + "{" + ", ".join(f"{k!r}: {v.describe()}" for k, v in self.fields.items()) + "}"
         if self.shape is None:
             return f"{label}{self.value!r}"
         dims = "x".join(str(d) for d in self.shape)
         return f"{label}{self.dtype}[{dims}] {self.fill} in [{self.range[0]:g}, {self.range[1]:g}]"
+
+
+def call_text(name: str, args: list, kwargs: dict) -> str:
+    """`Name(3, 3, nf=32)`, as the code would write the call."""
+    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    text = f"{name}({', '.join(parts)})"
+    return text if len(text) <= 160 else text[:157] + "..."
 
 
 @dataclass
@@ -123,10 +156,29 @@ class TargetSpec:
     fp64_multiplier: Optional[float] = None
     timeout: Optional[float] = None
     import_root: Optional[str] = None  # folder put on sys.path to import `module`
+    # How the project builds it: a factory the code calls for it (sites.py), as
+    # {"qualname", "file" | "module", "import_root", "args", "kwargs", "call", "where"}
+    factory: Optional[dict] = None
+    built: Optional[str] = None  # how it is built, for the report: "RRDBNet(3, 3, nf=32) at train.py:12"
+    trained: Optional[str] = None  # where the project trains it (an optimizer over its parameters ...)
+    gradients: Optional[bool] = None  # config: check gradients (True) or not (False); None: as the run says
+    synthesised_inputs: bool = False  # `inputs` were made by verify, not configured (later stages keep them)
 
     @property
     def key(self) -> tuple:
         return (self.file or self.module, self.qualname)
+
+    def build_call(self) -> Optional[str]:
+        """How it will be built, before a worker builds it (the plan, a target the budget
+        left out): the factory or constructor call with its arguments, and where they
+        come from. The worker's own `built` (loader.build) replaces it."""
+        origin = f" ({self.built})" if self.built else ""
+        if self.factory:
+            return call_text(self.factory["qualname"], self.factory.get("args") or [],
+                             self.factory.get("kwargs") or {}) + origin
+        if self.args or self.kwargs:
+            return call_text(self.qualname, self.args, self.kwargs) + origin
+        return self.built
 
     def to_json(self) -> dict:
         data = dict(self.__dict__)
@@ -138,7 +190,7 @@ class TargetSpec:
 class VerifyOptions:
     """Options for a whole run: config-file values, overridden by the command line."""
 
-    modes: Optional[list] = None  # None: every mode the device supports
+    modes: Optional[list] = None  # None: default_modes(): "default", every mode the device supports with `full`
     resolutions: list = field(default_factory=lambda: [list(r) for r in DEFAULT_RESOLUTIONS])
     dtypes: list = field(default_factory=list)  # extra low-precision dtypes for every target
     dynamic: tuple = (False, True)
@@ -155,6 +207,9 @@ class VerifyOptions:
     fp64_multiplier: Optional[float] = None
     seed: int = 0
     targets: list = field(default_factory=list)  # TargetSpec from config
+    budget: float = DEFAULT_BUDGET_S  # seconds for the whole run; 0: none
+    gradients: str = "auto"  # auto: where the project trains the target; always; never
+    allow_nothing_verified: bool = False  # exit 0 (not 3) when no target was verified
 
 
 # ---- parsing single values (shared by the config file and the command line) ----
@@ -208,6 +263,27 @@ def parse_fail_on(values, where: str) -> list:
     return values
 
 
+def parse_budget(value, where: str) -> float:
+    """Seconds for the whole run (0: no budget); also "10m", "90s", "none"."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("none", "off", "0"):
+            return 0.0
+        match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(s|m|min|h)?", text)
+        if match:
+            return float(match.group(1)) * {None: 1, "s": 1, "m": 60, "min": 60, "h": 3600}[match.group(2)]
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    raise VerifyConfigError(f"{where}: budget {value!r} is not a number of seconds like 600, '10m', or 0 for none")
+
+
+def parse_gradients(value, where: str) -> str:
+    if value not in GRADIENT_CHOICES:
+        raise VerifyConfigError(f"{where}: gradients must be one of {', '.join(GRADIENT_CHOICES)}, got {value!r}"
+                                f"{_did_you_mean(value, GRADIENT_CHOICES)}")
+    return value
+
+
 def parse_dynamic(value, where: str) -> tuple:
     if value not in DYNAMIC_CHOICES:
         raise VerifyConfigError(f"{where}: dynamic must be one of {', '.join(DYNAMIC_CHOICES)}, got {value!r}")
@@ -253,10 +329,11 @@ def _check_keys(table: dict, allowed, where: str) -> None:
 # ---- the table ----
 
 _RUN_KEYS = ("modes", "resolutions", "dtypes", "dynamic", "checks", "timeout", "check-timeout", "jobs", "device",
-             "atol", "rtol", "fp64-multiplier", "seed", "targets", "full", "fail-on")
+             "atol", "rtol", "fp64-multiplier", "seed", "targets", "full", "fail-on", "budget", "gradients",
+             "allow-nothing-verified")
 _TARGET_KEYS = ("target", "args", "kwargs", "inputs", "resolutions", "modes", "dtypes", "checks", "codes",
-                "train", "mutate", "atol", "rtol", "fp64-multiplier", "timeout", "range")
-_INPUT_KEYS = ("shape", "dtype", "range", "fill", "value", "name")
+                "train", "mutate", "atol", "rtol", "fp64-multiplier", "timeout", "range", "gradients")
+_INPUT_KEYS = ("shape", "dtype", "range", "fill", "value", "name", "dict")
 
 
 def parse_verify_table(table: Optional[dict], where: str = "[tool.compile-lint.verify]",
@@ -287,6 +364,14 @@ def parse_verify_table(table: Optional[dict], where: str = "[tool.compile-lint.v
         options.full = table["full"]
     if "fail-on" in table:
         options.fail_on = parse_fail_on(table["fail-on"], f"{where} fail-on")
+    if "budget" in table:
+        options.budget = parse_budget(table["budget"], f"{where} budget")
+    if "gradients" in table:
+        options.gradients = parse_gradients(table["gradients"], f"{where} gradients")
+    if "allow-nothing-verified" in table:
+        if not isinstance(table["allow-nothing-verified"], bool):
+            raise VerifyConfigError(f"{where} allow-nothing-verified: must be true or false")
+        options.allow_nothing_verified = table["allow-nothing-verified"]
     if "jobs" in table:
         options.jobs = int(_number(table["jobs"], f"{where} jobs"))
     if "device" in table:
@@ -347,10 +432,11 @@ def parse_target_entry(entry: dict, where: str, root: str = ".") -> TargetSpec:
                 or rng[0] > rng[1]:
             raise VerifyConfigError(f"{where} range: expected [low, high], got {rng!r}")
         spec.value_range, spec.range_reason = [float(rng[0]), float(rng[1])], "config"
-    if "train" in entry:
-        if not isinstance(entry["train"], bool):
-            raise VerifyConfigError(f"{where} train: must be true or false")
-        spec.train = entry["train"]
+    for key in ("train", "gradients"):
+        if key in entry:
+            if not isinstance(entry[key], bool):
+                raise VerifyConfigError(f"{where} {key}: must be true or false")
+            setattr(spec, key, entry[key])
     if "mutate" in entry:
         if not isinstance(entry["mutate"], dict):
             raise VerifyConfigError(f"{where} mutate: expected a table of attribute = new value")
@@ -368,6 +454,18 @@ def parse_input_spec(entry, where: str) -> InputSpec:
         return InputSpec(value=entry)
     _check_keys(entry, _INPUT_KEYS, where)
     spec = InputSpec(name=entry.get("name"))
+    if "dict" in entry:
+        if "shape" in entry or "value" in entry:
+            raise VerifyConfigError(f"{where}: give 'dict' (a dict argument), 'shape' or 'value', not several")
+        if not isinstance(entry["dict"], dict) or not entry["dict"]:
+            raise VerifyConfigError(f"{where} dict: expected a table of key = {{ shape = [...] }}")
+        spec.fields = {}
+        for key, value in entry["dict"].items():
+            sub = parse_input_spec(value, f"{where} dict.{key}")
+            if sub.name:
+                raise VerifyConfigError(f"{where} dict.{key}: a dict entry has no 'name'")
+            spec.fields[key] = sub
+        return spec
     if "value" in entry:
         if "shape" in entry:
             raise VerifyConfigError(f"{where}: give either 'shape' (a tensor) or 'value' (a literal), not both")
@@ -395,3 +493,54 @@ def parse_input_spec(entry, where: str) -> InputSpec:
                                     f"choose from {', '.join(FILLS)}")
         spec.fill = entry["fill"]
     return spec
+
+
+# ---- writing config back: entries to paste (valid TOML, tested by parsing them back) ----
+
+def toml_value(value) -> str:
+    """A value in TOML's inline syntax (what a config entry to paste needs)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+    if value is None:
+        return '""'
+    return toml_value(str(value))
+
+
+def _toml_key(key: str) -> str:
+    return key if key.replace("-", "").replace("_", "").isalnum() else toml_value(key)
+
+
+def input_table(spec: InputSpec) -> dict:
+    """One input as the config writes it, without the keys that hold their defaults."""
+    if spec.fields is not None:
+        table = {"dict": {k: input_table(v) for k, v in spec.fields.items()}}
+    elif spec.shape is None:
+        table = {"value": spec.value}
+    else:
+        table = {"shape": list(spec.shape)}
+        if spec.dtype != "float32":
+            table["dtype"] = spec.dtype
+        if tuple(spec.range) != (0.0, 1.0):
+            table["range"] = [_plain_number(v) for v in spec.range]
+        if spec.fill != "random":
+            table["fill"] = spec.fill
+    if spec.name:
+        table["name"] = spec.name
+    return table
+
+
+def _plain_number(value: float):
+    return int(value) if float(value).is_integer() else value
+
+
+def inputs_entry(specs: list[InputSpec]) -> str:
+    """`inputs = [...]` for a [[verify.targets]] entry: pasted back, it makes the same inputs."""
+    return "inputs = [" + ", ".join(toml_value(input_table(s)) for s in specs) + "]"

@@ -12,6 +12,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from .config import call_text
+
 
 class TargetProblem(Exception):
     """The target cannot be loaded or called as asked; the message says what to change.
@@ -71,6 +73,44 @@ def unwrap_compiled(obj: Any) -> Any:
     return obj
 
 
+def build(loaded: LoadedTarget, spec: dict, options: dict) -> tuple[Any, str]:
+    """The target as the project builds it, and how, for the report: a factory the code
+    calls (sites.py found it: `torch.compile(build())`, `--target mod.py:make_model`) is
+    called and its result verified; a class is built with the configured or the site's
+    arguments, else its defaults; a function is itself. `spec["built"]` says where the
+    arguments come from."""
+    import torch
+
+    name = spec["qualname"]
+    origin = f" ({spec['built']})" if spec.get("built") else ""
+    factory = spec.get("factory")
+    if factory:
+        made = import_target(factory)
+        args, kwargs = list(factory.get("args") or []), dict(factory.get("kwargs") or {})
+        call = call_text(factory["qualname"], args, kwargs)
+        try:
+            result = made.obj(*args, **kwargs)
+        except Exception as exc:
+            raise TargetProblem(f"building {name} by {call} failed: {type(exc).__name__}: {exc}; give the "
+                                f"constructor's args/kwargs in a [[verify.targets]] entry to build it directly") from exc
+        result = unwrap_compiled(result)
+        if isinstance(result, torch.nn.Module):
+            made_what = f"a {type(result).__name__}"
+        elif callable(result):
+            made_what = f"the function {getattr(result, '__name__', '?')}"
+        else:
+            raise TargetProblem(f"{call} returned a {type(result).__name__}, neither an nn.Module nor a function",
+                                skipped=True)
+        return result, f"{call} -> {made_what}{origin}"
+    args, kwargs = list(spec.get("args") or []), dict(spec.get("kwargs") or {})
+    target = construct(loaded, args, kwargs, name, options, spec["ref"])
+    if not loaded.is_module_class:
+        return target, f"{name} (a function)"
+    if not args and not kwargs:
+        return target, f"{name}()" + (origin or " (its constructor's defaults)")
+    return target, call_text(name, args, kwargs) + origin
+
+
 def construct(loaded: LoadedTarget, args: list, kwargs: dict, module_name: str, syntax: Optional[dict] = None,
               ref: str = "") -> Any:
     """An instance of the target's class (or the function itself)."""
@@ -87,17 +127,36 @@ def construct(loaded: LoadedTarget, args: list, kwargs: dict, module_name: str, 
     if not args and not kwargs:
         missing = required_parameters(loaded.obj.__init__, skip_self=True)
         if missing:
+            from .config import toml_value
+
             syntax = syntax or {}
-            values = ", ".join(f"{name} = ..." for name in missing)
+            values = ", ".join(f"{name} = {toml_value(small_value(name))}" for name in missing)
+            table = syntax.get("targets_table") or "[[verify.targets]]"
             raise TargetProblem(
                 f"cannot construct {module_name}: its constructor needs {', '.join(missing)} (no default, and "
-                f"no literal call at a compile/trace site); add to {syntax.get('config_file') or 'compile-lint.toml'}:\n"
-                f"{syntax.get('targets_table') or '[[verify.targets]]'}\ntarget = \"{ref or module_name}\"\n"
-                f"kwargs = {{ {values} }}", skipped=True)
+                f"no literal call at a compile/trace site); add to {syntax.get('config_file') or 'compile-lint.toml'}"
+                f" (the values are small guesses by name: check them):\n"
+                f"{table}\ntarget = {toml_value(ref or module_name)}\nkwargs = {{ {values} }}", skipped=True)
     try:
         return loaded.obj(*args, **kwargs)
     except Exception as exc:
         raise TargetProblem(f"constructing {module_name} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def small_value(name: str):
+    """A small value for a constructor argument, by its name (a tiny config to check)."""
+    lowered = name.lower()
+    if any(part in lowered for part in ("channel", "in_nc", "out_nc", "_nc", "in_ch", "out_ch", "c_in", "c_out")):
+        return 3
+    if any(part in lowered for part in ("dim", "width", "feat", "nf", "hidden", "embed", "ngf", "ndf", "gc")):
+        return 16
+    if any(part in lowered for part in ("scale", "factor", "upscale")):
+        return 2
+    if any(part in lowered for part in ("num_classes", "classes")):
+        return 10
+    if any(part in lowered for part in ("rate", "dropout", "eps", "gamma", "alpha", "beta", "strength")):
+        return 0.5
+    return 1
 
 
 def required_parameters(fn: Callable, skip_self: bool = False) -> list[str]:

@@ -61,4 +61,6 @@ def to_float64(value):
         return copy.deepcopy(value).double()
     if isinstance(value, torch.Tensor) and value.is_floating_point():
         return value.detach().double()
+    if isinstance(value, dict):
+        return {k: to_float64(v) for k, v in value.items()}
     return value

@@ -9,7 +9,9 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from typing import Optional, TextIO
 
-from .results import COULD_NOT_CHECK, DIVERGED, ERROR, NOT_RUN, PASS, SKIPPED, STATUSES, CheckResult, TargetResult
+from .results import (
+    COULD_NOT_CHECK, DIVERGED, ERROR, NOT_RUN, PASS, SKIPPED, STATUSES, CheckResult, TargetResult, left_out,
+)
 
 REPORT_VERSION = 1
 _NOTABLE_PASSES = ("rounding", "expected-randomness", "recompiles")
@@ -17,6 +19,8 @@ _NOTABLE_PASSES = ("rounding", "expected-randomness", "recompiles")
 
 def check_label(check: CheckResult) -> str:
     parts = [check.name]
+    if check.backend and check.backend != "inductor" and check.name != "dynamo":
+        parts.append(f"backend={check.backend}")
     if check.mode:
         parts.append(check.mode)
     if check.dynamic is not None:
@@ -32,7 +36,8 @@ def check_label(check: CheckResult) -> str:
 
 class Progress:
     """Progress on stderr while verify runs, whatever the report's format or file: a
-    one-line bar on a terminal, else one line per target as it starts and ends (CI logs)."""
+    one-line bar on a terminal, else one line per unit of work (a target's stage) as it
+    starts and ends (CI logs)."""
 
     def __init__(self, total: int, stream: TextIO = sys.stderr, enabled: bool = True) -> None:
         self.total = total
@@ -43,28 +48,61 @@ class Progress:
         self.bar = enabled and stream.isatty()
         self._lock = threading.Lock()
 
-    def start(self, spec) -> None:
+    @staticmethod
+    def _name(unit) -> str:
+        from .plan import STAGE_NAMES
+
+        return f"{STAGE_NAMES[unit.stage]} {unit.ref}"
+
+    def start(self, unit) -> None:
         with self._lock:
-            self.running.append(spec.ref)
+            self.running.append(self._name(unit))
             if self.bar:
                 self._draw()
             elif self.enabled:
-                self._line(f"start {spec.ref}")
+                steps = ", ".join(s.label() for s in unit.steps) or "build and run eagerly"
+                self._line(f"start {self._name(unit)}: {steps} (~{unit.estimate_s:.0f} s)")
 
-    def finish(self, result: TargetResult) -> None:
+    def finish(self, unit, result: TargetResult) -> None:
         with self._lock:
             self.done += 1
-            if result.target in self.running:
-                self.running.remove(result.target)
+            name = self._name(unit)
+            if name in self.running:
+                self.running.remove(name)
             if self.bar:
                 self._draw()
             elif self.enabled:
+                from .results import target_status
+
                 took = f" in {result.wall_s:.0f} s" if result.wall_s is not None else ""
-                self._line(f"{result.status} {result.target}{took}")
+                self._line(f"{target_status(result.checks)} so far: {name}{took}")
+
+    def add(self, count: int = 1) -> None:
+        """Units the plan gained while running (sizes a dynamic graph did not cover)."""
+        with self._lock:
+            self.total += count
+
+    def skip(self, unit=None, why: str = "") -> None:
+        """A unit that did not start (the budget, or a target that could not be built):
+        said in the log, so that a CI log accounts for every unit."""
+        with self._lock:
+            self.done += 1
+            if self.bar:
+                self._draw()
+            elif self.enabled and unit is not None and why:
+                steps = ", ".join(s.label() for s in unit.steps) or "build and run eagerly"
+                self._line(f"{why}: {self._name(unit)}: {steps}")
 
     def close(self) -> None:
         if self.bar and self.total:
             self.stream.write("\r\033[K")
+            self.stream.flush()
+
+    def note(self, text: str) -> None:
+        with self._lock:
+            if self.bar:
+                self.stream.write("\r\033[K")
+            self.stream.write(text + "\n")
             self.stream.flush()
 
     def _line(self, text: str) -> None:
@@ -94,7 +132,18 @@ def text_report(results: list[TargetResult], header: dict, notes: list[str], wal
         lines.append(f"{result.status.upper():13} {result.target}  ({count} check{'s' if count != 1 else ''}"
                      f"{', ' + format(result.wall_s, '.0f') + ' s' if result.wall_s is not None else ''})"
                      + (f" [{codes.strip()}]" if codes else ""))
+        if result.built:
+            lines.append(f"    built: {result.built}")
+        if result.inputs:
+            sizes = ", ".join(f"{h}x{w}" for h, w in result.resolutions) if result.resolutions else "one fixed shape"
+            lines.append(f"    inputs: {'; '.join(result.inputs)} at {sizes}")
+            if result.inputs_config:
+                lines.append(f"      (as config: {result.inputs_config})")
         lines.extend(_check_lines(result))
+        budget = [c for c in result.checks if left_out(c)]
+        if budget:
+            labels = sorted({c.message.split(": ", 1)[-1].split(" (")[0] for c in budget})
+            lines.append(f"    not run (budget): {', '.join(labels)}")
     unbuilt = [r.target for r in results if any(c.verdict in ("cannot-call", "eager-fails") and c.name == "inputs"
                                                  or c.verdict == "cannot-call" for c in r.checks)]
     if unbuilt:
@@ -104,13 +153,19 @@ def text_report(results: list[TargetResult], header: dict, notes: list[str], wal
         lines.append(f"note: {note}")
     counts = Counter(r.status for r in results)
     summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
+    cut = [r.target for r in results if any(left_out(c) for c in r.checks)]
+    if cut:
+        budget = header.get("budget_s")
+        lines.append(f"budget: {len(cut)} target(s) had checks left out by the {budget:.0f} s budget "
+                     f"(--budget 0 runs everything): {', '.join(cut)}")
     lines.append(f"summary: {summary or 'nothing to verify'} in {wall_s:.0f} s")
     return "\n".join(lines) + "\n"
 
 
 def _check_lines(result: TargetResult, limit: int = 8) -> list[str]:
     out = []
-    interesting = [c for c in result.checks if c.status != PASS or c.verdict in _NOTABLE_PASSES or c.breaks]
+    interesting = [c for c in result.checks if (c.status != PASS or c.verdict in _NOTABLE_PASSES or c.breaks)
+                   and not left_out(c)]
     # One line per distinct (status, verdict, message) keeps a 20-check target readable.
     seen = set()
     for check in interesting:
@@ -122,6 +177,12 @@ def _check_lines(result: TargetResult, limit: int = 8) -> list[str]:
         out.append(f"    {check.status:13} {check_label(check)}: {message}")
         if check.artifact:
             out.append(f"                  image: {check.artifact}")
+        if check.repro:
+            out.append(f"                  repro: {check.repro} (plain torch: python {check.repro})")
+        for explanation in check.explained_by:
+            out.append(f"                  can be explained by: {explanation}")
+        if check.status == DIVERGED and not check.explained_by and check.name != "worker":
+            out.append("                  no rule explains it: a compiler defect? (see the repro)")
     if len(out) > limit:
         out = out[:limit] + [f"    ... {len(out) - limit} more (see --report json)"]
     latency = next((c for c in result.checks if c.name == "latency" and c.status == PASS), None)

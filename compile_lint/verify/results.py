@@ -16,6 +16,11 @@ ERROR = "error"  # the code itself failed: it does not import, construct or run 
 NOT_RUN = "not-run"  # verify was interrupted before this finished
 SKIPPED = "skipped"  # nothing to run: no inputs could be made, a check that needs CUDA on CPU
 STATUSES = (PASS, DIVERGED, COULD_NOT_CHECK, ERROR, NOT_RUN, SKIPPED)
+BUDGET = "budget"  # the verdict of a check the run's --budget left out (status not-run)
+INTERRUPTED = "interrupted"  # the verdict of a check a signal stopped (status not-run)
+# Exit status when nothing was verified: no target passed or diverged (all skipped, not
+# run, could not be checked, or none found). A gate that checked nothing is no pass.
+EXIT_NOTHING_VERIFIED = 3
 
 # A target takes the status of its most severe check.
 _SEVERITY = {SKIPPED: 0, PASS: 1, COULD_NOT_CHECK: 2, NOT_RUN: 3, DIVERGED: 4, ERROR: 5}
@@ -53,6 +58,11 @@ class CheckResult:
     confirms: list = field(default_factory=list)  # lint codes this check shows are real
     clears: list = field(default_factory=list)  # lint codes this check looked for and did not see
     artifact: Optional[str] = None  # PNG: eager | compiled | amplified difference
+    graph_nodes: Optional[int] = None  # FX nodes of the graphs Dynamo captured (the dynamo check; sizes the plan)
+    backend: Optional[str] = None  # torch.compile backend: "inductor", or "aot_eager"/"eager" (Dynamo-only)
+    repro: Optional[str] = None  # a standalone script that shows this divergence (repro.py)
+    explained_by: list = field(default_factory=list)  # findings that can explain a divergence (attribution.py)
+    detail: dict = field(default_factory=dict)  # what a repro needs to redo it: the attribute changed, the sizes before
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -74,6 +84,10 @@ class TargetResult:
     inputs: list = field(default_factory=list)  # how each input was made, for the report
     checks: list = field(default_factory=list)  # CheckResult
     wall_s: Optional[float] = None
+    built: Optional[str] = None  # the constructor call or factory the target was built with
+    inputs_config: Optional[str] = None  # the inputs as a config entry (`inputs = [...]`), to paste
+    resolutions: list = field(default_factory=list)  # the sizes it ran at
+    trained: Optional[str] = None  # where the project trains it, when it does
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -81,10 +95,24 @@ class TargetResult:
         return data
 
 
+def left_out(check: CheckResult) -> bool:
+    """A check the budget left out (listed, but not a result)."""
+    return check.status == NOT_RUN and check.verdict == BUDGET
+
+
 def target_status(checks: list[CheckResult]) -> str:
     """The most severe of its checks' statuses (skipped when there is none): a target
-    whose forward check passed and whose export timed out could not be checked."""
-    return max((c.status for c in checks), key=_SEVERITY.__getitem__, default=SKIPPED)
+    whose forward check passed and whose export timed out could not be checked.
+
+    Checks the budget left out do not count, unless they were all the checks that
+    compare compiled (or traced) code with eager: a target that only had its Dynamo
+    pass is not-run, not pass."""
+    ran = [c for c in checks if not left_out(c)]
+    status = max((c.status for c in ran), key=_SEVERITY.__getitem__, default=SKIPPED)
+    if len(ran) < len(checks) and status in (PASS, SKIPPED) and not any(
+            c.status == PASS and c.name != "dynamo" for c in ran):
+        return NOT_RUN
+    return status
 
 
 def summarise_codes(checks: list[CheckResult]) -> tuple[list[str], list[str]]:
@@ -102,6 +130,16 @@ def finish(result: TargetResult) -> TargetResult:
     return result
 
 
-def exit_code(results: list[TargetResult], fail_on=DEFAULT_FAIL_ON) -> int:
-    """1 when a target's status is one of `fail_on` (default: diverged or error), else 0."""
-    return 1 if any(r.status in fail_on for r in results) else 0
+def verified(result: TargetResult) -> bool:
+    """Compiled code was compared with eager and a verdict reached."""
+    return result.status in (PASS, DIVERGED)
+
+
+def exit_code(results: list[TargetResult], fail_on=DEFAULT_FAIL_ON, allow_nothing_verified: bool = True) -> int:
+    """1 when a target's status is one of `fail_on` (default: diverged or error); else
+    EXIT_NOTHING_VERIFIED when no target was verified (unless allowed); else 0."""
+    if any(r.status in fail_on for r in results):
+        return 1
+    if not allow_nothing_verified and not any(verified(r) for r in results):
+        return EXIT_NOTHING_VERIFIED
+    return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -20,7 +21,8 @@ from typing import Callable, Optional
 
 from ..children import child_environment
 from .config import TargetSpec
-from .results import COULD_NOT_CHECK, ERROR, NOT_RUN, CheckResult, TargetResult, finish
+from .plan import DYNAMO, INDUCTOR, MORE, estimate, split_recompiling_sizes, stage_units
+from .results import COULD_NOT_CHECK, ERROR, INTERRUPTED, NOT_RUN, CheckResult, TargetResult, finish
 
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STDERR_TAIL_LINES = 6
@@ -62,83 +64,192 @@ class Interrupted(BaseException):
 
 
 class Runner:
+    """Runs the plan's units (plan.py), each in a worker process, in the plan's order:
+    every target's Dynamo stage, then the Inductor stage, then the rest. Later stages of
+    a target take the inputs its first stage made. With a budget, a unit that cannot
+    fit is not started and a worker still running at the deadline is stopped; what did
+    not run is reported not-run (verdict "budget")."""
+
     def __init__(self, options: dict, jobs: int, timeout: float,
                  on_done: Optional[Callable[[TargetResult], None]] = None,
-                 on_start: Optional[Callable[[TargetSpec], None]] = None) -> None:
+                 on_start: Optional[Callable[[TargetSpec], None]] = None, deadline: Optional[float] = None,
+                 budget: float = 0.0, on_skip: Optional[Callable] = None,
+                 on_added: Optional[Callable] = None) -> None:
         self.options = options
         self.jobs = max(1, jobs)
         self.timeout = timeout
         self.on_done = on_done
         self.on_start = on_start
+        self.on_skip = on_skip
+        self.on_added = on_added  # a target got a stage more after its Dynamo pass: called with 1
+        self.deadline = deadline  # time.time() by which the run must be done (None: no budget)
+        self.budget = budget
         self._live: dict = {}
         self._lock = threading.Lock()
         self.launcher = None
         self.stopping = False
+        self.stopped_at: Optional[float] = None
+        self.rates: dict = {}  # measured Inductor seconds per graph node, per step kind (plan.py)
+        self._observed: dict = {}
+        self.results: dict = {}  # ref -> TargetResult
+        self.state: dict = {}  # ref -> what the target's earlier stages found (inputs, dropped)
 
-    def run(self, specs: list[TargetSpec]) -> list[TargetResult]:
-        """Every target's result, in order. On Interrupted (raised by the caller's signal
-        handler in the main thread) the workers are killed at once; targets that had not
-        finished are "not-run", and the exception's `results` holds the list."""
-        if not specs:
+    def run(self, plans: list) -> list[TargetResult]:
+        """Every target's result, in the targets' order. On Interrupted (raised by the
+        caller's signal handler in the main thread) the workers are killed at once;
+        targets that had not finished are "not-run", and the exception's `results` holds
+        the list."""
+        if not plans:
             return []
+        for plan in plans:
+            self.results[plan.spec.ref] = TargetResult(target=plan.spec.ref, status=ERROR, codes=list(plan.spec.codes),
+                                                       trained=plan.spec.trained, built=plan.spec.build_call())
+            self.state[plan.spec.ref] = {"done": [], "plan": plan}
         pool = ThreadPoolExecutor(max_workers=self.jobs)
         futures = []
         try:
             self.launcher = make_launcher(self.options["device"], self.jobs)
-            futures = [pool.submit(self._run_and_report, spec) for spec in specs]
-            for future in futures:
-                while True:  # short waits: the main thread must stay responsive to signals
-                    try:
-                        future.result(timeout=0.2)
-                        break
-                    except FutureTimeout:
-                        continue
-            return [future.result() for future in futures]
+            # stage by stage: each stage is ordered by the estimates the stages before it
+            # refined (the Dynamo pass counts the graphs), cheapest first
+            for stage in (DYNAMO, INDUCTOR, MORE):
+                if stage != DYNAMO:
+                    rates = self._rates()
+                    for plan in plans:
+                        if plan.nodes is not None:
+                            estimate(plan, self.options["device"], rates)
+                stage_futures = [pool.submit(self._run_unit, unit) for unit in stage_units(plans, stage)]
+                futures.extend(stage_futures)
+                for future in stage_futures:
+                    while True:  # short waits: the main thread must stay responsive to signals
+                        try:
+                            future.result(timeout=0.2)
+                            break
+                        except FutureTimeout:
+                            continue
+            return [self._finished(plan, None) for plan in plans]
         except (KeyboardInterrupt, Interrupted) as exc:
             self.stopping = True
+            self.stopped_at = time.time()
             self.kill_all()  # before anything waits for the threads, which wait for the workers
             wait_futures(futures, timeout=3)  # the killed targets' threads collect what they measured
-            futures += [None] * (len(specs) - len(futures))
-            exc.results = [future.result() if future is not None and future.done() and not future.cancelled()
-                           and future.exception() is None else not_run(spec, "interrupted before it finished")
-                           for spec, future in zip(specs, futures)]
+            exc.results = [self._finished(plan, "interrupted before it finished") for plan in plans]
             raise
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
             if self.launcher is not None:
                 self.launcher.close(kill=self.stopping)
 
+    def _finished(self, plan, interrupted: Optional[str]) -> TargetResult:
+        result = self.results[plan.spec.ref]
+        state = self.state[plan.spec.ref]
+        with self._lock:
+            checks = list(result.checks)
+            if interrupted and not state.get("complete"):
+                if not any(c.status == NOT_RUN and c.verdict == INTERRUPTED for c in checks):
+                    checks.append(CheckResult(name="worker", status=NOT_RUN, verdict=INTERRUPTED,
+                                              message=interrupted if state["done"] else "interrupted before it started"))
+            for check in plan.decided:
+                if not any(c.name == check["name"] for c in checks):
+                    checks.append(CheckResult(**check))
+            result.checks = checks
+        return finish(result)
+
     def kill_all(self) -> None:
         with self._lock:
             for handle in list(self._live.values()):
                 handle.kill()
 
-    def _run_and_report(self, spec: TargetSpec) -> TargetResult:
-        if self.stopping:
-            return not_run(spec, "interrupted before it started")
-        if self.on_start:
-            self.on_start(spec)
-        result = self.run_one(spec)
-        if self.on_done:
-            self.on_done(result)
-        return result
+    def _run_unit(self, unit) -> None:
+        try:
+            self._unit(unit)
+        except Exception as exc:  # never leave a target without a word: report it
+            with self._lock:
+                self.results[unit.ref].checks.append(CheckResult(
+                    name="worker", status=ERROR, verdict="verify-failed", message=f"{type(exc).__name__}: {exc}"))
 
-    def run_one(self, spec: TargetSpec) -> TargetResult:
+    def _unit(self, unit) -> None:
+        state = self.state[unit.ref]
+        result = self.results[unit.ref]
+        if self.stopping or state.get("dropped"):
+            if state.get("dropped") and self.on_skip:
+                self.on_skip(unit, "not run (an earlier stage could not build, run or finish it)")
+            return
+        plan = unit.plan
+        if unit.stage > 0 and plan.nodes is not None:
+            estimate(plan, self.options["device"], self._rates())
+        steps = list(unit.steps)
+        remaining = None if self.deadline is None else self.deadline - time.time()
+        if remaining is not None and steps and (remaining <= 0 or min(s.estimate_s for s in steps) > remaining):
+            with self._lock:
+                result.checks.extend(_left_out(step, remaining, self.budget) for step in steps)
+            state["done"].append(unit.stage)
+            self._maybe_complete(unit)
+            if self.on_skip:
+                self.on_skip(unit, "not run (budget)")
+            return
+        if self.on_start:
+            self.on_start(unit)
+        self.run_one(unit, steps, remaining)
+        state["done"].append(unit.stage)
+        self._maybe_complete(unit)
+        if self.on_done:
+            self.on_done(unit, result)
+
+    def _maybe_complete(self, unit) -> None:
+        state = self.state[unit.ref]
+        stages = {s.stage for s in unit.plan.steps} or {0}
+        if state.get("dropped") or stages <= set(state["done"]):
+            state["complete"] = True
+
+    def _rates(self) -> dict:
+        with self._lock:
+            return {kind: statistics.median(values) for kind, values in self._observed.items() if values}
+
+    def _observe(self, unit, checks: list) -> None:
+        """Learn Inductor seconds per graph node from this unit's compiles."""
+        nodes = unit.plan.nodes
+        if not nodes:
+            return
+        for check in checks:
+            seconds = (check.times or {}).get("compile_s")
+            if not seconds or check.backend != "inductor" or check.name not in ("forward", "gradients", "low-precision"):
+                continue
+            kind = "forward-static" if check.name == "forward" and check.dynamic is False else check.name
+            with self._lock:
+                self._observed.setdefault(kind, []).append(seconds / nodes)
+
+    def job_spec(self, unit) -> dict:
+        spec = unit.plan.spec.to_json()
+        found = self.state[unit.ref].get("inputs")
+        if found and spec.get("inputs") is None:
+            spec["inputs"] = found["specs"]
+            spec["synthesised_inputs"] = found["synthesised"]
+            if found.get("resolutions"):
+                spec["resolutions"] = found["resolutions"]
+        return spec
+
+    def run_one(self, unit, steps: list, remaining: Optional[float]) -> None:
+        spec = unit.plan.spec
         timeout = spec.timeout or self.timeout
-        result = TargetResult(target=spec.ref, status=ERROR, codes=list(spec.codes))
+        by_budget = remaining is not None and remaining + BUDGET_GRACE_S < timeout
+        if by_budget:
+            timeout = max(1.0, remaining + BUDGET_GRACE_S)
+        result = self.results[unit.ref]
         started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="compile-lint-verify-") as scratch:
             job_path = os.path.join(scratch, "job.json")
             events_path = os.path.join(scratch, "events.jsonl")
             stderr_path = os.path.join(scratch, "stderr.txt")
             with open(job_path, "w", encoding="utf-8") as fh:
-                json.dump({"target": spec.to_json(), "options": self.options}, fh)
+                json.dump({"target": self.job_spec(unit), "options": self.options, "stage": unit.stage,
+                           "steps": [s.to_json() for s in steps], "deadline": self.deadline}, fh)
             try:
                 handle = self.launcher.start(job_path, events_path, stderr_path)
             except (OSError, RuntimeError) as exc:
-                result.checks.append(CheckResult(name="worker", status=ERROR, verdict="cannot-start",
-                                                 message=f"could not start a worker process: {exc}"))
-                return finish(result)
+                with self._lock:
+                    result.checks.append(CheckResult(name="worker", status=ERROR, verdict="cannot-start",
+                                                     message=f"could not start a worker process: {exc}"))
+                return
             with self._lock:
                 self._live[handle.pid] = handle
                 if self.stopping:
@@ -154,37 +265,95 @@ class Runner:
                     self._live.pop(handle.pid, None)
             events = _read_events(events_path)
             stderr_tail = _tail(stderr_path)
-        result.wall_s = round(time.monotonic() - started, 2)
-        current_check = None
-        finished = False
+        wall_s = round(time.monotonic() - started, 2)
+        self.collect(unit, steps, events, returncode, timed_out, by_budget, timeout, stderr_tail, wall_s)
+
+    def collect(self, unit, steps: list, events: list, returncode: Optional[int], timed_out: bool, by_budget: bool,
+                timeout: float, stderr_tail: list, wall_s: float) -> None:
+        """Turn one worker's events into the target's checks."""
+        result = self.results[unit.ref]
+        checks: list = []
+        current_check, current_step = None, None
+        finished, interrupted_itself = False, False
+        state = self.state[unit.ref]
+        started_labels = set()
         for event in events:
             kind = event.get("event")
+            # what ended after verify itself was signalled may be the signal's doing
+            # (a compile cut short): not a result of the code
+            after_stop = self.stopping and self.stopped_at is not None and event.get("t", 0) >= self.stopped_at
             if kind == "check":
-                result.checks.append(CheckResult.from_json(event["result"]))
+                if not after_stop:
+                    checks.append(CheckResult.from_json(event["result"]))
             elif kind == "inputs":
+                state["inputs"] = {"specs": event.get("specs"), "synthesised": event.get("synthesised"),
+                                   "resolutions": event.get("resolutions")}
                 result.inputs = event["inputs"]
+                result.inputs_config = event.get("config")
+                result.resolutions = event.get("resolutions") or []
+            elif kind == "usable" and state.get("inputs"):
+                state["inputs"]["resolutions"] = event.get("resolutions")
+            elif kind == "built":
+                result.built = event.get("built")
+                state["kind"] = event.get("kind")
             elif kind == "start":
-                current_check = event["check"]
+                current_check, current_step = event["check"], event.get("step")
+                started_labels.add(current_step)
+            elif kind == "interrupted":
+                interrupted_itself = True
             elif kind == "done":
-                finished = True
-        if timed_out:
+                finished = not after_stop
+        dynamo = [c for c in checks if c.name == "dynamo" and c.graph_nodes]
+        if dynamo:
+            compiles = max(1, sum(1 for c in dynamo if (c.times or {}).get("compile_s")))
+            unit.plan.compiles = compiles
+            unit.plan.nodes = max(1, max(c.graph_nodes for c in dynamo) // compiles)
+            unit.plan.sizes = max(1, len(dynamo))
+            shared, recompiled = _sizes_by_graph(dynamo)
+            had_more = any(s.stage == MORE for s in unit.plan.steps)
+            if split_recompiling_sizes(unit.plan, shared, recompiled) and not had_more and self.on_added:
+                self.on_added(1)  # a worker more (progress counts it)
+        if any(c.name in ("inputs", "load") for c in checks):
+            state["dropped"] = True  # it could not be built, called or run eagerly: no later stage
+        self._observe(unit, checks)
+        if timed_out and by_budget:
+            for step in steps:
+                if step.label() == current_step or step.label() not in started_labels:
+                    checks.append(_left_out(step, 0.0, self.budget, stopped=step.label() == current_step))
+        elif timed_out:
+            state["dropped"] = True  # its next stages would hang the same way
             where = f" during {_step(current_check)}" if current_check else ""
-            result.checks.append(CheckResult(
+            checks.append(CheckResult(
                 name="worker", status=COULD_NOT_CHECK, verdict="timeout",
                 message=f"timed out after {timeout:g} s{where}; the checks before it are kept"))
-        elif self.stopping:
-            result.checks.append(CheckResult(name="worker", status=NOT_RUN, verdict="interrupted",
-                                             message=f"interrupted{where_of(current_check)}"))
+        elif self.stopping and not finished or interrupted_itself:
+            checks.append(CheckResult(name="worker", status=NOT_RUN, verdict=INTERRUPTED,
+                                      message=f"interrupted{where_of(current_check)}"))
         elif not finished or returncode != 0:
-            result.checks.append(CheckResult(
+            state["dropped"] = True  # a crash costs this target alone: its next stages would crash too
+            checks.append(CheckResult(
                 name="worker", status=ERROR, verdict="crash",
                 message=_crash_message(returncode, current_check, stderr_tail)))
-        return finish(result)
+        with self._lock:
+            result.checks.extend(checks)
+            result.wall_s = round((result.wall_s or 0.0) + wall_s, 2)
+
+
+BUDGET_GRACE_S = 3.0  # a worker past the deadline gets this long to stop by itself
+
+
+def _left_out(step, remaining: Optional[float], budget: float, stopped: bool = False) -> CheckResult:
+    from .worker import budget_left_out
+
+    if stopped:
+        return budget_left_out(step, "(stopped when the budget ran out; the results before it are kept)")
+    left = f"{max(remaining or 0.0, 0.0):.0f} s of the {budget:.0f} s budget left" if budget else "no time left"
+    return budget_left_out(step, f"(~{step.estimate_s:.0f} s; {left})")
 
 
 def not_run(spec: TargetSpec, why: str) -> TargetResult:
     return finish(TargetResult(target=spec.ref, status=NOT_RUN, codes=list(spec.codes),
-                               checks=[CheckResult(name="worker", status=NOT_RUN, verdict="interrupted",
+                               checks=[CheckResult(name="worker", status=NOT_RUN, verdict=INTERRUPTED,
                                                    message=why)]))
 
 
@@ -357,6 +526,21 @@ def make_launcher(device: str, jobs: int):
         except (OSError, RuntimeError, ValueError):
             pass  # fall back to a fresh interpreter per target
     return SpawnLauncher(jobs)
+
+
+def _sizes_by_graph(dynamo: list) -> tuple[list, list]:
+    """The resolutions the Dynamo pass's dynamic graph covered, and those where a guard
+    failed and it recompiled (the recompile count grew at that size). After a reset (a
+    divergence is rerun) the count starts again: no size is counted twice."""
+    shared, recompiled, before = [], [], 0
+    for check in dynamo:
+        resolution = (check.detail or {}).get("resolution")
+        if not resolution or check.dynamic is not True:
+            continue
+        count = check.recompiles or 0
+        (recompiled if count > before else shared).append(list(resolution))
+        before = count
+    return shared, recompiled
 
 
 def _read_events(path: str) -> list[dict]:

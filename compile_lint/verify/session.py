@@ -37,6 +37,8 @@ def flat_tensors(output: Any) -> list:
 
 def fresh_copies(args: list, kwargs: dict) -> tuple[list, dict]:
     def copy_of(value):
+        if isinstance(value, dict):
+            return {k: copy_of(v) for k, v in value.items()}
         return value.clone() if isinstance(value, torch.Tensor) else value
 
     return [copy_of(a) for a in args], {k: copy_of(v) for k, v in kwargs.items()}
@@ -163,9 +165,15 @@ class Session:
 
     # ---- compiling ----
 
-    def compile(self, target: Any, mode: str, dynamic: bool) -> Compiled:
+    def compile(self, target: Any, mode: str, dynamic: bool, backend: Any = "inductor") -> Compiled:
+        """A fresh torch.compile; `backend` other than "inductor" (a name such as
+        "aot_eager", or a compiler function) runs Dynamo without Inductor's code generation."""
         reset_compiler()
-        return Compiled(torch.compile(target, mode=compile_mode_argument(mode), dynamic=dynamic), mode, dynamic)
+        if backend == "inductor":
+            fn = torch.compile(target, mode=compile_mode_argument(mode), dynamic=dynamic)
+        else:
+            fn = torch.compile(target, backend=backend, dynamic=dynamic)
+        return Compiled(fn, mode, dynamic)
 
     def call_compiled(self, compiled: Compiled, args: list, kwargs: dict) -> tuple[list, dict]:
         """Outputs of one compiled call and what Dynamo did during it."""

@@ -10,9 +10,12 @@ becomes a verify target, however clean the linter found it. Callees reached from
 of their own.
 
 Constructor arguments come, in this order, from config (`args` / `kwargs` of a
-[[verify.targets]] entry), from the site's own call when all its arguments are literals
-(`torch.compile(StyleNet(width=8))`), else from the constructor's defaults; the worker
-says what to add when a required argument is missing.
+[[verify.targets]] entry), from how the project's sites build it (construction.py: the
+class's literal call `torch.compile(StyleNet(width=8))`, names bound to literals, or a
+factory the site calls, `torch.compile(build())`, which verify then calls itself), else
+from the constructor's defaults; the worker says what to add when a required argument
+is missing. A site anywhere in the project counts for a target defined in the files
+verified (`--target models.py:Net` compiled in `train.py`).
 
 A trace/export site records the exporter and whether the site asks for dynamic shapes
 (`dynamic_shapes=` for torch.export, `dynamic_axes=` for torch.onnx.export; none means a
@@ -110,12 +113,15 @@ def signed_range_hint(tree: ast.Module, qualname: str) -> Optional[str]:
     return None
 
 
-def targets_from_sites(files: Iterable[str]) -> list[TargetSpec]:
-    from compile_lint.analysis.regions import COMPILE, CUDAGRAPH, TRACED, ProjectIndex
+def index_files(files: Iterable[str]):
+    """Parse `files` and build their region index (with declared and recorded regions):
+    (the construction.Project over them, the parsed files by path)."""
+    from compile_lint.analysis.declared import DeclarationError, declarations_for
+    from compile_lint.analysis.regions import ProjectIndex
     from compile_lint.config import ConfigError, load_config_for
     from compile_lint.engine import parse_file, read_source
 
-    from compile_lint.analysis.declared import DeclarationError, declarations_for, resolve
+    from .construction import Project
 
     parsed = {}
     settings_of = {}
@@ -135,8 +141,42 @@ def targets_from_sites(files: Iterable[str]) -> list[TargetSpec]:
     except DeclarationError:
         declared = []  # `check` reports a malformed recording; verify goes on with the code's sites
     index = ProjectIndex((item.summary for item in parsed.values()), declared)
+    return Project(parsed, index), parsed
+
+
+class SiteTargets:
+    """Targets from compile/trace sites, and which site made which target."""
+
+    def __init__(self, specs: list, at_site: dict, project) -> None:
+        self.specs = specs  # TargetSpec, sorted by ref
+        self.at_site = at_site  # (absolute path, row) of a site -> the key of the spec it made
+        self.project = project
+
+    def spec_at(self, path: str, row: int):
+        key = self.at_site.get((os.path.abspath(path), row))
+        return next((s for s in self.specs if (s.file, s.qualname) == key), None)
+
+
+def targets_from_sites(files: Iterable[str], project_files: Optional[Iterable[str]] = None) -> list[TargetSpec]:
+    return site_targets(files, project_files).specs
+
+
+def site_targets(files: Iterable[str], project_files: Optional[Iterable[str]] = None) -> SiteTargets:
+    """Targets of the sites in `files`, and of sites anywhere in `project_files` (the
+    project around them) whose target is defined in `files`; built as the project's
+    sites build them, trained where the project trains them."""
+    from compile_lint.analysis.declared import resolve
+    from compile_lint.analysis.regions import COMPILE, CUDAGRAPH, TRACED
+
+    files = [os.path.abspath(f) for f in files if f.endswith(".py")]
+    wanted = set(files)
+    project, parsed = index_files(sorted(wanted | {os.path.abspath(f) for f in project_files or ()}))
+    index = project.index
     sites = list(index.all_sites()) + [site for site, _ in resolve(index, index.declared).entries]
+    trained = project.trained()
     found: dict[tuple, TargetSpec] = {}
+    at_site: dict = {}
+    recipes: dict[tuple, tuple] = {}  # key -> (rank, recipe, site) of the best way to build it
     for site in sites:
         if site.target is None:
             continue
@@ -151,12 +191,16 @@ def targets_from_sites(files: Iterable[str]) -> list[TargetSpec]:
         if info.kind not in ("class", "function") or "." in info.qualname:
             continue  # lambdas, methods and nested defs cannot be imported by name
         path = os.path.abspath(summary.path)
+        if path not in wanted and os.path.abspath(site.path) not in wanted:
+            continue
         key = (path, info.qualname)
+        at_site[(os.path.abspath(site.path), site.row)] = key
         spec = found.get(key)
         where = f"{_display(site.path)}:{site.row}"
         if spec is None:
             spec = found[key] = TargetSpec(ref=f"{_display(path)}:{info.qualname}", qualname=info.qualname,
                                            file=path, where=f"{site.api} at {where}")
+            spec.trained = trained.get(summary.dotted(info.qualname))
         kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
         spec.region_kinds = sorted(set(spec.region_kinds) | kinds)
         if spec.value_range is None and path in parsed:
@@ -166,12 +210,51 @@ def targets_from_sites(files: Iterable[str]) -> list[TargetSpec]:
         site_tree = parsed.get(os.path.abspath(site.path))
         if site_tree is None:
             continue
-        if info.kind == "class" and not spec.args and not spec.kwargs:
-            literal = literal_constructor(site_tree.tree, site.row, info.qualname)
-            if literal is not None:
-                spec.args, spec.kwargs = literal
+        if info.kind == "class" and site.origin == "static":
+            recipe = project.site_recipe(site)
+            rank = _recipe_rank(recipe, summary.dotted(info.qualname))
+            if rank and rank > recipes.get(key, (0,))[0]:
+                recipes[key] = (rank, recipe, site)
         if site.kind == TRACED and site.api in EXPORTERS:
             entry = {"api": EXPORTERS[site.api], "dynamic": site_is_dynamic(site_tree.tree, site.row), "where": where}
             if entry not in spec.trace_sites:
                 spec.trace_sites.append(entry)
-    return sorted(found.values(), key=lambda s: s.ref)
+    for key, (_rank, recipe, site) in recipes.items():
+        apply_recipe(found[key], recipe, site, project)
+    return SiteTargets(sorted(found.values(), key=lambda s: s.ref), at_site, project)
+
+
+def _recipe_rank(recipe, class_dotted: str) -> int:
+    """How well a recipe builds the class: a factory called with literals (3) or the
+    class's own literal call (2) beat a call with arguments that are not literals (1)."""
+    if recipe is None:
+        return 0
+    if recipe.kind == "factory":
+        return 3 if recipe.literal else 0
+    if recipe.dotted != class_dotted:
+        return 0
+    return 2 if recipe.literal else 1
+
+
+def apply_recipe(spec: TargetSpec, recipe, site, project) -> None:
+    """Build `spec` as `recipe` does, unless config already says how (config wins)."""
+    if spec.args or spec.kwargs or spec.factory:
+        return
+    where = f"{_display(recipe.path)}:{recipe.row}"
+    if recipe.kind == "factory":
+        found = project.lookup(recipe.dotted)
+        if found is None:
+            return
+        file, info, _dotted = found
+        spec.factory = {"qualname": info.qualname, "file": file.path, "args": recipe.args, "kwargs": recipe.kwargs,
+                        "where": where}
+        made = recipe.returns
+        spec.built = f"as {where} calls it" + (f"; it returns {made.text} ({_display(made.path)}:{made.row})"
+                                               if made is not None else "")
+        return
+    if recipe.literal:
+        spec.args, spec.kwargs = list(recipe.args), dict(recipe.kwargs)
+        spec.built = f"the call at {where}"
+    else:
+        spec.built = (f"the call at {where} passes {', '.join(recipe.unknown)}, not literals: built from its "
+                      f"defaults; give args/kwargs in its [[verify.targets]] entry to build it as the project does")

@@ -17,6 +17,7 @@ from .config import TargetSpec, VerifyConfigError, parse_target_ref
 class TargetPlan:
     targets: list  # TargetSpec, sorted by ref
     notes: list = field(default_factory=list)  # findings verify has nothing to run for
+    sites: object = None  # sites.SiteTargets the targets were found with (attribution.py reads it)
 
 
 def _display_path(path: str) -> str:
@@ -24,9 +25,15 @@ def _display_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def targets_from_findings(findings: Iterable) -> TargetPlan:
+def targets_from_findings(findings: Iterable, sites=None) -> TargetPlan:
     """One target per top-level function or class holding a finding, with the codes
-    found in it; module-level findings become notes (there is nothing to call)."""
+    found in it; module-level findings become notes (there is nothing to call).
+
+    A finding about a compile/trace site (its own line, or a related location on the
+    call that compiles or traces the code it is in) also gives its code to what that
+    site compiles (`sites`: a sites.SiteTargets): a CL102 finding in `preview()`, which
+    traces `Grade` and then changes `grade.gamma`, makes `Grade` get the frozen-state
+    check, not only `preview`."""
     grouped: dict[tuple, TargetSpec] = {}
     module_level: dict[str, set] = {}
     notebooks: dict[str, set] = {}
@@ -37,6 +44,11 @@ def targets_from_findings(findings: Iterable) -> TargetPlan:
         if path.endswith(".ipynb"):  # not importable: nothing verify can load
             notebooks.setdefault(path, set()).add(finding.code)
             continue
+        if sites is not None:
+            for where in [(finding.path, finding.row)] + [(r.path, r.row) for r in getattr(finding, "related", ())]:
+                compiled = sites.spec_at(*where)
+                if compiled is not None and finding.code not in compiled.codes:
+                    compiled.codes = sorted(set(compiled.codes) | {finding.code})
         if not finding.scope:
             module_level.setdefault(path, set()).add(finding.code)
             continue
@@ -125,10 +137,31 @@ def _take_found(spec: TargetSpec, found: TargetSpec) -> None:
     spec.region_kinds = sorted(set(spec.region_kinds) | set(found.region_kinds))
     spec.trace_sites = spec.trace_sites or list(found.trace_sites)
     spec.where = spec.where or found.where
+    spec.trained = spec.trained or found.trained
     if spec.value_range is None:
         spec.value_range, spec.range_reason = found.value_range, found.range_reason
-    if not spec.args and not spec.kwargs:
-        spec.args, spec.kwargs = list(found.args), dict(found.kwargs)
+    if not spec.args and not spec.kwargs and not spec.factory:
+        spec.args, spec.kwargs, spec.factory = list(found.args), dict(found.kwargs), found.factory
+        spec.built = spec.built or found.built
+    elif spec.args or spec.kwargs:
+        spec.built = spec.built or "its [[verify.targets]] entry"
+
+
+def project_files(paths: list[str]) -> list[str]:
+    """The Python files of the project around `paths` (its root: the config file's
+    folder, else the nearest folder with pyproject.toml, setup.cfg or .git): where the
+    project builds, compiles and trains what PATHS define."""
+    from compile_lint.config import ConfigError, load_config_for
+    from compile_lint.project_root import find_project_root
+
+    roots = set()
+    for path in paths:
+        try:
+            root = find_project_root(path, load_config_for(path))
+        except ConfigError:
+            root = None
+        roots.add(root or (path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))))
+    return python_files(sorted(roots))
 
 
 def python_files(paths: list[str]) -> list[str]:
@@ -138,22 +171,55 @@ def python_files(paths: list[str]) -> list[str]:
     return [f for f in find_files(list(paths), load_config_for).files if f.endswith(".py")]
 
 
-def add_sites(specs: list[TargetSpec]) -> None:
-    """Fill in explicit targets' compile/trace sites and literal constructor arguments
-    from their own files."""
-    from .sites import targets_from_sites
+def add_sites(specs: list[TargetSpec]) -> tuple:
+    """Fill in explicit targets' compile/trace sites, how the project builds them (the
+    arguments of a site anywhere in the project, or a factory it calls) and whether it
+    trains them. A target that is itself a factory (a function returning a project
+    module: `def ResNet18(): return ResNet(...)`) is called, and its result verified.
+    Returns ({ref of a factory target: (file, qualname) of the class it makes}, the
+    sites.SiteTargets of their project)."""
+    from .sites import site_targets
 
     files = sorted({f for f in (resolve_file(s) for s in specs) if f})
-    found = {(t.file, t.qualname): t for t in targets_from_sites(files)}
+    made_by: dict = {}  # ref of a factory target -> (file, qualname) of the class it returns
+    if not files:
+        return made_by, None
+    found = site_targets(files, project_files(files))
+    by_key = {(t.file, t.qualname): t for t in found.specs}
+    project = found.project
     for spec in specs:
-        hit = found.get((resolve_file(spec), spec.qualname))
+        file = resolve_file(spec)
+        hit = by_key.get((file, spec.qualname))
         if hit is not None:
             _take_found(spec, hit)
+        parsed = project.files.get(file) if file else None
+        if parsed is None:
+            continue
+        dotted = parsed.summary.dotted(spec.qualname)
+        spec.trained = spec.trained or project.trained().get(dotted)
+        made = project.is_factory(dotted) if not spec.factory else None
+        node = parsed.defs.get(spec.qualname)
+        if made and not spec.args and not spec.kwargs and node is not None and _all_defaulted(node):
+            spec.factory = {"qualname": spec.qualname, "file": file, "args": [], "kwargs": {}}
+            spec.built = f"{spec.qualname} is a factory: it returns a {made.rsplit('.', 1)[-1]}"
+            spec.trained = spec.trained or project.trained().get(made)
+            returned = project.lookup(made)
+            if returned is not None:
+                made_by[spec.ref] = (returned[0].path, returned[1].qualname)
+    return made_by, found
 
 
-def add_codes_from_lint(specs: list[TargetSpec]) -> list[str]:
-    """Fill in each explicit target's lint codes by linting its file. Returns notes."""
-    files = sorted({f for f in (resolve_file(s) for s in specs) if f})
+def _all_defaulted(node) -> bool:
+    args = node.args
+    positional = args.posonlyargs + args.args
+    return len(args.defaults) == len(positional) and all(d is not None for d in args.kw_defaults)
+
+
+def add_codes_from_lint(specs: list[TargetSpec], made_by: Optional[dict] = None) -> list[str]:
+    """Fill in each explicit target's lint codes by linting its file (a factory target
+    also gets those of the class it returns: `made_by`). Returns notes."""
+    made_by = made_by or {}
+    files = sorted({f for f in (resolve_file(s) for s in specs) if f} | {f for f, _q in made_by.values()})
     if not files:
         return []
     try:
@@ -162,10 +228,11 @@ def add_codes_from_lint(specs: list[TargetSpec]) -> list[str]:
         return [f"could not lint the targets' files ({exc}); checks run without lint codes"]
     found = {(t.file, t.qualname): t for t in plan.targets}
     for spec in specs:
-        hit = found.get((resolve_file(spec), spec.qualname))
-        if hit is not None:
-            spec.codes = sorted(set(spec.codes) | set(hit.codes))
-            spec.region_kinds = sorted(set(spec.region_kinds) | set(hit.region_kinds))
+        for key in ((resolve_file(spec), spec.qualname), made_by.get(spec.ref)):
+            hit = found.get(key) if key else None
+            if hit is not None:
+                spec.codes = sorted(set(spec.codes) | set(hit.codes))
+                spec.region_kinds = sorted(set(spec.region_kinds) | set(hit.region_kinds))
     return []
 
 

@@ -128,7 +128,8 @@ def traced_check(session: Session, baselines: Baselines, emit: Emit) -> None:
             continue
         label = tracer if tracer == "jit.trace" else f"{tracer} {'dynamic' if dynamic else 'fixed'}"
         result = CheckResult(name="traced", status=PASS, verdict="", mode=label, dtype="float32",
-                             shape=input_shapes(second[0], second[1]))
+                             shape=input_shapes(second[0], second[1]),
+                             detail={"tracer": tracer, "dynamic": dynamic, "trace_at": trace_at, "run_at": at})
         try:
             program, tracer_warnings = _trace(session, tracer, first[0], first[1], dynamic)
         except ToolMissing as exc:
@@ -248,6 +249,7 @@ def frozen_state_check(session: Session, baselines: Baselines, emit: Emit) -> No
             judgement = judge_outputs(eager_after, traced_after, None, session, compute_dtype)
             result = fill(CheckResult(name="frozen-state", status=PASS, verdict=judgement.verdict, mode=tracer,
                                        dtype="float32", shape=input_shapes(args, kwargs)), judgement)
+            result.detail = _change_detail(attribute, old_value, new_value)
             change = f"self.{attribute}: {_short(old_value)} -> {_short(new_value)}"
             if judgement.passed:
                 result.clears = codes_for(session, "CL102")
@@ -263,6 +265,20 @@ def frozen_state_check(session: Session, baselines: Baselines, emit: Emit) -> No
         emit(CheckResult(name="frozen-state", status=PASS, verdict="no-state", clears=codes_for(session, "CL102"),
                          message=f"changing {len(changes)} Python attribute(s) ({', '.join(n for n, _ in changes) or 'none'}) "
                                  f"did not change eager output"))
+
+
+def _change_detail(attribute: str, old_value, new_value) -> dict:
+    """The change as a repro can redo it: a JSON value, or reversing a layer list."""
+    import json
+
+    if isinstance(new_value, torch.nn.Module):
+        return {"attribute": attribute, "reverse_modules": True}
+    try:
+        json.dumps(new_value)
+    except (TypeError, ValueError):
+        return {"attribute": attribute}
+    return {"attribute": attribute, "value": list(new_value) if isinstance(new_value, tuple) else new_value,
+            "tuple": isinstance(new_value, tuple)}
 
 
 def _short(value) -> str:
