@@ -333,11 +333,28 @@ def dynamo_flag_on(facts: ModuleFacts, region: Optional[RegionInfo], key: str) -
 
 
 def _applied_in_place(facts: ModuleFacts, call: ast.Call) -> bool:
-    """A `patch(...)` used where it is made: a `with` item or a decorator."""
+    """A `patch(...)` used where it is made (a `with` item or a decorator), or returned by
+    a def of this file that a `with` of this file calls (kornia's ScaleSpaceDetector:
+    `with self._dynamo_config_patch(("subpix",)):` around its compiled submodules' calls,
+    the method returning `torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)`)."""
     parent = facts.parent(call)
     if isinstance(parent, ast.withitem):
         return True
-    return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and call in parent.decorator_list
+    if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and call in parent.decorator_list:
+        return True
+    if not isinstance(parent, ast.Return):
+        return False
+    func = facts.enclosing_function(call)
+    if func is None:
+        return False
+    for item in facts.nodes(ast.withitem):
+        made = item.context_expr
+        if isinstance(made, ast.Call):
+            callee = made.func
+            name = callee.attr if isinstance(callee, ast.Attribute) else callee.id if isinstance(callee, ast.Name) else None
+            if name == func.name:
+                return True
+    return False
 
 
 def _file_sets_dynamo(facts: ModuleFacts, key: str) -> bool:

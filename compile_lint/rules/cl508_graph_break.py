@@ -225,6 +225,15 @@ class GraphBreak(Rule):
                    "with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):\n    y = net(torch.randn(4))\n"},
             path="models.py", note="the compiling file keeps .item() and the mask index in the graph",
         ),
+        Case(
+            "import torch\nfrom torch import nn\nclass Peaks(nn.Module):\n    def forward(self, x):\n"
+            "        return x.nonzero()\n",
+            files={"detector.py": "import torch\nimport torch._dynamo\nfrom models import Peaks\nclass Detector(torch.nn.Module):\n"
+                   "    def __init__(self):\n        super().__init__()\n        self.peaks = torch.compile(Peaks())\n"
+                   "    def _patch(self):\n        return torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)\n"
+                   "    def forward(self, x):\n        with self._patch():\n            return self.peaks(x)\n"},
+            path="models.py", note="a patch returned by a method the compiling file calls in a `with` (kornia's ScaleSpaceDetector)",
+        ),
     ]
     valid += [
         Case("import torch\ndef _check_range(labels: torch.Tensor, n: int):\n    low, high = int(labels.min()), int(labels.max())\n"
