@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Optional
 
+from .fix_edits import split_lines
 from .model import Edit, Finding, Position, Related
 
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -50,17 +51,6 @@ class NotebookError(OSError):
 
 def is_notebook(path: str) -> bool:
     return path.endswith(NOTEBOOK_SUFFIX)
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines with their endings, split where Python's tokenizer splits (\\n, \\r\\n, \\r)."""
-    out, start = [], 0
-    for match in _NEWLINE.finditer(text):
-        out.append(text[start:match.end()])
-        start = match.end()
-    if start < len(text):
-        out.append(text[start:])
-    return out
 
 
 @dataclass

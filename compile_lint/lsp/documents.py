@@ -15,7 +15,8 @@ from lsprotocol import types
 from ..engine import Selection, enabled_codes
 from ..lint_file import parse_file, project_for, run_rules
 from ..model import Finding, Position
-from ..notebook import Notebook, source_of, split_lines
+from ..fix_edits import split_lines
+from ..notebook import Notebook, source_of
 from ..rules import all_rules
 from ..model import DOC_URL
 from ..source import SourceFile
