@@ -19,12 +19,12 @@ def _table() -> dict:
         return json.load(fh)["versions"]
 
 
-def _key(version: str) -> tuple[int, ...]:
+def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split("."))
 
 
 def known_versions() -> list[str]:
-    return sorted(_table(), key=_key)
+    return sorted(_table(), key=version_key)
 
 
 def resolve_version(wanted: Optional[str]) -> str:
@@ -33,14 +33,19 @@ def resolve_version(wanted: Optional[str]) -> str:
     `2.13` means the newest 2.13.x known; a version between known ones uses the
     closest older release; one older than all uses the oldest.
     """
-    versions = known_versions()
+    return closest_release(known_versions(), wanted)
+
+
+def closest_release(versions: list[str], wanted: Optional[str]) -> str:
+    """Of `versions` (sorted, oldest first), the one that applies to `wanted`, as
+    resolve_version says (also for the graph-break registry's releases)."""
     if not wanted:
         return versions[-1]
-    want = _key(wanted)
-    matching = [v for v in versions if _key(v)[: len(want)] == want]
+    want = version_key(wanted)
+    matching = [v for v in versions if version_key(v)[: len(want)] == want]
     if matching:
         return matching[-1]
-    older = [v for v in versions if _key(v) <= want]
+    older = [v for v in versions if version_key(v) <= want]
     return older[-1] if older else versions[0]
 
 
@@ -55,7 +60,7 @@ def supported_versions(oldest: Optional[str]) -> list[str]:
     if not oldest:
         return versions[-1:]
     first = resolve_version(oldest)
-    return [v for v in versions if _key(v) >= _key(first)]
+    return [v for v in versions if version_key(v) >= version_key(first)]
 
 
 def covers_all_supported(oldest: Optional[str]) -> bool:
@@ -63,7 +68,7 @@ def covers_all_supported(oldest: Optional[str]) -> bool:
     that a spelling exists in every torch the project supports."""
     if not oldest:
         return False
-    return _key(oldest) >= _key(known_versions()[0])[: len(_key(oldest))]
+    return version_key(oldest) >= version_key(known_versions()[0])[: len(version_key(oldest))]
 
 
 def config_modules() -> tuple[str, ...]:

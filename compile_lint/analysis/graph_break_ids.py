@@ -26,15 +26,12 @@ from functools import lru_cache
 from typing import Optional
 
 from ..model import BreakInfo
+from ..torch_config import closest_release, version_key
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "graph_break_ids.json")
 LOOP_ID = "GB7000"  # "graph break in loop": the whole frame runs eagerly
 _FIELD = re.compile(r"\{([^{}]*)\}")
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'')
-
-
-def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split("."))
 
 
 @lru_cache(maxsize=1)
@@ -49,15 +46,7 @@ def releases() -> list[str]:
 
 def release_for(target: Optional[str]) -> str:
     """The release whose registry applies to a project whose oldest torch is `target`."""
-    known = sorted(releases(), key=_key)
-    if not target:
-        return known[-1]
-    want = _key(target)
-    matching = [v for v in known if _key(v)[: len(want)] == want]
-    if matching:
-        return matching[-1]
-    older = [v for v in known if _key(v) <= want]
-    return older[-1] if older else known[0]
+    return closest_release(sorted(releases(), key=version_key), target)
 
 
 def url(gb_id: str) -> str:
