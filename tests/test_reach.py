@@ -483,3 +483,61 @@ def test_a_for_loop_unpacking_pairs_binds_each_name(tmp_path):
         """,
     })
     assert names(site(data, "speed.py", 7)) == ["net.py:Net", "net.py:Other"]
+
+
+# -- guards: an isinstance test around the compile, or an early return before it --------
+def test_an_isinstance_guard_around_the_compile_keeps_the_classes_it_admits(tmp_path):
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "run.py": """
+        import torch
+        from net import Net, Other
+
+        def build(flag):
+            return Net() if flag else Other()
+
+        model = build(True)
+        if isinstance(model, Net):
+            model = torch.compile(model)
+        other = build(False)
+        if not isinstance(other, (Net, torch.jit.ScriptModule)):
+            other = torch.compile(other)
+        third = build(False)
+        fast = torch.compile(third) if isinstance(third, Other) else third
+        """,
+    })
+    assert names(site(data, "run.py", 10)) == ["net.py:Net"]
+    assert names(site(data, "run.py", 13)) == ["net.py:Other"]
+    assert names(site(data, "run.py", 15)) == ["net.py:Other"]
+
+
+def test_an_early_return_on_an_isinstance_test_drops_the_class_it_returns_on(tmp_path):
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "run.py": """
+        import torch
+        from net import Net, Other
+
+        def main(flag):
+            model = Net() if flag else Other()
+            if isinstance(model, Other):
+                return model
+            return torch.compile(model)
+        """,
+    })
+    assert names(site(data, "run.py", 9)) == ["net.py:Net"]
+
+
+def test_a_subclass_passes_the_isinstance_test_of_its_base(tmp_path):
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "run.py": """
+        import torch
+        from net import Base, Net, Other
+
+        model = Net() if flag else Other()
+        if isinstance(model, Base):
+            model = torch.compile(model)
+        """,
+    })
+    assert names(site(data, "run.py", 7)) == ["net.py:Net"]

@@ -27,7 +27,7 @@ from typing import Iterable, Iterator, Optional
 from .declared import Recording, describe_declared
 from .names import NameTable, import_prefixes
 from .torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
-from .values import DECORATED, EMPTY, G, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external
+from .values import DECORATED, EMPTY, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external
 from .walk import walk as _walk_plain
 from .walk import walk_scope
 
@@ -74,6 +74,36 @@ class Ref:
 
     dotted: str
     instance: bool = False
+
+
+def _chain_text(expr: Optional[ast.AST]) -> Optional[str]:
+    """`model`, `self.net.body` for a name or attribute chain, else None."""
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    return ".".join(reversed(parts))
+
+
+def _isinstance_tests(names: NameTable, test: ast.AST, holds: bool):
+    """(tested expression, class expressions, passes) for each `isinstance(x, C)` whose
+    outcome is known when `test` holds (or fails): through `not`, and the operands of an
+    `and` that holds (of an `or` that fails)."""
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, holds = test.operand, not holds
+    if isinstance(test, ast.BoolOp):
+        if isinstance(test.op, ast.And) == holds:  # every operand has the outcome of the whole
+            for value in test.values:
+                yield from _isinstance_tests(names, value, holds)
+        return
+    if (isinstance(test, ast.Call) and len(test.args) == 2 and not test.keywords
+            and names.resolve(test.func) == "builtins.isinstance"):
+        classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        if all(isinstance(c, (ast.Name, ast.Attribute)) for c in classes):
+            yield test.args[0], list(classes), holds
 
 
 @dataclass(frozen=True)
@@ -398,6 +428,7 @@ class _Summarizer:
         _scan_scopes(tree, self._scopes, self.qualnames)
         self.terms = TermBuilder(names, names.module)
         self._decorator_calls: set[int] = set()
+        self._parents: Optional[dict[int, ast.AST]] = None  # made when a site needs its guards
 
     def _scope(self, owner) -> "ScopeNodes":
         """The nodes of one scope (walked once, by `_scan_scopes`)."""
@@ -482,7 +513,7 @@ class _Summarizer:
             keywords = self._keywords(call)
             first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in TARGET_KEYWORDS), None)
             target = self.ref_of(first, local, cls, cls_dotted) if first is not None else None
-            term = self.terms.term(first, scope, call.lineno) if first is not None else None
+            term = self._guarded(first, call, self.terms.term(first, scope, call.lineno), scope) if first is not None else None
             if func in self.compile_funcs:
                 mode, dynamic, cg = compile_options(keywords, scope.defaults)
                 return Site(COMPILE, target, self.path, call.lineno, func, mode, dynamic, cg, self.summary.module,
@@ -500,6 +531,54 @@ class _Summarizer:
                                 call.lineno, "Module.compile", mode, dynamic, cg, self.summary.module,
                                 call.col_offset, fullgraph_option(keywords), term)
         return None
+
+    # -- guards: what an isinstance test lets reach a compile ---------------------------
+    def _guarded(self, target: ast.expr, call: ast.Call, term, scope: Scope):
+        """`term` narrowed by the isinstance tests on the same name or attribute chain that
+        hold where `call` runs: an `if`/conditional expression around it (either branch)
+        and an earlier `if isinstance(...): return` in the blocks around it, up to its
+        def. A test on something else, or one whose classes are not names, is ignored."""
+        text = _chain_text(target)
+        if term is None or text is None:
+            return term
+        for test, holds in self._tests_around(call):
+            for arg, classes, positive in _isinstance_tests(self.names, test, holds):
+                if _chain_text(arg) != text:
+                    continue
+                class_terms = tuple(t for t in (self.terms.term(c, scope, call.lineno) for c in classes) if t is not None)
+                if class_terms and len(class_terms) == len(classes):
+                    term = (NARROW, term, class_terms, positive)
+        return term
+
+    def _tests_around(self, node: ast.AST):
+        """(test, holds) for the branches that lead to `node` within its def: the test of
+        each `if`/`IfExp` it sits in (holds: in the body), and of each earlier sibling
+        `if` whose body always leaves (return, raise, continue, break) and has no else
+        (holds: False)."""
+        if self._parents is None:
+            self._parents = {id(child): parent for parent in ast.walk(self.tree) for child in ast.iter_child_nodes(parent)}
+        parents = self._parents
+        child = node
+        parent = parents.get(id(child))
+        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+                body = parent.body if isinstance(parent, ast.If) else [parent.body]
+                yield parent.test, any(child is b for b in body)
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(parent, field, None)
+                if isinstance(block, list) and any(child is b for b in block):
+                    for earlier in block[: next(i for i, b in enumerate(block) if b is child)]:
+                        if (isinstance(earlier, ast.If) and not earlier.orelse and earlier.body
+                                and isinstance(earlier.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))):
+                            yield earlier.test, False
+            child, parent = parent, parents.get(id(parent))
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):  # the def's own body
+            block = parent.body
+            if any(child is b for b in block):
+                for earlier in block[: next(i for i, b in enumerate(block) if b is child)]:
+                    if (isinstance(earlier, ast.If) and not earlier.orelse and earlier.body
+                            and isinstance(earlier.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))):
+                        yield earlier.test, False
 
     def _decorator_site(self, deco: ast.expr, target: Ref) -> Optional[Site]:
         call = deco if isinstance(deco, ast.Call) else None
@@ -1360,6 +1439,8 @@ class ProjectIndex:
         """The wrapper whose `return torch.compile(param)` this site is: each call of the
         wrapper is a site of its own, with the options that call passes."""
         term = site.term
+        while term is not None and term[0] == NARROW:  # `if isinstance(m, X): return m` first
+            term = term[1]
         if term is None or term[0] != "local":
             return None
         info = summary.defs.get(term[1])

@@ -43,6 +43,9 @@ ANN = "ann"  # ("ann", term): an instance of the annotated class
 STAR = "star"  # ("star", term): `*xs` in a call or display
 CONST = "const"  # ("const", "text"): a string constant (chooses branches guarded on it)
 STARS = "stars"  # ("stars", modules, name): a name that may come from `from m import *`
+# ("narrow", term, class terms, admitted): what `term` holds where `isinstance(it, classes)`
+# is known to hold (admitted True) or to fail (False): a compile under such a guard
+NARROW = "narrow"
 # the callee name under which a summary records a decorator applied to a def
 # (`@deco def f` calls `deco(f)`): what a wrapper's parameter may receive
 DECORATED = "@"
@@ -58,6 +61,8 @@ MAX_ARGS = 16
 RETURNS_SELF = frozenset(
     {"to", "eval", "train", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty", "share_memory"}
 )
+# bases whose own bases are known to be no user class (isinstance of them is decided)
+KNOWN_ROOTS = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "builtins.object", "object"})
 # attributes of a wrapper that hold the wrapped module
 WRAPPED_ATTRS = frozenset({"module", "_orig_mod"})
 # calls whose result holds what their first argument holds
@@ -720,6 +725,8 @@ class Resolver:
             parts = [term[1], term[2]] if type(term[2]) is tuple else [term[1]]
         elif tag == ATTR or tag == ANN or tag == STAR:
             parts = [term[1]]
+        elif tag == NARROW:
+            parts = [term[1], *term[2]]
         elif tag == CALL:
             parts = [term[1], *term[2], *(t for _k, t in term[3])]
         elif tag == SEQ or tag == UNION:
@@ -779,6 +786,8 @@ class Resolver:
             return frozenset(out)
         if tag == CALL:
             return self._call(term, summary, env, depth)
+        if tag == NARROW:
+            return self._narrowed(term, summary, env, depth)
         if tag == ITEM:
             index = term[2]
             inner = term[1]
@@ -840,6 +849,38 @@ class Resolver:
         if kind == "class":
             return frozenset({Value("inst" if instance else "class", dotted)})
         return frozenset({Value("func", dotted)})
+
+    def _narrowed(self, term, summary, env, depth) -> frozenset:
+        """The instances of `term`'s values that the isinstance guard lets through; a
+        value it cannot tell about (not an instance of a project class, a base outside
+        the project) stays."""
+        _, inner, class_terms, admitted = term
+        held = self.values(inner, summary, env, depth)
+        classes = {v.dotted for t in class_terms for v in self.values(t, summary, env, depth) if v.kind in ("class", "ext")}
+        if not classes:
+            return held
+        return frozenset(v for v in held if v.kind != "inst" or self._is_instance(v.dotted, classes) in (None, admitted))
+
+    def _is_instance(self, dotted: str, classes: set) -> Optional[bool]:
+        """Whether an instance of the project class `dotted` passes isinstance(_, classes):
+        None when it cannot be told (not a project class, or a base outside the project
+        that is not one of them)."""
+        if dotted in classes:
+            return True
+        chain = self.index.mro(dotted)
+        if not chain:
+            return None
+        seen_outside = False
+        for cls in chain:
+            if cls in classes:
+                return True
+            owner = self.index.defs.get(cls)
+            for base in owner[1].bases if owner is not None else ():
+                if base in classes:
+                    return True
+                if base not in KNOWN_ROOTS and self.index.lookup(base, 0, owner[0]) is None:
+                    seen_outside = True
+        return None if seen_outside else False
 
     def _global(self, dotted: str, summary, depth) -> frozenset:
         found = self.index.find_def(dotted, summary)
