@@ -30,6 +30,7 @@ from typing import Iterator, NamedTuple, Optional
 
 from .bindings import BindingsFact, bindings_under, module_bindings, module_statements
 from .facts import FUNCTION_NODES, Fact, ModuleFacts
+from .names import chain_text  # (importers read it here too)
 from .project import path_for_module
 from .regions import COMPILE, RegionInfo, Site
 from .torch_api import COMPILE_FUNCS, CUDAGRAPH_MODES
@@ -49,18 +50,6 @@ def literal(expr: Optional[ast.AST]):
 
 
 NOT_LITERAL = object()
-
-
-def chain_text(expr: ast.AST) -> Optional[str]:
-    """`model`, `self.unet`, `pipe.vae.decode` for a Name/attribute chain, else None."""
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    parts.append(expr.id)
-    return ".".join(reversed(parts))
 
 
 def chain_root(expr: ast.AST) -> Optional[ast.Name]:

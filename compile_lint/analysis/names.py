@@ -285,3 +285,15 @@ class NameTable:
             if base:
                 return f"{base}.{attr}"
         return None
+
+
+def chain_text(expr: Optional[ast.AST]) -> Optional[str]:
+    """`model`, `self.unet`, `pipe.vae.decode` for a Name/attribute chain, else None."""
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    return ".".join(reversed(parts))

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator, Optional
 
 from .declared import Recording, describe_declared
-from .names import NameTable, import_prefixes
+from .names import NameTable, chain_text, import_prefixes
 from .torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
 from .values import DECORATED, EMPTY, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external
 from .walk import walk as _walk_plain
@@ -74,18 +74,6 @@ class Ref:
 
     dotted: str
     instance: bool = False
-
-
-def _chain_text(expr: Optional[ast.AST]) -> Optional[str]:
-    """`model`, `self.net.body` for a name or attribute chain, else None."""
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    parts.append(expr.id)
-    return ".".join(reversed(parts))
 
 
 def _isinstance_tests(names: NameTable, test: ast.AST, holds: bool):
@@ -538,12 +526,12 @@ class _Summarizer:
         hold where `call` runs: an `if`/conditional expression around it (either branch)
         and an earlier `if isinstance(...): return` in the blocks around it, up to its
         def. A test on something else, or one whose classes are not names, is ignored."""
-        text = _chain_text(target)
+        text = chain_text(target)
         if term is None or text is None:
             return term
         for test, holds in self._tests_around(call):
             for arg, classes, positive in _isinstance_tests(self.names, test, holds):
-                if _chain_text(arg) != text:
+                if chain_text(arg) != text:
                     continue
                 class_terms = tuple(t for t in (self.terms.term(c, scope, call.lineno) for c in classes) if t is not None)
                 if class_terms and len(class_terms) == len(classes):
@@ -558,9 +546,8 @@ class _Summarizer:
         if self._parents is None:
             self._parents = {id(child): parent for parent in ast.walk(self.tree) for child in ast.iter_child_nodes(parent)}
         parents = self._parents
-        child = node
-        parent = parents.get(id(child))
-        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        child, parent = node, parents.get(id(node))
+        while parent is not None and not isinstance(parent, (ast.Lambda, ast.ClassDef)):
             if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
                 body = parent.body if isinstance(parent, ast.If) else [parent.body]
                 yield parent.test, any(child is b for b in body)
@@ -571,14 +558,9 @@ class _Summarizer:
                         if (isinstance(earlier, ast.If) and not earlier.orelse and earlier.body
                                 and isinstance(earlier.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))):
                             yield earlier.test, False
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                break  # the def's own body was the last block
             child, parent = parent, parents.get(id(parent))
-        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):  # the def's own body
-            block = parent.body
-            if any(child is b for b in block):
-                for earlier in block[: next(i for i, b in enumerate(block) if b is child)]:
-                    if (isinstance(earlier, ast.If) and not earlier.orelse and earlier.body
-                            and isinstance(earlier.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))):
-                        yield earlier.test, False
 
     def _decorator_site(self, deco: ast.expr, target: Ref) -> Optional[Site]:
         call = deco if isinstance(deco, ast.Call) else None
