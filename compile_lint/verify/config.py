@@ -312,6 +312,12 @@ def _string_list(values, where: str) -> list:
     return values
 
 
+def _flag(value, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise VerifyConfigError(f"{where}: must be true or false")
+    return value
+
+
 def _number(value, where: str, positive: bool = True) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (positive and value <= 0):
         raise VerifyConfigError(f"{where}: expected a {'positive ' if positive else ''}number, got {value!r}")
@@ -359,9 +365,7 @@ def parse_verify_table(table: Optional[dict], where: str = "[tool.compile-lint.v
     if "check-timeout" in table:
         options.check_timeout = _number(table["check-timeout"], f"{where} check-timeout")
     if "full" in table:
-        if not isinstance(table["full"], bool):
-            raise VerifyConfigError(f"{where} full: must be true or false")
-        options.full = table["full"]
+        options.full = _flag(table["full"], f"{where} full")
     if "fail-on" in table:
         options.fail_on = parse_fail_on(table["fail-on"], f"{where} fail-on")
     if "budget" in table:
@@ -369,9 +373,7 @@ def parse_verify_table(table: Optional[dict], where: str = "[tool.compile-lint.v
     if "gradients" in table:
         options.gradients = parse_gradients(table["gradients"], f"{where} gradients")
     if "allow-nothing-verified" in table:
-        if not isinstance(table["allow-nothing-verified"], bool):
-            raise VerifyConfigError(f"{where} allow-nothing-verified: must be true or false")
-        options.allow_nothing_verified = table["allow-nothing-verified"]
+        options.allow_nothing_verified = _flag(table["allow-nothing-verified"], f"{where} allow-nothing-verified")
     if "jobs" in table:
         options.jobs = int(_number(table["jobs"], f"{where} jobs"))
     if "device" in table:
@@ -434,9 +436,7 @@ def parse_target_entry(entry: dict, where: str, root: str = ".") -> TargetSpec:
         spec.value_range, spec.range_reason = [float(rng[0]), float(rng[1])], "config"
     for key in ("train", "gradients"):
         if key in entry:
-            if not isinstance(entry[key], bool):
-                raise VerifyConfigError(f"{where} {key}: must be true or false")
-            setattr(spec, key, entry[key])
+            setattr(spec, key, _flag(entry[key], f"{where} {key}"))
     if "mutate" in entry:
         if not isinstance(entry["mutate"], dict):
             raise VerifyConfigError(f"{where} mutate: expected a table of attribute = new value")
