@@ -68,8 +68,11 @@ class GraphBreak(Rule):
     break). `.item()`, `.tolist()`, casts and tensor sizes are left alone when
     `torch._dynamo.config.capture_scalar_outputs`, the dynamic-shape operators and mask
     indexing when `capture_dynamic_output_shape_ops` is turned on (assignment, `setattr`,
-    a `with`/decorator `patch(...)`) in the file or in the file of every compile site of
-    the region (Dynamo then keeps them in the graph); and so is `print` in a module that
+    a `with`/decorator `patch(...)`, or a `patch(...)` returned by a def that a `with` of
+    the file calls) in the file or in the file of every compile site of the region
+    (Dynamo then keeps them in the graph; the returned patch is kornia's
+    `ScaleSpaceDetector._dynamo_config_patch`: 7 false GB0036 findings in
+    `spatial_soft_argmax.py` before f69a07b, `bench/judged/verdicts.jsonl`); and so is `print` in a module that
     puts `print` into `torch._dynamo.config.reorderable_logging_functions` (Dynamo then
     runs it after the graph), unless it prints a bare `x.shape`/`x.size()`; logger calls
     in a file that sets `ignore_logging_functions`, `warnings.warn` in one that sets
