@@ -541,3 +541,456 @@ def test_a_subclass_passes_the_isinstance_test_of_its_base(tmp_path):
         """,
     })
     assert names(site(data, "run.py", 7)) == ["net.py:Net"]
+
+
+# -- development set 2 (bench/dev2): mechanisms its sites needed -------------------------
+# Each failed on main 5670db4; the apps where they were seen are named in the case.
+BLOCKS = """
+from torch import nn
+
+class Block(nn.Module):
+    def forward(self, x):
+        return x
+
+class Single(nn.Module):
+    def forward(self, x):
+        return x
+
+class Net(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block() for _ in range(n)])
+        singles = []
+        for _ in range(n):
+            singles.append(Single())
+        self.singles = nn.ModuleList(singles)
+        self.heads = nn.ModuleDict({"a": Block(), "b": Single()})
+"""
+
+
+def test_blocks_compiled_one_by_one_through_enumerate_zip_and_dict_views(tmp_path):
+    # ComfyUI-CogVideoXWrapper, -FramePackWrapper, -MochiWrapper:
+    # `for i, block in enumerate(model.blocks): model.blocks[i] = torch.compile(block)`
+    _, data = project(tmp_path, {
+        "net.py": BLOCKS,
+        "run.py": """
+        import torch
+        from net import Net
+
+        net = Net(3)
+        for i, block in enumerate(net.blocks):
+            net.blocks[i] = torch.compile(block)
+        for i, block in enumerate(net.singles, start=1):
+            torch.compile(block)
+        for block, _name in zip(reversed(net.blocks), ["x", "y"]):
+            torch.compile(block)
+        for key, head in net.heads.items():
+            torch.compile(head)
+        for head in net.heads.values():
+            torch.compile(head)
+        for block in list(net.singles)[1:]:
+            torch.compile(block)
+        """,
+    })
+    assert names(site(data, "run.py", 7)) == ["net.py:Block"]
+    assert names(site(data, "run.py", 9)) == ["net.py:Single"]
+    assert names(site(data, "run.py", 11)) == ["net.py:Block"]
+    assert names(site(data, "run.py", 13)) == ["net.py:Block", "net.py:Single"]
+    assert names(site(data, "run.py", 15)) == ["net.py:Block", "net.py:Single"]
+    assert names(site(data, "run.py", 17)) == ["net.py:Single"]
+
+
+def test_a_lambda_bound_to_a_name_is_compiled_as_a_def_of_its_file(tmp_path):
+    # torchchat usages/eval.py: `model_forward = lambda x, pos: model(x, pos)`, then compiled
+    _, data = project(tmp_path, {
+        "net.py": BLOCKS,
+        "run.py": """
+        import torch
+        from net import Net
+
+        def main():
+            model = Net(2)
+            step = lambda x: model(x)
+            return torch.compile(step)
+        """,
+    })
+    assert names(site(data, "run.py", 8)) == ["run.py:<lambda@7:11>"]
+    assert "net.Net.forward" not in region_defs(data)  # (Net defines no forward: nothing more to mark)
+
+
+def test_a_module_global_bound_in_a_function_through_global_is_seen_where_it_is_used(tmp_path):
+    # Self-Forcing demo.py: `current_vae_decoder = None`, rebound in a function that declares it global
+    _, data = project(tmp_path, {
+        "net.py": BLOCKS,
+        "demo.py": """
+        import torch
+        from net import Block
+
+        decoder = None
+
+        def load():
+            global decoder
+            decoder = Block()
+
+        def warm_up():
+            decoder.compile()
+        """,
+    })
+    assert names(site(data, "demo.py", 12)) == ["net.py:Block"]
+
+
+def test_a_def_inside_a_module_level_try_receives_what_its_callers_pass(tmp_path):
+    # torchchat export.py: `try: ... def export_for_et(model, ...): export(model, ...)  except: ...`
+    _, data = project(tmp_path, {
+        "net.py": BLOCKS,
+        "export.py": """
+        import torch
+        from net import Block
+
+        try:
+            import executorch
+
+            def export_for_et(model, x):
+                return torch.export.export(model, (x,))
+        except ImportError:
+            executorch = None
+
+        def main(x):
+            export_for_et(Block(), x)
+        """,
+    })
+    assert names(site(data, "export.py", 9)) == ["net.py:Block"]
+
+
+def test_an_annotated_assignment_names_the_class_a_value_from_another_package_holds(tmp_path):
+    # Infinity infinity/utils/load.py: `gpt_wo_ddp: Infinity = timm.create_model(model_str, ...)`
+    _, data = project(tmp_path, {
+        "net.py": BLOCKS,
+        "train.py": """
+        import timm
+        import torch
+        from net import Block
+
+        def build(name):
+            model: Block = timm.create_model(name)
+            return model
+
+        class Trainer:
+            def __init__(self, name):
+                self.model: Block = timm.create_model(name)
+                self.fast = torch.compile(self.model)
+
+        fast = torch.compile(build("b"))
+        """,
+    })
+    assert names(site(data, "train.py", 13)) == ["net.py:Block"]
+    assert names(site(data, "train.py", 15)) == ["net.py:Block"]
+
+
+def test_a_project_class_built_by_a_classmethod_it_inherits_from_another_package(tmp_path):
+    # ComfyUI-CogVideoXWrapper, -FramePackWrapper: `Transformer.from_pretrained(...)`, where
+    # Transformer (the project's) derives from diffusers' ModelMixin; also `from_config`
+    _, data = project(tmp_path, {
+        "net.py": """
+        from diffusers import ModelMixin, ConfigMixin
+
+        class Transformer(ModelMixin, ConfigMixin):
+            def forward(self, x):
+                return x
+        """,
+        "nodes.py": """
+        import torch
+        from net import Transformer
+
+        model = Transformer.from_pretrained("path", subfolder="transformer")
+        fast = torch.compile(model)
+        other = torch.compile(Transformer.from_config({}))
+        """,
+    })
+    assert names(site(data, "nodes.py", 6)) == ["net.py:Transformer"]
+    assert names(site(data, "nodes.py", 7)) == ["net.py:Transformer"]
+
+
+def test_a_diffusers_pipeline_registers_its_components_as_attributes(tmp_path):
+    # ComfyUI-CogVideoXWrapper pipeline_cogvideox.py: `self.register_modules(transformer=transformer)`
+    _, data = project(tmp_path, {
+        "net.py": BLOCKS,
+        "pipe.py": """
+        import torch
+        from diffusers import DiffusionPipeline
+        from net import Block, Single
+
+        class Pipeline(DiffusionPipeline):
+            def __init__(self, transformer, vae):
+                super().__init__()
+                self.register_modules(transformer=transformer, vae=vae)
+
+        pipe = Pipeline(Block(), vae=Single())
+        pipe.transformer = torch.compile(pipe.transformer)
+        fast_vae = torch.compile(pipe.vae)
+        """,
+    })
+    assert names(site(data, "pipe.py", 12)) == ["net.py:Block"]
+    assert names(site(data, "pipe.py", 13)) == ["net.py:Single"]
+
+
+def test_an_imported_function_rebound_to_its_compiled_self_through_global(tmp_path):
+    # litgpt generate/speculative_decoding.py: `global next_token; next_token = torch.compile(next_token)`
+    _, data = project(tmp_path, {
+        "base.py": """
+        def next_token(model, x):
+            return model(x)
+        """,
+        "spec.py": """
+        import torch
+        from base import next_token
+
+        def setup():
+            global next_token
+            next_token = torch.compile(next_token)
+        """,
+    })
+    assert names(site(data, "spec.py", 7)) == ["base.py:next_token"]
+
+
+def test_what_a_class_is_built_with_reaches_its_init_parameters(tmp_path):
+    # joliGEN hdit/flags.py: `class compile_wrap: __init__(self, function)`, used as `@compile_wrap`,
+    # compiles `self.function`; Hunyuan3D-2 pipelines.py: `cls(**kw)` in a classmethod feeds `__init__`
+    _, data = project(tmp_path, {
+        "net.py": BLOCKS,
+        "wrap.py": """
+        import torch
+
+        class compile_wrap:
+            def __init__(self, function):
+                self.function = function
+
+            @property
+            def compiled(self):
+                return torch.compile(self.function)
+
+        @compile_wrap
+        def rms_norm(x):
+            return x
+
+        def gelu(x):
+            return x
+
+        gelu_fast = compile_wrap(gelu)
+        """,
+        "pipe.py": """
+        import torch
+        from net import Block
+
+        class Holder:
+            def __init__(self, model):
+                self.model = model
+
+            def run(self):
+                return torch.compile(self.model)
+
+        class Child(Holder):
+            pass
+
+        def build():
+            return Child(Block())
+        """,
+    })
+    assert names(site(data, "wrap.py", 10)) == ["wrap.py:gelu", "wrap.py:rms_norm"]
+    assert names(site(data, "pipe.py", 10)) == ["net.py:Block"]
+
+
+def test_a_classmethod_factory_inherited_from_a_project_base_builds_the_subclass(tmp_path):
+    # Hunyuan3D-2: `ShapeVAE.from_pretrained(...)`, defined on the base VectsetVAE, calls
+    # `cls.from_single_file(...)`, which ends in `cls(**kw)`
+    _, data = project(tmp_path, {
+        "vae.py": """
+        from torch import nn
+
+        class VectsetVAE(nn.Module):
+            @classmethod
+            def from_single_file(cls, path, **kw):
+                model = cls(**kw)
+                return model
+
+            @classmethod
+            def from_pretrained(cls, name, **kw):
+                return cls.from_single_file(name, **kw)
+
+        class ShapeVAE(VectsetVAE):
+            def forward(self, x):
+                return x
+        """,
+        "pipe.py": """
+        import torch
+        from vae import ShapeVAE
+
+        class Pipeline:
+            def enable(self):
+                self.vae = ShapeVAE.from_pretrained("name")
+
+            def compile(self):
+                self.vae = torch.compile(self.vae)
+        """,
+    })
+    assert names(site(data, "pipe.py", 10)) == ["vae.py:ShapeVAE"]
+
+
+def test_a_factory_imported_inside_a_function_with_a_relative_import(tmp_path):
+    # EasyOCR easyocr.py: `from .detection import get_detector` in an if/elif of a method,
+    # stored as `self.get_detector`, called by another method
+    _, data = project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/nets.py": BLOCKS,
+        "pkg/detection.py": """
+        from .nets import Block
+
+        def get_detector(path):
+            return Block()
+        """,
+        "pkg/detection_db.py": """
+        from .nets import Single
+
+        def get_detector(path):
+            return Single()
+        """,
+        "pkg/reader.py": """
+        import torch
+
+        class Reader:
+            def __init__(self, kind):
+                if kind == "craft":
+                    from .detection import get_detector
+                elif kind == "db":
+                    from .detection_db import get_detector
+                self.get_detector = get_detector
+
+            def export(self):
+                net = self.get_detector("weights.pth")
+                return torch.onnx.export(net, None, "x.onnx")
+        """,
+    })
+    assert names(site(data, "pkg/reader.py", 14)) == ["pkg/nets.py:Block", "pkg/nets.py:Single"]
+
+
+def test_getattr_with_a_constant_name_is_that_attribute(tmp_path):
+    # joliGEN base_model.py: `torch.compile(getattr(self, name))` for the names a model declares
+    _, data = project(tmp_path, {
+        "net.py": BLOCKS,
+        "model.py": """
+        import torch
+        from net import Block
+
+        class Model:
+            def __init__(self):
+                self.netG = Block()
+
+            def forward_G(self, x):
+                return x
+
+            def setup(self):
+                for name in ["forward_G"]:
+                    setattr(self, name, torch.compile(getattr(self, name)))
+                self.fast = torch.compile(getattr(self, "netG"))
+        """,
+    })
+    assert names(site(data, "model.py", 14)) == ["model.py:Model.forward_G"]
+    assert names(site(data, "model.py", 15)) == ["net.py:Block"]
+
+
+def test_a_src_layout_package_is_what_its_tests_and_scripts_import(tmp_path):
+    # the layout pip installs from (`src/pkg/...`): `from pkg.task import Task` in tests/
+    # or scripts/ imports `src/pkg/task`, re-exports included
+    _, data = project(tmp_path, {
+        "src/mypkg/__init__.py": "from .task import SigTask\n",
+        "src/mypkg/task/__init__.py": "from .sig import SigTask\n",
+        "src/mypkg/task/sig.py": """
+        from torch import nn
+
+        class SigTask(nn.Module):
+            def forward(self, x):
+                return x
+        """,
+        "tests/test_task.py": """
+        import torch
+        import mypkg
+        from mypkg.task import SigTask
+
+        def test_compiles():
+            torch.compile(SigTask())
+            torch.compile(mypkg.SigTask())
+        """,
+    })
+    assert names(site(data, "tests/test_task.py", 7)) == ["src/mypkg/task/sig.py:SigTask"]
+    assert names(site(data, "tests/test_task.py", 8)) == ["src/mypkg/task/sig.py:SigTask"]
+
+
+def test_a_src_layout_module_is_found_for_the_files_that_import_it(tmp_path):
+    from compile_lint.analysis.project import _module_path
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "src" / "mypkg").mkdir(parents=True)
+    (tmp_path / "src" / "mypkg" / "__init__.py").write_text("")
+    (tmp_path / "src" / "mypkg" / "engine.py").write_text("")
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "run.py").write_text("")
+    found = _module_path(str(tmp_path / "scripts" / "run.py"), "mypkg.engine")
+    assert found == str(tmp_path / "src" / "mypkg" / "engine.py")
+    assert _module_path(str(tmp_path / "scripts" / "run.py"), "otherpkg.engine") is None
+
+
+# -- regions: what a compiled subclass runs ------------------------------------------------
+def test_a_compiled_subclass_runs_its_own_overrides_of_what_the_inherited_forward_calls(tmp_path):
+    # kornia augmentations (oracle bench misses): `AugmentationBase.forward` calls
+    # `self.apply_transform`, which each subclass overrides; compiling one subclass runs
+    # its override, and not the other subclasses'
+    _, data = project(tmp_path, {
+        "aug.py": """
+        from torch import nn
+
+        class Base(nn.Module):
+            def forward(self, x):
+                return self.apply_transform(self.params(x))
+
+            def params(self, x):
+                return x
+
+            def apply_transform(self, x):
+                return x
+
+        class CutMix(Base):
+            def apply_transform(self, x):
+                return x.flip(0)
+
+        class Mosaic(Base):
+            def apply_transform(self, x):
+                return x * 2
+        """,
+        "run.py": """
+        import torch
+        from aug import CutMix
+
+        fast = torch.compile(CutMix())
+        """,
+    })
+    defs = region_defs(data)
+    assert {"aug.Base.forward", "aug.Base.params", "aug.CutMix.apply_transform"} <= defs
+    assert "aug.Mosaic.apply_transform" not in defs
+
+
+def test_torch_brought_in_by_a_star_import_still_spells_the_sites(tmp_path):
+    # YOLOv6 tools/qat/qat_export.py: `from yolov6.utils.common import *`, then `torch.onnx.export(...)`
+    _, data = project(tmp_path, {
+        "net.py": BLOCKS,
+        "common.py": """
+        import torch
+        import os
+        """,
+        "export.py": """
+        from common import *
+        from net import Block
+
+        torch.onnx.export(Block(), None, "b.onnx")
+        """,
+    })
+    assert names(site(data, "export.py", 5)) == ["net.py:Block"]

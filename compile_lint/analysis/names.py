@@ -267,6 +267,10 @@ class NameTable:
             return f"{self.module}.{name}" if self.module else name
         if name in _BUILTINS:
             return f"builtins.{name}"
+        if name == "torch" and self.star_imports:
+            # `from utils.common import *` where that module imports torch: the name
+            # comes in with the star (YOLOv6's export tools), and it is torch
+            return "torch"
         return None
 
     def partial_keywords(self, expr: ast.AST) -> tuple[tuple[str, ast.expr], ...]:

@@ -366,6 +366,9 @@ def _module_path(path: str, module: str) -> Optional[str]:
         above = os.path.dirname(above)
         folders.append(above)
     parts = module.split(".")
+    # then the project's packages under an import folder of their own (`src/pkg`), as
+    # the region index's import roots
+    folders += [f for f in _import_folders(above) if os.path.isfile(os.path.join(f, parts[0], "__init__.py"))]
     for folder in dict.fromkeys(folders):
         base = os.path.join(folder, *parts)
         for candidate in (base + ".py", os.path.join(base, "__init__.py")):
@@ -374,6 +377,28 @@ def _module_path(path: str, module: str) -> Optional[str]:
     # a module name of the region index starts with the folders below the project root,
     # where a dot in a folder's name is written `_` (`proj.v2/pkg` is `proj_v2.pkg`)
     return _spelled_path(above, parts) if prefix and any("_" in part for part in parts) else None
+
+
+def _import_folders(root: str, _cache: dict = {}) -> tuple:
+    """The folders right below a project root that are no package themselves (`src`,
+    `python`): where an installed project's packages may live."""
+    try:
+        moved = os.stat(root).st_mtime_ns  # (a folder added or removed there moves it)
+    except OSError:
+        return ()
+    hit = _cache.get(root)
+    if hit is not None and hit[0] == moved:
+        return hit[1]
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        entries = []
+    found = tuple(
+        e.path for e in entries
+        if not e.name.startswith(".") and e.is_dir() and not os.path.isfile(os.path.join(e.path, "__init__.py"))
+    )
+    _cache[root] = (moved, found)
+    return found
 
 
 def _spelled_path(root: str, parts: list) -> Optional[str]:

@@ -27,7 +27,7 @@ from typing import Iterable, Iterator, Optional
 from .declared import Recording, describe_declared
 from .names import NameTable, chain_text, import_prefixes
 from .torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
-from .values import DECORATED, EMPTY, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external
+from .values import DECORATED, EMPTY, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external
 from .walk import walk as _walk_plain
 from .walk import walk_scope
 
@@ -74,6 +74,9 @@ class Ref:
 
     dotted: str
     instance: bool = False
+    # a method called on `self` (`self.apply_transform(x)` in a base class's forward):
+    # which def runs depends on the class of the instance, not on the class writing it
+    on_self: bool = False
 
 
 def _isinstance_tests(names: NameTable, test: ast.AST, holds: bool):
@@ -278,7 +281,7 @@ class ScopeNodes:
     """The nodes of one scope that the summary looks at, in `walk_scope` order
     (depth-first, source order; nested defs and their decorators, not their bodies)."""
 
-    __slots__ = ("visit", "defs", "calls", "assigns", "returns", "bound", "attrs")
+    __slots__ = ("visit", "defs", "calls", "assigns", "returns", "bound", "attrs", "globals")
 
     def __init__(self):
         self.attrs: list = []  # (name, attribute) of every `name.attribute` read or written
@@ -288,10 +291,11 @@ class ScopeNodes:
         self.assigns: list = []  # Assign and AnnAssign
         self.returns: list = []
         self.bound: set = set()  # values.assigned_names(owner.body)
+        self.globals: frozenset = frozenset()  # names its `global` statements declare
 
 
 # what `_scan_scopes` does with a node, by its class
-_CALL, _DEF, _LAMBDA, _ASSIGN, _RETURN, _BINDS, _DECLARES, _ATTR = range(1, 9)
+_CALL, _DEF, _LAMBDA, _ASSIGN, _RETURN, _BINDS, _DECLARES, _ATTR, _IMPORT = range(1, 10)
 _KIND = {
     ast.Attribute: _ATTR,
     ast.Name: 0,  # no child nodes (`ctx` is never walked)
@@ -311,6 +315,8 @@ _KIND = {
     ast.AsyncWith: _BINDS,
     ast.Global: _DECLARES,
     ast.Nonlocal: _DECLARES,
+    ast.Import: _IMPORT,
+    ast.ImportFrom: _IMPORT,
 }
 _LEAVES = frozenset({ast.Name, ast.Constant})
 # fields `_scan_scopes` need not read: `ctx`, and those that never hold a node it looks
@@ -361,6 +367,9 @@ def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict) -> None:
                     stack.extend(node.decorator_list[::-1])
                     continue
                 elif kind == _LAMBDA:
+                    # a def of its own (`step = lambda x: model(x)`, then compiled): its body
+                    # is walked when it is visited, not as part of this scope
+                    visit.append(node)
                     continue
                 elif kind == _ASSIGN:
                     assigns.append(node)
@@ -382,8 +391,19 @@ def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict) -> None:
                     value = node.value
                     if value.__class__ is ast.Name:
                         nodes.attrs.append((value.id, node.attr))
+                elif kind == _IMPORT:
+                    # an import in a def binds a local (`from .detection import get_detector`
+                    # in one branch, `from .detection_db import ...` in another); the
+                    # module's own imports are the name table's
+                    if owner is not tree:
+                        for alias in node.names:
+                            if alias.name != "*":
+                                bound.add(alias.asname or alias.name.split(".", 1)[0])
+                    continue
                 else:  # _DECLARES
                     declared.update(node.names)
+                    if cls is ast.Global:
+                        nodes.globals |= frozenset(node.names)
             names = reversed_fields.get(cls)
             if names is None:
                 names = reversed_fields[cls] = tuple(f for f in cls._fields if f not in _SKIP_FIELDS)[::-1]
@@ -478,7 +498,7 @@ class _Summarizer:
             if isinstance(base, ast.Name) and base.id == "self" and cls is not None and cls_dotted:
                 if expr.attr in cls.attr_types:
                     return cls.attr_types[expr.attr]
-                return Ref(f"{cls_dotted}.{expr.attr}")
+                return Ref(f"{cls_dotted}.{expr.attr}", on_self=True)
             inner = self.ref_of(base, local, cls, cls_dotted) if isinstance(base, (ast.Name, ast.Attribute)) else None
             if inner is not None and inner.instance:
                 return Ref(f"{inner.dotted}.{expr.attr}")  # a method of an instance
@@ -603,8 +623,19 @@ class _Summarizer:
         body = self.tree.body
         defs = {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         nodes = self._scope(self.tree)
-        self.terms.module_bound = nodes.bound - defs
+        # a name a def declares `global` and binds is a module-level name too
+        declared_global = set().union(*(n.globals for n in self._scopes.values()))
+        self.terms.module_bound = (nodes.bound | declared_global) - defs
         scope = Scope("", self.terms.module_bound)
+        self.terms.module_scope = scope
+        for name in sorted(declared_global - nodes.bound):
+            # imported at module level, rebound by a def (`global step; step = torch.compile(step)`)
+            dotted = self.names.resolve_name(name)
+            if dotted:
+                self.terms.bind(scope, name, 0, 0, (G, dotted))
+        for inner in nodes.defs:
+            if inner.name not in defs:  # a def in a module-level `try`/`if`: bound there, maybe
+                self.terms.bind(scope, inner.name, inner.lineno, 1, (G, self.summary.dotted(self.qualnames[id(inner)])))
         self.terms.collect(body, scope)
         self._visit_body(nodes.visit, self._scope_types(nodes), None, None, None, scope)
         summary = self.summary
@@ -622,6 +653,9 @@ class _Summarizer:
                 self._visit_function(node, local, cls, cls_dotted, scope)
             elif isinstance(node, ast.ClassDef):
                 self._visit_class(node, scope)
+            elif isinstance(node, ast.Lambda):
+                if lambda_qualname(node) not in self.summary.defs:  # (an inline site's, visited with it)
+                    self._visit_lambda(node, local, cls, cls_dotted, scope)
             elif isinstance(node, ast.Call):
                 if id(node) in self._decorator_calls:
                     continue  # `@torch.compile(...)`: the decorator site has its target
@@ -721,7 +755,8 @@ class _Summarizer:
                 defaults[a.arg] = d
         parent = outer if outer.key == "" or cls is None else outer
         nodes = self._scope(node)
-        scope = Scope(qualname, nodes.bound | set(params), tuple(params), self_kind, cls_dotted, parent, defaults)
+        scope = Scope(qualname, nodes.bound | set(params), tuple(params), self_kind, cls_dotted, parent, defaults,
+                      nodes.globals)
         terms = self.terms
         info.decorators = tuple(t for t in (terms.term(d, outer, None) for d in node.decorator_list) if t is not None)
         info.applied = self._applied(node, outer, self.summary.dotted(qualname))
@@ -927,6 +962,8 @@ class ProjectIndex:
         self.resolver = Resolver(self)
         self._stores: Optional[dict] = None
         self._calls: Optional[dict] = None
+        self._inits: Optional[dict] = None  # `Class.__init__` dotted -> the classes it initializes
+        self._stores_params: dict = {}  # class dotted -> stores_init_params()
         self._decorated: Optional[dict] = None  # def dotted -> decorator applications (decorated_by)
         # site_key(site) -> [(summary, DefInfo)] of the classes and functions it compiles
         self.site_targets: dict = {}
@@ -934,6 +971,7 @@ class ProjectIndex:
         self._candidates: dict = {}
         self._near_folders: dict = {}  # id(summary) -> (summary, its folder, the two above)
         self._suffixes: Optional[dict] = None
+        self._roots: Optional[list] = None  # import_roots()
         # answers asked again and again while resolving (a pure function of the
         # summaries, so computed once per index)
         self._by_file_memo: dict = {}
@@ -970,9 +1008,25 @@ class ProjectIndex:
         out = [c for c in by_path[:1] if c]
         out += [prefix + dotted for prefix in summary.import_prefixes]
         out += [c for c in by_path[1:] if c]
+        # the project's packages under an import folder of their own (`src/pkg/...`, the
+        # layout pip installs from): `import pkg` anywhere in the project is that package
+        out += [root + dotted for root in self.import_roots() if root + parts[0] in self.modules]
         seen: set = set()
         found = self._candidates[key] = [c for c in out if not (c in seen or seen.add(c))]
         return found
+
+    def import_roots(self) -> list[str]:
+        """The module-name prefixes of folders that hold the project's packages without
+        being one (`src.` for `src/pkg/__init__.py`): where an installed project's
+        top-level packages are imported from."""
+        if self._roots is None:
+            roots = set()
+            for summary in self.summaries:
+                prefix = summary.import_prefixes[0] if summary.import_prefixes else ""
+                if prefix and summary.module.startswith(prefix) and "." in summary.module[len(prefix):]:
+                    roots.add(prefix)
+            self._roots = sorted(roots)
+        return self._roots
 
     def _import_name_candidates(self, dotted: str) -> list[str]:
         """`pkg.mod.Class` named in a config (no importing file): also the module whose
@@ -1149,6 +1203,53 @@ class ProjectIndex:
             found = self._mros[cls_dotted] = self._mro(cls_dotted)
         return found
 
+    def classes_built_by(self, init_dotted: str) -> frozenset:
+        """The project classes whose instances `init_dotted` (a `Class.__init__`)
+        initializes: its class and the subclasses that inherit it."""
+        if self._inits is None:
+            inits: dict = {}
+            for dotted, (summary, info) in self.defs.items():
+                if info.kind == "class":
+                    found = self.lookup(f"{dotted}.__init__")
+                    if found is not None:
+                        inits.setdefault(found[0].dotted(found[1].qualname), set()).add(dotted)
+            self._inits = {k: frozenset(v) for k, v in inits.items()}
+        return self._inits.get(init_dotted, frozenset())
+
+    def stores_init_params(self, cls_dotted: str) -> bool:
+        """Whether the `__init__` a project class runs stores one of its parameters on
+        `self` (`self.matcher = matcher`), so that instances differ by what built them."""
+        found = self._stores_params.get(cls_dotted)
+        if found is None:
+            found = False
+            init = self.lookup(f"{cls_dotted}.__init__")
+            if init is not None and init[1].kind == "function":
+                qualname = init[1].qualname
+                reads = self.resolver._reads
+                for c in self.mro(cls_dotted):
+                    summary = self.defs[c][0]
+                    for terms in summary.attrs.get(c, {}).values():
+                        for term in terms:
+                            keys = reads(term, summary)  # (None: not known, maybe)
+                            if keys is None or any(type(k) is tuple and k[0] == qualname for k in keys):
+                                found = True
+                                break
+                        if found:
+                            break
+                    if found:
+                        break
+            self._stores_params[cls_dotted] = found
+        return found
+
+    def leaves_project(self, cls_dotted: str) -> bool:
+        """Whether a project class has a base outside the project (other than object)."""
+        for c in self.mro(cls_dotted):
+            owner = self.defs.get(c)
+            for base in owner[1].bases if owner is not None else ():
+                if base not in KNOWN_ROOTS and self.lookup(base, 0, owner[0]) is None:
+                    return True
+        return False
+
     def _mro(self, cls_dotted: str) -> list[str]:
         out: list[str] = []
         todo = [cls_dotted]
@@ -1182,15 +1283,16 @@ class ProjectIndex:
         return out
 
     def decorated_by(self, dotted: str) -> list:
-        """(summary, "func" | "bound", term of the decorated def) for every decorator
-        application whose decorator is the def `dotted` (`@compile_if(cfg)` applies the
-        def that `compile_if` returns)."""
+        """(summary, "func" | "bound" | "class", term of the decorated def) for every
+        decorator application whose decorator is the def `dotted` (`@compile_if(cfg)`
+        applies the def that `compile_if` returns; `@Wrapper` builds a Wrapper of it)."""
         if self._decorated is None:
             self._decorated = {}
             resolver = self.resolver
             for summary, callee, args, _kws in self.calls_named(DECORATED):
                 for value in resolver.values(callee, summary):
-                    if value.kind in ("func", "bound"):
+                    # (a class as a decorator passes the def to its `__init__`)
+                    if value.kind in ("func", "bound", "class"):
                         self._decorated.setdefault(value.dotted, []).append((summary, value.kind, args[0]))
         return self._decorated.get(dotted, [])
 
@@ -1519,7 +1621,8 @@ class ProjectIndex:
     def regions(self) -> dict[str, RegionInfo]:
         """dotted def name -> RegionInfo, for every def in a compiled or traced region."""
         result: dict[str, RegionInfo] = {}
-        self._marked_at: dict = {}  # (def, id(site)) -> fewest calls from the site's entry
+        self._marked_at: dict = {}  # (def, id(site), receiver) -> fewest calls from the site's entry
+        self._marked_receivers: set = set()  # (def, id(site), receiver) already followed
         resolved = self._all_resolved()
         covered: dict[str, set] = {}  # wrapper -> entries its calls compile
         for _site, entries, _why, role in resolved:
@@ -1533,16 +1636,21 @@ class ProjectIndex:
             if role and role[0] == "delegated":
                 entries = [e for e in entries if e[0] not in covered.get(role[1], ())]
             kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
+            classes = [t[0].dotted(t[1].qualname) for t in self.site_targets.get(site_key(site), ()) if t[1].kind == "class"]
             for dotted, summary, info in entries:
-                self._mark(result, dotted, summary, info, kinds, site, None, 0)
+                for receiver in self._receivers(dotted, classes):
+                    self._mark(result, dotted, summary, info, kinds, site, None, 0, receiver)
         # declared and recorded regions: entry sites like any other, plus the code a
         # recorded run saw Dynamo compile (functions inlined into its graphs)
         self.declared_sites()
         for site, compiled_code in self.resolved_declared.entries:
             kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
             entries = self._entry_defs(site.target)
+            target = self.lookup(site.target.dotted) if site.target is not None else None
+            classes = [target[0].dotted(target[1].qualname)] if target is not None and target[1].kind == "class" else []
             for dotted, summary, info in entries:
-                self._mark(result, dotted, summary, info, kinds, site, None, 0)
+                for receiver in self._receivers(dotted, classes):
+                    self._mark(result, dotted, summary, info, kinds, site, None, 0, receiver)
             via = entries[0][2].qualname if entries else None
             for dotted in compiled_code:
                 found = self.defs.get(dotted)
@@ -1550,37 +1658,62 @@ class ProjectIndex:
                     self._mark(result, dotted, found[0], found[1], kinds, site, via, 1)
         return result
 
-    def _mark(self, result, dotted, summary, info, kinds, site, via, depth) -> None:
+    def _receivers(self, method: str, classes: list) -> list:
+        """The classes of `self` an entry method runs with: each compiled class that
+        inherits it (`RandomCutMix`, whose forward is its base's), else None (the
+        method's own class: no other is known)."""
+        owner = method.rsplit(".", 1)[0]
+        found = [c for c in classes if c != owner and owner in self.mro(c)]
+        return found or [None]
+
+    def _mark(self, result, dotted, summary, info, kinds, site, via, depth, receiver=None) -> None:
+        """Mark `dotted` as in `site`'s region and follow its calls. `receiver`: the class
+        of `self` when it is known to be a subclass of the def's own class (a compiled
+        subclass running an inherited forward): methods called on `self` are looked up
+        from it, so the subclass's overrides run."""
         if info.disabled or depth > MAX_DEPTH:
             return
         # a def first reached far from its entry and then again nearer to it goes on
         # from the nearer one: which defs are marked must not depend on the order the
         # entries come in (MAX_DEPTH counts calls from the entry)
-        seen_key = (dotted, id(site))
+        seen_key = (dotted, id(site), receiver)
         nearer = depth < self._marked_at.get(seen_key, MAX_DEPTH + 1)
         if nearer:
             self._marked_at[seen_key] = depth
         region = result.get(dotted)
+        first_with_receiver = seen_key not in self._marked_receivers
+        self._marked_receivers.add(seen_key)
         if region is None:
             region = result[dotted] = RegionInfo(via=via)
-        elif kinds <= region.kinds and site in region.sites and not nearer:
+        elif kinds <= region.kinds and site in region.sites and not nearer and not first_with_receiver:
             return
         new_kinds = kinds - region.kinds
         region.kinds |= kinds
         if site not in region.sites:
             region.sites.append(site)
-        elif not new_kinds and not nearer:
+        elif not new_kinds and not nearer and not first_with_receiver:
             return
         callees: list[Ref] = list(info.calls)
         owner_name = dotted.rsplit(".", 1)[0]
         owner = self.defs.get(owner_name)
         if owner is not None and owner[1].kind == "class" and info.qualname.endswith(".forward"):
             callees += self._forward_submodules(owner[0], owner[1])
+            if receiver is not None and receiver in self.defs:
+                # an inherited forward runs on the subclass's submodules too
+                reads = set(info.self_reads)
+                callees += [ref for c in self.mro(receiver) if c != owner_name
+                            for attr, ref in self.defs[c][1].attr_submodules if attr in reads or ANY_ATTR in reads]
         short = info.qualname
         for callee in callees:
+            next_receiver = None
+            if callee.on_self and receiver is not None:
+                # `self.m()` with `self` a subclass: its `m`, maybe an override
+                callee = Ref(f"{receiver}.{callee.dotted.rsplit('.', 1)[1]}")
+                next_receiver = receiver
             for c_dotted, c_summary, c_info in self._callee_defs(callee, summary):
                 if c_dotted != dotted:
-                    self._mark(result, c_dotted, c_summary, c_info, kinds, site, short, depth + 1)
+                    c_receiver = next_receiver if next_receiver is not None and c_dotted.rsplit(".", 1)[0] != receiver else None
+                    self._mark(result, c_dotted, c_summary, c_info, kinds, site, short, depth + 1, c_receiver)
 
     def _forward_submodules(self, summary: ModuleSummary, cls: DefInfo) -> list[Ref]:
         """The submodules a class's forward can run: those stored on an attribute that

@@ -46,6 +46,9 @@ STARS = "stars"  # ("stars", modules, name): a name that may come from `from m i
 # ("narrow", term, class terms, admitted): what `term` holds where `isinstance(it, classes)`
 # is known to hold (admitted True) or to fail (False): a compile under such a guard
 NARROW = "narrow"
+# ("annotated", value term, annotation term): `model: Net = timm.create_model(name)`: what
+# the value holds, and where that is no project code, an instance of the annotated class
+ANNOTATED = "annotated"
 # the callee name under which a summary records a decorator applied to a def
 # (`@deco def f` calls `deco(f)`): what a wrapper's parameter may receive
 DECORATED = "@"
@@ -87,10 +90,18 @@ CONTAINER_MODULES = frozenset(
 )
 # objects whose attributes are their constructor's keywords
 NAMESPACES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
-ARGS_MATTER = PASS_THROUGH | CONTAINER_MODULES | NAMESPACES
+# a container's methods that return one of its elements, and those that return a view
+# of all of them (`for name, block in blocks.items()`: a pair per element)
+CONTAINER_GETTERS = frozenset({"get", "pop", "__getitem__", "setdefault"})
+CONTAINER_VIEWS = frozenset({"values", "items", "keys", "children", "copy"})
+# builtins that iterate over their arguments: what they yield is made of those elements
+ITERATION_BUILTINS = frozenset(
+    {"builtins.enumerate", "builtins.zip", "builtins.reversed", "builtins.sorted", "builtins.iter", "builtins.next",
+     "builtins.filter"}
+)
+ARGS_MATTER = PASS_THROUGH | CONTAINER_MODULES | NAMESPACES | ITERATION_BUILTINS | {"builtins.getattr"}
 # calls of other packages whose result is known without their arguments
 OPAQUE_CALLS = ("torch.", "numpy.", "builtins.", "math.", "os.", "re.", "json.", "logging.", "typing.", "random.", "time.")
-CONTAINER_GETTERS = frozenset({"get", "pop", "values", "__getitem__", "setdefault"})
 TYPING_WRAPPERS = frozenset({"Optional", "Union", "Type", "type"})
 
 
@@ -123,8 +134,9 @@ class Value(NamedTuple):
     `keys`, per key) | "const" (a string, in `dotted`) | "unknown" (what the index cannot
     see, `dotted` says why) | "ext" (a
     name from another package; `dotted` is how it was imported) | "getter" (a
-    container's `.get`/`.values`: calling it gives the elements) | "selfret" (a method
-    returning its receiver, such as `.to(device)`)."""
+    container's `.get`/`.pop`: calling it gives an element) | "view" (a container's
+    `.items()`/`.values()`/`.keys()`, named in `dotted`: calling it gives a container
+    of them) | "selfret" (a method returning its receiver, such as `.to(device)`)."""
 
     kind: str
     dotted: Optional[str] = None
@@ -133,6 +145,10 @@ class Value(NamedTuple):
     # a container's key for each of `elems` (a string constant, None when unknown):
     # `REGISTRY["unet"] = UNet`, `@register("vae")`, `{"a": A, "b": B}`
     keys: Optional[tuple] = None
+    # an instance built by a call whose `__init__` stores its parameters on `self`
+    # (`Pipeline(extractor, LightGlue(...))`): the call (the resolver's key for it), so
+    # its attributes hold what this construction passed, not what every one does
+    made: Optional[tuple] = None
 
 
 EMPTY: frozenset = frozenset()
@@ -145,9 +161,9 @@ UNKNOWN = "unknown"
 class Scope:
     """A function (or the module) as seen by the term builder."""
 
-    __slots__ = ("key", "bound", "params", "self_kind", "cls", "parent", "defaults")
+    __slots__ = ("key", "bound", "params", "self_kind", "cls", "parent", "defaults", "globals")
 
-    def __init__(self, key, bound, params=(), self_kind=None, cls=None, parent=None, defaults=None):
+    def __init__(self, key, bound, params=(), self_kind=None, cls=None, parent=None, defaults=None, globals=frozenset()):
         self.key = key  # "" for the module, else the def's qualname
         self.bound = bound  # names bound in this scope by assignment, `for`, params, defs
         self.params = params
@@ -155,6 +171,7 @@ class Scope:
         self.cls = cls  # dotted name of the class a method belongs to
         self.parent = parent  # the enclosing function scope (classes are skipped)
         self.defaults = defaults or {}  # parameter name -> default expression
+        self.globals = globals  # names the def declares `global`: its bindings of them are the module's
 
 
 def assigned_names(body) -> set:
@@ -209,7 +226,11 @@ class TermBuilder:
         self.bindings: dict[str, dict[str, list]] = {}
         self.returns: dict[str, list] = {}  # scope key -> [term]
         self.attrs: dict[str, dict[str, list]] = {}  # class dotted -> attr -> [term]
-        self.stores: list = []  # (location, term, key term): ("G", dotted) / ("A", class, attr)
+        # (location, term, key term); location: ("G", dotted) a module-level name, ("L",
+        # def dotted, name) a def's local, ("A", class, attr), ("I", dotted) an imported name
+        self.stores: list = []
+        self.module_scope: Optional[Scope] = None  # (set by the summarizer)
+        self._ends: list = []  # last rows of the nested blocks being collected
         self._terms: dict = {}  # (id(expr), id(scope), row) -> (expr, scope, term)
 
     def dotted(self, qualname: str) -> str:
@@ -260,6 +281,8 @@ class TermBuilder:
             if inner is None:
                 return None
             index = expr.slice
+            if index.__class__ is ast.Slice:
+                return inner  # `blocks[1:]`: a part of the same container
             if isinstance(index, _Constant) and isinstance(index.value, (int, str)) and not isinstance(index.value, bool):
                 key = index.value if isinstance(index.value, int) else (CONST, index.value)
             elif isinstance(index, _Name):
@@ -351,6 +374,14 @@ class TermBuilder:
 
     # -- statements ------------------------------------------------------------------
     def bind(self, scope: Scope, name: str, row: int, depth: int, term) -> None:
+        """Record a binding of `name` in `scope` at `row`; `depth` 0 when it runs whenever
+        the scope does, > 0 inside a block (made -the block's last row here), or already
+        -R for a loop's target (see `_chosen`)."""
+        if depth > 0 and self._ends:
+            depth = -self._ends[-1]
+        self._record(scope, name, row, depth, term)
+
+    def _record(self, scope: Scope, name: str, row: int, depth: int, term) -> None:
         if term is not None:
             entry = (row, depth, term, self._guards) if self._guards else (row, depth, term)
             self.bindings.setdefault(scope.key, {}).setdefault(name, []).append(entry)
@@ -372,6 +403,19 @@ class TermBuilder:
         self._block(body, scope, 0, cls_attrs)
 
     def _block(self, body, scope: Scope, depth: int, cls_attrs) -> None:
+        if depth > 0 and body:
+            # a nested block: its bindings reach the rest of it unconditionally (`_chosen`
+            # reads -its last row as their depth), and what follows it conditionally
+            last = body[-1]
+            self._ends.append(getattr(last, "end_lineno", None) or last.lineno)
+            try:
+                self._statements(body, scope, depth, cls_attrs)
+            finally:
+                self._ends.pop()
+        else:
+            self._statements(body, scope, depth, cls_attrs)
+
+    def _statements(self, body, scope: Scope, depth: int, cls_attrs) -> None:
         for stmt in body:
             t = type(stmt)
             if t is ast.Assign:
@@ -383,6 +427,10 @@ class TermBuilder:
             elif t is ast.AnnAssign:
                 row = stmt.lineno
                 value = self.term(stmt.value, scope, row) if stmt.value is not None else None
+                if value is not None:
+                    declared = self.annotation_term(stmt.annotation, scope)
+                    if declared is not None:
+                        value = (ANNOTATED, value, declared)
                 if value is None and cls_attrs is not None and isinstance(stmt.target, ast.Name):
                     # `unet: UNet2DConditionModel` in a class body (a dataclass field, a
                     # pipeline's declared component): an instance of the annotation
@@ -399,6 +447,17 @@ class TermBuilder:
                         self.returns.setdefault(scope.key, []).append(term)
             elif t is ast.Expr:
                 call = stmt.value
+                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "register_modules"
+                        and scope.self_kind == "self" and isinstance(call.func.value, ast.Name)
+                        and scope.params and call.func.value.id == scope.params[0]):
+                    # diffusers' `DiffusionPipeline.register_modules(unet=unet, vae=vae)`
+                    # sets each keyword as an attribute of the pipeline
+                    for keyword in call.keywords:
+                        if keyword.arg:
+                            value = self.term(keyword.value, scope, stmt.lineno)
+                            if value is not None:
+                                self.attrs.setdefault(scope.cls, {}).setdefault(keyword.arg, []).append(value)
+                    continue
                 if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.args:
                     if call.func.attr in ("append", "add", "insert", "extend", "update", "add_module", "register_module"):
                         loc = self._location(call.func.value, scope)
@@ -416,7 +475,11 @@ class TermBuilder:
                 if isinstance(stmt.target, (ast.Name, ast.Tuple, ast.List)):
                     it = self.term(stmt.iter, scope, stmt.lineno)
                     # `for name, model in pairs:` unpacks each element like an assignment
-                    self._assign(stmt.target, (ITEM, it, None) if it else None, scope, stmt.lineno, depth + 1, None)
+                    # the body always sees this binding, not an earlier one of the name; after
+                    # the loop it is one of the values (the loop may not have run): a depth of
+                    # -last row says so to `_chosen`
+                    end = getattr(stmt, "end_lineno", None) or stmt.lineno
+                    self._assign(stmt.target, (ITEM, it, None) if it else None, scope, stmt.lineno, -end, None)
                 self._block(stmt.body, scope, depth + 1, cls_attrs)
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
             elif t is ast.If:
@@ -429,6 +492,18 @@ class TermBuilder:
                     self._guards = outer + ((guard[0], guard[1], not guard[2]),)
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
                 self._guards = outer
+            elif (t is ast.Import or t is ast.ImportFrom) and scope.key:
+                base = self.names._absolute_from(stmt) if t is ast.ImportFrom else None
+                for alias in stmt.names:
+                    if alias.name == "*":
+                        continue
+                    if t is ast.ImportFrom:
+                        name, dotted = alias.asname or alias.name, f"{base}.{alias.name}" if base else alias.name
+                    elif alias.asname:
+                        name, dotted = alias.asname, alias.name
+                    else:
+                        name = dotted = alias.name.split(".", 1)[0]
+                    self.bind(scope, name, stmt.lineno, depth, (G, dotted))
             elif t is ast.While:
                 self._block(stmt.body, scope, depth + 1, cls_attrs)
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
@@ -449,6 +524,11 @@ class TermBuilder:
             if cls_attrs is not None:  # a class body: `model_cls = Net` is a class attribute
                 if value is not None:
                     self.attrs.setdefault(cls_attrs, {}).setdefault(target.id, []).append(value)
+                return
+            if target.id in scope.globals and self.module_scope is not None:
+                # `global decoder` then `decoder = Decoder()`: the module's name, bound
+                # whenever the def runs (a branch of what the module's name may hold)
+                self._record(self.module_scope, target.id, row, 1, value)
                 return
             self.bind(scope, target.id, row, depth, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -477,9 +557,13 @@ class TermBuilder:
         return None
 
     def _location(self, expr, scope: Scope):
-        """Where a container lives: a module-level name or a `self` attribute."""
+        """Where a container lives: a module-level name, a local of a def (`layers = []`
+        then `layers.append(Block())`) or a `self` attribute."""
         if isinstance(expr, ast.Name):
-            if expr.id in self.module_bound and not self._bound_in_function(expr.id, scope):
+            owner = self._owner(expr.id, scope)
+            if owner is not None:
+                return ("L", self.dotted(owner.key), expr.id)
+            if expr.id in self.module_bound:
                 return ("G", self.dotted(expr.id))
             if self._is_global_name(expr.id, scope):
                 dotted = self.names.resolve_name(expr.id)
@@ -491,13 +575,14 @@ class TermBuilder:
                 return ("A", scope.cls, expr.attr)
         return None
 
-    def _bound_in_function(self, name: str, scope: Scope) -> bool:
+    def _owner(self, name: str, scope: Scope) -> Optional[Scope]:
+        """The def whose local `name` is where it is used (None: the module's, or a global)."""
         s = scope
         while s is not None and s.key != "":
             if name in s.bound:
-                return True
+                return s
             s = s.parent
-        return False
+        return None
 
 
 # -- per project: evaluating terms -------------------------------------------------
@@ -588,6 +673,7 @@ class Resolver:
         self._pending: dict = {}
         self._log: list = []
         self.cuts = 0  # how often a guard (MAX_NESTED, MAX_ROUNDS) cut an answer short
+        self._made: dict = {}  # Value.made -> (summary, env) of the call that built the instance
         if sys.getrecursionlimit() < 20_000:  # questions nest ~6 Python frames deep each
             sys.setrecursionlimit(20_000)
 
@@ -727,6 +813,8 @@ class Resolver:
             parts = [term[1]]
         elif tag == NARROW:
             parts = [term[1], *term[2]]
+        elif tag == ANNOTATED:
+            parts = [term[1], term[2]]
         elif tag == CALL:
             parts = [term[1], *term[2], *(t for _k, t in term[3])]
         elif tag == SEQ or tag == UNION:
@@ -760,9 +848,12 @@ class Resolver:
             if bound is not None:
                 return bound
             declared = self.values(ann, summary, env, depth) if ann is not None else EMPTY
-            if any(v.dotted in self.index.defs for v in declared):
-                return declared  # `model: Transformer`
             passed = self._passed(summary, scope, index, name, depth)
+            if any(v.dotted in self.index.defs for v in declared):
+                # `model: Transformer`: the instances its callers pass where they are the
+                # project's (they carry what they were built with), else the annotation
+                known = frozenset(v for v in passed if v.kind == "inst" and v.dotted in self.index.defs)
+                return known or declared
             if passed:
                 return passed
             # an annotation of another package's base class (`model: nn.Module`) says
@@ -788,6 +879,11 @@ class Resolver:
             return self._call(term, summary, env, depth)
         if tag == NARROW:
             return self._narrowed(term, summary, env, depth)
+        if tag == ANNOTATED:
+            held = self.values(term[1], summary, env, depth)
+            if any(v.dotted in self.index.defs or v.kind == "seq" for v in held):
+                return held
+            return self._declared(held, self.values(term[2], summary, env, depth))
         if tag == ITEM:
             index = term[2]
             inner = term[1]
@@ -886,11 +982,26 @@ class Resolver:
         found = self.index.find_def(dotted, summary)
         if found is not None:
             d_summary, info = found
+            if info.method_kind == "class":
+                # `ShapeVAE.from_pretrained`: a classmethod, maybe inherited, bound to the
+                # class it is called on (its `cls`), not to the class that defines it
+                owner = self.index.find_def(dotted.rpartition(".")[0], summary)
+                if owner is not None and owner[1].kind == "class":
+                    receiver = Value("class", owner[0].dotted(owner[1].qualname))
+                    return frozenset({Value("bound", d_summary.dotted(info.qualname), (frozenset({receiver}),))})
             return self._def_value(d_summary.dotted(info.qualname), instance=False)
         glob = self.index.find_global(dotted, summary)
         if glob is not None:
             g_summary, name = glob
             return self._local(g_summary, "", name, None, {}, depth)
+        owner, _, attr = dotted.rpartition(".")
+        if owner and attr and _is_alternate_constructor(attr):
+            # `Net.from_pretrained`: an attribute of a project class its own defs do not hold
+            found = self.index.find_def(owner, summary)
+            if found is not None and found[1].kind == "class":
+                got = self._attr(Value("class", found[0].dotted(found[1].qualname)), attr, depth)
+                if got:
+                    return frozenset(got)
         return frozenset({Value("ext", dotted)})
 
     def _local(self, summary, scope: str, name: str, row, env, depth) -> frozenset:
@@ -899,10 +1010,10 @@ class Resolver:
             if len(entry) > 3 and env and not self._guards_hold(entry[3], summary, scope, env):
                 continue  # a branch for another value of the parameter this call passes
             out |= self.values(entry[2], summary, env, depth)
-        if scope == "":  # a module-level container: what is stored in it anywhere
-            stored = self.index.stored(("G", summary.dotted(name)))
-            if stored:
-                out.add(self._stored_seq(stored, depth))
+        # a container: what is stored in it anywhere (a module-level one), or in its def
+        stored = self.index.stored(("G", summary.dotted(name)) if scope == "" else ("L", summary.dotted(scope), name))
+        if stored:
+            out.add(self._stored_seq(stored, depth))
         return frozenset(out)
 
     def _guards_hold(self, guards, summary, scope: str, env) -> bool:
@@ -945,13 +1056,22 @@ class Resolver:
                 return {base}
             out: set = set()
             for c_summary, term in self.index.attr_terms(base.dotted, name):
-                out |= self.values(term, c_summary, _Env(self=frozenset({base})), depth)
+                env = _Env(self=frozenset({base}))
+                if base.made:
+                    env.update(self._made_env(base, self._reads(term, c_summary), depth))
+                out |= self.values(term, c_summary, env, depth)
             stored = [s for c in self.index.mro(base.dotted) for s in self.index.stored(("A", c, name))]
             if stored:
                 out.add(self._stored_seq(stored, depth))
             if out:
                 return out
             method = self.index.find_def(f"{base.dotted}.{name}", None)
+            if method is None and kind == "class" and _is_alternate_constructor(name) and self.index.leaves_project(base.dotted):
+                # `Transformer.from_pretrained(...)` with the classmethod inherited from
+                # another package's base (diffusers' ModelMixin, transformers'
+                # PreTrainedModel, Lightning's load_from_checkpoint): by convention it
+                # builds an instance of the class it is called on
+                return {base}
             if method is not None:
                 m_summary, info = method
                 dotted = m_summary.dotted(info.qualname)
@@ -964,6 +1084,8 @@ class Resolver:
                 return {Value("selfret", None, (frozenset({base}),))}
             return set()
         if kind == "inst":
+            if base.elems is not None and (name in CONTAINER_GETTERS or name in CONTAINER_VIEWS):
+                return self._container_method(base, name)  # `nn.ModuleDict(...).items()`
             if name in WRAPPED_ATTRS:
                 return {base}
             if name in RETURNS_SELF:
@@ -977,9 +1099,17 @@ class Resolver:
             return set()
         if kind == "ext":
             return {Value("ext", f"{base.dotted}.{name}")}
-        if kind == "seq" and name in CONTAINER_GETTERS:
-            return {Value("getter", None, base.elems)}
+        if kind == "seq" and (name in CONTAINER_GETTERS or name in CONTAINER_VIEWS):
+            return self._container_method(base, name)
         return set()
+
+    @staticmethod
+    def _container_method(base: Value, name: str) -> set:
+        """A container's method, as a value to call: a getter gives one element, a view
+        (`values()`, `items()`, `keys()`, `children()`) a container of them."""
+        if name in CONTAINER_GETTERS:
+            return {Value("getter", None, base.elems)}
+        return {Value("view", name, base.elems, base.ordered, base.keys)}
 
     def _elements(self, base: Value, index) -> set:
         """What `base[index]` can hold: `index` an int position, a frozenset of the
@@ -1022,7 +1152,7 @@ class Resolver:
         out: set = set()
         for f in funcs:
             if f.kind == "class":
-                out.add(Value("inst", f.dotted))
+                out.add(self._instance(f.dotted, arg_terms, kw_terms, summary, env))
             elif f.kind == "func":
                 found = self.index.defs.get(f.dotted)
                 if found is None:
@@ -1049,10 +1179,20 @@ class Resolver:
             elif f.kind == "getter":
                 for elem in f.elems:
                     out |= elem
+            elif f.kind == "view":
+                out.add(_view(f))
             elif f.kind == "ext":
                 dotted = f.dotted
                 if dotted in PASS_THROUGH:
                     out |= arg(0)
+                elif dotted == "builtins.getattr":
+                    # `getattr(self, name)`: the attribute of each name the argument can be
+                    for name in arg(1) if len(arg_terms) > 1 else ():
+                        if name.kind == "const" and name.dotted and name.dotted.isidentifier():
+                            for base in arg(0):
+                                out |= self._attr(base, name.dotted, depth)
+                elif dotted in ITERATION_BUILTINS:
+                    out |= self._iterated(dotted, [arg(i) for i in range(len(arg_terms))])
                 elif dotted in NAMESPACES:
                     names = tuple(k for k, _t in kw_terms)
                     elems = tuple(self.values(t, summary, env, depth) for _k, t in kw_terms)
@@ -1072,7 +1212,56 @@ class Resolver:
                     self.why.append(describe_external(dotted, True))
         return frozenset(out)
 
-    def _bind(self, info, dotted, arg_terms, kw_terms, summary, env, depth, skip_first) -> dict:
+    def _instance(self, dotted: str, arg_terms, kw_terms, summary, env) -> Value:
+        """An instance of the class `dotted` built with these arguments. Where its
+        `__init__` stores a parameter on `self`, the call is kept with it (`Value.made`,
+        evaluated only when such an attribute is read: `_made_env`)."""
+        if not arg_terms and not kw_terms or dotted not in self.index.defs or not self.index.stores_init_params(dotted):
+            return Value("inst", dotted)
+        env_key = env.key if type(env) is _Env and env.key is not None else _env_key(env)
+        made = (id(summary), arg_terms, kw_terms, env_key)
+        self._made.setdefault(made, (summary, env))
+        return Value("inst", dotted, made=made)
+
+    def _made_env(self, base: Value, reads, depth) -> dict:
+        """What the call that built `base` passed to the parameters of its `__init__`
+        that `reads` names (None: all of them)."""
+        summary, env = self._made[base.made]
+        _sid, arg_terms, kw_terms, _key = base.made
+        init = self.index.lookup(f"{base.dotted}.__init__")
+        if init is None or init[1].kind != "function":
+            return {}
+        info = init[1]
+        if reads is not None:
+            wanted = {k[1] for k in reads if type(k) is tuple and k[0] == info.qualname}
+            if not wanted:
+                return {}
+        else:
+            wanted = None
+        return self._bind(info, init[0].dotted(info.qualname), arg_terms, kw_terms, summary, env, depth, skip_first=True,
+                          only=wanted)
+
+    def _iterated(self, dotted: str, args: list) -> set:
+        """What an iteration builtin gives for arguments holding `args`: `enumerate(xs)`
+        a container of (index, element) pairs, `zip(xs, ys)` of (x, y) tuples,
+        `next(it)` an element, the others a container of the same elements."""
+        if not args:
+            return set()
+        elements = [frozenset(e for v in values for e in self._elements(v, None)) for values in args]
+        if dotted == "builtins.next":
+            return set(elements[0])
+        if dotted == "builtins.enumerate":
+            pairs = Value("seq", None, (EMPTY, elements[0]), True)  # (the index: a number, not followed)
+            return {Value("seq", None, (frozenset({pairs}),), False)}
+        if dotted == "builtins.zip":
+            return {Value("seq", None, (frozenset({Value("seq", None, tuple(elements), True)}),), False)}
+        if dotted == "builtins.filter":
+            elements = elements[1:] or elements
+        return {Value("seq", None, (elements[0],), False)}
+
+    def _bind(self, info, dotted, arg_terms, kw_terms, summary, env, depth, skip_first, only=None) -> dict:
+        """The parameters of `info` (by (qualname, index)) bound to what a call passes;
+        `only`: the indexes to evaluate (None: all)."""
         params = list(info.params)
         offset = 1 if skip_first and info.method_kind != "static" else 0
         bound: dict = _Env()
@@ -1080,35 +1269,50 @@ class Resolver:
             if t is not None and t[0] == STAR:
                 break
             index = i + offset
-            if index < len(params):
+            if index < len(params) and (only is None or index in only):
                 bound[(info.qualname, index)] = self.values(t, summary, env, depth)
         for name, t in kw_terms:
-            if name in params:
+            if name in params and (only is None or params.index(name) in only):
                 bound[(info.qualname, params.index(name))] = self.values(t, summary, env, depth)
         return bound
 
     def _passed(self, summary, qualname: str, index: int, name: str, depth) -> frozenset:
-        """What the calls of def `qualname` anywhere in the project pass for one parameter."""
+        """What the calls of def `qualname` anywhere in the project pass for one parameter.
+        For a class's `__init__`, the calls that build the class (`Net(block)`, a subclass
+        that inherits that `__init__`, `cls(**kw)` in a classmethod) pass its parameters."""
         dotted = summary.dotted(qualname)
         found = self.index.defs.get(dotted)
         if found is None or found[1].kind != "function":
             return EMPTY
         info = found[1]
         out: set = set()
-        for c_summary, callee, args, kws in self.index.calls_named(qualname.rsplit(".", 1)[-1]):
+        short = qualname.rsplit(".", 1)[-1]
+        callers = list(self.index.calls_named(short))
+        builders = self.index.classes_built_by(dotted) if short == "__init__" else ()
+        if builders:
+            for cls_name in sorted({c.rsplit(".", 1)[-1] for c in builders} | {"cls"}):
+                callers += self.index.calls_named(cls_name)
+        for c_summary, callee, args, kws in callers:
             for f in self.values(callee, c_summary, None, depth):
-                if f.dotted != dotted or f.kind not in ("func", "bound"):
+                if f.kind == "class" and f.dotted in builders:
+                    offset = 1  # `Net(block)` calls `Net.__init__(self, block)`
+                elif f.dotted != dotted or f.kind not in ("func", "bound"):
                     continue
-                offset = 1 if f.kind == "bound" and info.method_kind != "static" else 0
+                else:
+                    offset = 1 if f.kind == "bound" and info.method_kind != "static" else 0
                 position = index - offset
                 if 0 <= position < len(args) and not any(a is not None and a[0] == STAR for a in args[: position + 1]):
                     out |= self.values(args[position], c_summary, None, depth)
                 for kw, term in kws:
                     if kw == name:
                         out |= self.values(term, c_summary, None, depth)
-        # `@deco` applied to a def passes the def as the first argument
-        for c_summary, kind, arg in self.index.decorated_by(dotted):
-            offset = 1 if kind == "bound" and info.method_kind != "static" else 0
+        # `@deco` applied to a def passes the def as the first argument; `@Wrapper` passes it
+        # to `Wrapper.__init__(self, fn)`
+        applications = [a for a in self.index.decorated_by(dotted) if a[1] != "class"]
+        for cls in sorted(builders):
+            applications += [a for a in self.index.decorated_by(cls) if a[1] == "class"]
+        for c_summary, kind, arg in applications:
+            offset = 1 if kind == "class" or (kind == "bound" and info.method_kind != "static") else 0
             if index - offset == 0:
                 out |= self.values(arg, c_summary, None, depth)
         return frozenset(out)
@@ -1118,19 +1322,56 @@ class Resolver:
         for term in summary.returns.get(info.qualname, ()):
             out |= self.values(term, summary, env, depth)
         if info.ret_ann is not None and not any(v.dotted in self.index.defs for v in out):
-            out |= self.values(info.ret_ann, summary, env, depth)  # `def load() -> Net: return torch.load(...)`
+            # `def load() -> Net: return torch.load(...)`
+            return self._declared(frozenset(out), self.values(info.ret_ann, summary, env, depth))
         return frozenset(out)
+
+    def _declared(self, held: frozenset, declared: frozenset) -> frozenset:
+        """What a value declared by an annotation holds, when the value itself shows no
+        project code: the project classes the annotation names. An annotation naming
+        another package's class (`-> nn.Module`) says what kind of thing it is, not
+        which one: the value stays what it was (unseen, or partial)."""
+        named = frozenset(v for v in declared if v.dotted in self.index.defs)
+        if not named:
+            return held
+        # the value's own unseen reasons are replaced: the annotation says what it is
+        return frozenset(v for v in held if v.kind not in (UNKNOWN, "ext", "inst") or v.dotted in self.index.defs) | named
+
+
+def _is_alternate_constructor(name: str) -> bool:
+    """The names other packages give the classmethods that build an instance of the
+    class they are called on (`from_pretrained`, `from_config`, `from_single_file`,
+    `load_from_checkpoint`)."""
+    return name.startswith(("from_", "_from_")) or name == "load_from_checkpoint"
+
+
+def _view(view: Value) -> Value:
+    """The container a view method returns (`d.items()`, `d.values()`, `d.keys()`)."""
+    every = frozenset().union(*view.elems) if view.elems else EMPTY
+    if view.dotted == "items":
+        keys = view.keys or (None,) * len(view.elems)
+        pairs = frozenset(Value("seq", None, (frozenset({Value("const", k)}) if k is not None else EMPTY, elems), True)
+                          for k, elems in zip(keys, view.elems))
+        return Value("seq", None, (pairs,), False)
+    if view.dotted == "keys":
+        return Value("seq", None, (frozenset(Value("const", k) for k in (view.keys or ()) if k is not None),), False)
+    if view.dotted == "copy":
+        return Value("seq", None, view.elems, view.ordered, view.keys)
+    return Value("seq", None, (every,), False)
 
 
 def _chosen(entries: list, row) -> list:
     """The bindings of a name that reach a use at `row` (every one when row is None): the
-    last unconditional one before it and the conditional ones after that."""
+    last unconditional one before it and the conditional ones after that. An entry's
+    depth is 0 when unconditional, > 0 inside a branch or loop, and -R for the target of
+    a `for` whose last row is R (unconditional in the loop, conditional after it)."""
     if row is None:
         return entries
     chosen = []
     for entry in reversed([e for e in entries if e[0] < row]):
         chosen.append(entry)
-        if entry[1] == 0:
+        depth = entry[1]
+        if depth == 0 or (depth < 0 and row <= -depth):  # (a loop's target, used in its body)
             break
     return chosen or entries  # used above its bindings: a loop, or a closure
 
