@@ -53,3 +53,10 @@ def test_a_demo_guard_does_not_make_a_library_module_a_script(tmp_path):
     write(tmp_path, {"setup.py": "", "lib/__init__.py": "", "lib/demo.py": demo, "lib/launch.py": launch,
                      "lib/runs_main.py": runs_main})
     assert lint(tmp_path, cache=False) == [(str(tmp_path / "lib/demo.py"), 3)]
+
+
+def test_a_guard_running_a_cli_runner_makes_a_script(tmp_path):
+    fire_script = HDIT + "\nimport fire\n\ndef main(steps=1):\n    pass\n\nif __name__ == '__main__':\n    fire.Fire(main)\n"
+    typer_script = HDIT + "\nimport typer\n\ndef main(steps: int = 1):\n    pass\n\nif __name__ == '__main__':\n    typer.run(main)\n"
+    write(tmp_path, {"setup.py": "", "lib/__init__.py": "", "lib/fire_cli.py": fire_script, "lib/typer_cli.py": typer_script})
+    assert lint(tmp_path, cache=False) == []

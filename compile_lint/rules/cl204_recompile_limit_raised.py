@@ -108,9 +108,10 @@ def _is_script(facts) -> bool:
         return False
     if any(_reads_launch(facts, ast.walk(g)) for g in guards):
         return True
+    if any(isinstance(node, ast.Call) and (facts.resolve(node.func) or "").startswith(CLI_PREFIXES)
+           for g in guards for node in ast.walk(g)):
+        return True  # `fire.Fire(main)`, `typer.run(main)`: a runner reads the command line
     called = _main_guard_calls(facts)
-    if any((facts.resolve(ast.Name(id=name, ctx=ast.Load())) or "").startswith(CLI_PREFIXES) for name in called):
-        return True
     defs = {stmt.name: stmt for stmt in facts.tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
     return any(name in defs and (_is_command(facts, defs[name]) or _reads_launch(facts, ast.walk(defs[name])))
                for name in called)
