@@ -7,7 +7,7 @@ from ..analysis.compiled_values import CompiledValuesFact
 from ..analysis.facts import RegionsFact
 from ..analysis.feature_tests import never_runs_compiled
 from ..analysis.project_calls import ProjectFilesFact
-from ..analysis.region_queries import ClassAttrsFact, region_nodes
+from ..analysis.region_queries import ClassAttrsFact, eager_only, region_nodes
 from ..analysis.rng import (
     draws_like_eager,
     eval_at_every_site,
@@ -50,7 +50,11 @@ class RngInCompiledRegion(Rule):
     `return`) of a feature test that is true on every torch that has `torch.compile`
     (`hasattr(F, "scaled_dot_product_attention")`, `torch.__version__ >= "2.0"`), and
     the `except ImportError:` of a `try` that only imports such names (a fallback
-    function defined there exists only on that older torch).
+    function defined there exists only on that older torch). So is a draw Dynamo never
+    traces: under `if not torch.compiler.is_compiling():` (or a project wrapper of it, a
+    name bound to it, an operand of `and`/`or`), in the `if` of `torch.jit.is_tracing()`,
+    or after an `if is_compiling(): ... return` (litgpt `generate/base.py`'s
+    `torch.multinomial`, a false finding on bench/dev2; its shape is a valid case).
 
     **Train-mode draws are reported only where the project trains.** Dropout and the
     other draws that happen only in train mode (`self.training` tests, `nn.Dropout`,
@@ -118,6 +122,29 @@ class RngInCompiledRegion(Rule):
     needs = (RegionsFact, ClassAttrsFact, CompiledValuesFact, ProjectFilesFact)  # fires only inside compiled regions; callers of a helper
 
     valid = [
+        Case(
+            """
+            import torch
+            from torch import compiler
+
+            def sample(probs):
+                if torch._dynamo.is_compiling():
+                    return torch.argmax(probs, dim=-1, keepdim=True)
+                return torch.multinomial(probs, num_samples=1)
+
+            def jitter(x):
+                compiling = compiler.is_compiling()
+                if not compiling:
+                    x = x + 0.01 * torch.randn_like(x)
+                return x
+
+            @torch.compile
+            def next_token(logits):
+                return sample(torch.softmax(jitter(logits), dim=-1))
+            """,
+            note="draws only Dynamo never traces: after a compiling branch that returns (litgpt "
+                 "generate/base.py), under `not is_compiling()` through a name",
+        ),
         Case(
             """
             import torch
@@ -383,6 +410,24 @@ class RngInCompiledRegion(Rule):
         Case(
             """
             import torch
+
+            def sample(probs):
+                if torch._dynamo.is_compiling():
+                    distribution = torch.empty_like(probs).exponential_(1)
+                    return torch.argmax(probs / distribution, dim=-1, keepdim=True)
+                return torch.multinomial(probs, num_samples=1)
+
+            @torch.compile
+            def next_token(logits):
+                return sample(torch.softmax(logits, dim=-1))
+            """,
+            at=[(6, 24)],
+            note="the draw of the compiling branch is compiled (litgpt generate/base.py, judged true); "
+                 "the eager one after its return is not reported",
+        ),
+        Case(
+            """
+            import torch
             import torch.nn.functional as F
 
             def attention(q, k, v, dropout_p=0.0):
@@ -564,8 +609,8 @@ class RngInCompiledRegion(Rule):
         in_eval: dict[int, bool] = {}
         for node, region in region_nodes(facts, (ast.Call,)):
             what = random_draw(facts, node)
-            if what is None or never_runs_compiled(facts, node):
-                continue  # not a draw, or a fallback for a torch older than torch.compile itself
+            if what is None or never_runs_compiled(facts, node) or eager_only(facts, node):
+                continue  # not a draw, a fallback for a torch older than torch.compile itself, or eager only
             label, train_mode = what
             train_mode = train_mode or train_mode_only(facts, node)
             key = id(region)

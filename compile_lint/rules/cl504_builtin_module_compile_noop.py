@@ -5,6 +5,7 @@ from typing import Optional
 
 from ..analysis.regions import RETURNS_SELF
 from ..analysis.compile_calls import target_text
+from ..analysis.facts import RegionsFact
 from ..analysis.rebinding import later_observer
 from ..analysis.walk import walk
 from .base import Case, Rule
@@ -51,6 +52,29 @@ def _assigned_values(facts, scope, matches):
     return out
 
 
+def runs_inside_compiled_parent(facts, target: ast.AST, compile_call: ast.Call) -> bool:
+    """`self.<attr>` is used by its class only in code a compile region covers (the
+    class's `forward`, compiled with the module): Dynamo traces the built-in module into
+    the parent's graph there, so it does not run eagerly whatever its own `.compile()`
+    did (measured: `scripts/measure/cl504_nested_compile.py`)."""
+    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+        return False
+    cls = next((a for a in facts.ancestors(target) if isinstance(a, ast.ClassDef)), None)
+    if cls is None:
+        return False
+    uses = []
+    for node in walk(cls):
+        if not (isinstance(node, ast.Attribute) and node.attr == target.attr and isinstance(node.value, ast.Name)
+                and node.value.id == "self" and isinstance(node.ctx, ast.Load)) or node is target:
+            continue
+        if facts.parent(node) is compile_call.func:
+            continue
+        uses.append(node)
+    if not uses or not facts.has_region("compiled"):
+        return False  # not used by its class: whoever uses it may run it eagerly
+    return all(facts.in_region(use, "compiled") is not None for use in uses)
+
+
 class BuiltinModuleCompileNoop(Rule):
     """
     ## What it does
@@ -63,6 +87,17 @@ class BuiltinModuleCompileNoop(Rule):
     graphs: "frame is in the Dynamo skipfiles list"), so a `nn.Sequential` head
     stays eager while its author believes it is compiled. `.compile()` on your own
     module classes does work and is not flagged.
+
+    Not reported either: a built-in module kept as `self.<attr>` that its class uses only
+    in code a compile region covers (the `forward` of a parent compiled with
+    `m.compile()` or `torch.compile(m)`). Dynamo traces the parent's `forward` and
+    inlines the module into the parent's graph, so it does not run eagerly
+    (`scripts/measure/cl504_nested_compile.py`: 0 graphs for the trunk alone or under an
+    eager parent, its ops in the one graph of the compiled parent). Such a call is
+    redundant, and sometimes deliberate: lingua's `probe.py` compiles a toy model's trunk
+    so that its probe finds `_compiled_call_impl` set (judged false on bench/dev2, where
+    the fix would break that probe). A use of the module outside compiled code (another
+    method run eagerly) keeps the finding.
 
     ## Example
     ```python
@@ -88,9 +123,10 @@ class BuiltinModuleCompileNoop(Rule):
     ## References
     - measured on torch 2.13 CPU: 0 graphs compiled ("frame is in the Dynamo skipfiles
       list"); user-defined modules do compile. pytorch#150915 (open)
+    - `scripts/measure/cl504_nested_compile.py`: a built-in module inside a compiled parent
     """
 
-    needs = ()
+    needs = (RegionsFact,)  # whether the module only runs inside a compiled parent
     code = "CL504"
     name = "builtin-module-compile-noop"
     summary = "`.compile()` on a built-in nn module compiles nothing"
@@ -103,6 +139,29 @@ class BuiltinModuleCompileNoop(Rule):
         Case("import re\npattern = re.compile('x')\n"),
         Case("import torch\nfrom torch import nn\nm = nn.Sequential()\nm = torch.compile(m)\n"),
         Case("from torch import nn\nm = nn.Linear(2, 2) if cond else MyNet()\nm.compile()\n", note="not known to be built-in"),
+        Case(
+            """
+            import torch
+            from torch import nn
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.head = nn.Linear(512, 16)
+                    self.trunk = nn.Sequential(nn.Linear(512, 512), nn.Linear(512, 512))
+                    self.trunk.compile()
+
+                def forward(self, x):
+                    return self.head(self.trunk(x))
+
+            def test_toy_model():
+                m = Model()
+                m.compile()
+                return m(torch.randn(2, 512))
+            """,
+            note="the trunk runs only in the forward of a compiled parent, traced into its graph "
+                 "(lingua probe.py; scripts/measure/cl504_nested_compile.py)",
+        ),
     ]
     invalid = [
         Case(
@@ -125,6 +184,52 @@ class BuiltinModuleCompileNoop(Rule):
             "import torch as T\nT.nn.Linear(4, 4).compile()\n",
             at=[(2, 1)],
         ),
+        Case(
+            """
+            import torch
+            from torch import nn
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.head = nn.Linear(512, 16)
+                    self.trunk = nn.Sequential(nn.Linear(512, 512), nn.Linear(512, 512))
+                    self.trunk.compile()
+
+                def forward(self, x):
+                    return self.head(self.trunk(x))
+
+                def features(self, x):
+                    return self.trunk(x)
+
+            m = Model()
+            m.compile()
+            feats = m.features(torch.randn(2, 512))
+            """,
+            fixed="""
+            import torch
+            from torch import nn
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.head = nn.Linear(512, 16)
+                    self.trunk = nn.Sequential(nn.Linear(512, 512), nn.Linear(512, 512))
+                    self.trunk = torch.compile(self.trunk)
+
+                def forward(self, x):
+                    return self.head(self.trunk(x))
+
+                def features(self, x):
+                    return self.trunk(x)
+
+            m = Model()
+            m.compile()
+            feats = m.features(torch.randn(2, 512))
+            """,
+            at=[(10, 9)],
+            note="the compiled parent's forward runs it compiled, but `features` (not compiled) runs it eagerly",
+        ),
     ]
 
     def check(self, facts):
@@ -134,7 +239,7 @@ class BuiltinModuleCompileNoop(Rule):
                 continue
             scope = facts.enclosing_function(call)
             cls = builtin_module_class(facts, func.value, scope)
-            if cls is None:
+            if cls is None or runs_inside_compiled_parent(facts, func.value, call):
                 continue
             short = cls.rsplit(".", 1)[-1]
             message = (

@@ -20,6 +20,21 @@ AMP_WORD = re.compile(rb"\bamp\b")
 LAST_NAMES = frozenset(dotted.rpartition(".")[2] for dotted in REPLACEMENTS)
 
 
+def annotation_nodes(facts) -> set[int]:
+    """ids of every node inside an annotation: `x: T`, `self.x: T` (in a function body
+    never evaluated; elsewhere evaluated, which only looks the class up), a parameter's
+    or a return's annotation (looked up at `def` time). None of them constructs or calls
+    the API, and only the construction or call warns (verified on Python 3.11, torch
+    2.13: `python -W error::FutureWarning` is silent on `torch.cuda.amp.GradScaler` looked
+    up, raises on `torch.cuda.amp.GradScaler()`)."""
+    found: set[int] = set()
+    for node in facts.nodes(ast.AnnAssign, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef):
+        hint = node.returns if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else node.annotation
+        if hint is not None:
+            found.update(id(sub) for sub in ast.walk(hint))
+    return found
+
+
 class DeprecatedAmp(Rule):
     """
     ## What it does
@@ -51,7 +66,13 @@ class DeprecatedAmp(Rule):
     (positional arguments of `autocast` become keywords, since the new signature puts
     `device_type` first). `import torch` is added when the file has no `torch` name.
     References that are not calls (`amp_cls = torch.cuda.amp.autocast`) are reported
-    without a fix.
+    without a fix. Type hints are not reported (`self.scaler: torch.cuda.amp.GradScaler`,
+    `def f(s: torch.cuda.amp.GradScaler)`): a hint constructs nothing, and only
+    constructing or calling the old API warns (`python -W error::FutureWarning` on
+    Python 3.11, torch 2.13: looking the class up is silent, `GradScaler()` raises; a
+    bare annotation in a function body is never evaluated at all). Measured on
+    bench/dev2: the one such finding (Infinity `infinity/utils/amp_opt.py:144`) was
+    judged false.
 
     ## References
     - torch 2.4+ emits `FutureWarning: torch.cuda.amp.autocast(args...) is deprecated`
@@ -81,6 +102,22 @@ class DeprecatedAmp(Rule):
         Case(
             "import torch\ndef ctx():\n    try:\n        return torch.amp.autocast(device_type='cuda')\n"
             "    except Exception:\n        from torch.cuda.amp import autocast\n        return autocast()\n",
+        ),
+        Case(
+            """\
+            import torch
+            from typing import Optional
+            class AmpOptimizer:
+                def __init__(self, scaler: Optional[torch.cuda.amp.GradScaler] = None):
+                    self.scaler = scaler
+                def step(self, loss) -> "torch.cuda.amp.GradScaler":
+                    if self.scaler is not None:
+                        self.scaler: torch.cuda.amp.GradScaler
+                        self.scaler.scale(loss).backward()
+                    return self.scaler
+            """,
+            note="type hints construct nothing (Infinity infinity/utils/amp_opt.py: a bare "
+                 "`self.scaler: torch.cuda.amp.GradScaler` in a method, never evaluated)",
         ),
         Case(
             "import torch\nif hasattr(torch.amp, 'GradScaler'):\n    scaler = torch.amp.GradScaler('cuda')\n"
@@ -116,6 +153,13 @@ class DeprecatedAmp(Rule):
         Case("import torch\nwith torch.cpu.amp.autocast():\n    pass\n", fixed="import torch\nwith torch.amp.autocast(\"cpu\"):\n    pass\n", at=[(2, 6)]),
         Case("import torch\nctx = torch.cuda.amp.autocast\n", note="not a call: no fix", at=[(2, 1), (2, 7)]),
         Case(
+            "import torch\nclass Trainer:\n    def __init__(self):\n"
+            "        self.scaler: torch.cuda.amp.GradScaler = torch.cuda.amp.GradScaler()\n",
+            fixed="import torch\nclass Trainer:\n    def __init__(self):\n"
+            "        self.scaler: torch.cuda.amp.GradScaler = torch.amp.GradScaler(\"cuda\")\n",
+            at=[(4, 50)], note="the annotated assignment's value constructs: reported, its annotation not",
+        ),
+        Case(
             "import torch\ntry:\n    scaler = torch.cuda.amp.GradScaler()\nexcept AttributeError:\n    scaler = None\n",
             fixed="import torch\ntry:\n    scaler = torch.amp.GradScaler(\"cuda\")\nexcept AttributeError:\n    scaler = None\n",
             at=[(3, 14)], note="the old API in the try body is the one tried first",
@@ -133,6 +177,7 @@ class DeprecatedAmp(Rule):
         if AMP_WORD.search(facts.source.data) is None:
             return  # every deprecated name is under `torch.cuda.amp` / `torch.cpu.amp`: the file spells `amp`
         name_hits: dict[str, bool] = {}  # a bare name resolves the same wherever it is
+        annotations = None  # ids of the nodes inside annotations, found on the first hit
         for node in facts.nodes(ast.Attribute, ast.Name):
             # `x.attr` resolves to "<x>.attr": only these last names can be a deprecated API
             if isinstance(node, ast.Attribute):
@@ -152,6 +197,10 @@ class DeprecatedAmp(Rule):
             dotted = facts.resolve(node)
             if dotted not in REPLACEMENTS:
                 continue
+            if annotations is None:
+                annotations = annotation_nodes(facts)
+            if id(node) in annotations:
+                continue  # a type hint constructs and calls nothing: no warning, no device tie
             if in_compat_fallback(facts, node) or old_torch_branch(facts, node) is not None:
                 continue  # the fallback for a torch without the new API: the "fix" would repeat what failed
             new, device, shape = REPLACEMENTS[dotted]

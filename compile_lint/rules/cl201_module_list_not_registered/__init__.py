@@ -40,7 +40,8 @@ class ModuleListNotRegistered(Rule):
     containers. The layers in the list are invisible to the module: `parameters()`
     and `state_dict()` are empty of them (the optimizer never trains them and
     checkpoints lose them), `.to(torch.float64)` / `.cuda()` / `.half()` leave them
-    behind, `torch.jit.trace` fails ("Cannot insert a Tensor that requires grad as a
+    behind, `model.eval()` leaves them in training mode (a dropout in the list keeps
+    dropping at inference), `torch.jit.trace` fails ("Cannot insert a Tensor that requires grad as a
     constant") and `torch.fx` fails ("module is not installed as a submodule").
     Real case: pytorch/examples `mnist_forward_forward` builds
     `self.layers = self.layers + [Layer(...)]`.
@@ -75,21 +76,37 @@ class ModuleListNotRegistered(Rule):
     (`.sort()`, `.reverse()`, `.get()`, `[...] + self.x`).
 
     Not reported: containers wrapped later in the same class
-    (`self.blocks = nn.ModuleList(self.blocks)`, `nn.Sequential(*layers)`), lists of
+    (`self.blocks = nn.ModuleList(self.blocks)`, `nn.Sequential(*layers)`), or handed
+    whole to another module (`self.blocks = EmbedSequential(*self.blocks)` with a
+    project subclass of `nn.Sequential`, `Stage(layers=layers)` of another file, a
+    factory of the file returning a module): the modules are that module's to register
+    (a public GAN app, judged false on bench/dev2, 4 findings). Handing one item over
+    (`Residual(self.blocks[0])`) registers only that one, and is still reported.
+    Not reported either: lists of
     functions or numbers, classes that are not modules (a trainer holding models),
     modules registered one by one (`self.register_module(name, m)`,
     `self.add_module(name, m)`, `setattr(self, name, m)`) before they go into the list,
-    and built-in modules that hold no parameters and no buffers (loss functions,
-    activations, pooling, padding, dropout: 97 classes, plus 7 losses unless given a
+    and built-in modules that a plain list loses nothing of: no parameters, no buffers,
+    and a `forward` that does not read `self.training` (loss functions, activations,
+    pooling, padding, `Flatten`/`Unflatten`: 91 classes, plus 7 losses unless given a
     `weight`/`pos_weight`), measured on torch 2.13 by
     `scripts/measure/cl201_stateless_modules.py` (it writes
-    `compile_lint/rules/cl201_module_list_not_registered/stateless_modules.py`). A list of those loses nothing in
-    `parameters()`, `state_dict()` or `.to()`.
+    `compile_lint/rules/cl201_module_list_not_registered/stateless_modules.py`); its
+    `--demo` builds an owner with a plain dict of `Unflatten`/`Flatten` and one with
+    an `nn.ModuleDict` of them: the same parameters (0), `state_dict` keys (0) and
+    outputs after `eval()` and `.to(torch.float64)`. Dropout (6 classes) and `RReLU`
+    hold nothing either but read `self.training`: `--demo` shows a plain list of
+    `nn.Dropout(0.5)` still dropping after the owner's `eval()`, so they are reported
+    (unless built with a literal rate of 0), and so is a class of the file that reads
+    `self.training` (a `DropPath`).
 
     ## References
     - the invalid cases of this rule: `parameters()` and `state_dict()` of the module
       miss the listed layers; `fixtures/rules/CL201/` reproduces it end to end
-    - `scripts/measure/cl201_stateless_modules.py` (which built-in modules hold state)
+    - `scripts/measure/cl201_stateless_modules.py` (which built-in modules hold state
+      or read `self.training`; `--demo`: what an owner loses of each)
+    - `bench/dev2/verdicts_b.jsonl`: the 5 false findings in joliGEN this page's
+      exceptions remove (`python bench/dev2/score.py /work/dev2`)
     - https://pytorch.org/docs/stable/generated/torch.nn.ModuleList.html
     """
 
@@ -295,6 +312,50 @@ class ModuleListNotRegistered(Rule):
                     return [a(x * s) for a, s in zip(self.acts, self.scales)]
             """,
             note="factories returning numbers and functions, not modules",
+        ),
+        Case(
+            """\
+            import torch.nn as nn
+            from .stages import Stage
+            class EmbedSequential(nn.Sequential):
+                def forward(self, x, emb):
+                    for layer in self:
+                        x = layer(x) + emb
+                    return x
+            class Generator(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.encoder = [nn.Conv2d(3, 64, 7), nn.Conv2d(64, 64, 3)]
+                    self.encoder = EmbedSequential(*self.encoder)
+                    self.blocks = []
+                    for _ in range(n):
+                        self.blocks.append(nn.Conv2d(64, 64, 3, padding=1))
+                    self.body = EmbedSequential(*self.blocks)
+                    layers = [nn.Conv2d(64, 3, 1)]
+                    self.head = Stage(layers=layers)
+                def forward(self, x, emb):
+                    return self.head(self.body(self.encoder(x, emb), emb))
+            """,
+            files={"gan/__init__.py": "", "gan/stages.py": "import torch.nn as nn\nclass Stage(nn.Sequential):\n    pass\n"},
+            path="gan/generator.py",
+            note="handed whole to a module: a project subclass of nn.Sequential (joliGEN "
+                 "resnet_generator_diff.py), a module class of another file",
+        ),
+        Case(
+            """\
+            import torch.nn as nn
+            class MultiScale(nn.Module):
+                def __init__(self, sizes):
+                    super().__init__()
+                    self.unflatten = {}
+                    for i, size in enumerate(sizes):
+                        self.unflatten[str(i)] = nn.Unflatten(1, (size, size))
+                    self.heads = [nn.Dropout(0.0), nn.Flatten()]
+                def forward(self, feats):
+                    return [self.unflatten[str(i)](f) for i, f in enumerate(feats)]
+            """,
+            note="modules without parameters, buffers or train/eval behaviour (joliGEN "
+                 "projected_d/discriminator.py): scripts/measure/cl201_stateless_modules.py --demo",
         ),
     ]
     invalid = [
@@ -596,6 +657,85 @@ class ModuleListNotRegistered(Rule):
                     return x
             """,
             at=[(13, 9)], note="a factory of the file returns the list of modules (the value model); no fix offered",
+        ),
+        Case(
+            """\
+            import torch
+            import torch.nn as nn
+            class DropPath(nn.Module):
+                def __init__(self, p):
+                    super().__init__()
+                    self.p = p
+                def forward(self, x):
+                    if not self.training:
+                        return x
+                    return x * (torch.rand(x.shape[0], 1) > self.p) / (1 - self.p)
+            class Head(nn.Module):
+                def __init__(self, rates):
+                    super().__init__()
+                    self.drops = [nn.Dropout(p) for p in rates]
+                    self.paths = [DropPath(p) for p in rates]
+                def forward(self, x):
+                    return [d(x) + q(x) for d, q in zip(self.drops, self.paths)]
+            """,
+            fixed="""\
+            import torch
+            import torch.nn as nn
+            class DropPath(nn.Module):
+                def __init__(self, p):
+                    super().__init__()
+                    self.p = p
+                def forward(self, x):
+                    if not self.training:
+                        return x
+                    return x * (torch.rand(x.shape[0], 1) > self.p) / (1 - self.p)
+            class Head(nn.Module):
+                def __init__(self, rates):
+                    super().__init__()
+                    self.drops = nn.ModuleList([nn.Dropout(p) for p in rates])
+                    self.paths = nn.ModuleList([DropPath(p) for p in rates])
+                def forward(self, x):
+                    return [d(x) + q(x) for d, q in zip(self.drops, self.paths)]
+            """,
+            at=[(14, 9), (15, 9)],
+            note="no state, but they read self.training: `model.eval()` never reaches them, "
+                 "so they keep dropping (scripts/measure/cl201_stateless_modules.py --demo)",
+        ),
+        Case(
+            """\
+            import torch.nn as nn
+            class Residual(nn.Module):
+                def __init__(self, inner):
+                    super().__init__()
+                    self.inner = inner
+                def forward(self, x):
+                    return x + self.inner(x)
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.convs = [nn.Conv2d(8, 8, 3, padding=1), nn.Conv2d(8, 8, 1)]
+                    self.first = Residual(self.convs[0])
+                def forward(self, x):
+                    return self.convs[1](self.first(x))
+            """,
+            fixed="""\
+            import torch.nn as nn
+            class Residual(nn.Module):
+                def __init__(self, inner):
+                    super().__init__()
+                    self.inner = inner
+                def forward(self, x):
+                    return x + self.inner(x)
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.convs = nn.ModuleList([nn.Conv2d(8, 8, 3, padding=1), nn.Conv2d(8, 8, 1)])
+                    self.first = Residual(self.convs[0])
+                def forward(self, x):
+                    return self.convs[1](self.first(x))
+            """,
+            at=[(11, 9)],
+            note="one item handed to a module: the second conv is not registered",
         ),
     ]
 

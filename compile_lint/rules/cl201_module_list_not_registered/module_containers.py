@@ -233,10 +233,16 @@ class _Method:
 
     def run(self, method: ast.AST) -> None:
         nodes = sorted(walk_scope(method.body), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+        displayed = {t.id for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, DISPLAYS)
+                     for t in n.targets if isinstance(t, ast.Name)}  # the local containers
         for node in nodes:
             if isinstance(node, ast.Call):
                 if self.facts.resolve(node.func) in CONTAINERS:
                     self.wrapped_locals |= {sub.id for sub in walk(node) if isinstance(sub, ast.Name)}
+                else:
+                    handed = {a.id for a in whole_arguments(node) if isinstance(a, ast.Name)} & displayed
+                    if handed and takes_modules(self.facts, node):
+                        self.wrapped_locals |= handed
                 registered = registered_value(self.facts, node)
                 if isinstance(registered, ast.Name):
                     self.registered_locals.add(registered.id)
@@ -307,6 +313,22 @@ class _Method:
         added = items_of(self.facts, value, self.local_modules)
         found.items.add(added)
         return found.items
+
+
+def whole_arguments(call: ast.Call) -> list[ast.AST]:
+    """The arguments a call is given whole: `f(x)`, `f(*x)`, `f(layers=x)` (not
+    `f(x[0])`, which hands over one item)."""
+    args = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+    return args + [kw.value for kw in call.keywords if kw.arg is not None]
+
+
+def takes_modules(facts: ModuleFacts, call: ast.Call) -> bool:
+    """`call` builds a module that is handed the container: a subclass of
+    `nn.Sequential`/`nn.ModuleList` of the project (`EmbedSequential(*self.blocks)`), any
+    module class of the file or another file, or a factory of the file returning a
+    module. The modules are then that module's to register (`nn.Sequential` and its
+    subclasses register their arguments): the owner's list is no longer where they live."""
+    return builds_module(facts, call) is not False
 
 
 def _may_fill(node: ast.AST) -> bool:
@@ -425,6 +447,10 @@ class _ClassUses:
                 if isinstance(parent, (ast.Assign, ast.AnnAssign)):
                     targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
                     self.wrapped |= {a for a in (self_attr(t, me) for t in targets) if a}
+            else:
+                whole = {a for a in (self_attr(arg, me) for arg in whole_arguments(node)) if a}
+                if whole and takes_modules(self.facts, node):
+                    self.wrapped |= whole
             if isinstance(func, ast.Subscript) and self_attr(func.value, me):
                 self.called.add(self_attr(func.value, me))
             if isinstance(func, ast.Attribute) and self_attr(func.value, me):

@@ -38,14 +38,20 @@ class NanGradInWhere(Rule):
     Not reported: when the op's input, evaluated on the side where its branch is
     *not* selected, stays in the domain (`where(q < 50, 5000 / q, ...)`: the division
     only runs unselected for `q >= 50`; values known to be non-negative, such as
-    `x ** 2` or `a*a + b*b`, are taken into account), when the input is a Python
+    `x ** 2` or `a*a + b*b`, are taken into account, and so are lower bounds a
+    clamp sets: after `u = x.clamp(1e-12, 1)`, `u` and what positive scaling, sums,
+    powers, `where`, reshaping and non-negative constant weights
+    (`u @ torch.tensor([0.2126, 0.7152, 0.0722])`) build from it stay > 0), when the input is a Python
     number, and when the condition compares two variables (nothing to tell the
     domain by); when no input of the op can carry a gradient (comparisons, counts of
     thresholded values such as `(pred > t).sum()`, `.long()`/`.int()`/`.bool()`,
     `.detach()`, `torch.arange`, sizes and Python numbers (parameters annotated `int` / `float` /
     `bool` included), and arithmetic on those
-    only; a parameter of a private or nested def every call of which in the file
-    passes such a value, and an element unpacked from a private helper's returned
+    only, torch ops and tensor methods on such inputs alone (`torch.sin(math.pi * x)`,
+    `torch.cat([-out.flip([0]), out])`), a tensor made without a gradient whose item
+    stores (`out[i] = cur`) and in-place updates all write such values; a parameter of
+    a private or nested def every call of which in the file passes such a value, what
+    a private helper returns, and an element unpacked from a private helper's returned
     tuple, count too); when the where's result cannot reach a loss (everything
     derived from it only feeds torch ops and Python numbers, such as
     `int(needed.min().item())`, and nothing of it is returned as a tensor, stored,
@@ -102,6 +108,17 @@ class NanGradInWhere(Rule):
       `scripts/measure/cl304_corpus.sh` lists the rule's findings on corpus L: 10 at
       975f23b (1 false), 8 now: ransac and diffusers' nested `hz_to_mel` (called only
       with a `torch.tensor` of constants) are no longer reported
+    - judged on bench/dev2 (`python bench/dev2/score.py /work/dev2`): a public SR app's
+      `_sinc` over a `_ramp` grid filled with Python floats was false (the valid case
+      above keeps its shape), and its `hsluv.py` public `rgb_to_xyz`/`_y_to_l` (inputs
+      clamped only by their one caller in the repository) are still reported: a public
+      function of a package that declares itself one (`[project]`) is called by code
+      the repository does not hold. Following a name into its own earlier value
+      (`textures = torch.cat(textures)`) reads that earlier value now, instead of
+      assuming it carries none (diffusers `shap_e/renderer.py`, judged true, kept by an
+      invalid case above); diffusers `ltx2/vocoder.py`'s sinc over `torch.arange` of
+      parameters annotated `int`/`float` (judged latent: "its inputs carry no gradient")
+      is no longer reported
     - PyTorch FAQ on NaN gradients through `torch.where` (the double-where trick)
     """
 
@@ -114,6 +131,49 @@ class NanGradInWhere(Rule):
     needs = (RegionsFact, BindingsFact, GradientsFact)  # fires wherever the code can be differentiated; names the region when there is one
 
     valid = [
+        Case(
+            """
+            import torch
+
+            def rgb_to_luma(img):
+                out = img.permute(0, 2, 3, 1).clamp(1e-12, 1)
+                out = torch.where(out <= 0.04045, out / 12.92, torch.pow((out + 0.055) / 1.055, 2.4))
+                if img.shape[-3] == 3:
+                    out = out @ torch.tensor([0.2126, 0.7152, 0.0722]).to(img)
+                out = torch.where(out <= (216 / 24389), out * (out * (24389 / 27)), torch.pow(out, 1 / 3) * 116 - 16)
+                return torch.clamp(out / 100, 0, 1)
+            """,
+            note="clamped to [1e-12, 1] first: every value after it stays > 0, through the sRGB decode and "
+                 "the positive luma weights, so the cube root runs in its domain (a public SR app's color_util.py)",
+        ),
+        Case(
+            """
+            import math
+            import torch
+
+            def _sinc(x):
+                return torch.where(x != 0, torch.sin(math.pi * x) / (math.pi * x), x.new_ones([]))
+
+            def _lanczos(x, a: int):
+                cond = torch.logical_and(-a < x, x < a)
+                out = torch.where(cond, _sinc(x) * _sinc(x / a), x.new_zeros([]))
+                return out / out.sum()
+
+            def _ramp(ratio: float, width: int):
+                n = math.ceil(width / ratio + 1)
+                out = torch.empty([n])
+                cur = 0
+                for i in range(out.shape[0]):
+                    out[i] = cur
+                    cur += ratio
+                return torch.cat([-out[1:].flip([0]), out])[1:-1]
+
+            def resample_kernel(size: int, target: int, a: int = 3):
+                return _lanczos(_ramp(target / size, a), a)
+            """,
+            note="a resampling kernel (a public SR app's degradations.py): every call of the private "
+                 "helpers passes a grid filled with Python numbers, which carries no gradient",
+        ),
         Case(
             """
             import torch
@@ -459,6 +519,77 @@ class NanGradInWhere(Rule):
                 return loss.item()
             """,
             at=[(6, 51)], note="only a Python number is returned, but the loss is differentiated here",
+        ),
+        Case(
+            """
+            import math
+            import torch
+
+            def _sinc(x):
+                return torch.where(x != 0, torch.sin(math.pi * x) / (math.pi * x), x.new_ones([]))
+
+            def _ramp(ratio: float, width: int, scale):
+                out = torch.empty([width])
+                for i in range(width):
+                    out[i] = scale * i * ratio
+                return torch.cat([-out[1:].flip([0]), out])
+
+            def learned_kernel(scale, width: int):
+                return _sinc(_ramp(0.5, width, scale))
+            """,
+            at=[(6, 32)],
+            note="the grid is filled with a parameter that may require grad: a store into it counts",
+        ),
+        Case(
+            """
+            import torch
+
+            def _srgb_to_linear(u):
+                return torch.where(u <= 0.04045, u / 12.92, ((u + 0.055) / 1.055) ** 2.4)
+
+            def decode(mlp, queries):
+                textures = []
+                for q in queries:
+                    textures.append(mlp(q))
+                textures = torch.cat(textures, dim=1)
+                return _srgb_to_linear(textures)
+            """,
+            fixed="""
+            import torch
+
+            def _srgb_to_linear(u):
+                return torch.where(u <= 0.04045, u / 12.92, ((u.clamp(min=0.04045) + 0.055) / 1.055) ** 2.4)
+
+            def decode(mlp, queries):
+                textures = []
+                for q in queries:
+                    textures.append(mlp(q))
+                textures = torch.cat(textures, dim=1)
+                return _srgb_to_linear(textures)
+            """,
+            at=[(5, 49)],
+            note="`textures = torch.cat(textures)`: the name read inside is the list of model outputs "
+                 "(diffusers shap_e renderer.py, judged true)",
+        ),
+        Case(
+            """
+            import torch
+
+            def rgb_to_luma(img):
+                out = img.permute(0, 2, 3, 1).clamp(-1, 1)
+                out = out @ torch.tensor([0.2126, 0.7152, 0.0722]).to(img)
+                return torch.where(out <= (216 / 24389), out * (24389 / 27), torch.pow(out, 1 / 3) * 116 - 16)
+            """,
+            fixed="""
+            import torch
+
+            def rgb_to_luma(img):
+                out = img.permute(0, 2, 3, 1).clamp(-1, 1)
+                out = out @ torch.tensor([0.2126, 0.7152, 0.0722]).to(img)
+                return torch.where(out <= (216 / 24389), out * (24389 / 27), torch.pow(out.clamp(min=216 / 24389), 1 / 3) * 116 - 16)
+            """,
+            at=[(7, 66)],
+            note="clamped to [-1, 1]: negative values reach the cube root on the unselected side",
         ),
     ]
 

@@ -197,6 +197,90 @@ def nonneg_name(facts, var: str, near, _depth: int = 0) -> bool:
     return bool(values) and all(nonneg(facts, v, _depth) for v in values)
 
 
+# methods that keep every value of their receiver (a lower bound holds through them)
+SAME_VALUES = frozenset({
+    "permute", "reshape", "view", "contiguous", "float", "double", "half", "to", "clone", "squeeze",
+    "unsqueeze", "flatten", "transpose", "expand", "detach", "type_as", "flip", "roll",
+})
+
+
+def lower_bound(facts, expr, _depth: int = 0) -> Optional[float]:
+    """A number that every element of `expr` is at least, when its construction says so
+    (None: unknown): `x.clamp(1e-12, 1)` is >= 1e-12, and so is what is built from it by
+    positive scaling, sums, powers of non-negative values, `where` of two bounded
+    branches, reshaping, and a product with a constant vector of non-negative weights
+    (`x @ torch.tensor([0.2126, 0.7152, 0.0722])`: at least the bound times their sum)."""
+    if _depth > 12:
+        return None
+    low = lambda e: lower_bound(facts, e, _depth + 1)  # noqa: E731
+    if is_number(expr):
+        return number_value(expr)
+    if isinstance(expr, ast.Name):
+        values = assigned_values(facts, expr)
+        bounds = [low(v) for v in values] if values else [None]
+        return None if any(b is None for b in bounds) else min(bounds)
+    if isinstance(expr, ast.Subscript):
+        return low(expr.value)  # an element or a slice of a bounded tensor
+    if isinstance(expr, ast.BinOp):
+        a, b = low(expr.left), None
+        if isinstance(expr.op, ast.MatMult):
+            weights = _constant_weights(facts, expr.right)
+            return a * sum(weights) if a is not None and a >= 0 and weights else None
+        b = low(expr.right)
+        if a is None or b is None:
+            return None
+        if isinstance(expr.op, ast.Add):
+            return a + b
+        if isinstance(expr.op, ast.Mult) and a >= 0 and b >= 0:
+            return a * b
+        if isinstance(expr.op, ast.Div) and is_number(expr.right) and b > 0:
+            return a / b
+        if isinstance(expr.op, ast.Pow) and is_number(expr.right) and a >= 0 and b > 0:
+            return a ** b
+        return None
+    if isinstance(expr, ast.Call):
+        name = call_name(facts, expr)
+        method = is_method(facts, expr)
+        receiver = expr.func.value if method else (expr.args[0] if expr.args else None)
+        if name in ("clamp", "clamp_min", "clip"):
+            bound = next((k.value for k in expr.keywords if k.arg == "min"), None)
+            rest = expr.args if method else expr.args[1:]
+            if bound is None and rest and name != "clamp_max":
+                bound = rest[0]
+            floor = number_value(bound) if bound is not None else None
+            inner = low(receiver) if receiver is not None else None
+            if floor is None:
+                return inner
+            return floor if inner is None else max(floor, inner)
+        if name in SAME_VALUES and method:
+            return low(receiver)
+        if name == "pow":
+            inputs = op_inputs(facts, expr)
+            if len(inputs) == 2 and is_number(inputs[1]):
+                base, exponent = low(inputs[0]), number_value(inputs[1])
+                return base ** exponent if base is not None and base >= 0 and exponent > 0 else None
+        if name == "where":
+            parts = where_parts(facts, expr)
+            if parts is not None:
+                bounds = [low(branch) for branch, _ in parts[1]]
+                return None if any(b is None for b in bounds) else min(bounds)
+    return None
+
+
+def _constant_weights(facts, expr) -> Optional[list[float]]:
+    """The numbers of a constant 1-D weight vector, all >= 0: `torch.tensor([...])`,
+    also through `.to(...)`/`.float()`."""
+    while isinstance(expr, ast.Call) and is_method(facts, expr) and call_name(facts, expr) in ("to", "float", "double", "half", "type_as"):
+        expr = expr.func.value
+    if not (isinstance(expr, ast.Call) and call_name(facts, expr) in ("tensor", "as_tensor") and expr.args):
+        return None
+    data = expr.args[0]
+    if not isinstance(data, (ast.List, ast.Tuple)) or not data.elts or not all(is_number(e) for e in data.elts):
+        return None
+    weights = [number_value(e) for e in data.elts]
+    return weights if all(w is not None and w >= 0 for w in weights) else None
+
+
 def guarded(facts, arg, need) -> bool:
     """The op's input is put into its domain inside the branch (clamp, + eps, exp, ...)."""
     for node in ast.walk(arg):
@@ -249,12 +333,23 @@ def safe_when_unselected(facts, cond, arg, need, when_true) -> bool:
     probes = [bound, bound + direction * max(abs(bound), 1.0), bound + direction * 1e6]
     if nonneg_name(facts, var, cond):
         probes = sorted({max(p, 0.0) for p in probes})
+    floor = _lower_bound_of(facts, var, cond)
+    if floor is not None:
+        probes = sorted({max(p, floor) for p in probes})  # `u = x.clamp(1e-12, 1)`: no value below
     values = [evaluate(arg, var, probe) for probe in probes]
     if any(v is None for v in values):
         return False
     if need == NONZERO:
         return all(v > 0 for v in values) or all(v < 0 for v in values)
     return all(_in_domain(v, need) for v in values)
+
+
+def _lower_bound_of(facts, var: str, near) -> Optional[float]:
+    """lower_bound of the local name `var` where the condition `near` reads it."""
+    if "." in var:
+        return None
+    use = next((n for n in ast.walk(near) if isinstance(n, ast.Name) and n.id == var), None)
+    return lower_bound(facts, use) if use is not None else None
 
 
 def clamp_fix(facts, cond, arg, need, when_true) -> Optional[tuple[list, str]]:

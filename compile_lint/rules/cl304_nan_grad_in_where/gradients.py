@@ -42,8 +42,17 @@ PASS_METHODS = frozenset({
     "sum", "mean", "float", "double", "half", "bfloat16", "to", "clone", "contiguous", "view",
     "reshape", "flatten", "squeeze", "unsqueeze", "expand", "permute", "transpose", "cpu", "cuda",
     "type_as", "max", "min", "amax", "amin", "abs", "clamp", "clamp_min", "clamp_max", "cumsum",
-    "prod", "nansum", "float_", "t",
+    "prod", "nansum", "float_", "t", "flip", "fliplr", "flipud", "roll", "repeat", "tile", "narrow",
+    "neg", "negative",
 })
+# torch names whose result may carry a gradient whatever their arguments: modules and
+# parameters (`torch.nn.Linear`, `nn.Parameter`), loaders, and transforms of functions
+NOT_PURE_TORCH = ("torch.nn.", "torch.autograd.", "torch.func.", "torch.load", "torch.hub.", "torch.jit.",
+                  "torch.utils.", "torch.compile", "torch.export", "torch.vmap", "torch.cond")
+# keyword arguments that are options, not tensor inputs
+OPTION_KEYWORDS = frozenset({"dim", "dtype", "device", "keepdim", "layout", "memory_format", "pin_memory", "non_blocking"})
+# functions joining a list of tensors: the result carries a gradient only if an element does
+JOINS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack"})
 NO_GRAD_FUNCS = NO_GRAD_METHODS | frozenset({
     "arange", "zeros", "ones", "full", "empty", "tensor", "as_tensor", "scalar_tensor", "zeros_like", "ones_like",
     "full_like", "empty_like", "linspace", "eye", "randint", "bucketize", "searchsorted", "numel",
@@ -71,6 +80,7 @@ PURE_CALL_PREFIXES = ("torch.", "builtins.", "math.", "numpy.")
 # tensor methods that keep or hand on their receiver's value
 ESCAPING_METHODS = frozenset({"backward", "register_hook", "retain_grad", "append", "extend", "insert", "add", "update", "put"})
 MAX_CALL_DEPTH = 4
+MAX_STEPS = 400  # name reads followed for one question (each read is followed once)
 
 
 class _Unpacked:
@@ -87,6 +97,7 @@ class GradientFacts:
     def __init__(self, facts):
         self.facts = facts
         self._memo: dict[int, bool] = {}
+        self._steps = 0  # name reads followed for the current question
         self._defs: Optional[dict[str, list]] = None
 
     def op_carries_no_gradient(self, op: ast.AST, arg: ast.AST) -> bool:
@@ -103,6 +114,7 @@ class GradientFacts:
         if _seen is None:
             key = id(expr)
             if key not in self._memo:
+                self._steps = 0
                 self._memo[key] = self._no_grad(expr, set())
             return self._memo[key]
         return self._no_grad(expr, _seen)
@@ -124,7 +136,9 @@ class GradientFacts:
         if isinstance(expr, ast.Subscript):
             return self.no_grad(expr.value, seen)
         if isinstance(expr, ast.Attribute):
-            return expr.attr in ("shape", "ndim", "dtype", "device") or expr.attr in INDEX_ATTRS
+            if expr.attr in ("shape", "ndim", "dtype", "device") or expr.attr in INDEX_ATTRS:
+                return True
+            return (facts.resolve(expr) or "").startswith(("math.", "numpy."))  # `math.pi`: a constant
         if isinstance(expr, ast.IfExp):
             return self.no_grad(expr.body, seen) and self.no_grad(expr.orelse, seen)
         if isinstance(expr, ast.Call):
@@ -140,7 +154,10 @@ class GradientFacts:
                     return True
                 if name in PASS_METHODS:
                     return self.no_grad(expr.func.value, seen)
-                return False
+                if name == "requires_grad_" or _requires_grad_kw(expr) or not self.no_grad(expr.func.value, seen):
+                    return False
+                # a method of a tensor without a gradient (`x.sin()`, `x.new_ones([])`)
+                return self._inputs_no_grad(expr, seen)
             if dotted.startswith("torch."):
                 name = dotted.rsplit(".", 1)[-1]
                 if name in NO_GRAD_FUNCS and not _requires_grad_kw(expr):
@@ -149,6 +166,16 @@ class GradientFacts:
                     return self.no_grad(expr.args[0], seen)
                 if name == "where" and len(expr.args) == 3:
                     return self.no_grad(expr.args[1], seen) and self.no_grad(expr.args[2], seen)
+                if name in JOINS and expr.args and isinstance(expr.args[0], (ast.List, ast.Tuple)):
+                    elements = expr.args[0].elts
+                    return not any(isinstance(e, ast.Starred) for e in elements) and all(self.no_grad(e, seen) for e in elements)
+                if dotted.startswith(NOT_PURE_TORCH) and not dotted.startswith("torch.nn.functional."):
+                    return False  # modules, parameters, loaders, transforms of functions
+                # an op on inputs none of which carries a gradient (`torch.sin(math.pi * x)`)
+                return not _requires_grad_kw(expr) and self._inputs_no_grad(expr, seen)
+            callee = self._callee(expr)
+            if callee is not None:
+                return self._returns_no_grad(callee, seen)
             return False
         if isinstance(expr, ast.Name):
             return self._name_no_grad(expr, seen)
@@ -160,9 +187,14 @@ class GradientFacts:
         scope = bindings.binding_scope(name)
         if scope is None or isinstance(scope, (ast.Lambda, ast.Module)):
             return False  # a global of another module, a lambda's parameter, module state
-        if (id(scope), name.id) in seen:
-            return True  # `xs = f(xs)`: the name's other values decide
-        seen.add((id(scope), name.id))
+        if ("use", id(name)) in seen:
+            return True  # `xs = xs + 1` in a loop: back at this very read, the other values decide
+        self._steps += 1
+        if self._steps > MAX_STEPS:
+            return False  # too long a chain of names to follow: may carry one
+        seen.add(("use", id(name)))
+        if not self._stores_no_grad(scope, name.id, seen):
+            return False  # `out[i] = w`, `out.copy_(w)`: a tensor made without a gradient may get one
         reaching = bindings.reaching(name)
         for bound in reaching:
             if bound.kind == "assign":
@@ -176,6 +208,28 @@ class GradientFacts:
             if not ok:
                 return False
         return bool(reaching)
+
+    def _stores_no_grad(self, scope, name: str, seen: set) -> bool:
+        """Every value written into `name` in place in its scope carries none: item
+        stores (`out[i] = cur`, `out[i] += v`) and in-place methods (`out.copy_(v)`)."""
+        key = ("stores", id(scope), name)
+        if key in seen:
+            return True  # `out[i] = out[i - 1] * 2`: the other stores decide
+        seen.add(key)
+        for node in _own_nodes(scope) if not isinstance(scope, ast.Module) else ():
+            if isinstance(node, (ast.Assign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Subscript) and _base_name(t) == name for t in targets):
+                    if not self._no_grad(node.value, seen):
+                        return False
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _base_name(node.func.value) == name:
+                method = node.func.attr
+                if method == "requires_grad_":
+                    return False
+                if method.endswith("_") and not method.endswith("__"):
+                    if not all(self._no_grad(a, seen) for a in [*node.args, *(k.value for k in node.keywords)]):
+                        return False
+        return True
 
     # -- across function boundaries ---------------------------------------------------
     def _def_table(self) -> dict[str, list]:
@@ -222,8 +276,10 @@ class GradientFacts:
 
     def _passed_no_grad(self, func, param: ast.arg, seen: set) -> bool:
         """Every call of `func` passes, for `param`, a value that carries no gradient."""
-        if len(seen) > 8 * MAX_CALL_DEPTH:
+        depth = sum(1 for key in seen if key[0] == "param")
+        if depth > 8 * MAX_CALL_DEPTH:
             return False
+        seen.add(("param", id(func), param.arg))
         calls = self._calls_of(func)
         if not calls:
             return False
@@ -246,6 +302,30 @@ class GradientFacts:
             if passed is None or not self._no_grad(passed, seen):
                 return False
         return True
+
+    def _inputs_no_grad(self, call: ast.Call, seen: set) -> bool:
+        """No argument of `call` carries a gradient (a list or tuple argument: none of
+        its elements); options such as `dim=` or `dtype=` aside."""
+        inputs = list(call.args) + [k.value for k in call.keywords if k.arg not in OPTION_KEYWORDS]
+        for item in inputs:
+            elements = item.elts if isinstance(item, (ast.List, ast.Tuple)) else [item]
+            for element in elements:
+                if isinstance(element, ast.Starred) or not self._no_grad(element, seen):
+                    return False
+        return True
+
+    def _returns_no_grad(self, func, seen: set) -> bool:
+        """Every value the private/nested def `func` returns carries none (`_ramp(r, w)`
+        returning a grid built from Python numbers). Its parameters are judged by every
+        call of it (`_passed_no_grad`), so one call's arguments never vouch for another's."""
+        key = (id(func), "return")
+        if key in seen:
+            return True  # recursion: the other returns decide
+        seen.add(key)
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(func)):
+            return False
+        returns = [n for n in _own_nodes(func) if isinstance(n, ast.Return)]
+        return bool(returns) and all(r.value is not None and self._no_grad(r.value, seen) for r in returns)
 
     def _unpacked_no_grad(self, unpacked: _Unpacked, seen: set) -> bool:
         """Element i of every tuple the called private/nested def returns carries none."""
@@ -330,6 +410,13 @@ class GradientFacts:
                 return True
             child = parent
         return True
+
+
+def _base_name(expr: ast.AST) -> Optional[str]:
+    """The name under subscripts and slices: `out` of `out[i]`, `out[1:][0]`."""
+    while isinstance(expr, ast.Subscript):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
 
 
 def _python_number_annotation(annotation: Optional[ast.AST]) -> bool:
