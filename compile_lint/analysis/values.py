@@ -49,6 +49,10 @@ NARROW = "narrow"
 # ("annotated", value term, annotation term): `model: Net = timm.create_model(name)`: what
 # the value holds, and where that is no project code, an instance of the annotated class
 ANNOTATED = "annotated"
+# ("stored", locations): what the project stores into a container (`REGISTRY[k] = C`,
+# `self.blocks.append(B())`) at those locations; made by the resolver, never by a file, so
+# that the container is one question, answered once
+STORED = "stored"
 # the callee name under which a summary records a decorator applied to a def
 # (`@deco def f` calls `deco(f)`): what a wrapper's parameter may receive
 DECORATED = "@"
@@ -146,8 +150,10 @@ class Value(NamedTuple):
     # `REGISTRY["unet"] = UNet`, `@register("vae")`, `{"a": A, "b": B}`
     keys: Optional[tuple] = None
     # an instance built by a call whose `__init__` stores its parameters on `self`
-    # (`Pipeline(extractor, LightGlue(...))`): the call (the resolver's key for it), so
-    # its attributes hold what this construction passed, not what every one does
+    # (`Pipeline(extractor, LightGlue(...))`): ("call", ...), the resolver's key for that
+    # call, so its attributes hold what this construction passed, not what every one
+    # does; or ("param", ...), an instance a parameter is annotated with (`pipeline:
+    # Pipeline`): the constructions its callers pass, asked when an attribute is read
     made: Optional[tuple] = None
 
 
@@ -793,7 +799,7 @@ class Resolver:
 
     def _reads_uncached(self, term, summary):
         tag = term[0]
-        if tag == G or tag == CONST or tag == STARS:
+        if tag == G or tag == CONST or tag == STARS or tag == STORED:
             return frozenset()
         if tag == PARAM:
             ann = self._reads(term[4], summary) if term[4] is not None else frozenset()
@@ -848,12 +854,15 @@ class Resolver:
             if bound is not None:
                 return bound
             declared = self.values(ann, summary, env, depth) if ann is not None else EMPTY
-            passed = self._passed(summary, scope, index, name, depth)
             if any(v.dotted in self.index.defs for v in declared):
-                # `model: Transformer`: the instances its callers pass where they are the
-                # project's (they carry what they were built with), else the annotation
-                known = frozenset(v for v in passed if v.kind == "inst" and v.dotted in self.index.defs)
-                return known or declared
+                # `model: Transformer`: an instance of the annotation; which ones its callers
+                # build is asked only where an attribute of it is read (`_made_env`): asking
+                # every annotated parameter's callers costs minutes on transformers
+                made = ("param", id(summary), scope, index, name)
+                self._made.setdefault(made, (summary, None))
+                return frozenset(v._replace(made=made) if v.kind == "inst" and v.dotted in self.index.defs else v
+                                 for v in declared)
+            passed = self._passed(summary, scope, index, name, depth)
             if passed:
                 return passed
             # an annotation of another package's base class (`model: nn.Module`) says
@@ -928,6 +937,8 @@ class Resolver:
             return self.values(term[1], summary, env, depth)
         if tag == CONST:
             return frozenset({Value("const", term[1])})
+        if tag == STORED:
+            return frozenset({self._stored_seq([s for loc in term[1] for s in self.index.stored(loc)], depth)})
         if tag == STARS:
             for module in reversed(term[1]):
                 dotted = f"{module}.{term[2]}"
@@ -1011,9 +1022,9 @@ class Resolver:
                 continue  # a branch for another value of the parameter this call passes
             out |= self.values(entry[2], summary, env, depth)
         # a container: what is stored in it anywhere (a module-level one), or in its def
-        stored = self.index.stored(("G", summary.dotted(name)) if scope == "" else ("L", summary.dotted(scope), name))
-        if stored:
-            out.add(self._stored_seq(stored, depth))
+        location = ("G", summary.dotted(name)) if scope == "" else ("L", summary.dotted(scope), name)
+        if self.index.stored(location):
+            out |= self.values((STORED, (location,)), None, None, depth)
         return frozenset(out)
 
     def _guards_hold(self, guards, summary, scope: str, env) -> bool:
@@ -1056,13 +1067,13 @@ class Resolver:
                 return {base}
             out: set = set()
             for c_summary, term in self.index.attr_terms(base.dotted, name):
-                env = _Env(self=frozenset({base}))
-                if base.made:
-                    env.update(self._made_env(base, self._reads(term, c_summary), depth))
-                out |= self.values(term, c_summary, env, depth)
-            stored = [s for c in self.index.mro(base.dotted) for s in self.index.stored(("A", c, name))]
-            if stored:
-                out.add(self._stored_seq(stored, depth))
+                for made in self._made_envs(base, self._reads(term, c_summary), depth) if base.made else [{}]:
+                    env = _Env(self=frozenset({base}))
+                    env.update(made)
+                    out |= self.values(term, c_summary, env, depth)
+            locations = tuple(("A", c, name) for c in self.index.mro(base.dotted) if self.index.stored(("A", c, name)))
+            if locations:
+                out |= self.values((STORED, locations), None, None, depth)
             if out:
                 return out
             method = self.index.find_def(f"{base.dotted}.{name}", None)
@@ -1219,15 +1230,31 @@ class Resolver:
         if not arg_terms and not kw_terms or dotted not in self.index.defs or not self.index.stores_init_params(dotted):
             return Value("inst", dotted)
         env_key = env.key if type(env) is _Env and env.key is not None else _env_key(env)
-        made = (id(summary), arg_terms, kw_terms, env_key)
+        made = ("call", id(summary), arg_terms, kw_terms, env_key)
         self._made.setdefault(made, (summary, env))
         return Value("inst", dotted, made=made)
+
+    def _made_envs(self, base: Value, reads, depth) -> list:
+        """The bindings of `__init__`'s parameters (those `reads` names; None: all) for
+        each construction `base` may come from: the call that built it, or for an
+        instance a parameter is annotated with, each instance its callers pass that
+        carries its construction (none of them: the class's, every construction's)."""
+        if base.made[0] == "call":
+            return [self._made_env(base, reads, depth)]
+        summary, _env = self._made[base.made]
+        _kind, _sid, scope, index, name = base.made
+        passed = self._passed(summary, scope, index, name, depth)
+        built = [v for v in passed if v.kind == "inst" and v.made and v.made[0] == "call"
+                 and base.dotted in self.index.mro(v.dotted)]
+        if not built or any(v.kind in (UNKNOWN, "ext") or (v.kind == "inst" and not v.made) for v in passed):
+            return [{}]  # not every value is known by its construction: what any construction passes
+        return [self._made_env(v, reads, depth) for v in built]
 
     def _made_env(self, base: Value, reads, depth) -> dict:
         """What the call that built `base` passed to the parameters of its `__init__`
         that `reads` names (None: all of them)."""
         summary, env = self._made[base.made]
-        _sid, arg_terms, kw_terms, _key = base.made
+        _kind, _sid, arg_terms, kw_terms, _key = base.made
         init = self.index.lookup(f"{base.dotted}.__init__")
         if init is None or init[1].kind != "function":
             return {}
