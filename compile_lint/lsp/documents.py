@@ -10,8 +10,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from lsprotocol import types
-
 from ..engine import Selection, enabled_codes
 from ..lint_file import parse_file, project_for, run_rules
 from ..model import Finding, Position
@@ -117,23 +115,26 @@ class Relinter:
         return item, run_rules(item, project, enabled_codes(settings, Selection(), path))
 
 
-# -- findings -> LSP ------------------------------------------------------------------
-def lsp_position(codec, place: Place, row: int, column: int) -> types.Position:
+# -- findings -> LSP (the protocol's JSON) ----------------------------------------------
+ERROR, WARNING = 1, 2  # DiagnosticSeverity
+
+
+def lsp_position(codec, place: Place, row: int, column: int) -> dict:
     line = row - 1 - place.row_offset
     if line >= len(place.lines):
-        return types.Position(line=len(place.lines), character=0)
-    return codec.position_to_client_units(place.lines, types.Position(line=max(line, 0), character=max(column - 1, 0)))
+        return {"line": len(place.lines), "character": 0}
+    return codec.position_to_client_units(place.lines, max(line, 0), max(column - 1, 0))
 
 
-def lsp_range(codec, place: Place, start: Position, end: Position) -> types.Range:
+def lsp_range(codec, place: Place, start: Position, end: Position) -> dict:
     first = lsp_position(codec, place, start.row, start.column)
     last = lsp_position(codec, place, end.row, end.column)
-    if (last.line, last.character) < (first.line, first.character):
+    if (last["line"], last["character"]) < (first["line"], first["character"]):
         last = first
-    return types.Range(start=first, end=last)
+    return {"start": first, "end": last}
 
 
-def related_information(codec, linted: "Linted", f: Finding) -> Optional[list[types.DiagnosticRelatedInformation]]:
+def related_information(codec, linted: "Linted", f: Finding) -> Optional[list[dict]]:
     """Where the code is compiled or traced, in this buffer (a cell of it) or another file."""
     import os
     from pathlib import Path
@@ -148,34 +149,36 @@ def related_information(codec, linted: "Linted", f: Finding) -> Optional[list[ty
             pos = lsp_position(codec, place, rel.row, column)
             uri = place.uri
         else:
-            pos = types.Position(line=max(rel.row - 1, 0), character=max(column - 1, 0))
+            pos = {"line": max(rel.row - 1, 0), "character": max(column - 1, 0)}
             uri = Path(os.path.abspath(rel.path)).as_uri()
-        out.append(types.DiagnosticRelatedInformation(
-            location=types.Location(uri=uri, range=types.Range(start=pos, end=pos)), message=rel.message))
+        out.append({"location": {"uri": uri, "range": {"start": pos, "end": pos}}, "message": rel.message})
     return out or None
 
 
-def diagnostic(codec, place: Place, f: Finding, linted: Optional["Linted"] = None) -> types.Diagnostic:
+def diagnostic(codec, place: Place, f: Finding, linted: Optional["Linted"] = None) -> dict:
     end = f.end
     if place.row_offset and end.row - place.row_offset > len(place.lines):
         end = f.start  # ends past the cell: mark its start
     data = {"row": f.start.row, "column": f.start.column, "code": f.code}
     if f.fix is not None:
         data["fix"] = f.fix.applicability
-    return types.Diagnostic(
-        range=lsp_range(codec, place, f.start, end),
-        message=f.message,
-        severity=types.DiagnosticSeverity.Error if f.code == SYNTAX_ERROR else types.DiagnosticSeverity.Warning,
-        code=f.code,
-        code_description=types.CodeDescription(href=DOC_URL.format(code=f.code)),
-        source=SOURCE,
-        data=data,
-        related_information=related_information(codec, linted, f) if linted is not None else None,
-    )
+    out = {
+        "range": lsp_range(codec, place, f.start, end),
+        "message": f.message,
+        "severity": ERROR if f.code == SYNTAX_ERROR else WARNING,
+        "code": f.code,
+        "codeDescription": {"href": DOC_URL.format(code=f.code)},
+        "source": SOURCE,
+        "data": data,
+    }
+    related = related_information(codec, linted, f) if linted is not None else None
+    if related is not None:
+        out["relatedInformation"] = related
+    return out
 
 
-def diagnostics_by_uri(codec, linted: Linted) -> dict[str, list[types.Diagnostic]]:
-    out: dict[str, list[types.Diagnostic]] = {place.uri: [] for place in linted.places()}
+def diagnostics_by_uri(codec, linted: Linted) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {place.uri: [] for place in linted.places()}
     known, made = linted._diagnostics, {}
     for f in linted.findings:
         place = linted.place_of(f.start.row)
