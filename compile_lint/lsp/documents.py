@@ -49,6 +49,9 @@ class Linted:
     # diagnostics of the last publish, by what they are made of: a keystroke leaves most
     # findings as they were, and their diagnostics are reused
     _diagnostics: dict = field(default_factory=dict, repr=False)
+    # what the last lint leaves for an incremental relint of the next text (incremental.py)
+    snapshot: Optional[object] = field(default=None, repr=False)
+    how: dict = field(default_factory=dict, repr=False)  # the last lint: incremental or not, statements relinted
 
     def places(self) -> list[Place]:
         """The documents and their lines, split once per text (not once per finding)."""
@@ -85,6 +88,8 @@ def lint(context, linted: Linted) -> bool:
     from ..cache_validity import TrackedRegionView
 
     settings = context.settings_for(linted.path)
+    if linted.notebook is None:
+        return _lint_text(context, linted, settings)
     source = source_of(linted.notebook) if linted.notebook is not None else SourceFile(linted.path, linted.code)
     item = parse_file(source, settings)
     regions, changed = context.regions_with(linted.path, item.summary)
@@ -94,6 +99,39 @@ def lint(context, linted: Linted) -> bool:
     digests = context.digests(regions)
     linted.used = {token: digests(token) for token in tracked.used()}
     return changed
+
+
+def _lint_text(context, linted: Linted, settings) -> bool:
+    """A file's buffer: relinted incrementally after an edit inside one top-level def or
+    class when that is the same as linting it whole (incremental.py), else linted whole."""
+    from .. import incremental
+    from ..cache_validity import TrackedRegionView
+
+    codes = enabled_codes(settings, Selection(), linted.path)
+    seen: dict = {}
+
+    def make_project(parsed):
+        regions, changed = context.regions_with(linted.path, parsed.summary)
+        seen.update(regions=regions, changed=changed, tracked=TrackedRegionView(regions))
+        return project_for(settings, seen["tracked"], None, context.sources), regions
+
+    result = None
+    old = linted.snapshot
+    if old is not None:
+        result = incremental.relint(old, linted.code, settings, codes, context.regions, make_project)
+    used = dict(linted.used) if result is not None else {}
+    if result is None:
+        seen.clear()
+        result = incremental.full(linted.path, linted.code, settings, codes, make_project)
+    linted.findings = result.findings
+    linted.snapshot = result.snapshot
+    linted.how = {"incremental": result.incremental, "relinted": result.relinted}
+    if not result.incremental:
+        linted.how["full_because"] = old.declined if old is not None else "no earlier lint that parsed"
+    digests = context.digests(seen["regions"])
+    used.update({token: digests(token) for token in seen["tracked"].used()})
+    linted.used = used
+    return seen["changed"]
 
 
 def still_holds(linted: Linted, digests) -> bool:

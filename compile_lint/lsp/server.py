@@ -211,7 +211,7 @@ class CompileLintServer:
         self.timings.append({
             "path": linted.path, "version": linted.version, "index_changed": changed,
             "lint_s": round(linted_at - started, 4), "total_s": round(time.perf_counter() - started, 4),
-            "cpu_s": round(time.thread_time() - cpu, 4),
+            "cpu_s": round(time.thread_time() - cpu, 4), **linted.how,
         })
 
     def publish(self, linted: Linted) -> None:
