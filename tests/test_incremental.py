@@ -208,7 +208,7 @@ CORPUS_FILES = _corpus_files()
 
 
 @pytest.mark.skipif(not CORPUS_FILES, reason="corpus M is not downloaded (bench/run_bench.py)")
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(index=st.integers(0, max(0, len(CORPUS_FILES) - 1)), seed=st.integers(0, 10 ** 6))
 def test_corpus_file_edits(index, seed):
     path = CORPUS_FILES[index]
