@@ -122,12 +122,16 @@ def main() -> int:
         with open(os.path.join(args.project, "m.py"), "w") as fh:
             fh.write(SMALL)
         small = args.project
+    starts: dict = {python: [] for python in args.python}
+    for _ in range(args.runs):  # the servers take turns, so a change in the machine's load hits both
+        for python in args.python:
+            sys.executable = python  # LspClient spawns sys.executable -m compile_lint server
+            starts[python].append(first_diagnostics(python, small, cold=bool(args.project)))
     rows = []
     for python in args.python:
-        sys.executable = python  # LspClient spawns sys.executable -m compile_lint server
-        starts = [first_diagnostics(python, small, cold=bool(args.project)) for _ in range(args.runs)]
+        sys.executable = python
         walls, cpus = keystrokes(big, args.edits)
-        rows.append((python, starts, walls, cpus))
+        rows.append((python, starts[python], walls, cpus))
     ms = lambda xs: f"{statistics.median(xs) * 1000:.0f}"  # noqa: E731
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.runs} starts, {args.edits} edits each")
     print()

@@ -19,6 +19,10 @@ class ModernAmp(FindingCodemod):
         return parse_expr(f"{data['torch']}.{data['new']}")
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        if not isinstance(original.func, (cst.Name, cst.Attribute)):
+            # `torch.cuda.amp.autocast()(f)`: the outer call's callee starts where the
+            # finding does, but it is the inner call that is the deprecated one
+            return updated
         data = self.target_data(original.func)
         if data is None:
             return updated

@@ -783,11 +783,8 @@ def rule_command(code):
 @cli.command("server")
 def server_command():
     """Run the language server on stdio (editors: see the README)."""
-    try:
-        from .lsp.server import main as serve
-    except ImportError as exc:
-        _error(f"the language server needs `pip install 'compile-lint[server]'` ({exc})")
-        sys.exit(EXIT_ERROR)
+    from .lsp.server import main as serve
+
     serve()
 
 

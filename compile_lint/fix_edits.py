@@ -124,6 +124,9 @@ class FileEdits:
     _top: Optional[list[tuple[int, int]]] = field(default=None, repr=False)  # line range of each top-level unit
     _top_of_stmt: Optional[list[int]] = field(default=None, repr=False)  # tree.body index -> unit index
     _config: Optional[object] = field(default=None, repr=False)
+    # fixes text_fixes.py can compute without libcst are computed so (tests turn it off
+    # to compare with the codemods)
+    text_fixes: bool = True
 
     # -- the file -----------------------------------------------------------------------
     @property
@@ -168,9 +171,15 @@ class FileEdits:
     def edits(self, finding: Finding) -> list[Edit]:
         """The edits `finding`'s fix makes to this file version ([] when its codemod changes
         nothing). FixError when it cannot be computed."""
+        fix = finding.fix
+        if self.text_fixes:
+            rewrite = _rewrite_for(fix.codemod)
+            if rewrite is not None:
+                found = self._text_edits(rewrite, finding)
+                if found is not None:
+                    return found
         from .codemods_home import codemod_class
 
-        fix = finding.fix
         cls = codemod_class(fix.codemod)
         target = (finding.start.row, finding.start.column, fix.data)
         points = list(_touched_points(cls, finding, fix.data))
@@ -182,6 +191,52 @@ class FileEdits:
             raise
         except Exception as exc:  # a codemod's bug: this fix is not offered
             raise FixError(f"internal error in {fix.codemod}: {type(exc).__name__}: {exc}") from None
+
+    def _text_edits(self, rewrite, finding: Finding) -> Optional[list[Edit]]:
+        """The edits of a fix that text_fixes.py computes without libcst, on the unit the
+        codemod would run on; None when the rewrite declines (then the codemod runs)."""
+        from .text_fixes import Placed
+
+        kind, build = rewrite
+        point = (finding.start.row, finding.start.column)
+        units = self._units_for([point], kind)
+        if len(units) != 1:
+            return None
+        for unit in units[0]:
+            cut = self._cut(unit)
+            if cut is not None:
+                break
+        else:
+            return None
+        prefix, text, removed = cut
+        if text.count("\r") != text.count("\r\n"):
+            return None  # a CR-only line: libcst's code of it differs (the `tail` of _Segment)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None  # not a module on its own: the codemod's way finds the unit around it
+        stmt = self._innermost(point)
+        if stmt is None:
+            return None
+        new_text = build(Placed(self, unit, text, removed), stmt, finding)
+        if new_text is None:
+            return None
+        return self._diff(_Segment(unit, prefix, text, removed, None, None, None), new_text)
+
+    def _innermost(self, point: tuple[int, int]) -> Optional[ast.stmt]:
+        """The innermost statement of the file around a 1-based row and column."""
+        row, column = point
+        body, found = self._ast().body, None
+        at = (row, self._byte_column(row, column))
+        while body:
+            stmt = _containing(body, at)
+            if stmt is None:
+                break
+            found = stmt
+            body = [s for block in _blocks(stmt) for s in block]
+        return found
 
     def _edits(self, cls, targets: list, points: list[tuple[int, int]]) -> list[Edit]:
         from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
@@ -363,10 +418,9 @@ class FileEdits:
         self._segments[key] = segment
         return segment
 
-    def _parse_segment(self, unit: _Unit) -> Optional[_Segment]:
-        import libcst as cst
-        from libcst.metadata import MetadataWrapper, PositionProvider
-
+    def _cut(self, unit: _Unit) -> Optional[tuple[str, str, list[int]]]:
+        """(prefix, text, removed): the unit's lines dedented by the indentation of its
+        first line; None when a line is indented less (in a string, a continuation)."""
         lines = self.lines[unit.first - 1:unit.last]
         prefix = "" if unit.module else _INDENT.match(lines[0]).group(0) if lines else ""
         removed, body = [], []
@@ -379,7 +433,16 @@ class FileEdits:
                 removed.append(0)
             else:
                 return None  # a line less indented (in a string, a continuation): not on its own
-        text = "".join(body)
+        return prefix, "".join(body), removed
+
+    def _parse_segment(self, unit: _Unit) -> Optional[_Segment]:
+        import libcst as cst
+        from libcst.metadata import MetadataWrapper, PositionProvider
+
+        cut = self._cut(unit)
+        if cut is None:
+            return None
+        prefix, text, removed = cut
         try:
             module = cst.parse_module(text, config=self._parser_config())
         except (cst.ParserSyntaxError, RecursionError):
@@ -443,6 +506,12 @@ class FileEdits:
         a, b_old, b_new = changed_span(old_lines, new_lines)
         base = self._starts[first - 1] if first - 1 < len(self._starts) else len(self.text)
         return [Edit(new_lines[a:b_new], self._position(base + a), self._position(base + b_old))]
+
+
+def _rewrite_for(codemod: str):
+    from .text_fixes import REWRITES
+
+    return REWRITES.get(codemod)
 
 
 def _code(module) -> str:

@@ -56,11 +56,13 @@ class ParsedFile:
     nodes: Optional[list] = None  # every node of `tree` (walk_with_parents)
     parents: Optional[dict] = None  # node -> its parent node
     shape: Optional[TreeShape] = None  # nodes, parents and nodes by type, from the one walk
+    context: Optional[object] = None  # regions.SummaryContext, when asked for (incremental.py)
 
 
-def parse_file(source: SourceFile, settings: Settings, with_summary: bool = True) -> ParsedFile:
+def parse_file(source: SourceFile, settings: Settings, with_summary: bool = True, with_context: bool = False) -> ParsedFile:
     """Parse, walk and name one file; and summarize it for the region index unless
-    `with_summary` is false (pass 2 re-lints against the index its summary already made)."""
+    `with_summary` is false (pass 2 re-lints against the index its summary already made).
+    `with_context`: keep what an incremental relint needs of the summary's run."""
     try:
         tree = source.parse()
     except ParseFailure as failure:
@@ -71,13 +73,19 @@ def parse_file(source: SourceFile, settings: Settings, with_summary: bool = True
     names = NameTable.build(tree, module, is_package, imports=imports_in_walk_order(by_type, parents))
     if not with_summary:
         return ParsedFile(source, tree, names, None, nodes=nodes, parents=parents, shape=shape)
-    summary = summarize(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers)
+    context = None
+    if with_context:
+        from .analysis.regions import summarize_with_context
+
+        summary, context = summarize_with_context(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers)
+    else:
+        summary = summarize(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers)
     if b"compile-lint:" in source.data:
         from .analysis.declared import find_markers
         from .analysis.regions import def_qualnames
 
         summary.declared = find_markers(source.data, tree, def_qualnames(tree), source.path)
-    return ParsedFile(source, tree, names, summary, nodes=nodes, parents=parents, shape=shape)
+    return ParsedFile(source, tree, names, summary, nodes=nodes, parents=parents, shape=shape, context=context)
 
 
 def read_source(path: str, data: Optional[bytes] = None) -> SourceFile:
@@ -107,10 +115,12 @@ def project_for(settings: Settings, regions, target_torch: Optional[str], source
     return Project(view, settings, target_torch=target_torch or settings.target_torch_version, sources=sources)
 
 
-def run_rules(parsed: ParsedFile, project: Project, codes: Iterable[str], timings: Optional[dict] = None) -> list[Finding]:
+def run_rules(parsed: ParsedFile, project: Project, codes: Iterable[str], timings: Optional[dict] = None,
+              raw: Optional[dict] = None) -> list[Finding]:
     """The enabled rules' findings for one parsed file, seen within `project` (its
     region index and other files; `project.read` collects the files the rules read).
-    With `timings`, each rule's CPU seconds are added to it by code."""
+    With `timings`, each rule's CPU seconds are added to it by code; with `raw`, each
+    rule's findings before suppression are put in it by code."""
     if parsed.failure is not None:
         return [syntax_finding(parsed)] if SYNTAX_ERROR in codes else []
     cell_errors = [cell_syntax_finding(parsed.source, e) for e in parsed.source.syntax_errors] if SYNTAX_ERROR in codes else []
@@ -127,7 +137,10 @@ def run_rules(parsed: ParsedFile, project: Project, codes: Iterable[str], timing
             project.allowed = declared_facts(rule.needs)
             started = time.process_time() if timings is not None else 0.0
             # a fresh instance per file: rules may keep per-file state on `self`
-            findings.extend(type(rule)().check(facts))
+            found = list(type(rule)().check(facts))
+            findings.extend(found)
+            if raw is not None:
+                raw[code] = found
             if timings is not None:
                 timings[code] = timings.get(code, 0.0) + time.process_time() - started
     finally:

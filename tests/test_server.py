@@ -4,9 +4,7 @@ import os
 
 import pytest
 
-pytest.importorskip("pygls")
-
-from lsp_client import LspClient, uri  # noqa: E402
+from lsp_client import LspClient, uri
 
 MODELS = '''\
 import torch

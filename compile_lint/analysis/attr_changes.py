@@ -115,7 +115,7 @@ def attr_uses(method: ast.AST, facts: ModuleFacts) -> list[tuple[str, ast.AST, b
 def changed_reads(facts: ModuleFacts, region_kind: str, kinds: frozenset) -> Iterator[ChangedRead]:
     """Reads of attributes of `kinds` in methods in a region of `region_kind`
     ("compiled" or "traced"), for module classes whose other methods change them."""
-    for cls in facts.nodes(ast.ClassDef):
+    for cls in facts.primary(ast.ClassDef):
         # the methods in a region first: most classes have none, and the attribute
         # facts below walk every method
         in_region = {

@@ -469,7 +469,7 @@ def scopes(facts: ModuleFacts, kind: Optional[str] = None) -> Iterator[tuple[ast
         return
     funcs = COMPILE_FUNCS if kind == "compiled" else TRACE_FUNCS
     owners: dict[int, ast.AST] = {}
-    for call in facts.nodes(ast.Call):
+    for call in facts.primary(ast.Call):
         func = call.func
         if (kind == "compiled" and isinstance(func, ast.Attribute) and func.attr == "compile") or facts.resolve(func) in funcs:
             owner = facts.enclosing_function(call)

@@ -102,6 +102,9 @@ class ModuleFacts:
         self._parents: dict[ast.AST, ast.AST] = shape.parents
         self._by_type: dict[type, list[ast.AST]] = shape.by_type
         self._local_kinds: Optional[set[str]] = None  # has_region: the kinds of this module's regions
+        # an incremental relint (compile_lint/incremental.py) runs a statement-local rule
+        # on some of the file's top-level statements: their nodes by type (`primary`)
+        self.focus: Optional[dict[type, list[ast.AST]]] = None
 
     # -- declared facts ------------------------------------------------------------
     def get(self, fact: type[Fact], make: Optional[Callable[["ModuleFacts"], Any]] = None) -> Any:
@@ -128,6 +131,15 @@ class ModuleFacts:
     def nodes(self, *types: type) -> Iterator[ast.AST]:
         for t in types:
             yield from self._by_type.get(t, ())
+
+    def primary(self, *types: type) -> Iterator[ast.AST]:
+        """The nodes a statement-local rule (`Rule.local`) reports from: nodes(*types),
+        or, in an incremental relint, those of the top-level statements being relinted.
+        Everything else a rule asks (`nodes`, parents, names, other statements found by
+        name) is the whole file's, as in a full lint."""
+        by_type = self._by_type if self.focus is None else self.focus
+        for t in types:
+            yield from by_type.get(t, ())
 
     def calls_by_name(self, name: str) -> list[ast.Call]:
         """Every `name(...)` and `x.name(...)` call in the file."""
@@ -254,16 +266,12 @@ class ModuleFacts:
         end_row, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
         if end_row is None or end_col is None:
             return ""
-        lines = self._decoded_lines
+        line = self.source.text_line  # decoded when first asked (a finding's text needs a few lines)
         row, col = node.lineno - 1, node.col_offset
-        if end_row > len(lines):
+        if end_row > len(self.source.byte_lines):
             return ""
         if row == end_row - 1:
-            return lines[row].encode()[col:end_col].decode()
-        first = lines[row].encode()[col:].decode()
-        last = lines[end_row - 1].encode()[:end_col].decode()
-        return "\n".join([first, *lines[row + 1:end_row - 1], last])
-
-    @cached_property
-    def _decoded_lines(self) -> list[str]:
-        return [self.source.text_line(i) for i in range(1, len(self.source.byte_lines) + 1)]
+            return line(row + 1).encode()[col:end_col].decode()
+        first = line(row + 1).encode()[col:].decode()
+        last = line(end_row).encode()[:end_col].decode()
+        return "\n".join([first, *(line(r) for r in range(row + 2, end_row)), last])

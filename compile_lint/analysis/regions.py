@@ -637,7 +637,9 @@ class _Summarizer:
             if inner.name not in defs:  # a def in a module-level `try`/`if`: bound there, maybe
                 self.terms.bind(scope, inner.name, inner.lineno, 1, (G, self.summary.dotted(self.qualnames[id(inner)])))
         self.terms.collect(body, scope)
-        self._visit_body(nodes.visit, self._scope_types(nodes), None, None, None, scope)
+        types = self._scope_types(nodes)
+        self.context = SummaryContext(self.terms.module_bound, types)
+        self._visit_body(nodes.visit, types, None, None, None, scope)
         summary = self.summary
         summary.scopes = self.terms.bindings
         summary.returns = self.terms.returns
@@ -934,6 +936,42 @@ def _kind_of(api: str) -> str:
 
 def summarize(tree: ast.Module, names: NameTable, path: str, compile_wrappers=(), trace_wrappers=()) -> ModuleSummary:
     return _Summarizer(tree, names, path, compile_wrappers, trace_wrappers).run()
+
+
+@dataclass
+class SummaryContext:
+    """What the summary of one top-level def or class reads of the rest of its module:
+    the names bound at module level (not by defs) and the instance types of module-level
+    names (`model = Net()`). Both come from the module's statements outside defs and
+    classes, and from the names of its top-level defs and classes."""
+
+    module_bound: set
+    types: dict
+
+
+def summarize_with_context(tree: ast.Module, names: NameTable, path: str, compile_wrappers=(), trace_wrappers=()):
+    """summarize(), and the module context a later `statement_part` needs."""
+    summarizer = _Summarizer(tree, names, path, compile_wrappers, trace_wrappers)
+    summary = summarizer.run()
+    return summary, summarizer.context
+
+
+def statement_part(stmt: ast.stmt, context: SummaryContext, names: NameTable, path: str, compile_wrappers=(),
+                   trace_wrappers=()) -> tuple:
+    """What one top-level def or class adds to its module's summary, as `summarize` adds
+    it: the visit of the statement (and of the calls in its decorators, which run at
+    module level) in the module's context. The summary is those visits in statement
+    order after the module-level bindings; a visit writes only entries of its own defs,
+    scopes and classes and reads only the module context, the names table and what it
+    wrote itself (compile_lint/incremental.py relies on this: equal parts of a def before
+    and after an edit mean an equal summary)."""
+    summarizer = _Summarizer(ast.Module(body=[stmt], type_ignores=[]), names, path, compile_wrappers, trace_wrappers)
+    summarizer.terms.module_bound = context.module_bound
+    scope = Scope("", context.module_bound)
+    summarizer._visit_body(summarizer._scope(summarizer.tree).visit, context.types, None, None, None, scope)
+    summary, terms = summarizer.summary, summarizer.terms
+    return (summary.defs, [(site, site.term) for site in summary.sites], summary.wrapper_calls, summary.calls,
+            terms.bindings, terms.returns, terms.attrs, terms.stores)
 
 
 class ProjectIndex:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-from lsprotocol import types
-
 from ..fixer import changed_span, fill_edits, fix_source
 from ..model import SAFE, Finding, Position
 from ..notebook import NotebookError
@@ -18,15 +16,15 @@ from .documents import Linted, Place, Relinter, lsp_position, lsp_range, noqa_li
 
 from . import FIX_ALL_KIND  # noqa: E402 (server.py uses it before importing this module)
 
-assert FIX_ALL_KIND == types.CodeActionKind.SourceFixAll + ".compile-lint"
-UNSAFE_KIND = types.CodeActionKind.QuickFix + ".unsafe"
+QUICK_FIX = "quickfix"
+UNSAFE_KIND = QUICK_FIX + ".unsafe"
 
 
-def code_actions(codec, context, linted: Linted, params: types.CodeActionParams) -> list[types.CodeAction]:
-    only = params.context.only
-    want_quickfix = not only or any(types.CodeActionKind.QuickFix.startswith(k) or k.startswith(types.CodeActionKind.QuickFix) for k in only)
+def code_actions(codec, context, linted: Linted, params: dict) -> list[dict]:
+    only = (params.get("context") or {}).get("only")
+    want_quickfix = not only or any(QUICK_FIX.startswith(k) or k.startswith(QUICK_FIX) for k in only)
     want_fix_all = not only or any(FIX_ALL_KIND.startswith(k) for k in only)
-    actions: list[types.CodeAction] = []
+    actions: list[dict] = []
     in_range = [f for f in linted.findings if _overlaps(codec, linted, f, params)]
     if want_quickfix:
         for f in in_range:
@@ -44,24 +42,24 @@ def code_actions(codec, context, linted: Linted, params: types.CodeActionParams)
     return actions
 
 
-def _overlaps(codec, linted: Linted, f: Finding, params: types.CodeActionParams) -> bool:
+def _overlaps(codec, linted: Linted, f: Finding, params: dict) -> bool:
     place = linted.place_of(f.start.row)
-    if place is None or place.uri != params.text_document.uri:
+    if place is None or place.uri != params["textDocument"]["uri"]:
         return False
     rng = lsp_range(codec, place, f.start, f.end)
-    req = params.range
-    return (rng.start.line, rng.start.character) <= (req.end.line, req.end.character) and (
-        req.start.line, req.start.character) <= (rng.end.line, rng.end.character)
+    req = params["range"]
+    return (rng["start"]["line"], rng["start"]["character"]) <= (req["end"]["line"], req["end"]["character"]) and (
+        req["start"]["line"], req["start"]["character"]) <= (rng["end"]["line"], rng["end"]["character"])
 
 
-def _diagnostic_for(codec, linted: Linted, f: Finding) -> Optional[types.Diagnostic]:
+def _diagnostic_for(codec, linted: Linted, f: Finding) -> Optional[dict]:
     from .documents import diagnostic
 
     place = linted.place_of(f.start.row)
     return diagnostic(codec, place, f, linted) if place is not None else None
 
 
-def _fix_action(codec, linted: Linted, f: Finding) -> Optional[types.CodeAction]:
+def _fix_action(codec, linted: Linted, f: Finding) -> Optional[dict]:
     if f.fix is None:
         return None
     if f.fix.edits is None:  # computed once per lint of the buffer, kept with its findings
@@ -71,28 +69,28 @@ def _fix_action(codec, linted: Linted, f: Finding) -> Optional[types.CodeAction]
         return None
     safe = f.fix.applicability == SAFE
     title = f"{f.code}: {f.fix.message}" + ("" if safe else " (unsafe fix: read the rule page first)")
-    return types.CodeAction(
-        title=title,
-        kind=types.CodeActionKind.QuickFix if safe else UNSAFE_KIND,
-        diagnostics=[d for d in [_diagnostic_for(codec, linted, f)] if d is not None],
-        is_preferred=safe,
-        edit=types.WorkspaceEdit(changes=changes),
-    )
+    return {
+        "title": title,
+        "kind": QUICK_FIX if safe else UNSAFE_KIND,
+        "diagnostics": [d for d in [_diagnostic_for(codec, linted, f)] if d is not None],
+        "isPreferred": safe,
+        "edit": {"changes": changes},
+    }
 
 
-def _text_edits(codec, linted: Linted, edits) -> dict[str, list[types.TextEdit]]:
-    changes: dict[str, list[types.TextEdit]] = {}
+def _text_edits(codec, linted: Linted, edits) -> dict[str, list[dict]]:
+    changes: dict[str, list[dict]] = {}
     for e in edits:
         place = linted.place_of(e.location.row)
         end_place = linted.place_of(e.end_location.row)
         if place is None or end_place is None or place.uri != end_place.uri:
             return {}  # spans cells: not offered
         rng = lsp_range(codec, place, e.location, e.end_location)
-        changes.setdefault(place.uri, []).append(types.TextEdit(range=rng, new_text=e.content))
+        changes.setdefault(place.uri, []).append({"range": rng, "newText": e.content})
     return changes
 
 
-def _noqa_action(codec, linted: Linted, f: Finding) -> Optional[types.CodeAction]:
+def _noqa_action(codec, linted: Linted, f: Finding) -> Optional[dict]:
     place = linted.place_of(f.start.row)
     if place is None:
         return None
@@ -103,24 +101,21 @@ def _noqa_action(codec, linted: Linted, f: Finding) -> Optional[types.CodeAction
     new = noqa_line(line, f.code)
     if new is None:
         return None
-    rng = types.Range(
-        start=types.Position(line=index, character=0),
-        end=lsp_position(codec, place, f.start.row, len(line) + 1),
-    )
-    return types.CodeAction(
-        title=f"{f.code}: add `# noqa: {f.code}` to this line",
-        kind=types.CodeActionKind.QuickFix,
-        diagnostics=[d for d in [_diagnostic_for(codec, linted, f)] if d is not None],
-        edit=types.WorkspaceEdit(changes={place.uri: [types.TextEdit(range=rng, new_text=new)]}),
-    )
+    rng = {"start": {"line": index, "character": 0}, "end": lsp_position(codec, place, f.start.row, len(line) + 1)}
+    return {
+        "title": f"{f.code}: add `# noqa: {f.code}` to this line",
+        "kind": QUICK_FIX,
+        "diagnostics": [d for d in [_diagnostic_for(codec, linted, f)] if d is not None],
+        "edit": {"changes": {place.uri: [{"range": rng, "newText": new}]}},
+    }
 
 
-def _fix_all_action(codec, context, linted: Linted) -> Optional[types.CodeAction]:
+def _fix_all_action(codec, context, linted: Linted) -> Optional[dict]:
     outcome = fix_source(Relinter(context, context.regions), linted.path, linted.code, linted.findings, unsafe=False)
     if outcome.error is not None or not outcome.changed:
         return None
     new_code = outcome.fixed.decode("utf-8", errors="surrogatepass")
-    changes: dict[str, list[types.TextEdit]] = {}
+    changes: dict[str, list[dict]] = {}
     if linted.notebook is None:
         place = linted.places()[0]
         changes[place.uri] = [_replace_changed(codec, place, linted.code.decode("utf-8", errors="surrogatepass"), new_code)]
@@ -132,23 +127,16 @@ def _fix_all_action(codec, context, linted: Linted) -> Optional[types.CodeAction
         for place, cell, new in zip(linted.places(), linted.notebook.cells, texts):
             if new != cell.text:
                 changes[place.uri] = [_replace_changed(codec, Place(place.uri, place.lines, 0), cell.text, new)]
-    return types.CodeAction(
-        title=f"compile-lint: fix all safe ({outcome.applied})",
-        kind=FIX_ALL_KIND,
-        edit=types.WorkspaceEdit(changes=changes),
-    )
+    return {"title": f"compile-lint: fix all safe ({outcome.applied})", "kind": FIX_ALL_KIND, "edit": {"changes": changes}}
 
 
-def _replace_changed(codec, place: Place, old: str, new: str) -> types.TextEdit:
+def _replace_changed(codec, place: Place, old: str, new: str) -> dict:
     """One edit replacing the part of `old` that differs from `new`."""
     start, end_old, end_new = changed_span(old, new)
-    return types.TextEdit(
-        range=types.Range(start=_at(codec, place, old, start), end=_at(codec, place, old, end_old)),
-        new_text=new[start:end_new],
-    )
+    return {"range": {"start": _at(codec, place, old, start), "end": _at(codec, place, old, end_old)}, "newText": new[start:end_new]}
 
 
-def _at(codec, place: Place, text: str, offset: int) -> types.Position:
+def _at(codec, place: Place, text: str, offset: int) -> dict:
     row = text.count("\n", 0, offset) + 1
     column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return lsp_position(codec, place, row, column) if row - 1 < len(place.lines) else types.Position(line=row - 1, character=0)
+    return lsp_position(codec, place, row, column) if row - 1 < len(place.lines) else {"line": row - 1, "character": 0}

@@ -10,8 +10,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from lsprotocol import types
-
 from ..engine import Selection, enabled_codes
 from ..lint_file import parse_file, project_for, run_rules
 from ..model import Finding, Position
@@ -51,6 +49,9 @@ class Linted:
     # diagnostics of the last publish, by what they are made of: a keystroke leaves most
     # findings as they were, and their diagnostics are reused
     _diagnostics: dict = field(default_factory=dict, repr=False)
+    # what the last lint leaves for an incremental relint of the next text (incremental.py)
+    snapshot: Optional[object] = field(default=None, repr=False)
+    how: dict = field(default_factory=dict, repr=False)  # the last lint: incremental or not, statements relinted
 
     def places(self) -> list[Place]:
         """The documents and their lines, split once per text (not once per finding)."""
@@ -87,6 +88,8 @@ def lint(context, linted: Linted) -> bool:
     from ..cache_validity import TrackedRegionView
 
     settings = context.settings_for(linted.path)
+    if linted.notebook is None:
+        return _lint_text(context, linted, settings)
     source = source_of(linted.notebook) if linted.notebook is not None else SourceFile(linted.path, linted.code)
     item = parse_file(source, settings)
     regions, changed = context.regions_with(linted.path, item.summary)
@@ -96,6 +99,39 @@ def lint(context, linted: Linted) -> bool:
     digests = context.digests(regions)
     linted.used = {token: digests(token) for token in tracked.used()}
     return changed
+
+
+def _lint_text(context, linted: Linted, settings) -> bool:
+    """A file's buffer: relinted incrementally after an edit inside one top-level def or
+    class when that is the same as linting it whole (incremental.py), else linted whole."""
+    from .. import incremental
+    from ..cache_validity import TrackedRegionView
+
+    codes = enabled_codes(settings, Selection(), linted.path)
+    seen: dict = {}
+
+    def make_project(parsed):
+        regions, changed = context.regions_with(linted.path, parsed.summary)
+        seen.update(regions=regions, changed=changed, tracked=TrackedRegionView(regions))
+        return project_for(settings, seen["tracked"], None, context.sources), regions
+
+    result = None
+    old = linted.snapshot
+    if old is not None:
+        result = incremental.relint(old, linted.code, settings, codes, context.regions, make_project)
+    used = dict(linted.used) if result is not None else {}
+    if result is None:
+        seen.clear()
+        result = incremental.full(linted.path, linted.code, settings, codes, make_project)
+    linted.findings = result.findings
+    linted.snapshot = result.snapshot
+    linted.how = {"incremental": result.incremental, "relinted": result.relinted}
+    if not result.incremental:
+        linted.how["full_because"] = old.declined if old is not None else "no earlier lint that parsed"
+    digests = context.digests(seen["regions"])
+    used.update({token: digests(token) for token in seen["tracked"].used()})
+    linted.used = used
+    return seen["changed"]
 
 
 def still_holds(linted: Linted, digests) -> bool:
@@ -117,23 +153,26 @@ class Relinter:
         return item, run_rules(item, project, enabled_codes(settings, Selection(), path))
 
 
-# -- findings -> LSP ------------------------------------------------------------------
-def lsp_position(codec, place: Place, row: int, column: int) -> types.Position:
+# -- findings -> LSP (the protocol's JSON) ----------------------------------------------
+ERROR, WARNING = 1, 2  # DiagnosticSeverity
+
+
+def lsp_position(codec, place: Place, row: int, column: int) -> dict:
     line = row - 1 - place.row_offset
     if line >= len(place.lines):
-        return types.Position(line=len(place.lines), character=0)
-    return codec.position_to_client_units(place.lines, types.Position(line=max(line, 0), character=max(column - 1, 0)))
+        return {"line": len(place.lines), "character": 0}
+    return codec.position_to_client_units(place.lines, max(line, 0), max(column - 1, 0))
 
 
-def lsp_range(codec, place: Place, start: Position, end: Position) -> types.Range:
+def lsp_range(codec, place: Place, start: Position, end: Position) -> dict:
     first = lsp_position(codec, place, start.row, start.column)
     last = lsp_position(codec, place, end.row, end.column)
-    if (last.line, last.character) < (first.line, first.character):
+    if (last["line"], last["character"]) < (first["line"], first["character"]):
         last = first
-    return types.Range(start=first, end=last)
+    return {"start": first, "end": last}
 
 
-def related_information(codec, linted: "Linted", f: Finding) -> Optional[list[types.DiagnosticRelatedInformation]]:
+def related_information(codec, linted: "Linted", f: Finding) -> Optional[list[dict]]:
     """Where the code is compiled or traced, in this buffer (a cell of it) or another file."""
     import os
     from pathlib import Path
@@ -148,34 +187,36 @@ def related_information(codec, linted: "Linted", f: Finding) -> Optional[list[ty
             pos = lsp_position(codec, place, rel.row, column)
             uri = place.uri
         else:
-            pos = types.Position(line=max(rel.row - 1, 0), character=max(column - 1, 0))
+            pos = {"line": max(rel.row - 1, 0), "character": max(column - 1, 0)}
             uri = Path(os.path.abspath(rel.path)).as_uri()
-        out.append(types.DiagnosticRelatedInformation(
-            location=types.Location(uri=uri, range=types.Range(start=pos, end=pos)), message=rel.message))
+        out.append({"location": {"uri": uri, "range": {"start": pos, "end": pos}}, "message": rel.message})
     return out or None
 
 
-def diagnostic(codec, place: Place, f: Finding, linted: Optional["Linted"] = None) -> types.Diagnostic:
+def diagnostic(codec, place: Place, f: Finding, linted: Optional["Linted"] = None) -> dict:
     end = f.end
     if place.row_offset and end.row - place.row_offset > len(place.lines):
         end = f.start  # ends past the cell: mark its start
     data = {"row": f.start.row, "column": f.start.column, "code": f.code}
     if f.fix is not None:
         data["fix"] = f.fix.applicability
-    return types.Diagnostic(
-        range=lsp_range(codec, place, f.start, end),
-        message=f.message,
-        severity=types.DiagnosticSeverity.Error if f.code == SYNTAX_ERROR else types.DiagnosticSeverity.Warning,
-        code=f.code,
-        code_description=types.CodeDescription(href=DOC_URL.format(code=f.code)),
-        source=SOURCE,
-        data=data,
-        related_information=related_information(codec, linted, f) if linted is not None else None,
-    )
+    out = {
+        "range": lsp_range(codec, place, f.start, end),
+        "message": f.message,
+        "severity": ERROR if f.code == SYNTAX_ERROR else WARNING,
+        "code": f.code,
+        "codeDescription": {"href": DOC_URL.format(code=f.code)},
+        "source": SOURCE,
+        "data": data,
+    }
+    related = related_information(codec, linted, f) if linted is not None else None
+    if related is not None:
+        out["relatedInformation"] = related
+    return out
 
 
-def diagnostics_by_uri(codec, linted: Linted) -> dict[str, list[types.Diagnostic]]:
-    out: dict[str, list[types.Diagnostic]] = {place.uri: [] for place in linted.places()}
+def diagnostics_by_uri(codec, linted: Linted) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {place.uri: [] for place in linted.places()}
     known, made = linted._diagnostics, {}
     for f in linted.findings:
         place = linted.place_of(f.start.row)

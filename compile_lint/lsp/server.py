@@ -1,4 +1,4 @@
-"""`compile-lint server`: the Language Server Protocol on stdio (pygls + lsprotocol).
+"""`compile-lint server`: the Language Server Protocol on stdio (lsp/protocol.py).
 
 - diagnostics for open files and notebooks: on open and save at once, on change
   (the unsaved text) after a short debounce; each with its rule code, a link to the
@@ -20,16 +20,14 @@ that the first lint does not share the interpreter with the build.
 """
 from __future__ import annotations
 
-import asyncio
 import gc
 import logging
 import os
+import sys
+import threading
 import time
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 from urllib.parse import unquote, urlparse
-
-from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..config import ConfigError
@@ -37,6 +35,8 @@ from .. import deep_stack
 from ..notebook import from_cells
 from ..project_root import find_project_root
 from . import FIX_ALL_KIND
+from .protocol import (INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, SERVER_NOT_INITIALIZED, Connection, Loop,
+                       PositionCodec, ResponseError, Workspace, choose_encoding)
 
 if TYPE_CHECKING:
     from .documents import Linted
@@ -45,15 +45,16 @@ if TYPE_CHECKING:
 log = logging.getLogger("compile_lint.lsp")
 STARTED = time.perf_counter()  # (the server's own start, for compile-lint/timings)
 
+ERROR, WARNING = 1, 2  # MessageType
+CODE_CELL = 2  # NotebookCellKind.Code
+QUICK_FIX = "quickfix"
+
 
 def _docs():
     """lsp/documents.py, imported on first use (it imports the linting machinery)."""
     from . import documents
 
     return documents
-NOTEBOOK_SELECTOR = types.NotebookDocumentFilterWithCells(
-    notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")]
-)
 
 
 def path_of(uri: str) -> Optional[str]:
@@ -63,21 +64,79 @@ def path_of(uri: str) -> Optional[str]:
     return os.path.abspath(unquote(parsed.path))
 
 
-class CompileLintServer(LanguageServer):
+class CompileLintServer:
     def __init__(self):
-        super().__init__(
-            "compile-lint", __version__,
-            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-            notebook_document_sync=types.NotebookDocumentSyncOptions(notebook_selector=[NOTEBOOK_SELECTOR], save=True),
-        )
+        self.workspace = Workspace()
+        self.connection: Optional[Connection] = None
+        self.loop: Optional[Loop] = None
+        self.client_capabilities: dict = {}
+        self.initialized = False
+        self.shutdown_requested = False
+        self.exit_code: Optional[int] = None
         self.debounce = 0.25
         self.jobs = 1  # see ProjectContext.jobs
         self.use_cache = not os.environ.get("COMPILE_LINT_NO_CACHE")
         self.projects: dict[Optional[str], ProjectContext] = {}
         self.linted: dict[str, Linted] = {}  # text or notebook document uri -> its last lint
-        self.pending: dict[str, asyncio.Task] = {}
+        self.pending: dict[str, list] = {}  # uri -> the loop's timer of its debounced lint
         self.timings: list[dict] = []  # per lint: wall and CPU seconds (compile-lint/timings)
         self.first_publish: Optional[dict] = None  # when the first diagnostics went out
+
+    # -- the protocol ---------------------------------------------------------------------
+    def start(self, connection: Connection) -> int:
+        self.connection = connection
+        self.loop = Loop(connection, self.handle)
+        connection.start()
+        self.loop.run()
+        return self.exit_code if self.exit_code is not None else (0 if self.shutdown_requested else 1)
+
+    def handle(self, message: dict) -> None:
+        method, mid = message.get("method"), message.get("id")
+        if method is None:  # the client's answer to a request of ours
+            asked = self.connection.pending.pop(mid, None)
+            if "error" in message:
+                log.warning("the client refused %s: %s", asked, message["error"].get("message"))
+            return
+        params = message.get("params")
+        if mid is None:
+            self._notification(method, params)
+            return
+        try:
+            if method != "initialize" and not self.initialized:
+                raise ResponseError(SERVER_NOT_INITIALIZED, "initialize first")
+            if self.shutdown_requested and method != "shutdown":
+                raise ResponseError(INVALID_REQUEST, "the server is shutting down")
+            handler = REQUESTS.get(method)
+            if handler is None:
+                raise ResponseError(METHOD_NOT_FOUND, f"unknown method {method}")
+            result = handler(self, params)
+            self.connection.send({"jsonrpc": "2.0", "id": mid, "result": result})
+        except ResponseError as exc:
+            self.connection.send({"jsonrpc": "2.0", "id": mid, "error": {"code": exc.code, "message": str(exc)}})
+        except Exception as exc:
+            log.exception("%s failed", method)
+            self.connection.send({"jsonrpc": "2.0", "id": mid, "error": {
+                "code": INTERNAL_ERROR, "message": f"{type(exc).__name__}: {exc}"}})
+
+    def _notification(self, method: str, params) -> None:
+        if method == "exit":
+            self.exit_code = 0 if self.shutdown_requested else 1
+            self.loop.running = False
+            return
+        handler = NOTIFICATIONS.get(method)
+        if handler is None or not self.initialized:
+            return  # `$/cancelRequest`, `$/setTrace`, settings we do not read: nothing to do
+        try:
+            handler(self, params)
+        except Exception:
+            log.exception("%s failed", method)
+
+    @property
+    def codec(self) -> PositionCodec:
+        return self.workspace.codec
+
+    def show_message(self, kind: int, message: str) -> None:
+        self.connection.notify("window/showMessage", {"type": kind, "message": message})
 
     # -- projects -------------------------------------------------------------------------
     @staticmethod
@@ -101,18 +160,26 @@ class CompileLintServer(LanguageServer):
     def start_build(self, context: ProjectContext) -> None:
         if not getattr(context, "build_started", False):
             context.build_started = True
-            asyncio.get_running_loop().create_task(self._build(context))
+            threading.Thread(target=self._build, args=(context,), name="compile-lint-index", daemon=True).start()
 
-    async def _build(self, context: ProjectContext) -> None:
+    def _build(self, context: ProjectContext) -> None:
+        """(in its own thread) The project's index; then, on the loop's thread, the open
+        buffers of the project linted against it."""
         started = time.perf_counter()
+        problem = None
         try:
-            await asyncio.get_running_loop().run_in_executor(None, context.build)
+            context.build()
         except Exception as exc:  # the buffers are still linted, each on its own
             log.exception("building the project index failed")
-            self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"compile-lint: project index: {exc}"))
+            problem = f"compile-lint: project index: {exc}"
             context.ready = True
         context.stats["build_s"] = round(time.perf_counter() - started, 3)
         log.info("project %s indexed in %.2fs: %s", context.root, context.stats["build_s"], context.stats)
+        self.loop.call_soon_threadsafe(lambda: self._built(context, problem))
+
+    def _built(self, context: ProjectContext, problem: Optional[str]) -> None:
+        if problem is not None:
+            self.show_message(WARNING, problem)
         gc.freeze()  # the summaries live as long as the server: keep them out of GC sweeps
         for linted in list(self.linted.values()):
             if context.contains(linted.path) or context.root is None:
@@ -129,7 +196,7 @@ class CompileLintServer(LanguageServer):
         try:
             changed = deep_stack.call(_docs().lint, context, linted)  # (a deeply nested buffer: deep_stack.py)
         except ConfigError as exc:
-            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"compile-lint: {exc}"))
+            self.show_message(ERROR, f"compile-lint: {exc}")
             return
         finally:
             if gc_was_on:
@@ -144,13 +211,15 @@ class CompileLintServer(LanguageServer):
         self.timings.append({
             "path": linted.path, "version": linted.version, "index_changed": changed,
             "lint_s": round(linted_at - started, 4), "total_s": round(time.perf_counter() - started, 4),
-            "cpu_s": round(time.thread_time() - cpu, 4),
+            "cpu_s": round(time.thread_time() - cpu, 4), **linted.how,
         })
 
     def publish(self, linted: Linted) -> None:
-        for uri, diagnostics in _docs().diagnostics_by_uri(self.workspace.position_codec, linted).items():
-            version = linted.version if linted.notebook is None else None
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+        for uri, diagnostics in _docs().diagnostics_by_uri(self.codec, linted).items():
+            params = {"uri": uri, "diagnostics": diagnostics}
+            if linted.notebook is None and linted.version is not None:
+                params["version"] = linted.version
+            self.connection.notify("textDocument/publishDiagnostics", params)
 
     def relint_dependants(self, changed: Linted, context: ProjectContext) -> None:
         """Other open buffers whose findings read region facts the edit changed."""
@@ -163,19 +232,18 @@ class CompileLintServer(LanguageServer):
                 self.publish(other)
 
     def schedule(self, linted: Linted, delay: float) -> None:
-        task = self.pending.pop(linted.uri, None)
-        if task is not None:
-            task.cancel()
+        timer = self.pending.pop(linted.uri, None)
+        if timer is not None:
+            Loop.cancel(timer)
         if delay <= 0:
             self.lint_and_publish(linted)
             return
 
-        async def later():
-            await asyncio.sleep(delay)
+        def later():
             self.pending.pop(linted.uri, None)
             self.lint_and_publish(linted)
 
-        self.pending[linted.uri] = asyncio.get_running_loop().create_task(later())
+        self.pending[linted.uri] = self.loop.call_later(delay, later)
 
     # -- buffers ------------------------------------------------------------------------
     def text_buffer(self, uri: str) -> Optional[Linted]:
@@ -186,7 +254,7 @@ class CompileLintServer(LanguageServer):
         linted = self.linted.get(uri)
         if linted is None:
             linted = self.linted[uri] = _docs().Linted(uri, path, b"", doc.version)
-        linted.code = doc.source.encode("utf-8", errors="surrogatepass")
+        linted.code = doc.text.encode("utf-8", errors="surrogatepass")
         linted.version = doc.version
         return linted
 
@@ -197,12 +265,12 @@ class CompileLintServer(LanguageServer):
             return None
         cells, uris = [], []
         for index, cell in enumerate(notebook.cells):
-            if cell.kind != types.NotebookCellKind.Code:
+            if cell.kind != CODE_CELL:
                 continue
             doc = self.workspace.get_text_document(cell.document)
             if doc.language_id not in (None, "python"):
                 continue
-            cells.append((index, doc.source))
+            cells.append((index, doc.text))
             uris.append(cell.document)
         nb = from_cells(path, cells)
         linted = self.linted.get(uri)
@@ -220,14 +288,14 @@ class CompileLintServer(LanguageServer):
         return self.linted.get(notebook.uri) if notebook is not None else None
 
     def forget(self, uri: str) -> None:
-        task = self.pending.pop(uri, None)
-        if task is not None:
-            task.cancel()
+        timer = self.pending.pop(uri, None)
+        if timer is not None:
+            Loop.cancel(timer)
         linted = self.linted.pop(uri, None)
         if linted is None:
             return
         for place in linted.places():
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=place.uri, diagnostics=[]))
+            self.connection.notify("textDocument/publishDiagnostics", {"uri": place.uri, "diagnostics": []})
         context = self.projects.get(self.root_of(linted.path))
         if context is not None and context.close(linted.path):
             self.relint_dependants(linted, context)
@@ -239,71 +307,119 @@ def _settings(path: str):
     return load_config_for(path)
 
 
-server = CompileLintServer()
+REQUESTS: dict[str, Callable] = {}
+NOTIFICATIONS: dict[str, Callable] = {}
 
 
-@server.feature(types.INITIALIZE)
-def initialize(ls: CompileLintServer, params: types.InitializeParams) -> None:
-    options = params.initialization_options or {}
+def request(method: str):
+    def register(func):
+        REQUESTS[method] = func
+        return func
+    return register
+
+
+def notification(method: str):
+    def register(func):
+        NOTIFICATIONS[method] = func
+        return func
+    return register
+
+
+@request("initialize")
+def initialize(ls: CompileLintServer, params: dict) -> dict:
+    params = params or {}
+    ls.client_capabilities = params.get("capabilities") or {}
+    encoding = choose_encoding(ls.client_capabilities)
+    ls.workspace.codec = PositionCodec(encoding)
+    options = params.get("initializationOptions") or {}
     if isinstance(options, dict):
-        if isinstance(options.get("debounceMs"), (int, float)):
+        if isinstance(options.get("debounceMs"), (int, float)) and not isinstance(options["debounceMs"], bool):
             ls.debounce = max(0.0, options["debounceMs"] / 1000)
         if options.get("cache") is False:
             ls.use_cache = False
+    ls.initialized = True
+    capabilities = {
+        "positionEncoding": encoding,
+        "textDocumentSync": {"openClose": True, "change": 2, "save": True},  # 2: incremental
+        "hoverProvider": True,
+        "codeActionProvider": {"codeActionKinds": [QUICK_FIX, FIX_ALL_KIND], "resolveProvider": False},
+        "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True}},
+    }
+    if ls.client_capabilities.get("notebookDocument") is not None:
+        capabilities["notebookDocumentSync"] = {
+            "notebookSelector": [{"notebook": "jupyter-notebook", "cells": [{"language": "python"}]}], "save": True}
+    return {"capabilities": capabilities, "serverInfo": {"name": "compile-lint", "version": __version__}}
 
 
-@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-async def did_open(ls: CompileLintServer, params: types.DidOpenTextDocumentParams) -> None:
-    linted = ls.text_buffer(params.text_document.uri)
+@request("shutdown")
+def shutdown(ls: CompileLintServer, params) -> None:
+    ls.shutdown_requested = True
+    return None
+
+
+@notification("textDocument/didOpen")
+def did_open(ls: CompileLintServer, params: dict) -> None:
+    doc = ls.workspace.open_text(params["textDocument"])
+    linted = ls.text_buffer(doc.uri)
     if linted is not None:
         ls.schedule(linted, 0)
 
 
-@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-async def did_change(ls: CompileLintServer, params: types.DidChangeTextDocumentParams) -> None:
-    uri = params.text_document.uri
+@notification("textDocument/didChange")
+def did_change(ls: CompileLintServer, params: dict) -> None:
+    uri = params["textDocument"]["uri"]
+    ls.workspace.change_text(params["textDocument"], params.get("contentChanges") or [])
     notebook = ls.workspace.get_notebook_document(cell_uri=uri)
     linted = ls.notebook_buffer(notebook.uri) if notebook is not None else ls.text_buffer(uri)
     if linted is not None:
         ls.schedule(linted, ls.debounce)
 
 
-@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-async def did_save(ls: CompileLintServer, params: types.DidSaveTextDocumentParams) -> None:
-    linted = ls.text_buffer(params.text_document.uri)
+@notification("textDocument/didSave")
+def did_save(ls: CompileLintServer, params: dict) -> None:
+    uri = params["textDocument"]["uri"]
+    if params.get("text") is not None and uri in ls.workspace.documents:
+        ls.workspace.documents[uri].text = params["text"]
+    linted = ls.text_buffer(uri)
     if linted is not None:
         ls.schedule(linted, 0)
 
 
-@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-async def did_close(ls: CompileLintServer, params: types.DidCloseTextDocumentParams) -> None:
-    ls.forget(params.text_document.uri)
+@notification("textDocument/didClose")
+def did_close(ls: CompileLintServer, params: dict) -> None:
+    uri = params["textDocument"]["uri"]
+    ls.workspace.close_text(uri)
+    ls.forget(uri)
 
 
-@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
-async def notebook_open(ls: CompileLintServer, params: types.DidOpenNotebookDocumentParams) -> None:
-    linted = ls.notebook_buffer(params.notebook_document.uri)
+@notification("notebookDocument/didOpen")
+def notebook_open(ls: CompileLintServer, params: dict) -> None:
+    notebook = ls.workspace.open_notebook(params)
+    linted = ls.notebook_buffer(notebook.uri)
     if linted is not None:
         ls.schedule(linted, 0)
 
 
-@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
-async def notebook_change(ls: CompileLintServer, params: types.DidChangeNotebookDocumentParams) -> None:
-    linted = ls.notebook_buffer(params.notebook_document.uri)
+@notification("notebookDocument/didChange")
+def notebook_change(ls: CompileLintServer, params: dict) -> None:
+    notebook = ls.workspace.change_notebook(params)
+    linted = ls.notebook_buffer(notebook.uri) if notebook is not None else None
     if linted is not None:
         ls.schedule(linted, ls.debounce)
 
 
-@server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
-async def notebook_save(ls: CompileLintServer, params: types.DidSaveNotebookDocumentParams) -> None:
-    linted = ls.notebook_buffer(params.notebook_document.uri)
+@notification("notebookDocument/didSave")
+def notebook_save(ls: CompileLintServer, params: dict) -> None:
+    linted = ls.notebook_buffer(params["notebookDocument"]["uri"])
     if linted is not None:
         ls.schedule(linted, 0)
 
 
-@server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
-async def notebook_close(ls: CompileLintServer, params: types.DidCloseNotebookDocumentParams) -> None:
-    ls.forget(params.notebook_document.uri)
+@notification("notebookDocument/didClose")
+def notebook_close(ls: CompileLintServer, params: dict) -> None:
+    uri = params["notebookDocument"]["uri"]
+    ls.workspace.close_notebook(params)
+    ls.forget(uri)
 
 
 # One plain glob a watcher: clients differ in the glob syntax they take (eglot 1.9 rejects
@@ -313,23 +429,22 @@ WATCHED = ("**/*.py", "**/*.pyi", "**/*.ipynb", "**/pyproject.toml", "**/compile
            "**/compile-lint-regions.json")
 
 
-@server.feature(types.INITIALIZED)
-async def initialized(ls: CompileLintServer, params: types.InitializedParams) -> None:
+@notification("initialized")
+def initialized(ls: CompileLintServer, params) -> None:
     """Ask the client for file events (files changed by git, other tools, config edits)."""
-    watch = ls.client_capabilities.workspace and ls.client_capabilities.workspace.did_change_watched_files
-    if watch and watch.dynamic_registration:
-        options = types.DidChangeWatchedFilesRegistrationOptions(
-            watchers=[types.FileSystemWatcher(glob_pattern=glob) for glob in WATCHED])
-        await ls.client_register_capability_async(types.RegistrationParams(registrations=[
-            types.Registration(id="compile-lint-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)]))
+    watch = ((ls.client_capabilities.get("workspace") or {}).get("didChangeWatchedFiles") or {})
+    if watch.get("dynamicRegistration"):
+        ls.connection.request("client/registerCapability", {"registrations": [{
+            "id": "compile-lint-files", "method": "workspace/didChangeWatchedFiles",
+            "registerOptions": {"watchers": [{"globPattern": glob} for glob in WATCHED]}}]})
 
 
-@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-async def watched_files(ls: CompileLintServer, params: types.DidChangeWatchedFilesParams) -> None:
+@notification("workspace/didChangeWatchedFiles")
+def watched_files(ls: CompileLintServer, params: dict) -> None:
     from ..analysis.declared import REGIONS_FILE
     from ..config import CONFIG_NAMES, clear_cache
 
-    paths = [p for p in (path_of(change.uri) for change in params.changes) if p is not None]
+    paths = [p for p in (path_of(change["uri"]) for change in params.get("changes") or []) if p is not None]
     if any(os.path.basename(p) in CONFIG_NAMES + (REGIONS_FILE,) for p in paths):
         # new settings or recorded regions: the declared regions, then every open buffer
         clear_cache()
@@ -345,21 +460,18 @@ async def watched_files(ls: CompileLintServer, params: types.DidChangeWatchedFil
 
 
 # -- code actions -----------------------------------------------------------------------
-@server.feature(
-    types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=False),
-)
-def code_action(ls: CompileLintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+@request("textDocument/codeAction")
+def code_action(ls: CompileLintServer, params: dict) -> list[dict]:
     from .actions import code_actions  # libcst: only when an action is asked for
 
-    linted = ls.linted_for(params.text_document.uri)
+    linted = ls.linted_for(params["textDocument"]["uri"])
     if linted is None:
         return []
     context = ls.project_for(linted.path)
-    return code_actions(ls.workspace.position_codec, context, linted, params)
+    return code_actions(ls.codec, context, linted, params)
 
 
-@server.feature("compile-lint/timings")
+@request("compile-lint/timings")
 def timings(ls: CompileLintServer, params) -> dict:
     """What each lint of this session took, and how each project's index was built
     (for bench/lsp_latency.py)."""
@@ -367,41 +479,52 @@ def timings(ls: CompileLintServer, params) -> dict:
             "first_publish": ls.first_publish}
 
 
-@server.feature(types.TEXT_DOCUMENT_HOVER)
-def hover(ls: CompileLintServer, params: types.HoverParams) -> Optional[types.Hover]:
-    linted = ls.linted_for(params.text_document.uri)
+@request("textDocument/hover")
+def hover(ls: CompileLintServer, params: dict) -> Optional[dict]:
+    uri = params["textDocument"]["uri"]
+    linted = ls.linted_for(uri)
     if linted is None:
         return None
-    doc = ls.workspace.get_text_document(params.text_document.uri)
-    lines = doc.lines
-    pos = params.position
-    line = lines[pos.line].rstrip("\r\n") if pos.line < len(lines) else ""
-    server_pos = ls.workspace.position_codec.position_from_client_units(lines, pos) if lines else pos
+    lines = ls.workspace.get_text_document(uri).lines
+    pos = params["position"]
+    line = lines[pos["line"]].rstrip("\r\n") if 0 <= pos["line"] < len(lines) else ""
+    character = ls.codec.position_from_client_units(lines, pos)["character"] if lines else pos["character"]
     docs = _docs()
-    code = docs.code_at(line, server_pos.character)
+    code = docs.code_at(line, character)
     hit_range = None
     if code is None:
         for place in linted.places():
-            if place.uri != params.text_document.uri:
+            if place.uri != uri:
                 continue
             for f in linted.findings:
                 if linted.place_of(f.start.row) is None or linted.place_of(f.start.row).uri != place.uri:
                     continue
-                rng = docs.lsp_range(ls.workspace.position_codec, place, f.start, f.end)
+                rng = docs.lsp_range(ls.codec, place, f.start, f.end)
                 if _contains(rng, pos):
                     code, hit_range = f.code, rng
                     break
     text = docs.hover_text(code) if code else None
     if text is None:
         return None
-    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text), range=hit_range)
+    answer = {"contents": {"kind": "markdown", "value": text}}
+    if hit_range is not None:
+        answer["range"] = hit_range
+    return answer
 
 
-def _contains(rng: types.Range, pos: types.Position) -> bool:
-    start, end = (rng.start.line, rng.start.character), (rng.end.line, rng.end.character)
-    return start <= (pos.line, pos.character) <= end
+def _contains(rng: dict, pos: dict) -> bool:
+    start = (rng["start"]["line"], rng["start"]["character"])
+    end = (rng["end"]["line"], rng["end"]["character"])
+    return start <= (pos["line"], pos["character"]) <= end
 
 
 def main() -> None:
     logging.basicConfig(level=os.environ.get("COMPILE_LINT_LOG", "WARNING"), format="compile-lint server: %(message)s")
-    server.start_io()
+    code = CompileLintServer().start(Connection())
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        # the index may still be building in its thread: end without waiting for it (the
+        # results cache's writes are whole-file replacements, safe to cut off)
+        os._exit(code)

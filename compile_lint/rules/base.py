@@ -68,6 +68,16 @@ class Rule:
     # A graph-break rule: the official Dynamo IDs its findings carry, each with the
     # constructs that give it (the page lists them; analysis/graph_break_ids.py).
     graph_break_ids: ClassVar[dict[str, str]] = {}
+    # Statement-local (compile_lint/incremental.py relints such a rule on the top-level
+    # statements an edit can reach, keeping its other findings): every finding lies in
+    # the top-level statement of the node it was made from, a node the rule takes from
+    # `facts.primary(...)`; and what decides a finding in statement T is T itself, the
+    # file's module-level statements, the top-level defs and classes T reaches by name
+    # (directly or through others), the names table, the region index and other files.
+    # Never a scan of the other defs' and classes' bodies for something else (a flag of
+    # the whole file, the uses of a name), unless from a module-level scope (those are
+    # always relinted). False (the default): the rule runs on the whole file each time.
+    local: ClassVar[bool] = False
     valid: ClassVar[list[Case]] = []
     invalid: ClassVar[list[Case]] = []
 

@@ -361,12 +361,17 @@ class TracedShapeToPython(Rule):
         ),
     ]
 
+    # statement-local: a cast is judged in its function (shape names, sinks, the
+    # tracer test around it), its class (the module's parameters and buffers), the
+    # names table and the region index; "outermost cast only" looks at its ancestors
+    local = True
+
     def check(self, facts):
         if not facts.has_region("traced"):
             return
         reported: set[int] = set()
         names_cache: dict[int, set[str]] = {}
-        for call in facts.nodes(ast.Call):
+        for call in facts.primary(ast.Call):
             func = facts.enclosing_function(call)
             if func is None:
                 continue

@@ -406,6 +406,12 @@ class TracerFrozenPythonState(Rule):
         ),
     ]
 
+    # statement-local: a class's reads and writes are in the class (its bases reached
+    # by name); an instance change is in the scope that traces it, its class reached by
+    # name; only a module-level trace scans the functions for readers of its result
+    # (`escapes`), and the module-level statements are always relinted
+    local = True
+
     def check(self, facts):
         if facts.has_region("traced"):
             yield from self._class_side(facts)

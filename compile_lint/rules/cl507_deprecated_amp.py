@@ -150,6 +150,11 @@ class DeprecatedAmp(Rule):
             fixed="import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n    @torch.amp.custom_fwd(device_type=\"cuda\")\n    def forward(ctx, x):\n        return x\n",
             at=[(4, 6)],
         ),
+        Case(
+            "import torch\ndef step(x):\n    return x\nstep16 = torch.cuda.amp.autocast()(step)\n",
+            fixed="import torch\ndef step(x):\n    return x\nstep16 = torch.amp.autocast(\"cuda\")(step)\n",
+            at=[(4, 10)], note="the context manager used as a decorator: only the inner call is the old API",
+        ),
         Case("import torch\nwith torch.cpu.amp.autocast():\n    pass\n", fixed="import torch\nwith torch.amp.autocast(\"cpu\"):\n    pass\n", at=[(2, 6)]),
         Case("import torch\nctx = torch.cuda.amp.autocast\n", note="not a call: no fix", at=[(2, 1), (2, 7)]),
         Case(
