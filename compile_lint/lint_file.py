@@ -256,9 +256,9 @@ def _lint(task: Task) -> Done:
         done.error, done.error_kind = "internal error: out of memory while linting this file", "internal"
     except NotebookError as exc:
         done.error, done.error_kind = str(exc), "format"
-    except OSError as exc:
-        done.error, done.error_kind = f"cannot read: {exc.strerror or exc}", "io"
-    except Exception as exc:
+    except _Unreadable as exc:
+        done.error, done.error_kind = f"cannot read: {exc.error.strerror or exc.error}", "io"
+    except Exception as exc:  # (an OSError elsewhere, a data file of the tool, is no fault of the file)
         if context.debug:
             raise
         done.error = f"internal error while linting: {type(exc).__name__}: {exc} (set COMPILE_LINT_DEBUG=1 for a traceback, and please report it)"
@@ -266,14 +266,25 @@ def _lint(task: Task) -> Done:
     return done
 
 
+class _Unreadable(Exception):
+    """The linted file itself could not be read (CL001), as opposed to any other OSError."""
+
+    def __init__(self, error: OSError):
+        super().__init__(str(error))
+        self.error = error
+
+
 def _lint_into(task: Task, done: Done, context: JobContext) -> None:
     settings = context.settings[task.settings]
     signature = None
     if task.data is None:
         read_at = cache_mod.now_ns()
-        with open(task.path, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            data = fh.read()
+        try:
+            with open(task.path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                data = fh.read()
+        except OSError as exc:
+            raise _Unreadable(exc) from None
         signature = cache_mod.trusted_signature(st, read_at)
     else:
         data = task.data

@@ -233,3 +233,32 @@ def test_a_deeply_nested_expression_is_linted_and_fixed(tmp_path, depth):
     fixed = run("fix", "gen.py", cwd=tmp_path)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "model = torch.compile(model)\n" in (tmp_path / "gen.py").read_text()
+
+
+def test_an_oserror_that_is_not_reading_the_file_is_an_internal_error_not_cl001(tmp_path, monkeypatch):
+    """CL001 says the linted file cannot be read. An OSError raised anywhere else while
+    linting (a data file of the tool itself gone missing, as after a package move) used
+    to be reported as "cannot read: No such file or directory" on the linted file."""
+    from compile_lint import lint_file
+    from compile_lint.config import Settings
+    from compile_lint.engine import Linter
+
+    source = tmp_path / "model.py"
+    source.write_text(HAZARD)
+    real = lint_file.run_rules
+
+    def broken(*args, **kwargs):
+        raise FileNotFoundError(2, "No such file or directory", "graph_break_ids.json")
+
+    monkeypatch.setattr(lint_file, "run_rules", broken)
+    results = Linter(lambda _p: Settings(root=str(tmp_path))).lint([str(source)])
+    assert results[0].error_kind == "internal" and "FileNotFoundError" in results[0].error
+    monkeypatch.setattr(lint_file, "run_rules", real)
+    os.chmod(source, 0)
+    try:
+        if os.access(source, os.R_OK):
+            return  # root reads mode 000: the file is still readable here
+        results = Linter(lambda _p: Settings(root=str(tmp_path))).lint([str(source)])
+        assert results[0].error_kind == "io" and results[0].error.startswith("cannot read")
+    finally:
+        os.chmod(source, 0o644)
