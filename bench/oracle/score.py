@@ -107,6 +107,7 @@ class Site:
     to_eager: bool = False
     span: tuple = (0, 0)
     found_by: set = field(default_factory=set)
+    passes: set = field(default_factory=set)  # the judge's passes that broke here ("eval", "train")
 
 
 @dataclass
@@ -150,10 +151,36 @@ def read_run(results_dir: str) -> tuple[dict, list[dict]]:
     return run, models
 
 
-def collect(run: dict, models: list[dict], spans: Spans) -> RunFacts:
+def in_passes(m: dict, passes: Optional[set]) -> dict:
+    """The entry `m` as its passes in `passes` saw it (None: all): status, breaks, executed
+    lines and Dynamo's counts over those passes. A run of the first judge (no `passes`)
+    is one pass, its entry's declared mode."""
+    if passes is None or "passes" not in m:
+        if passes is not None and m.get("mode") not in passes:
+            return dict(m, status="not_in_passes", breaks=[], executed={})
+        return m
+    chosen = [p for p in m["passes"] if p["pass"] in passes]
+    if not chosen:
+        return dict(m, status="not_in_passes", breaks=[], executed={})
+    order = ("ok", "compile_error", "eager_error", "no_mode", "build_error")
+    executed: dict = defaultdict(set)
+    dynamo: dict = defaultdict(int)
+    for p in chosen:
+        for path, rows in (p.get("executed") or {}).items():
+            executed[path].update(rows)
+        for key, value in (p.get("dynamo") or {}).items():
+            if not isinstance(value, dict):
+                dynamo[key] += value
+    return dict(m, status=min((p["status"] for p in chosen), key=order.index),
+                breaks=[dict(b, **{"pass": p["pass"]}) for p in chosen for b in p.get("breaks", ())],
+                executed={k: sorted(v) for k, v in executed.items()}, dynamo=dict(dynamo))
+
+
+def collect(run: dict, models: list[dict], spans: Spans, passes: Optional[set] = None) -> RunFacts:
     sources = run["sources"]
     facts = RunFacts({}, defaultdict(set), defaultdict(set), defaultdict(int), defaultdict(set), [], [])
     for m in models:
+        m = in_passes(m, passes)
         src = sources.get(m.get("source"), {})
         base = src.get("base")
         dyn = m.get("dynamo") or {}
@@ -192,6 +219,7 @@ def collect(run: dict, models: list[dict], spans: Spans) -> RunFacts:
             s.gb_types.add(b.get("gb_type"))
             facts.id_names[gb_id].add(b.get("gb_type"))
             s.models.add(m["name"])
+            s.passes.add(b.get("pass") or m.get("mode") or "")
             s.to_eager = s.to_eager or bool(b.get("frame_to_eager"))
             seen.add(key)
             frame = b.get("frame")
@@ -344,7 +372,9 @@ def markdown(score: dict, facts: RunFacts, run: dict, code_label: str) -> str:
     def pct(x):
         return "-" if x is None else f"{100 * x:.0f}%"
 
-    out = [f"Checkout: {code_label}; counted codes: {', '.join(score['counted_codes'])}*", ""]
+    passes = score.get("passes")
+    judged = ", ".join(passes) if isinstance(passes, list) else passes or "declared"
+    out = [f"Checkout: {code_label}; counted codes: {', '.join(score['counted_codes'])}*; passes: {judged}", ""]
     out += ["| source | entries | ran | with breaks | frames run eagerly | breaks (hooks) | graph_break_reasons | counters | break sites |",
             "|---|---|---|---|---|---|---|---|---|"]
     by_source = defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0])
@@ -393,6 +423,11 @@ def main(argv=None) -> int:
     parser.add_argument("--markdown", help="also write the tables to this file")
     parser.add_argument("--score-file", help="where the score goes (default RESULTS/score.json)")
     parser.add_argument("--lint-dir", help="keep the lint projects here (default: a temporary folder, removed)")
+    parser.add_argument("--passes", help="comma-separated passes of the run to judge by (eval, train, eval:float16); "
+                        "default: every pass the run made (README.md, \"The judge\")")
+    parser.add_argument("--findings", metavar="FILE",
+                        help="the lint's findings per source, kept here and reused by a later scoring of the same "
+                             "checkout (another run, other passes) where a source's declared targets are the same")
     parser.add_argument("--sources", action="append", metavar="GLOB",
                         help="score only the sources matching GLOB (repeatable; e.g. 'app:*', kornia): a slice "
                              "for development, its figures are not the bench's")
@@ -411,7 +446,8 @@ def main(argv=None) -> int:
         if not models:
             parser.error(f"--sources {ns.sources}: no entry of the run comes from such a source")
     spans = Spans()
-    facts = collect(run, models, spans)
+    passes = {p.strip() for p in ns.passes.split(",") if p.strip()} if ns.passes else None
+    facts = collect(run, models, spans, passes)
     # the lint projects live outside any git work tree: inside one (bench/.work/ of this
     # repository) compile-lint's default respect-gitignore would skip the whole project
     lint_root = os.path.abspath(ns.lint_dir) if ns.lint_dir else tempfile.mkdtemp(prefix="oracle-lint-")
@@ -422,11 +458,29 @@ def main(argv=None) -> int:
             shutil.rmtree(lint_root, ignore_errors=True)
 
 
+def _read_cache(path: Optional[str], code: str) -> dict:
+    """The findings kept by an earlier scoring of this same checkout (--findings)."""
+    empty = {"code": code, "sources": {}}
+    if not path or not os.path.exists(path):
+        return empty
+    with open(path, encoding="utf-8") as f:
+        cache = json.load(f)
+    if cache.get("code") != code:
+        raise SystemExit(f"score.py: {path} holds the findings of {cache.get('code')}, not of {code}")
+    return cache
+
+
 def _score_sources(ns, results, code, run, models, facts, spans, lint_root) -> int:
     counted = tuple(c.strip() for c in ns.codes.split(",") if c.strip())
     findings: dict[str, list] = {}
     dropped: dict[str, list] = {}
+    cache = _read_cache(ns.findings, code)
     for source, names in sorted(facts.targets.items()):
+        kept = cache["sources"].get(source)
+        if kept is not None and kept["declared"] == sorted(names):
+            findings[source] = [tuple(item) for item in kept["items"]]
+            dropped[source] = kept["dropped"]
+            continue
         info = run["sources"][source]
         base, roots = info["base"], info["roots"]
         lint_dir = os.path.join(lint_root, re.sub(r"[^A-Za-z0-9_.-]+", "_", source))
@@ -447,18 +501,23 @@ def _score_sources(ns, results, code, run, models, facts, spans, lint_root) -> i
             end = (item.get("end_location") or item["location"])["row"]
             items.append((rel, item["location"]["row"], end, item["code"], item.get("message", "")))
         findings[source] = items
+        cache["sources"][source] = {"declared": sorted(names), "items": items, "dropped": dropped[source]}
+        if ns.findings:
+            with open(ns.findings, "w", encoding="utf-8") as f:
+                json.dump(cache, f)
 
     def spans_of(source, rel, row):
         return spans.of(os.path.join(run["sources"][source]["base"], rel), row)
 
     score = judge(facts, findings, counted, spans_of)
     score["code"] = code
+    score["passes"] = sorted(ns.passes.split(",")) if ns.passes else (run.get("passes") or "declared").split(",")
     score["declared"] = {s: sorted(n) for s, n in sorted(facts.targets.items())}
     score["declared_unknown_to_checkout"] = {s: d for s, d in dropped.items() if d}
     score["undeclarable"] = facts.undeclarable
     score["site_list"] = [
         {"source": s.source, "file": s.rel, "line": s.line, "ids": sorted(s.ids), "gb_types": sorted(s.gb_types),
-         "models": sorted(s.models), "to_eager": s.to_eager, "statement": list(s.span), "found_by": sorted(s.found_by)}
+         "models": sorted(s.models), "passes": sorted(s.passes), "to_eager": s.to_eager, "statement": list(s.span), "found_by": sorted(s.found_by)}
         for s in sorted(facts.sites.values(), key=lambda s: (s.source, s.rel, s.line))
     ]
     with open(ns.score_file or os.path.join(results, "score.json"), "w", encoding="utf-8") as f:

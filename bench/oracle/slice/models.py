@@ -13,4 +13,6 @@ ENTRIES = [
     Entry("slice/PrintInLoop", "slice", "builders.py:net", {"name": "PrintInLoop"}, mode="train"),
     Entry("slice/Clean", "slice", "builders.py:net", {"name": "Clean"}),
     Entry("slice/rescale", "slice", "builders.py:net", {"name": "rescale"}),
+    Entry("slice/LayerDrop", "slice", "builders.py:net", {"name": "LayerDrop"}),
+    Entry("slice/SwitchOnce", "slice", "builders.py:net", {"name": "SwitchOnce"}),
 ]

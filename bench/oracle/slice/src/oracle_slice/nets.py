@@ -3,6 +3,8 @@
 tests/test_oracle_bench.py runs them through bench/oracle/run.py and score.py and pins
 the IDs and lines recorded here; keep the marked lines where they are or update it.
 """
+import warnings
+
 import torch
 from torch import nn
 
@@ -59,3 +61,28 @@ def rescale(x):
     """A function target: `.tolist()` turns tensor data into Python values."""
     values = x.flatten().tolist()  # break: tolist
     return x * len(values)
+
+
+class LayerDrop(nn.Module):
+    """Breaks only in train mode (transformers' LayerDrop): Dynamo reads `self.training`
+    as a constant, so in eval mode the tensor test is never traced."""
+
+    def forward(self, x):
+        if self.training and torch.rand([]) < 0.5:  # break: layerdrop
+            return x
+        return x * 2
+
+
+class SwitchOnce(nn.Module):
+    """Warns and switches its own state on its first call (transformers' big_bird falls
+    back to full attention on a short input): whoever calls it first takes the break."""
+
+    def __init__(self):
+        super().__init__()
+        self.kind = "sparse"
+
+    def forward(self, x):
+        if self.kind == "sparse":
+            warnings.warn("falling back to full attention")  # break: first call
+            self.kind = "full"
+        return x * 2
