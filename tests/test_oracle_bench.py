@@ -73,9 +73,12 @@ def test_each_break_is_recorded_with_its_id_line_and_kind(slice_run):
         result = load(slice_run, name)
         assert result["status"] == "ok" and result["complete"], result
         module = result["target"]["kind"] == "class"
-        # the judge runs each entry in eval and in train mode; a plain function has no mode
-        assert [(p["pass"], p["status"]) for p in result["passes"]] == [("eval", "ok"), ("train", "ok" if module else "no_mode")]
-        want = [(gb_id, kind, marker_line(marker), p) for p in (("eval", "train") if module else ("eval",))]
+        # the judge runs each entry in eval and in train mode, and in eval mode on float16;
+        # a plain function has no mode
+        assert [(p["pass"], p["status"]) for p in result["passes"]] == [
+            ("eval", "ok"), ("train", "ok" if module else "no_mode"), ("eval:float16", "ok")]
+        want = [(gb_id, kind, marker_line(marker), p)
+                for p in (("eval", "train", "eval:float16") if module else ("eval", "eval:float16"))]
         assert [(b["gb_id"], b["kind"], b["site"]["line"], b["pass"]) for b in result["breaks"]] == want, name
         site = result["breaks"][0]["site"]
         assert site["file"] == os.path.realpath(NETS)
@@ -95,7 +98,13 @@ def test_the_compiled_run_gets_a_model_the_eager_run_did_not_touch(slice_run):
     # big_bird): the line-tracing eager run must not take that call from the compiled run
     result = load(slice_run, "slice/SwitchOnce")
     assert {(b["gb_id"], b["site"]["line"]) for b in result["breaks"]} == {("GB0007", marker_line("first call"))}
-    assert {b["pass"] for b in result["breaks"]} == {"eval", "train"}
+    assert {b["pass"] for b in result["breaks"]} == {"eval", "train", "eval:float16"}
+
+
+def test_a_break_only_float16_takes_is_seen_in_the_float16_pass(slice_run):
+    result = load(slice_run, "slice/HalfClamp")
+    assert [(b["gb_id"], b["site"]["line"], b["pass"]) for b in result["breaks"]] == [
+        ("GB0170", marker_line("float16"), "eval:float16")]
 
 
 def test_dynamo_counts_the_hooks_go_beyond(slice_run):
@@ -111,7 +120,7 @@ def test_dynamo_counts_the_hooks_go_beyond(slice_run):
 
 def test_clean_module_has_no_break_and_its_lines_are_executed(slice_run):
     clean = load(slice_run, "slice/Clean")
-    assert clean["breaks"] == [] and [p["dynamo"]["graphs"] for p in clean["passes"]] == [1, 1]
+    assert clean["breaks"] == [] and [p["dynamo"]["graphs"] for p in clean["passes"]] == [1, 1, 1]
     assert line_of("if y.shape[0] > 1:") in clean["executed"][os.path.realpath(NETS)]
 
 
@@ -200,7 +209,39 @@ def test_scoring_one_pass_with_the_findings_kept_from_a_first_scoring(slice_run,
             scored[label] = json.load(f)
     line = all_markers()["layerdrop"]
     verdicts = {label: {(f["line"], f["verdict"]) for f in s["finding_list"] if f["line"] == line} for label, s in scored.items()}
-    # judged by the eval pass alone, LayerDrop's break is not a site and its line ran: a false finding
-    assert verdicts == {"all": {(line, "true")}, "eval": {(line, "false")}}
-    assert scored["eval"]["passes"] == ["eval"] and scored["all"]["passes"] == ["eval", "train"]
-    assert scored["eval"]["sites"] == scored["all"]["sites"] - 1
+    # judged by the eval pass alone, LayerDrop's break is not a site, and its tensor test
+    # never ran there (`self.training and ...` short-circuits): unknown, not false
+    assert verdicts == {"all": {(line, "true")}, "eval": {(line, "unknown")}}
+    assert scored["eval"]["passes"] == ["eval"] and scored["all"]["passes"] == ["eval", "eval:float16", "train"]
+    assert scored["eval"]["sites"] == scored["all"]["sites"] - 2  # LayerDrop's and HalfClamp's
+
+
+def test_a_finding_whose_expression_never_ran_is_unknown_by_expression_false_by_line(slice_run, tmp_path):
+    line = line_of("# never read: short-circuit")
+    with open(os.path.join(slice_run, "models", "slice__ShortCircuit.json"), encoding="utf-8") as f:
+        columns = json.load(f)["passes"][0]["executed_columns"][os.path.realpath(NETS)][str(line)]
+    text = open(NETS, encoding="utf-8").read().splitlines()[line - 1]
+    assert text.index("x.shape") in columns and text.index("x.sum()") not in columns
+    verdicts = {}
+    for by in ("expression", "line"):
+        out = tmp_path / f"{by}.json"
+        proc = subprocess.run(
+            [sys.executable, os.path.join(ORACLE, "score.py"), "--results", str(slice_run), "--code", REPO,
+             "--executed", by, "--findings", str(tmp_path / "findings.json"), "--score-file", str(out)],
+            capture_output=True, text=True, timeout=600,
+        )
+        assert proc.returncode == 0, proc.stderr
+        with open(out, encoding="utf-8") as f:
+            verdicts[by] = [x["verdict"] for x in json.load(f)["finding_list"] if x["line"] == line]
+    assert verdicts == {"expression": ["unknown"], "line": ["false"]}
+
+
+def test_ran_by_expression_looks_inside_the_findings_span():
+    facts = score.RunFacts(sites={}, executed={("s", "m.py"): {5, 6}}, untraced={}, outside={}, targets={},
+                           undeclarable=[], models=[], columns={("s", "m.py"): {5: {4, 8}, 6: {0}}})
+    key = ("s", "m.py")
+    assert score.ran(facts, key, 5, 5, 9, 12)  # 1-based column 9 is column 8
+    assert not score.ran(facts, key, 5, 5, 10, 20)
+    assert score.ran(facts, key, 5, 5, 10, 20, by="line")
+    assert score.ran(facts, key, 4, 6, 30, 2)  # a span over three lines: line 6 column 0
+    assert not score.ran(facts, key, 7, 7, 1, 5)

@@ -63,11 +63,16 @@ def _die_with_parent() -> None:
 
 
 class LineRecorder:
-    """`sys.settrace` hook keeping (file, line) for files under the given folders."""
+    """`sys.settrace` hook keeping, for files under the given folders, the lines executed
+    and the start (line, column) of every bytecode instruction executed (opcode events,
+    mapped through `co_positions`): what ran inside a line. A line holds code that may not
+    run when the line does: the right operand of `and`, a generator expression's body over
+    an empty iterable, one arm of a conditional expression."""
 
     def __init__(self, roots: list[str]):
         self.roots = tuple(os.path.join(os.path.realpath(r), "") for r in roots)
         self.lines: dict[str, set[int]] = {}
+        self._offsets: dict = {}  # code object -> bytecode offsets executed
         self._wanted: dict[str, bool] = {}
 
     def _want(self, filename: str) -> bool:
@@ -82,13 +87,34 @@ class LineRecorder:
             return None
         lines = self.lines.setdefault(os.path.realpath(frame.f_code.co_filename), set())
         lines.add(frame.f_lineno)
+        offsets = self._offsets.setdefault(frame.f_code, set())
+        frame.f_trace_opcodes = True
 
         def local_trace(frame, event, arg):
-            if event == "line":
+            if event == "opcode":
+                offsets.add(frame.f_lasti)
+            elif event == "line":
                 lines.add(frame.f_lineno)
             return local_trace
 
         return local_trace
+
+    def columns(self) -> dict[str, dict[str, list[int]]]:
+        """path -> {line: [columns]}: where the executed instructions start (0-based
+        columns, as `ast` gives them)."""
+        out: dict[str, dict[int, set[int]]] = {}
+        for code, offsets in self._offsets.items():
+            positions = list(code.co_positions())
+            per_line = out.setdefault(os.path.realpath(code.co_filename), {})
+            for offset in offsets:
+                index = offset // 2
+                if index >= len(positions):
+                    continue
+                line, _end_line, col, _end_col = positions[index]
+                if line is not None and col is not None:
+                    per_line.setdefault(line, set()).add(col)
+        return {path: {str(line): sorted(cols) for line, cols in sorted(rows.items())}
+                for path, rows in sorted(out.items())}
 
     def __enter__(self):
         sys.settrace(self.global_trace)
@@ -114,7 +140,7 @@ def _call(target, args, kwargs):
 # `if self.training:` code, gradients on); ":float16" after a mode casts the model and
 # its floating-point inputs to that dtype. "declared" is the entry's own mode alone (the
 # first judge's single pass).
-DEFAULT_PASSES = ("eval", "train")
+DEFAULT_PASSES = ("eval", "train", "eval:float16")
 STATUS_ORDER = ("ok", "compile_error", "eager_error", "no_mode", "build_error")
 
 
@@ -263,6 +289,7 @@ def _run_pass(entry, builder, source_roots: list[str], mode: str, dtype: str) ->
         return dict(one, status="eager_error", error=_short(exc))
     one["eager_s"] = round(time.perf_counter() - t0, 2)
     one["executed"] = {path: sorted(rows) for path, rows in sorted(lines.lines.items())}
+    one["executed_columns"] = lines.columns()
     del target, args, kwargs
 
     from torch._dynamo.utils import counters, graph_break_reasons

@@ -41,7 +41,7 @@ def safe_name(name: str) -> str:
 
 class Runner:
     def __init__(self, models: catalog.Models, models_path: str, python: str, out: str, timeout: float,
-                 passes: str = "eval,train"):
+                 passes: str = "eval,train,eval:float16"):
         self.models = models
         self.passes = passes
         self.models_path = models_path
@@ -180,10 +180,10 @@ def main(argv=None) -> int:
     parser.add_argument("--apps", default=None, help=f"development apps folder (default: $ORACLE_APPS or {catalog.DEFAULT_APPS})")
     parser.add_argument("--only", action="append", default=[], help="entry name or glob (repeatable)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per entry, all passes (default 600)")
-    parser.add_argument("--passes", default="eval,train",
+    parser.add_argument("--passes", default="eval,train,eval:float16",
                         help="the judge's passes, comma-separated: eval, train, declared (the entry's own mode: "
                              "the first judge's single pass), each optionally :DTYPE (eval:float16); "
-                             "default eval,train (README.md, \"The judge\")")
+                             "default eval,train,eval:float16 (README.md, \"The judge\")")
     parser.add_argument("--jobs", type=int, default=1, help="entries at once (default 1)")
     parser.add_argument("--resume", action="store_true", help="skip entries that already have a result")
     parser.add_argument("--list", action="store_true", help="list the entries and exit")

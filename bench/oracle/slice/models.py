@@ -15,4 +15,6 @@ ENTRIES = [
     Entry("slice/rescale", "slice", "builders.py:net", {"name": "rescale"}),
     Entry("slice/LayerDrop", "slice", "builders.py:net", {"name": "LayerDrop"}),
     Entry("slice/SwitchOnce", "slice", "builders.py:net", {"name": "SwitchOnce"}),
+    Entry("slice/ShortCircuit", "slice", "builders.py:net", {"name": "ShortCircuit"}),
+    Entry("slice/HalfClamp", "slice", "builders.py:net", {"name": "HalfClamp"}),
 ]

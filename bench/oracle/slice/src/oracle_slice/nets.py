@@ -86,3 +86,24 @@ class SwitchOnce(nn.Module):
             warnings.warn("falling back to full attention")  # break: first call
             self.kind = "full"
         return x * 2
+
+
+class ShortCircuit(nn.Module):
+    """`.item()` that never runs on these inputs (the left operand of `and` is False for a
+    batch of 2): the line runs, the read does not. No break; a finding there is neither
+    confirmed nor refuted by this run."""
+
+    def forward(self, x):
+        if x.shape[0] > 100 and x.sum().item() > 0:  # never read: short-circuit
+            x = x * 2
+        return x + 1
+
+
+class HalfClamp(nn.Module):
+    """Breaks only on float16 inputs (T5's overflow clamp): Dynamo reads the dtype test as
+    a constant, so in float32 the tensor test is never traced."""
+
+    def forward(self, x):
+        if x.dtype == torch.float16 and torch.isinf(x).any():  # break: float16
+            x = x.clamp(-1000, 1000)
+        return x * 2
