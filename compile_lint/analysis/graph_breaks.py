@@ -29,6 +29,7 @@ from .compiled_values import chain_text
 from .facts import FUNCTION_NODES, ModuleFacts
 from .graph_break_ids import LOOP_ID, describe
 from .region_queries import dynamo_flag_on, eager_only
+from .tensor_calls import flow_for
 from .tensors import MaskGuess, TensorGuess, not_tensors_at
 
 COMPOUND = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
@@ -160,7 +161,8 @@ class Breaks:
             return None
         key = id(func)
         if key not in self._tensors:
-            self._tensors[key] = TensorGuess(self.facts, func) if self.facts.in_region(node, "compiled") else None
+            # the file's call flow: returns, callers' arguments and buffers (tensor_calls.py)
+            self._tensors[key] = flow_for(self.facts).guess(func) if self.facts.in_region(node, "compiled") else None
         return self._tensors[key]
 
     def masks(self, node: ast.AST) -> Optional[MaskGuess]:
@@ -169,7 +171,7 @@ class Breaks:
             return None
         key = id(tensors.func)
         if key not in self._masks:
-            self._masks[key] = MaskGuess(self.facts, tensors)
+            self._masks[key] = flow_for(self.facts).masks(tensors.func)
         return self._masks[key]
 
     def _called_only_eagerly(self, node: ast.AST) -> bool:

@@ -19,6 +19,14 @@ compiled alone, its breaks and their official IDs):
   `getattr(nn, kind)(...)` under `if kind in ("LSTM", "GRU"):`): GB0014, unless
   `torch._dynamo.config.allow_rnn` is on.
 - `copy.deepcopy` of a tensor or a module: GB4198 (of a plain Python object: no break).
+- `torch.Generator(...)` made in compiled code: GB0363 (an opaque object); a method of a
+  generator (`g.manual_seed(...)`, `g.get_state()`, `g.initial_seed()`...): GB7650; a
+  generator passed to an op (`torch.rand(n, generator=g)`, `x.normal_(generator=g)`):
+  GB0055. Which values hold a generator: analysis/tensor_calls.py (`g = None` then
+  `g = torch.Generator()` under a seed test, `self.gen = torch.Generator().manual_seed(0)`,
+  a parameter annotated `torch.Generator` or filled with one by every caller in the file;
+  a parameter annotated `Optional[torch.Generator]` only as a method's receiver, since an
+  op given None for it does not break).
 """
 from __future__ import annotations
 
@@ -27,6 +35,7 @@ from typing import Optional
 
 from .facts import FUNCTION_NODES, ModuleFacts
 from .region_queries import ClassAttrsFact, class_attrs
+from .tensor_calls import flow_for
 
 LOGGER_FACTORIES = frozenset({"logging.getLogger", "logging.Logger", "logging.LoggerAdapter", "logging.getLoggerClass"})
 LOGGER_WRAPPER_NAMES = frozenset({"get_logger", "getLogger"})  # a project's own: transformers.utils.logging.get_logger
@@ -34,6 +43,9 @@ LOGGING_FUNCTIONS = frozenset({"debug", "info", "warning", "warn", "error", "exc
 WARN_FUNCTIONS = frozenset({"warnings.warn", "warnings.warn_explicit"})
 RNN_CLASSES = frozenset({"LSTM", "GRU", "RNN"})
 RNN_MODULES = ("torch.nn.", "torch.nn.modules.rnn.")
+# torch.Generator methods Dynamo does not trace (GB7650; `.device` is an attribute: traced)
+GENERATOR_METHODS = frozenset({"manual_seed", "seed", "initial_seed", "get_state", "set_state", "get_offset",
+                               "set_offset", "graphsafe_get_state", "graphsafe_set_state", "clone_state"})
 IGNORED_LOGGING = ("ignore_logging_functions", "ignore_logger_methods")
 REORDERABLE = "reorderable_logging_functions"
 
@@ -152,6 +164,9 @@ class UntraceableCalls:
     def cause(self, call: ast.Call, is_tensor) -> Optional[tuple]:
         facts, func = self.facts, call.func
         dotted = facts.resolve(func)
+        found = self._generator(call, dotted)
+        if found:
+            return found
         if isinstance(func, ast.Attribute) and not self.logging_ignored and is_logger(facts, func.value, self.loggers):
             return f"`{_short(func)}(...)` (a logging.Logger method)", "GB0291", None
         if isinstance(func, ast.Attribute) and dotted is None:
@@ -165,6 +180,20 @@ class UntraceableCalls:
             return f"`{dotted}(...)`", "GB4841", None
         if dotted == "copy.deepcopy" and call.args and self._tensor_or_module(call.args[0], is_tensor):
             return "`copy.deepcopy(...)` of a tensor or module", "GB4198", None
+        return None
+
+    def _generator(self, call: ast.Call, dotted: Optional[str]) -> Optional[tuple]:
+        if dotted == "torch.Generator":
+            return "`torch.Generator(...)` (an opaque object Dynamo cannot make)", "GB0363", None
+        flow = flow_for(self.facts)
+        where = self.facts.enclosing_function(call)
+        func = call.func
+        if isinstance(func, ast.Attribute) and dotted is None and func.attr in GENERATOR_METHODS \
+                and flow.is_generator(where, func.value, receiver=True):
+            return f"`{_short(func)}(...)` (a torch.Generator method)", "GB7650", None
+        given = next((kw.value for kw in call.keywords if kw.arg == "generator"), None)
+        if given is not None and flow.is_generator(where, given):
+            return f"`{_short(func)}(..., generator=...)` (a torch.Generator given to an op)", "GB0055", None
         return None
 
     def _tensor_or_module(self, expr: ast.AST, is_tensor) -> bool:

@@ -5,7 +5,7 @@ from typing import Optional
 
 from ..analysis.facts import RegionsFact
 from ..analysis.graph_breaks import Breaks
-from ..analysis.region_queries import CASTS, ClassAttrsFact
+from ..analysis.region_queries import CASTS, ClassAttrsFact, class_attrs
 from ..analysis.untraceable_calls import UntraceableCalls
 from .base import Case, Rule
 
@@ -31,6 +31,42 @@ SIZE_METHODS = frozenset({"view", "reshape", "expand", "repeat", "new_zeros", "n
 PADS = frozenset({"torch.nn.functional.pad"})
 
 
+SEQUENCE_CALLS = frozenset({"builtins.list", "builtins.tuple", "builtins.sorted", "torch.nn.ModuleList",
+                            "torch.nn.ParameterList", "torch.nn.Sequential"})
+SEQUENCE_ANNOTATIONS = frozenset({"typing.List", "typing.Tuple", "typing.Sequence", "builtins.list", "builtins.tuple",
+                                  "collections.abc.Sequence"})
+
+
+def python_sequence(facts, at: ast.AST, expr: ast.AST, breaks: Breaks, depth: int = 0) -> bool:
+    """`expr`, read at `at`, is a Python list or tuple (or a ModuleList): a literal, a
+    name every binding of which is one (or a tuple of tensors a call gives), a
+    `self.<attr>` the class only ever assigns one, or a parameter annotated so."""
+    if isinstance(expr, (ast.List, ast.Tuple, ast.ListComp)):
+        return True
+    if isinstance(expr, ast.Call):
+        return facts.resolve(expr.func) in SEQUENCE_CALLS
+    guess = breaks.tensors(at)
+    if guess is None or depth > 2:
+        return False
+    if isinstance(expr, ast.Name):
+        if expr.id in guess.seqs:
+            return True
+        func = guess.func
+        values = [v for v in guess.bound_values(expr.id)]
+        if values:
+            return all(v is not None and python_sequence(facts, at, v, breaks, depth + 1) for v in values)
+        args = getattr(func, "args", None)
+        param = next((a for a in (args.posonlyargs + args.args + args.kwonlyargs if args else [])
+                      if a.arg == expr.id), None)
+        ann = param.annotation if param is not None else None
+        head = ann.value if isinstance(ann, ast.Subscript) else ann
+        return head is not None and facts.resolve(head) in SEQUENCE_ANNOTATIONS
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        assigned = class_attrs(facts, expr).get(expr.attr, ())
+        return bool(assigned) and all(facts.resolve(v.func) in SEQUENCE_CALLS for _, v in assigned)
+    return False
+
+
 class GraphBreak(Rule):
     """
     ## What it does
@@ -45,12 +81,22 @@ class GraphBreak(Rule):
     no `output_size`); boolean-mask indexing `x[x > 0]`, also through a named mask
     (`keep = (d < th) & valid`, a row `mask[0]`, a reduction over a dimension, a tensor
     made with `dtype=torch.bool`, a name tested `mask.dtype == torch.bool` above) and in an
-    augmented assignment `x[mask] += v` (it reads `x[mask]`); `print(...)`; and calls Dynamo
-    does not trace (analysis/untraceable_calls.py): a `logging.Logger` method
-    (`logger.warning_once(...)`, the logger from `logging.getLogger` or a project's
+    augmented assignment `x[mask] += v` (it reads `x[mask]`); a tensor value as the index of
+    a Python list, tuple or `nn.ModuleList` (`levels[i]`) or in `range(n)`; `print(...)`;
+    and calls Dynamo does not trace (analysis/untraceable_calls.py): a `logging.Logger`
+    method (`logger.warning_once(...)`, the logger from `logging.getLogger` or a project's
     `get_logger` wrapper, by a module-level name or `self.<attr>`), a `logging` module
     function, `warnings.warn`, an `nn.LSTM`/`nn.GRU`/`nn.RNN` module the class (or a
-    subclass in the file) assigns to `self.<attr>`, and `copy.deepcopy` of a tensor or module.
+    subclass in the file) assigns to `self.<attr>`, `copy.deepcopy` of a tensor or module,
+    and a `torch.Generator` made in compiled code, one of its methods (`g.manual_seed(...)`),
+    or one given to an op (`torch.rand(n, generator=g)`).
+
+    Tensors, masks and generators are followed across calls (analysis/tensor_calls.py):
+    what a def of the file (or an imported one of the project) returns, by its annotation
+    (`-> torch.Tensor`, a tuple element by element) or its `return` values; a parameter
+    every caller in the file fills with one (a tuple of tensors element by element:
+    transformers' encodec pads by `max(left, right)` of a `(buffer, method())` tuple);
+    and `self.<attr>` the class only ever assigns a buffer, a parameter or a tensor.
 
     A finding in the body of a `for`/`while` loop says so: Dynamo then gives up on the
     whole function ("graph break in loop", GB7000) and runs it eagerly.
@@ -168,20 +214,24 @@ class GraphBreak(Rule):
     name = "graph-break"
     summary = "Construct that forces a graph break in compiled code"
     graph_break_ids = {
-        "GB0124": "`.item()`; `float/int/bool(tensor)`, `assert bool(t)`; a tensor value as a slice bound (`x[:n]`)",
+        "GB0124": "`.item()`; `float/int/bool(tensor)`, `assert bool(t)`; a tensor value as a slice bound (`x[:n]`) "
+                  "or as the index of a Python list, tuple or ModuleList (`levels[i]`)",
         "GB0033": "`.tolist()` (Dynamo says GB0109 when the tensor is floating-point); `torch.equal`, "
                   "`torch.allclose`, `torch.is_nonzero`; a tensor value as a size (`torch.zeros(n)`, `x.view(b, n)`) "
                   "or a padding (`F.pad(x, (0, n))`)",
         "GB0170": "`if`/`while`/conditional expression on a tensor value",
         "GB0036": "`nonzero`, `argwhere`, one-argument `torch.where`, `masked_select`, `unique`, "
                   "`unique_consecutive`, `bincount`, `repeat_interleave` with tensor repeats; boolean-mask indexing",
-        "GB0059": "`print(...)`",
+        "GB0059": "`print(...)`; `range(n)` of a tensor value",
         "GB0291": "a `logging.Logger` method (`logger.warning_once(...)`; the logger from `logging.getLogger` "
                   "or a project's `get_logger`)",
         "GB4841": "a `logging` module function (`logging.warning(...)`)",
         "GB0007": "`warnings.warn(...)` (a function Dynamo skips)",
         "GB0014": "calling an `nn.LSTM`/`nn.GRU`/`nn.RNN` module",
         "GB4198": "`copy.deepcopy` of a tensor or module",
+        "GB0363": "`torch.Generator(...)` made in compiled code",
+        "GB7650": "a `torch.Generator` method (`g.manual_seed(...)`, `g.get_state()`, `g.initial_seed()`)",
+        "GB0055": "a `torch.Generator` given to an op (`torch.rand(n, generator=g)`)",
         "GB7000": "any of these in the body of a `for`/`while` loop: the function runs eagerly",
     }
 
@@ -283,6 +333,25 @@ class GraphBreak(Rule):
         Case("import torch\ndef fast(x: torch.Tensor) -> bool:\n    if torch.jit.is_tracing() or torch.compiler.is_compiling():\n"
              "        return False\n    return bool((x > 0).all())\n@torch.compile\ndef f(x: torch.Tensor):\n"
              "    return x * 2 if fast(x) else x\n", note="after an early return whenever Dynamo traces"),
+        Case(
+            "import torch\nfrom typing import Optional\nclass Noise(torch.nn.Module):\n"
+            "    def forward(self, x: torch.Tensor, generator: Optional[torch.Generator] = None):\n"
+            "        return x.to(generator.device) + torch.rand(3, generator=generator) if generator is not None else x\n"
+            "m = torch.compile(Noise())\n",
+            note="an optional generator no caller here passes (with None, no break); its `.device` is traced",
+        ),
+        Case(
+            "import torch\nfrom torch import nn\nclass Pad(nn.Module):\n"
+            "    def _amount(self, x: torch.Tensor) -> int:\n        return x.shape[-1] % 4\n"
+            "    def _pad(self, x, n):\n        if n > 0:\n            x = x + 1\n        return x\n"
+            "    def forward(self, x: torch.Tensor, sizes: list):\n"
+            "        levels = [1.0, 2.0]\n        k = max(x.shape[0], 2)\n"
+            "        x = self._pad(x, self._amount(x)) + self._pad(x, x.sum())\n"
+            "        return x * levels[x.shape[0] % 2] * sizes[k]\n"
+            "m = torch.compile(Pad())\n",
+            note="a def annotated to return an int; a parameter one caller fills with a tensor and another with an int; "
+                 "lists indexed by Python ints",
+        ),
     ]
     invalid = [
         Case(
@@ -387,6 +456,46 @@ class GraphBreak(Rule):
             "@torch.compile\ndef f(x):\n    print(x.shape)\n    return x * 2\n",
             at=[(5, 5)], note="a bare torch.Size argument cannot be reordered: it still breaks",
         ),
+        Case(
+            "import torch\nfrom torch import nn\nclass Conv(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.padding_total = nn.Buffer(torch.tensor(3), persistent=False)\n"
+            "    def _extra(self, h: torch.Tensor) -> torch.Tensor:\n"
+            "        return torch.ceil((h.shape[-1] - self.padding_total) / 2).to(torch.int64)\n"
+            "    @staticmethod\n    def _pad1d(h: torch.Tensor, paddings: tuple[int, int]):\n"
+            "        left, right = paddings\n        widest = max(left, right)\n"
+            "        if h.shape[-1] <= widest:\n            h = h + 1\n        return h\n"
+            "    def forward(self, h):\n        return self._pad1d(h, (self.padding_total, self._extra(h)))\n"
+            "conv = torch.compile(Conv())\n",
+            at=[(13, 12)],
+            note="transformers' encodec: a buffer and a `-> torch.Tensor` method reach a static method through a tuple",
+        ),
+        Case(
+            "import torch\ndef _candidates(d: torch.Tensor):\n    return d * 2, d.abs() > 0\n"
+            "def _polish(kp: torch.Tensor, inliers: torch.Tensor):\n    return kp[inliers]\n"
+            "@torch.compile\ndef solve(d: torch.Tensor):\n    cands, valid = _candidates(d)\n"
+            "    return cands[valid], _polish(d, d > 0)\n",
+            at=[(5, 12), (9, 12)],
+            note="kornia's RANSAC: a mask from a def's returned tuple, and one every caller passes",
+        ),
+        Case(
+            "import torch\nfrom torch import nn\nclass Sampler(nn.Module):\n    def __init__(self, seed=None):\n"
+            "        super().__init__()\n        self.seed = seed\n        self.noise = torch.Generator().manual_seed(0)\n"
+            "    def forward(self, x: torch.Tensor):\n        g = None\n        if self.seed is not None:\n"
+            "            g = torch.Generator(device=x.device)\n            g.manual_seed(self.seed)\n"
+            "        return x + torch.rand(x.shape, generator=g) + torch.randn(x.shape, generator=self.noise)\n"
+            "m = torch.compile(Sampler(seed=3))\n",
+            at=[(11, 17), (12, 13), (13, 20), (13, 55)],
+            note="a generator made in compiled code (GB0363), its method (GB7650), generators given to ops (GB0055)",
+        ),
+        Case(
+            "import torch\nfrom torch import nn\nclass Heads(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.heads = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])\n"
+            "    def forward(self, x: torch.Tensor):\n        i = (x > 0).sum() // 3\n        levels = [1.0, 2.0, 3.0]\n"
+            "        for k in range(x.long()[0]):\n            x = x + k\n"
+            "        return self.heads[i](x) * levels[i]\nm = torch.compile(Heads())\n",
+            at=[(10, 18), (12, 27), (12, 42)],
+            note="a ModuleList and a list indexed by a tensor (GB0124), range() of a tensor (GB0059)",
+        ),
     ]
 
     def check(self, facts):
@@ -426,6 +535,13 @@ class GraphBreak(Rule):
                                       "capture_dynamic_output_shape_ops", {"cause.func": "aten.nonzero.default"})
                 if found is not None:
                     yield found
+            elif read and not isinstance(sub.slice, (ast.Slice, ast.Tuple)) and breaks.only_tensor(sub, sub.slice) \
+                    and python_sequence(facts, sub, sub.value, breaks):
+                # `table[i]` with a tensor `i`: Python needs an int, Dynamo reads it with .item()
+                found = breaks.report(sub.slice, "a tensor value as a Python list or tuple index", "GB0124",
+                                      CAPTURE_SCALARS)
+                if found is not None:
+                    yield found
 
     def _call(self, breaks: Breaks, facts, call: ast.Call, print_reorderable: bool):
         func = call.func
@@ -451,6 +567,8 @@ class GraphBreak(Rule):
             return None
         if dotted in CASTS and len(call.args) == 1 and breaks.is_tensor(call, call.args[0]):
             return breaks.report(call, f"`{dotted[9:]}(tensor)`", "GB0124", CAPTURE_SCALARS)
+        if dotted == "builtins.range" and any(breaks.only_tensor(call, a) for a in call.args):
+            return breaks.report(call, "`range(...)` of a tensor value", "GB0059", fill={"fn.__name__": "range"})
         name = dotted[6:] if dotted and dotted.startswith("torch.") and dotted.count(".") == 1 else None
         if name in DYNAMIC_SHAPE_FUNCS and self._dynamic_shape(breaks, call, name, call.args):
             return breaks.report(call, f"`{dotted}(...)`", "GB0036", CAPTURE_SHAPES, {"cause.func": DYNAMIC_SHAPE_FUNCS[name]})

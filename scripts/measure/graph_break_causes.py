@@ -202,6 +202,102 @@ def shape_branch(x):
     return x
 
 
+@case("GB0124")
+def list_indexed_by_tensor(x):
+    table = [1.0, 2.0, 3.0]
+    return x * table[(x > 2).sum() // 3]
+
+
+@case("GB0124")
+def tuple_indexed_by_tensor(x, pair=(torch.ones(6), torch.zeros(6))):
+    return x * pair[x.long()[1]]
+
+
+@case("GB0059")
+def range_of_tensor(x):
+    n = x.long()[2]
+    total = 0
+    for i in range(n):
+        total = total + i
+    return x + total
+
+
+@case("-")
+def max_of_tensors(x):
+    return x * max(x.sum(), x.mean())  # Dynamo: torch.maximum
+
+
+@case("GB0170")
+def if_on_max_of_tensors(x):
+    longest = max(x.long()[1], x.long()[2])
+    if 3 <= longest:
+        x = x + 1
+    return x
+
+
+class _Pads(nn.Module):
+    """transformers' encodec: a buffer and a method's tensor return reach a static
+    method through a tuple argument."""
+
+    def __init__(self):
+        super().__init__()
+        self.padding_total = nn.Buffer(torch.tensor(3), persistent=False)
+
+    def _extra(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.ceil((x.shape[-1] - self.padding_total) / 2.0).to(torch.int64)
+
+    @staticmethod
+    def _pad1d(x: torch.Tensor, paddings: tuple[int, int]):
+        left, right = paddings
+        widest = max(left, right)
+        if x.shape[-1] <= widest:
+            x = x + 1
+        return x
+
+    def forward(self, x):
+        return self._pad1d(x, (self.padding_total, self._extra(x)))
+
+
+@case("GB0170")
+def tensor_through_a_tuple_parameter(x, mod=_Pads()):
+    return mod(x)
+
+
+class _Buffered(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.tensor(2.0))
+
+    def forward(self, x):
+        if self.scale > 1:
+            x = x * self.scale
+        return x
+
+
+@case("GB0170")
+def if_on_a_buffer(x, mod=_Buffered()):
+    return mod(x)
+
+
+def _split(x):
+    return x * 2, x > 2
+
+
+def _take(x, keep):
+    return x[keep]
+
+
+@case("GB0036")
+def mask_from_a_return(x):
+    values, keep = _split(x)
+    return values[keep]
+
+
+@case("GB0036")
+def mask_through_a_parameter(x):
+    return _take(x, x > 2)
+
+
 # -- data-dependent output shapes ---------------------------------------------------
 @case("GB0036")
 def nonzero(x):
@@ -426,6 +522,60 @@ def requires_grad_set(x):
 def generator_created(x):
     g = torch.Generator()
     g.manual_seed(0)
+    return x + torch.rand(6, generator=g)
+
+
+_SEEDED = torch.Generator()
+_SEEDED.manual_seed(0)
+
+
+@case("GB0055")
+def generator_passed_to_op(x, g=_SEEDED):
+    return x + torch.rand(6, generator=g)
+
+
+@case("GB0055")
+def generator_passed_to_method(x, g=_SEEDED):
+    y = torch.empty(6)
+    y.normal_(generator=g)
+    return x + y
+
+
+@case("GB7650")
+def generator_method(x, g=_SEEDED):
+    return x + g.initial_seed()
+
+
+@case("-")
+def generator_device_attribute(x, g=_SEEDED):
+    return x.to(g.device)
+
+
+@case("-")
+def generator_none(x, g=None):
+    return x + torch.rand(6, generator=g)
+
+
+class _KeepsGenerator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = torch.Generator().manual_seed(0)
+
+    def forward(self, x):
+        return x + torch.randn(6, generator=self.gen)
+
+
+@case("GB0055")
+def generator_attribute_passed(x, mod=_KeepsGenerator()):
+    return mod(x)
+
+
+@case("GB0055,GB0363,GB7650")
+def generator_made_under_a_test(x, seed=3):
+    g = None
+    if seed is not None:
+        g = torch.Generator()
+        g.manual_seed(seed)
     return x + torch.rand(6, generator=g)
 
 
