@@ -334,6 +334,14 @@ class GraphBreak(Rule):
              "        return False\n    return bool((x > 0).all())\n@torch.compile\ndef f(x: torch.Tensor):\n"
              "    return x * 2 if fast(x) else x\n", note="after an early return whenever Dynamo traces"),
         Case(
+            "import torch\ndef _can_stop(x: torch.Tensor) -> bool:\n    if torch.jit.is_scripting():\n        return False\n"
+            "    if torch.jit.is_tracing() or torch.compiler.is_compiling():\n        return False\n"
+            "    return not x.requires_grad\n@torch.compile\ndef cascade(x: torch.Tensor):\n"
+            "    stop_checks = (2, 4) if _can_stop(x) else ()\n    for i in range(8):\n"
+            "        if i + 1 in stop_checks and not bool((x > 0).any()):\n            break\n        x = x - 1\n    return x\n",
+            note="kornia's distance transform: a def returns False first thing under Dynamo, so `stop_checks` is empty",
+        ),
+        Case(
             "import torch\nfrom typing import Optional\nclass Noise(torch.nn.Module):\n"
             "    def forward(self, x: torch.Tensor, generator: Optional[torch.Generator] = None):\n"
             "        return x.to(generator.device) + torch.rand(3, generator=generator) if generator is not None else x\n"

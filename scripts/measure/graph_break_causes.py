@@ -298,6 +298,36 @@ def mask_through_a_parameter(x):
     return _take(x, x > 2)
 
 
+def _can_stop_early(x) -> bool:
+    if torch.jit.is_tracing() or torch.compiler.is_compiling():
+        return False
+    return not x.requires_grad
+
+
+@case("-")
+def guard_emptied_in_another_def(x):
+    stop_checks = (1, 2) if _can_stop_early(x) else ()  # kornia's distance transform
+    for i in range(3):
+        if i + 1 in stop_checks and not bool((x > 100).any()):
+            break
+        x = x + 1
+    return x
+
+
+class _Heads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleList([nn.Linear(6, 6) for _ in range(3)])
+
+    def forward(self, x):
+        return self.heads[(x > 2).sum() // 3](x)
+
+
+@case("GB0124")
+def module_list_indexed_by_tensor(x, mod=_Heads()):
+    return mod(x)
+
+
 # -- data-dependent output shapes ---------------------------------------------------
 @case("GB0036")
 def nonzero(x):
