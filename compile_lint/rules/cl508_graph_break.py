@@ -504,6 +504,16 @@ class GraphBreak(Rule):
             at=[(10, 18), (12, 27), (12, 42)],
             note="a ModuleList and a list indexed by a tensor (GB0124), range() of a tensor (GB0059)",
         ),
+        Case(
+            "import torch\nfrom geo.homography import sample_is_valid\n@torch.compile\n"
+            "def minimal_models(x1: torch.Tensor, x2: torch.Tensor):\n"
+            "    oriented = sample_is_valid(x1, x2)\n    return x1[oriented], x2[oriented]\n",
+            files={"geo/__init__.py": "", "geo/homography.py": "import torch\n"
+                   "def sample_is_valid(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:\n"
+                   "    return (a * b).sum(-1) > 0\n"},
+            path="geo/ransac.py", at=[(6, 12), (6, 26)],
+            note="kornia's RANSAC: a mask another module's def returns",
+        ),
     ]
 
     def check(self, facts):
