@@ -19,6 +19,12 @@ compiled alone, its breaks and their official IDs):
   `getattr(nn, kind)(...)` under `if kind in ("LSTM", "GRU"):`): GB0014, unless
   `torch._dynamo.config.allow_rnn` is on.
 - `copy.deepcopy` of a tensor or a module: GB4198 (of a plain Python object: no break).
+- calling an `nn.TransformerEncoder` with a `mask` and no `is_causal`, an
+  `nn.TransformerDecoder` with a `tgt_mask` and no `tgt_is_causal`, or an `nn.Transformer`
+  with either: torch's `_detect_is_causal_mask` compares the mask with a causal one and
+  reads the result with `bool(...)`, GB0124 at the call (in eval and train mode; the
+  module is `self.<attr>` its class or a subclass in the file assigns, or `encoder`/
+  `decoder` of a subclass of `nn.Transformer`: pytorch/examples' word_language_model).
 - `torch.Generator(...)` made in compiled code: GB0363 (an opaque object); a method of a
   generator (`g.manual_seed(...)`, `g.get_state()`, `g.initial_seed()`...): GB7650; a
   generator passed to an op (`torch.rand(n, generator=g)`, `x.normal_(generator=g)`):
@@ -43,6 +49,14 @@ LOGGING_FUNCTIONS = frozenset({"debug", "info", "warning", "warn", "error", "exc
 WARN_FUNCTIONS = frozenset({"warnings.warn", "warnings.warn_explicit"})
 RNN_CLASSES = frozenset({"LSTM", "GRU", "RNN"})
 RNN_MODULES = ("torch.nn.", "torch.nn.modules.rnn.")
+TRANSFORMER_MODULES = ("torch.nn.", "torch.nn.modules.transformer.")
+# module -> (positional index of the mask, its keyword, the keyword that says whether it is causal)
+CAUSAL_MASKS = {
+    "TransformerEncoder": [(1, "mask", "is_causal")],
+    "TransformerDecoder": [(2, "tgt_mask", "tgt_is_causal")],
+    "Transformer": [(2, "src_mask", "src_is_causal"), (3, "tgt_mask", "tgt_is_causal")],
+}
+TRANSFORMER_PARTS = {"encoder": "TransformerEncoder", "decoder": "TransformerDecoder"}
 # torch.Generator methods Dynamo does not trace (GB7650; `.device` is an attribute: traced)
 GENERATOR_METHODS = frozenset({"manual_seed", "seed", "initial_seed", "get_state", "set_state", "get_offset",
                                "set_offset", "graphsafe_get_state", "graphsafe_set_state", "clone_state"})
@@ -105,6 +119,43 @@ def rnn_module_call(facts: ModuleFacts, call: ast.Call) -> Optional[str]:
             kind = _rnn_class(facts, value)
             if kind:
                 return kind
+    return None
+
+
+def transformer_module_call(facts: ModuleFacts, call: ast.Call) -> Optional[str]:
+    """The nn.Transformer* class a call `self.<attr>(...)` runs (see RNN calls), also
+    `self.encoder`/`self.decoder` of a subclass of `nn.Transformer`."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+        return None
+    cls = next((a for a in facts.ancestors(call) if isinstance(a, ast.ClassDef)), None)
+    if cls is None:
+        return None
+    for owner in [cls, *_subclasses(facts, cls)]:
+        for _, value in facts.get(ClassAttrsFact).get(id(owner), {}).get(func.attr, ()):
+            dotted = facts.resolve(value.func) or ""
+            for prefix in TRANSFORMER_MODULES:
+                if dotted.startswith(prefix) and dotted[len(prefix):] in CAUSAL_MASKS:
+                    return dotted[len(prefix):]
+    if func.attr in TRANSFORMER_PARTS and any(
+            (facts.resolve(b) or "") in ("torch.nn.Transformer", "torch.nn.modules.transformer.Transformer")
+            for b in cls.bases):
+        return TRANSFORMER_PARTS[func.attr]
+    return None
+
+
+def undeclared_causal_mask(call: ast.Call, kind: str) -> Optional[tuple[str, str]]:
+    """(the mask's keyword, the keyword that would say it is causal) of a mask given to a
+    `kind` module call whose causality is not said (`is_causal` absent or None)."""
+    for index, name, causal in CAUSAL_MASKS[kind]:
+        given = next((k.value for k in call.keywords if k.arg == name), None)
+        if given is None and len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+            given = call.args[index]
+        if given is None or isinstance(given, ast.Constant) and given.value is None:
+            continue
+        said = next((k.value for k in call.keywords if k.arg == causal), None)
+        if said is None or isinstance(said, ast.Constant) and said.value is None:
+            return name, causal
     return None
 
 
@@ -173,6 +224,12 @@ class UntraceableCalls:
             kind = rnn_module_call(facts, call)
             if kind:
                 return f"`{_short(func)}(...)` (an nn.{kind} module)", "GB0014", "allow_rnn"
+            kind = transformer_module_call(facts, call)
+            undeclared = undeclared_causal_mask(call, kind) if kind else None
+            if undeclared:
+                mask, causal = undeclared
+                return (f"`{_short(func)}(..., {mask}=...)` (nn.{kind} tests the mask for causality with a tensor "
+                        f"read; pass `{causal}=`)", "GB0124", "capture_scalar_outputs")
             return None
         if dotted in WARN_FUNCTIONS and not self.warnings_reorderable:
             return f"`{dotted}(...)`", "GB0007", None

@@ -342,6 +342,13 @@ class GraphBreak(Rule):
             note="kornia's distance transform: a def returns False first thing under Dynamo, so `stop_checks` is empty",
         ),
         Case(
+            "import torch\nfrom torch import nn\nclass LM(nn.Transformer):\n    def forward(self, src):\n"
+            "        mask = torch.log(torch.tril(torch.ones(len(src), len(src))))\n"
+            "        return self.encoder(src, mask=mask, is_causal=True) + self.encoder(src, src_key_padding_mask=None)\n"
+            "lm = torch.compile(LM())\n",
+            note="is_causal given; no mask",
+        ),
+        Case(
             "import torch\nfrom typing import Optional\nclass Noise(torch.nn.Module):\n"
             "    def forward(self, x: torch.Tensor, generator: Optional[torch.Generator] = None):\n"
             "        return x.to(generator.device) + torch.rand(3, generator=generator) if generator is not None else x\n"
@@ -513,6 +520,14 @@ class GraphBreak(Rule):
                    "    return (a * b).sum(-1) > 0\n"},
             path="geo/ransac.py", at=[(6, 12), (6, 26)],
             note="kornia's RANSAC: a mask another module's def returns",
+        ),
+        Case(
+            "import torch\nfrom torch import nn\nclass LM(nn.Transformer):\n    def __init__(self):\n"
+            "        super().__init__(d_model=8, nhead=2)\n        self.head = nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2), 1)\n"
+            "    def forward(self, src):\n        mask = torch.log(torch.tril(torch.ones(len(src), len(src))))\n"
+            "        out = self.encoder(src, mask=mask)\n        return self.head(out, out, mask)\nlm = torch.compile(LM())\n",
+            at=[(9, 15), (10, 16)],
+            note="pytorch/examples' word_language_model: a mask and no is_causal (torch reads the causality test)",
         ),
     ]
 

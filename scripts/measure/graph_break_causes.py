@@ -536,6 +536,29 @@ def gru_module(x, gru=nn.GRU(6, 4)):
     return out
 
 
+class _Encoder(nn.Transformer):
+    """pytorch/examples' word_language_model: the encoder nn.Transformer builds, called with
+    a causal mask and no is_causal (torch's _detect_is_causal_mask reads the comparison)."""
+
+    def __init__(self, is_causal=None):
+        super().__init__(d_model=6, nhead=2, dim_feedforward=8, num_encoder_layers=1, num_decoder_layers=1)
+        self.is_causal = is_causal
+
+    def forward(self, x):
+        mask = torch.log(torch.tril(torch.ones(len(x), len(x))))
+        return self.encoder(x, mask=mask, is_causal=self.is_causal)
+
+
+@case("GB0124")
+def transformer_encoder_mask(x, mod=_Encoder().eval()):
+    return mod(x[None, None].expand(3, 1, 6))
+
+
+@case("-")
+def transformer_encoder_mask_is_causal(x, mod=_Encoder(is_causal=True).eval()):
+    return mod(x[None, None].expand(3, 1, 6))
+
+
 @case("-")
 def requires_grad_read(x):
     return x + 1 if x.requires_grad else x - 1
