@@ -28,6 +28,14 @@ EXPECTED = {
     "slice/Branch": ("branch", "GB0170", "break"),
     "slice/PrintInLoop": ("print in loop", "GB0059", "loop"),
     "slice/rescale": ("tolist", "GB0109", "break"),
+    "slice/MakesGenerator": ("generator made", "GB0363", "break"),
+    "slice/SeedsGenerator": ("generator method", "GB7650", "break"),
+    "slice/DrawsWithGenerator": ("generator given", "GB0055", "break"),
+    "slice/ListIndex": ("list index", "GB0124", "break"),
+    "slice/RangeOfTensor": ("range", "GB0059", "break"),
+    "slice/PadThroughCall": ("tuple parameter", "GB0170", "break"),
+    "slice/MaskFromReturn": ("returned mask", "GB0036", "break"),
+    "slice/CausalEncoder": ("causal mask", "GB0124", "break"),
 }
 
 
@@ -79,7 +87,8 @@ def test_each_break_is_recorded_with_its_id_line_and_kind(slice_run):
             ("eval", "ok"), ("train", "ok" if module else "no_mode"), ("eval:float16", "ok")]
         want = [(gb_id, kind, marker_line(marker), p)
                 for p in (("eval", "train", "eval:float16") if module else ("eval", "eval:float16"))]
-        assert [(b["gb_id"], b["kind"], b["site"]["line"], b["pass"]) for b in result["breaks"]] == want, name
+        # (PadThroughCall's `if` on 0-d int tensors is two data-dependent jumps on one line)
+        assert sorted({(b["gb_id"], b["kind"], b["site"]["line"], b["pass"]) for b in result["breaks"]}) == sorted(want), name
         site = result["breaks"][0]["site"]
         assert site["file"] == os.path.realpath(NETS)
         assert marker_line(marker) in result["executed"][os.path.realpath(NETS)]
@@ -142,8 +151,8 @@ def test_score_of_this_checkout_on_the_slice(slice_run):
     declared = result["declared"]["slice"]
     assert "oracle_slice.nets:PrintInLoop" in declared and "oracle_slice.nets:rescale" in declared
     found = {s["line"]: s["found_by"] for s in result["site_list"]}
-    # CL508 covers these four constructs today; losing one is a regression
-    for marker in ("item", "branch", "print in loop", "tolist"):
+    # CL508 covers these constructs today; losing one is a regression
+    for marker in [m for m, _, _ in EXPECTED.values() if m != "nonzero"] + ["layerdrop", "first call", "float16"]:
         assert "CL508" in found[marker_line(marker)], marker
     # no finding may sit on the clean module's executed lines
     assert result["findings"]["false"] == 0

@@ -17,4 +17,12 @@ ENTRIES = [
     Entry("slice/SwitchOnce", "slice", "builders.py:net", {"name": "SwitchOnce"}),
     Entry("slice/ShortCircuit", "slice", "builders.py:net", {"name": "ShortCircuit"}),
     Entry("slice/HalfClamp", "slice", "builders.py:net", {"name": "HalfClamp"}),
+    Entry("slice/MakesGenerator", "slice", "builders.py:net", {"name": "MakesGenerator"}),
+    Entry("slice/SeedsGenerator", "slice", "builders.py:net", {"name": "SeedsGenerator"}),
+    Entry("slice/DrawsWithGenerator", "slice", "builders.py:net", {"name": "DrawsWithGenerator"}),
+    Entry("slice/ListIndex", "slice", "builders.py:net", {"name": "ListIndex"}),
+    Entry("slice/RangeOfTensor", "slice", "builders.py:net", {"name": "RangeOfTensor"}),
+    Entry("slice/PadThroughCall", "slice", "builders.py:net", {"name": "PadThroughCall"}),
+    Entry("slice/MaskFromReturn", "slice", "builders.py:net", {"name": "MaskFromReturn"}),
+    Entry("slice/CausalEncoder", "slice", "builders.py:net", {"name": "CausalEncoder"}),
 ]

@@ -107,3 +107,90 @@ class HalfClamp(nn.Module):
         if x.dtype == torch.float16 and torch.isinf(x).any():  # break: float16
             x = x.clamp(-1000, 1000)
         return x * 2
+
+
+class MakesGenerator(nn.Module):
+    """A `torch.Generator` made in compiled code: an opaque object Dynamo cannot make."""
+
+    def forward(self, x):
+        gen = torch.Generator()  # break: generator made
+        return x + 1
+
+
+class SeedsGenerator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = torch.Generator().manual_seed(0)
+
+    def forward(self, x):
+        self.gen.manual_seed(1)  # break: generator method
+        return x + 1
+
+
+class DrawsWithGenerator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = torch.Generator().manual_seed(0)
+
+    def forward(self, x):
+        return x + torch.rand(x.shape, generator=self.gen).to(x.dtype)  # break: generator given
+
+
+class ListIndex(nn.Module):
+    """A tensor as a Python list's index: Python needs an int."""
+
+    def forward(self, x):
+        levels = [1.0, 2.0, 3.0]
+        return x * levels[(x > 0).sum() % 3]  # break: list index
+
+
+class RangeOfTensor(nn.Module):
+    def forward(self, x):
+        count = (x > 0).sum()
+        for _ in range(count):  # break: range
+            x = x * 1
+        return x
+
+
+class PadThroughCall(nn.Module):
+    """transformers' encodec: a buffer and a method's tensor return reach a static method
+    through a tuple argument."""
+
+    def __init__(self):
+        super().__init__()
+        self.total = nn.Buffer(torch.tensor(3))
+
+    def _extra(self, x) -> torch.Tensor:
+        return (x.shape[-1] - self.total).clamp(min=0)
+
+    @staticmethod
+    def _pad(x, paddings):
+        left, right = paddings
+        if x.shape[-1] <= max(left, right):  # break: tuple parameter
+            x = x + 1
+        return x
+
+    def forward(self, x):
+        return self._pad(x, (self.total, self._extra(x)))
+
+
+def _split(x: torch.Tensor):
+    return x * 2, x > 0
+
+
+class MaskFromReturn(nn.Module):
+    def forward(self, x):
+        values, keep = _split(x)
+        return values[keep]  # break: returned mask
+
+
+class CausalEncoder(nn.Transformer):
+    """pytorch/examples' word_language_model: a mask and no is_causal (torch reads its
+    causality test)."""
+
+    def __init__(self):
+        super().__init__(d_model=4, nhead=2, dim_feedforward=8, num_encoder_layers=1, num_decoder_layers=1)
+
+    def forward(self, x):
+        mask = torch.log(torch.tril(torch.ones(len(x), len(x), dtype=x.dtype)))
+        return self.encoder(x, mask=mask)  # break: causal mask
