@@ -3,68 +3,15 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..analysis.break_constructs import (
+    CAPTURE_SCALARS, CAPTURE_SHAPES, DATA_DEPENDENT_BOOLS, DYNAMIC_SHAPE_FUNCS, DYNAMIC_SHAPE_METHODS, LOCAL_SCALAR,
+    dynamic_shape, print_reorderable, prints_size, python_sequence, tensor_size,
+)
 from ..analysis.facts import RegionsFact
 from ..analysis.graph_breaks import Breaks
-from ..analysis.region_queries import CASTS, ClassAttrsFact, class_attrs
+from ..analysis.region_queries import CASTS, ClassAttrsFact
 from ..analysis.untraceable_calls import UntraceableCalls
 from .base import Case, Rule
-
-REORDERABLE = "reorderable_logging_functions"
-CAPTURE_SCALARS = "capture_scalar_outputs"
-CAPTURE_SHAPES = "capture_dynamic_output_shape_ops"
-LOCAL_SCALAR = {"cause.func": "aten._local_scalar_dense.default"}
-# operators whose output shape depends on the data (GB0036), with the aten op Dynamo names;
-# measured by scripts/measure/graph_break_causes.py
-DYNAMIC_SHAPE_FUNCS = {
-    "nonzero": "aten.nonzero.default", "argwhere": "aten.nonzero.default", "where": "aten.nonzero.default",
-    "masked_select": "aten.masked_select.default", "unique": "aten._unique2.default",
-    "unique_consecutive": "aten.unique_consecutive.default", "bincount": "aten.bincount.default",
-    "repeat_interleave": "aten.repeat_interleave.Tensor",
-}
-DYNAMIC_SHAPE_METHODS = {k: v for k, v in DYNAMIC_SHAPE_FUNCS.items() if k != "where"}
-DATA_DEPENDENT_BOOLS = frozenset({"equal", "allclose", "is_nonzero"})  # a Python bool from tensor data (GB0033)
-# a tensor value where a Python int is needed (GB0033; as a slice bound GB0124): the sizes of
-# factories (every positional argument or the elements of a size tuple), of shape methods,
-# and F.pad's padding
-SIZE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.rand", "torch.randn"})
-SIZE_METHODS = frozenset({"view", "reshape", "expand", "repeat", "new_zeros", "new_ones", "new_empty", "new_full"})
-PADS = frozenset({"torch.nn.functional.pad"})
-
-
-SEQUENCE_CALLS = frozenset({"builtins.list", "builtins.tuple", "builtins.sorted", "torch.nn.ModuleList",
-                            "torch.nn.ParameterList", "torch.nn.Sequential"})
-SEQUENCE_ANNOTATIONS = frozenset({"typing.List", "typing.Tuple", "typing.Sequence", "builtins.list", "builtins.tuple",
-                                  "collections.abc.Sequence"})
-
-
-def python_sequence(facts, at: ast.AST, expr: ast.AST, breaks: Breaks, depth: int = 0) -> bool:
-    """`expr`, read at `at`, is a Python list or tuple (or a ModuleList): a literal, a
-    name every binding of which is one (or a tuple of tensors a call gives), a
-    `self.<attr>` the class only ever assigns one, or a parameter annotated so."""
-    if isinstance(expr, (ast.List, ast.Tuple, ast.ListComp)):
-        return True
-    if isinstance(expr, ast.Call):
-        return facts.resolve(expr.func) in SEQUENCE_CALLS
-    guess = breaks.tensors(at)
-    if guess is None or depth > 2:
-        return False
-    if isinstance(expr, ast.Name):
-        if expr.id in guess.seqs:
-            return True
-        func = guess.func
-        values = [v for v in guess.bound_values(expr.id)]
-        if values:
-            return all(v is not None and python_sequence(facts, at, v, breaks, depth + 1) for v in values)
-        args = getattr(func, "args", None)
-        param = next((a for a in (args.posonlyargs + args.args + args.kwonlyargs if args else [])
-                      if a.arg == expr.id), None)
-        ann = param.annotation if param is not None else None
-        head = ann.value if isinstance(ann, ast.Subscript) else ann
-        return head is not None and facts.resolve(head) in SEQUENCE_ANNOTATIONS
-    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
-        assigned = class_attrs(facts, expr).get(expr.attr, ())
-        return bool(assigned) and all(facts.resolve(v.func) in SEQUENCE_CALLS for _, v in assigned)
-    return False
 
 
 class GraphBreak(Rule):
@@ -535,12 +482,12 @@ class GraphBreak(Rule):
         if not facts.has_region("compiled"):
             return
         breaks = Breaks(self, facts)
-        print_reorderable = self._print_reorderable(facts)
+        reorderable = print_reorderable(facts)
         untraceable = UntraceableCalls(facts)
         for call in facts.nodes(ast.Call):
             cause = untraceable.cause(call, lambda expr: breaks.is_tensor(call, expr)) if facts.in_region(call, "compiled") \
                 else None
-            found = breaks.report(call, *cause) if cause else self._call(breaks, facts, call, print_reorderable)
+            found = breaks.report(call, *cause) if cause else self._call(breaks, facts, call, reorderable)
             if found is not None:
                 yield found
         for node in facts.nodes(ast.If, ast.While, ast.IfExp):
@@ -576,7 +523,7 @@ class GraphBreak(Rule):
                 if found is not None:
                     yield found
 
-    def _call(self, breaks: Breaks, facts, call: ast.Call, print_reorderable: bool):
+    def _call(self, breaks: Breaks, facts, call: ast.Call, reorderable: bool):
         func = call.func
         dotted = facts.resolve(func)
         if isinstance(func, ast.Attribute) and dotted is None:
@@ -589,13 +536,13 @@ class GraphBreak(Rule):
                 return breaks.report(call, "`.tolist()`", "GB0033", CAPTURE_SCALARS, LOCAL_SCALAR)
             op = DYNAMIC_SHAPE_METHODS.get(method)
             if op and (method in ("nonzero", "argwhere") or breaks.is_tensor(call, receiver)) \
-                    and self._dynamic_shape(breaks, call, method, [receiver, *call.args]):
+                    and dynamic_shape(breaks, call, method, [receiver, *call.args]):
                 return breaks.report(call, f"`.{method}()`", "GB0036", CAPTURE_SHAPES, {"cause.func": op})
             if method in DATA_DEPENDENT_BOOLS and breaks.is_tensor(call, receiver):
                 return breaks.report(call, f"`.{method}()`", "GB0033", None, {"cause.func": f"aten.{method}.default"})
-            return self._tensor_size(breaks, call, dotted)
+            return tensor_size(breaks, call, dotted)
         if dotted == "builtins.print":
-            if not (print_reorderable and not self._prints_size(call)):
+            if not (reorderable and not prints_size(call)):
                 return breaks.report(call, "`print(...)`", "GB0059", fill={"fn.__name__": "print"})
             return None
         if dotted in CASTS and len(call.args) == 1 and breaks.is_tensor(call, call.args[0]):
@@ -603,67 +550,8 @@ class GraphBreak(Rule):
         if dotted == "builtins.range" and any(breaks.only_tensor(call, a) for a in call.args):
             return breaks.report(call, "`range(...)` of a tensor value", "GB0059", fill={"fn.__name__": "range"})
         name = dotted[6:] if dotted and dotted.startswith("torch.") and dotted.count(".") == 1 else None
-        if name in DYNAMIC_SHAPE_FUNCS and self._dynamic_shape(breaks, call, name, call.args):
+        if name in DYNAMIC_SHAPE_FUNCS and dynamic_shape(breaks, call, name, call.args):
             return breaks.report(call, f"`{dotted}(...)`", "GB0036", CAPTURE_SHAPES, {"cause.func": DYNAMIC_SHAPE_FUNCS[name]})
         if name in DATA_DEPENDENT_BOOLS:
             return breaks.report(call, f"`{dotted}(...)`", "GB0033", None, {"cause.func": f"aten.{name}.default"})
-        return self._tensor_size(breaks, call, dotted)
-
-    @staticmethod
-    def _tensor_size(breaks: Breaks, call: ast.Call, dotted: Optional[str]):
-        """A tensor value given as a size or a padding: `torch.zeros(n)`, `x.view(b, n)`,
-        `F.pad(x, (0, n))` with `n = lengths[-1] + 1`."""
-        func = call.func
-        if dotted in SIZE_FACTORIES or dotted in PADS:
-            sizes = call.args[1:2] if dotted in PADS else call.args[:1] if dotted == "torch.full" else call.args
-        elif isinstance(func, ast.Attribute) and dotted is None and func.attr in SIZE_METHODS \
-                and breaks.is_tensor(call, func.value):
-            sizes = call.args[:1] if func.attr == "new_full" else call.args
-        else:
-            return None
-        parts = [e for a in sizes for e in (a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a])]
-        size = next((p for p in parts if not isinstance(p, ast.Starred) and breaks.only_tensor(call, p)), None)
-        if size is None:
-            return None
-        return breaks.report(size, "a tensor value as a size", "GB0033", CAPTURE_SCALARS, LOCAL_SCALAR)
-
-    @staticmethod
-    def _dynamic_shape(breaks: Breaks, call: ast.Call, name: str, args: list) -> bool:
-        """Whether this call of a dynamic-shape operator has a data-dependent output shape:
-        `torch.where` only with one argument, `repeat_interleave` only with tensor repeats
-        and no `output_size`."""
-        if name == "where":
-            return len(args) == 1 and not call.keywords
-        if name == "repeat_interleave":
-            if any(kw.arg == "output_size" for kw in call.keywords):
-                return False
-            repeats = args[1] if len(args) > 1 else next((kw.value for kw in call.keywords if kw.arg == "repeats"), None)
-            return breaks.is_tensor(call, repeats) if repeats is not None else len(args) == 1
-        return True
-
-    @staticmethod
-    def _prints_size(call: ast.Call) -> bool:
-        """A bare `torch.Size` argument (`x.shape`, `x.size()`): Dynamo cannot reorder
-        that print even when `print` is reorderable."""
-        for arg in list(call.args) + [kw.value for kw in call.keywords]:
-            if isinstance(arg, ast.Attribute) and arg.attr == "shape":
-                return True
-            if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "size" and not arg.args:
-                return True
-        return False
-
-    @staticmethod
-    def _print_reorderable(facts) -> bool:
-        """The module puts `print` into Dynamo's `reorderable_logging_functions`
-        (`.add(print)`, `.update({print})`, `= {print}`, `patch(reorderable_logging_functions=...)`):
-        Dynamo then moves the call after the graph instead of breaking it."""
-        for node in facts.nodes(ast.Attribute, ast.keyword):
-            if isinstance(node, ast.keyword):
-                if node.arg != REORDERABLE:
-                    continue
-            elif node.attr != REORDERABLE or not (facts.resolve(node) or "").startswith("torch."):
-                continue
-            stmt = facts.statement_of(node)
-            if any(isinstance(n, ast.Name) and facts.resolve(n) == "builtins.print" for n in ast.walk(stmt)):
-                return True
-        return False
+        return tensor_size(breaks, call, dotted)

@@ -1,0 +1,124 @@
+"""What CL508 reports, construct by construct: the operators and calls whose break it
+names, and the tests that decide whether a call of one is a break (measured by
+scripts/measure/graph_break_causes.py: each construct and each look-alike, its ID)."""
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .graph_breaks import Breaks
+from .region_queries import class_attrs
+
+REORDERABLE = "reorderable_logging_functions"
+CAPTURE_SCALARS = "capture_scalar_outputs"
+CAPTURE_SHAPES = "capture_dynamic_output_shape_ops"
+LOCAL_SCALAR = {"cause.func": "aten._local_scalar_dense.default"}
+# operators whose output shape depends on the data (GB0036), with the aten op Dynamo names;
+# measured by scripts/measure/graph_break_causes.py
+DYNAMIC_SHAPE_FUNCS = {
+    "nonzero": "aten.nonzero.default", "argwhere": "aten.nonzero.default", "where": "aten.nonzero.default",
+    "masked_select": "aten.masked_select.default", "unique": "aten._unique2.default",
+    "unique_consecutive": "aten.unique_consecutive.default", "bincount": "aten.bincount.default",
+    "repeat_interleave": "aten.repeat_interleave.Tensor",
+}
+DYNAMIC_SHAPE_METHODS = {k: v for k, v in DYNAMIC_SHAPE_FUNCS.items() if k != "where"}
+DATA_DEPENDENT_BOOLS = frozenset({"equal", "allclose", "is_nonzero"})  # a Python bool from tensor data (GB0033)
+# a tensor value where a Python int is needed (GB0033; as a slice bound GB0124): the sizes of
+# factories (every positional argument or the elements of a size tuple), of shape methods,
+# and F.pad's padding
+SIZE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.rand", "torch.randn"})
+SIZE_METHODS = frozenset({"view", "reshape", "expand", "repeat", "new_zeros", "new_ones", "new_empty", "new_full"})
+PADS = frozenset({"torch.nn.functional.pad"})
+
+
+SEQUENCE_CALLS = frozenset({"builtins.list", "builtins.tuple", "builtins.sorted", "torch.nn.ModuleList",
+                            "torch.nn.ParameterList", "torch.nn.Sequential"})
+SEQUENCE_ANNOTATIONS = frozenset({"typing.List", "typing.Tuple", "typing.Sequence", "builtins.list", "builtins.tuple",
+                                  "collections.abc.Sequence"})
+
+
+def python_sequence(facts, at: ast.AST, expr: ast.AST, breaks: Breaks, depth: int = 0) -> bool:
+    """`expr`, read at `at`, is a Python list or tuple (or a ModuleList): a literal, a
+    name every binding of which is one (or a tuple of tensors a call gives), a
+    `self.<attr>` the class only ever assigns one, or a parameter annotated so."""
+    if isinstance(expr, (ast.List, ast.Tuple, ast.ListComp)):
+        return True
+    if isinstance(expr, ast.Call):
+        return facts.resolve(expr.func) in SEQUENCE_CALLS
+    guess = breaks.tensors(at)
+    if guess is None or depth > 2:
+        return False
+    if isinstance(expr, ast.Name):
+        if expr.id in guess.seqs:
+            return True
+        func = guess.func
+        values = [v for v in guess.bound_values(expr.id)]
+        if values:
+            return all(v is not None and python_sequence(facts, at, v, breaks, depth + 1) for v in values)
+        args = getattr(func, "args", None)
+        param = next((a for a in (args.posonlyargs + args.args + args.kwonlyargs if args else [])
+                      if a.arg == expr.id), None)
+        ann = param.annotation if param is not None else None
+        head = ann.value if isinstance(ann, ast.Subscript) else ann
+        return head is not None and facts.resolve(head) in SEQUENCE_ANNOTATIONS
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        assigned = class_attrs(facts, expr).get(expr.attr, ())
+        return bool(assigned) and all(facts.resolve(v.func) in SEQUENCE_CALLS for _, v in assigned)
+    return False
+
+
+
+def tensor_size(breaks: Breaks, call: ast.Call, dotted: Optional[str]):
+    """A tensor value given as a size or a padding: `torch.zeros(n)`, `x.view(b, n)`,
+    `F.pad(x, (0, n))` with `n = lengths[-1] + 1`."""
+    func = call.func
+    if dotted in SIZE_FACTORIES or dotted in PADS:
+        sizes = call.args[1:2] if dotted in PADS else call.args[:1] if dotted == "torch.full" else call.args
+    elif isinstance(func, ast.Attribute) and dotted is None and func.attr in SIZE_METHODS \
+            and breaks.is_tensor(call, func.value):
+        sizes = call.args[:1] if func.attr == "new_full" else call.args
+    else:
+        return None
+    parts = [e for a in sizes for e in (a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a])]
+    size = next((p for p in parts if not isinstance(p, ast.Starred) and breaks.only_tensor(call, p)), None)
+    if size is None:
+        return None
+    return breaks.report(size, "a tensor value as a size", "GB0033", CAPTURE_SCALARS, LOCAL_SCALAR)
+
+def dynamic_shape(breaks: Breaks, call: ast.Call, name: str, args: list) -> bool:
+    """Whether this call of a dynamic-shape operator has a data-dependent output shape:
+    `torch.where` only with one argument, `repeat_interleave` only with tensor repeats
+    and no `output_size`."""
+    if name == "where":
+        return len(args) == 1 and not call.keywords
+    if name == "repeat_interleave":
+        if any(kw.arg == "output_size" for kw in call.keywords):
+            return False
+        repeats = args[1] if len(args) > 1 else next((kw.value for kw in call.keywords if kw.arg == "repeats"), None)
+        return breaks.is_tensor(call, repeats) if repeats is not None else len(args) == 1
+    return True
+
+def prints_size(call: ast.Call) -> bool:
+    """A bare `torch.Size` argument (`x.shape`, `x.size()`): Dynamo cannot reorder
+    that print even when `print` is reorderable."""
+    for arg in list(call.args) + [kw.value for kw in call.keywords]:
+        if isinstance(arg, ast.Attribute) and arg.attr == "shape":
+            return True
+        if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "size" and not arg.args:
+            return True
+    return False
+
+def print_reorderable(facts) -> bool:
+    """The module puts `print` into Dynamo's `reorderable_logging_functions`
+    (`.add(print)`, `.update({print})`, `= {print}`, `patch(reorderable_logging_functions=...)`):
+    Dynamo then moves the call after the graph instead of breaking it."""
+    for node in facts.nodes(ast.Attribute, ast.keyword):
+        if isinstance(node, ast.keyword):
+            if node.arg != REORDERABLE:
+                continue
+        elif node.attr != REORDERABLE or not (facts.resolve(node) or "").startswith("torch."):
+            continue
+        stmt = facts.statement_of(node)
+        if any(isinstance(n, ast.Name) and facts.resolve(n) == "builtins.print" for n in ast.walk(stmt)):
+            return True
+    return False
