@@ -37,6 +37,29 @@ SEQUENCE_ANNOTATIONS = frozenset({"typing.List", "typing.Tuple", "typing.Sequenc
                                   "collections.abc.Sequence"})
 
 
+# conversions that return the tensor itself when nothing changes (`.to()` to its own dtype)
+MAY_RETURN_SELF = frozenset({"to", "type", "float", "double", "half", "bfloat16", "cpu", "cuda", "contiguous"})
+BUFFER_CTORS = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})
+
+
+def buffer_reassigned(facts, assign: ast.Assign) -> Optional[ast.AST]:
+    """The value of `self.pe = self.pe.to(...)` when the class made `pe` with
+    `nn.Buffer(...)`: a conversion that changes nothing returns the buffer itself, and
+    `Module.__setattr__` registers it again, which Dynamo cannot trace (GB4841, measured:
+    transformers' ctrl; a real conversion or a new tensor does not break)."""
+    value = assign.value
+    if len(assign.targets) != 1 or not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+        return None
+    target, source = assign.targets[0], value.func.value
+    if value.func.attr not in MAY_RETURN_SELF or not (
+            isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+            and isinstance(source, ast.Attribute) and isinstance(source.value, ast.Name) and source.value.id == "self"
+            and source.attr == target.attr):
+        return None
+    made = class_attrs(facts, assign).get(target.attr, ())
+    return value if any(facts.resolve(ctor.func) in BUFFER_CTORS for _, ctor in made) else None
+
+
 def python_sequence(facts, at: ast.AST, expr: ast.AST, breaks: Breaks, depth: int = 0) -> bool:
     """`expr`, read at `at`, is a Python list or tuple (or a ModuleList): a literal, a
     name every binding of which is one (or a tuple of tensors a call gives), a

@@ -5,7 +5,7 @@ from typing import Optional
 
 from ..analysis.break_constructs import (
     CAPTURE_SCALARS, CAPTURE_SHAPES, DATA_DEPENDENT_BOOLS, DYNAMIC_SHAPE_FUNCS, DYNAMIC_SHAPE_METHODS, LOCAL_SCALAR,
-    dynamic_shape, print_reorderable, prints_size, python_sequence, tensor_size,
+    buffer_reassigned, dynamic_shape, print_reorderable, prints_size, python_sequence, tensor_size,
 )
 from ..analysis.facts import RegionsFact
 from ..analysis.graph_breaks import Breaks
@@ -172,7 +172,9 @@ class GraphBreak(Rule):
         "GB0059": "`print(...)`; `range(n)` of a tensor value",
         "GB0291": "a `logging.Logger` method (`logger.warning_once(...)`; the logger from `logging.getLogger` "
                   "or a project's `get_logger`)",
-        "GB4841": "a `logging` module function (`logging.warning(...)`)",
+        "GB4841": "a `logging` module function (`logging.warning(...)`); re-assigning an `nn.Buffer` attribute to "
+                  "a conversion of itself (`self.pe = self.pe.to(x.dtype)`: the buffer itself when nothing changes)",
+        "GB0264": "`nn.Parameter(...)` made in compiled code",
         "GB0007": "`warnings.warn(...)` (a function Dynamo skips)",
         "GB0014": "calling an `nn.LSTM`/`nn.GRU`/`nn.RNN` module",
         "GB4198": "`copy.deepcopy` of a tensor or module",
@@ -294,6 +296,13 @@ class GraphBreak(Rule):
             "        return self.encoder(src, mask=mask, is_causal=True) + self.encoder(src, src_key_padding_mask=None)\n"
             "lm = torch.compile(LM())\n",
             note="is_causal given; no mask",
+        ),
+        Case(
+            "import torch\nfrom torch import nn\nclass Embed(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.register_buffer('table', torch.ones(8, 4))\n        self.pos = nn.Buffer(torch.ones(8, 4))\n"
+            "    def forward(self, x: torch.Tensor):\n        self.table = self.table.to(x.dtype)\n"
+            "        self.pos = self.pos * 1\n        return x + self.table + self.pos\nm = torch.compile(Embed())\n",
+            note="a buffer from register_buffer set again; an nn.Buffer set to a new tensor (measured: no break)",
         ),
         Case(
             "import torch\nfrom typing import Optional\nclass Noise(torch.nn.Module):\n"
@@ -476,6 +485,15 @@ class GraphBreak(Rule):
             at=[(9, 15), (10, 16)],
             note="pytorch/examples' word_language_model: a mask and no is_causal (torch reads the causality test)",
         ),
+        Case(
+            "import torch\nfrom torch import nn\nclass Embed(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.pos_encoding = nn.Buffer(torch.ones(8, 4), persistent=False)\n"
+            "    def forward(self, x: torch.Tensor):\n"
+            "        self.pos_encoding = self.pos_encoding.to(device=x.device, dtype=x.dtype)\n"
+            "        scale = nn.Parameter(torch.ones(1))\n        return x + self.pos_encoding * scale\nm = torch.compile(Embed())\n",
+            at=[(8, 29), (9, 17)],
+            note="transformers' ctrl: the conversion returns the buffer itself, set again (GB4841); a Parameter made (GB0264)",
+        ),
     ]
 
     def check(self, facts):
@@ -488,6 +506,12 @@ class GraphBreak(Rule):
             cause = untraceable.cause(call, lambda expr: breaks.is_tensor(call, expr)) if facts.in_region(call, "compiled") \
                 else None
             found = breaks.report(call, *cause) if cause else self._call(breaks, facts, call, reorderable)
+            if found is not None:
+                yield found
+        for assign in facts.nodes(ast.Assign):
+            value = buffer_reassigned(facts, assign) if facts.in_region(assign, "compiled") else None
+            found = breaks.report(value, "re-assigning an `nn.Buffer` attribute to a conversion of itself",
+                                  "GB4841") if value is not None else None
             if found is not None:
                 yield found
         for node in facts.nodes(ast.If, ast.While, ast.IfExp):

@@ -559,6 +559,42 @@ def transformer_encoder_mask_is_causal(x, mod=_Encoder(is_causal=True).eval()):
     return mod(x[None, None].expand(3, 1, 6))
 
 
+class _PositionTable(nn.Module):
+    """transformers' ctrl: `self.pos_encoding = self.pos_encoding.to(device=..., dtype=...)`."""
+
+    def __init__(self, register=False, convert=False):
+        super().__init__()
+        if register:
+            self.register_buffer("table", torch.ones(6), persistent=False)
+        else:
+            self.table = nn.Buffer(torch.ones(6), persistent=False)
+        self.convert = convert
+
+    def forward(self, x):
+        self.table = self.table.to(torch.float16) if self.convert else self.table.to(dtype=x.dtype)
+        return x + self.table
+
+
+@case("GB4841")
+def buffer_set_to_itself(x, mod=_PositionTable()):
+    return mod(x)
+
+
+@case("-")
+def registered_buffer_set_to_itself(x, mod=_PositionTable(register=True)):
+    return mod(x)
+
+
+@case("-")
+def buffer_set_to_a_conversion(x, mod=_PositionTable(convert=True)):
+    return mod(x)
+
+
+@case("GB0264")
+def parameter_made(x):
+    return x * nn.Parameter(torch.ones(6))
+
+
 @case("-")
 def requires_grad_read(x):
     return x + 1 if x.requires_grad else x - 1

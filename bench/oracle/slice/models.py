@@ -25,4 +25,5 @@ ENTRIES = [
     Entry("slice/PadThroughCall", "slice", "builders.py:net", {"name": "PadThroughCall"}),
     Entry("slice/MaskFromReturn", "slice", "builders.py:net", {"name": "MaskFromReturn"}),
     Entry("slice/CausalEncoder", "slice", "builders.py:net", {"name": "CausalEncoder"}),
+    Entry("slice/ResetsBuffer", "slice", "builders.py:net", {"name": "ResetsBuffer"}),
 ]

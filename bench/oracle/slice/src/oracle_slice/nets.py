@@ -194,3 +194,17 @@ class CausalEncoder(nn.Transformer):
     def forward(self, x):
         mask = torch.log(torch.tril(torch.ones(len(x), len(x), dtype=x.dtype)))
         return self.encoder(x, mask=mask)  # break: causal mask
+
+
+class ResetsBuffer(nn.Module):
+    """transformers' ctrl: a conversion that changes nothing returns the nn.Buffer itself,
+    and setting it again registers it (not in float16: `.to(float16)` of the module
+    leaves plain tensors, and the conversion is real)."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Buffer(torch.ones(4), persistent=False)
+
+    def forward(self, x):
+        self.table = self.table.to(dtype=x.dtype)  # break: buffer set
+        return x + self.table
