@@ -26,6 +26,8 @@ compiled alone, its breaks and their official IDs):
   module is `self.<attr>` its class or a subclass in the file assigns, or `encoder`/
   `decoder` of a subclass of `nn.Transformer`: pytorch/examples' word_language_model).
 - `nn.Parameter(...)` made in compiled code: GB0264.
+- `torch._dynamo.config.patch(...)` made in compiled code: GB0007 (and GB0142 at the
+  `with` that enters it; its block then runs eagerly).
 - `torch.Generator(...)` made in compiled code: GB0363 (an opaque object); a method of a
   generator (`g.manual_seed(...)`, `g.get_state()`, `g.initial_seed()`...): GB7650; a
   generator passed to an op (`torch.rand(n, generator=g)`, `x.normal_(generator=g)`):
@@ -236,6 +238,8 @@ class UntraceableCalls:
             return f"`{dotted}(...)`", "GB0007", None
         if dotted and dotted.startswith("logging.") and dotted[8:] in LOGGING_FUNCTIONS and not self.logging_ignored:
             return f"`{dotted}(...)`", "GB4841", None
+        if dotted == "torch._dynamo.config.patch":
+            return "`torch._dynamo.config.patch(...)` (made while Dynamo traces: it is not traced)", "GB0007", None
         if dotted in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
             return "`nn.Parameter(...)` made in compiled code", "GB0264", None
         if dotted == "copy.deepcopy" and call.args and self._tensor_or_module(call.args[0], is_tensor):

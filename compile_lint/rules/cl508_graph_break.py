@@ -175,7 +175,8 @@ class GraphBreak(Rule):
         "GB4841": "a `logging` module function (`logging.warning(...)`); re-assigning an `nn.Buffer` attribute to "
                   "a conversion of itself (`self.pe = self.pe.to(x.dtype)`: the buffer itself when nothing changes)",
         "GB0264": "`nn.Parameter(...)` made in compiled code",
-        "GB0007": "`warnings.warn(...)` (a function Dynamo skips)",
+        "GB0007": "`warnings.warn(...)` (a function Dynamo skips); `torch._dynamo.config.patch(...)` made in "
+                  "compiled code",
         "GB0014": "calling an `nn.LSTM`/`nn.GRU`/`nn.RNN` module",
         "GB4198": "`copy.deepcopy` of a tensor or module",
         "GB0363": "`torch.Generator(...)` made in compiled code",
@@ -493,6 +494,20 @@ class GraphBreak(Rule):
             "        scale = nn.Parameter(torch.ones(1))\n        return x + self.pos_encoding * scale\nm = torch.compile(Embed())\n",
             at=[(8, 29), (9, 17)],
             note="transformers' ctrl: the conversion returns the buffer itself, set again (GB4841); a Parameter made (GB0264)",
+        ),
+        Case(
+            "import contextlib\nimport torch\nimport torch._dynamo\nfrom torch import nn\nclass Peaks(nn.Module):\n"
+            "    def forward(self, x):\n        return x.nonzero()\nclass Detector(nn.Module):\n"
+            "    def __init__(self, fast=False):\n        super().__init__()\n        self.fast = fast\n"
+            "        self.peaks = torch.compile(Peaks()) if fast else Peaks()\n"
+            "    def _patch(self):\n        if self.fast:\n"
+            "            return torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)\n"
+            "        return contextlib.nullcontext()\n"
+            "    def forward(self, x):\n        with self._patch():\n            return self.peaks(x)\n"
+            "det = torch.compile(Detector())\n",
+            at=[(7, 16), (15, 20)],
+            note="kornia's ScaleSpaceDetector compiled whole: the patch's `with` runs inside the compiled code "
+                 "(a nullcontext there; a patch made there is not traced, GB0007)",
         ),
     ]
 

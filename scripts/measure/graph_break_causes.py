@@ -595,6 +595,12 @@ def parameter_made(x):
     return x * nn.Parameter(torch.ones(6))
 
 
+@case("GB0007,GB0142")
+def config_patch_inside_compiled_code(x):
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):  # not traced; its block runs eagerly
+        return x.nonzero()
+
+
 @case("-")
 def requires_grad_read(x):
     return x + 1 if x.requires_grad else x - 1
