@@ -21,10 +21,12 @@ indexes with `inliers`, a mask its caller passes, and with `valid` from
   is a tensor: `nn.Buffer(...)`, `nn.Parameter(...)`, a torch factory, or
   `self.register_buffer("attr", value)` with a value that is not None.
 
-And `torch.Generator`s the same ways (a local `g = torch.Generator(...)` on some path,
+And `torch.Generator`s the same ways (a local name every binding of which makes one,
 `self.<attr> = torch.Generator().manual_seed(0)`, a parameter annotated so or filled
 with one by every caller): Dynamo cannot create one, call its methods, or pass one to an
-op (GB0363, GB7650, GB0055).
+op (GB0363, GB7650, GB0055). `g = None` then `g = torch.Generator()` under a seed test
+holds one as a method's receiver (a method call on None would raise), not as an op's
+argument: with None the op does not break (kornia's unseeded RANSAC, the oracle bench).
 
 Kinds: "tensor", "mask" (a boolean tensor: also a tensor), "generator", a tuple of
 kinds, or None (unknown). Recursion (a def that calls itself, callers of callers) is cut: what is being
@@ -131,8 +133,9 @@ class CallFlow:
         return None
 
     def is_generator(self, func, expr: ast.AST, receiver: bool = False) -> bool:
-        """`expr`, read in `func`, holds a `torch.Generator`: made there (on some path: a
-        name bound to `torch.Generator(...)`), kept in `self.<attr>`, or a parameter
+        """`expr`, read in `func`, holds a `torch.Generator`: made there (a name every
+        binding of which makes one; as a method's `receiver`, one binding is enough),
+        kept in `self.<attr>`, or a parameter
         annotated so (`receiver`: also `Optional[...]`, since a method call on None
         would raise) or filled with one by every caller in this file."""
         if isinstance(expr, ast.Call):
@@ -141,12 +144,17 @@ class CallFlow:
             return self.attr_kind(expr) == GENERATOR
         if not isinstance(expr, ast.Name) or not isinstance(func, FUNCTION_DEFS):
             return False
+        made = []  # per binding of the name in `func`: whether it makes a generator
         for node in _own_nodes(func):
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None \
-                    and self._creates_generator(node.value):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 if any(isinstance(t, ast.Name) and t.id == expr.id for t in targets):
-                    return True
+                    made.append(getattr(node, "value", None) is not None and self._creates_generator(node.value))
+        # `g = None` then `g = torch.Generator()` under a seed test: a method call on it
+        # runs only once it is one; an op given it breaks only then (the creation's own
+        # finding says where)
+        if made and (any(made) if receiver else all(made)):
+            return True
         args = func.args
         param = next((a for a in args.posonlyargs + args.args + args.kwonlyargs if a.arg == expr.id), None)
         if param is None:

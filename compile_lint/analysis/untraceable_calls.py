@@ -31,11 +31,12 @@ compiled alone, its breaks and their official IDs):
 - `torch.Generator(...)` made in compiled code: GB0363 (an opaque object); a method of a
   generator (`g.manual_seed(...)`, `g.get_state()`, `g.initial_seed()`...): GB7650; a
   generator passed to an op (`torch.rand(n, generator=g)`, `x.normal_(generator=g)`):
-  GB0055. Which values hold a generator: analysis/tensor_calls.py (`g = None` then
-  `g = torch.Generator()` under a seed test, `self.gen = torch.Generator().manual_seed(0)`,
-  a parameter annotated `torch.Generator` or filled with one by every caller in the file;
-  a parameter annotated `Optional[torch.Generator]` only as a method's receiver, since an
-  op given None for it does not break).
+  GB0055. Which values hold a generator: analysis/tensor_calls.py (a local every binding
+  of which makes one, `self.gen = torch.Generator().manual_seed(0)`, a parameter annotated
+  `torch.Generator` or filled with one by every caller in the file; `g = None` then
+  `g = torch.Generator()` under a seed test, or a parameter annotated
+  `Optional[torch.Generator]`, only as a method's receiver, since an op given None does
+  not break).
 """
 from __future__ import annotations
 
