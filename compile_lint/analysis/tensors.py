@@ -84,6 +84,9 @@ class TensorGuess:
         self.flow = flow
         self._names: dict[str, bool] = {}
         self.seqs: dict[str, tuple] = {}  # names holding a tuple of tensors: name -> the kinds of its elements
+        # names whose every item is a tensor, however many (`params: Dict[str, torch.Tensor]`,
+        # `factors = tuple(params[k] for k in KEYS)`): an item read from them is a tensor
+        self.holders: set[str] = set()
         self.hidden: frozenset = frozenset()  # names known not to hold a tensor where asked (see not_tensors_at)
         self._collect()
 
@@ -95,6 +98,8 @@ class TensorGuess:
             for arg in func.args.posonlyargs + func.args.args + func.args.kwonlyargs:
                 if arg.annotation is not None and self._is_tensor_annotation(arg.annotation):
                     self._names[arg.arg] = True
+                elif arg.annotation is not None and self._holds_tensors(arg.annotation):
+                    self.holders.add(arg.arg)
                 elif self.flow is not None:
                     kind = self.flow.param_kind(func, arg.arg)
                     if is_tensor_kind(kind):
@@ -131,6 +136,10 @@ class TensorGuess:
                             self._bound.setdefault(elt.id, []).append(part)
         for _ in range(2):
             for node in assigns:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                        and self._all_tensors(node.value) and all(
+                            v is not None and self._all_tensors(v) for v in self._bound.get(node.targets[0].id, ())):
+                    self.holders.add(node.targets[0].id)
                 if isinstance(node, ast.Assign) and any(isinstance(t, (ast.Tuple, ast.List)) for t in node.targets):
                     for target in node.targets:
                         parts = self.parts(node.value, len(target.elts)) if isinstance(target, (ast.Tuple, ast.List)) else None
@@ -169,6 +178,33 @@ class TensorGuess:
         if not isinstance(kinds, tuple) or len(kinds) != n:
             return None
         return [Known(k) if isinstance(k, str) else None for k in kinds]
+
+    def _holds_tensors(self, ann: ast.expr) -> bool:
+        """`Dict[str, torch.Tensor]`, `List[torch.Tensor]`, `Tuple[torch.Tensor, ...]`,
+        `Sequence[Tensor]` (also `Optional[...]` of one): every item a tensor."""
+        if isinstance(ann, ast.Subscript) and self.facts.resolve(ann.value) == "typing.Optional":
+            return self._holds_tensors(ann.slice)
+        if not isinstance(ann, ast.Subscript):
+            return False
+        head = self.facts.resolve(ann.value) or ""
+        items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        if head.rsplit(".", 1)[-1] in ("Dict", "dict", "Mapping", "MutableMapping") and len(items) == 2:
+            return self._is_tensor_annotation(items[1])
+        if head.rsplit(".", 1)[-1] in ("List", "list", "Sequence", "Tuple", "tuple", "Iterable"):
+            kinds = [i for i in items if not (isinstance(i, ast.Constant) and i.value is Ellipsis)]
+            return bool(kinds) and all(self._is_tensor_annotation(i) for i in kinds)
+        return False
+
+    def _all_tensors(self, value: ast.AST) -> bool:
+        """A list, tuple or comprehension whose every item is a tensor."""
+        if isinstance(value, ast.Call) and self.facts.resolve(value.func) in ("builtins.tuple", "builtins.list") \
+                and len(value.args) == 1:
+            value = value.args[0]
+        if isinstance(value, (ast.GeneratorExp, ast.ListComp)):
+            return self.is_tensor(value.elt)
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return bool(value.elts) and all(self.is_tensor(e) for e in value.elts)
+        return False
 
     def _is_tensor_annotation(self, ann: ast.expr) -> bool:
         # `Optional[torch.LongTensor]`, `torch.Tensor | None`: a tensor where it is not None
@@ -237,6 +273,8 @@ class TensorGuess:
                 return False
             return self.is_tensor(expr.left) or any(self.is_tensor(c) for c in expr.comparators)
         if isinstance(expr, ast.Subscript):
+            if isinstance(expr.value, ast.Name) and expr.value.id in self.holders and not isinstance(expr.slice, ast.Slice):
+                return expr.value.id not in self.hidden
             if isinstance(expr.value, ast.Name) and expr.value.id in self.seqs and isinstance(expr.slice, ast.Constant) \
                     and isinstance(expr.slice.value, int):
                 kinds = self.seqs[expr.value.id]

@@ -510,6 +510,14 @@ class GraphBreak(Rule):
             note="kornia's ScaleSpaceDetector compiled whole: the patch's `with` runs inside the compiled code "
                  "(a nullcontext there; a patch made there is not traced, GB0007)",
         ),
+        Case(
+            "import torch\nfrom typing import Dict, Tuple\nKEYS = ('brightness', 'contrast')\n@torch.compile\n"
+            "def jiggle(x: torch.Tensor, params: Dict[str, torch.Tensor], size: Tuple[int, int]):\n"
+            "    factors = tuple(params[key] for key in KEYS)\n    for idx in params['order'].tolist():\n"
+            "        if (factors[idx] != 0).any() and size[0] > 1:\n            x = x * factors[idx]\n    return x\n",
+            at=[(7, 16), (8, 12)],
+            note="kornia's ColorJiggle: items of a Dict[str, torch.Tensor] and of a tuple built from them are tensors",
+        ),
     ]
 
     def check(self, facts):
