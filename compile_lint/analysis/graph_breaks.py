@@ -87,10 +87,17 @@ def when_training(facts: ModuleFacts, node: ast.AST) -> bool:
     (torch.rand([]) < self.layerdrop):`). Dynamo reads `self.training` as a constant: in
     eval mode the tensor test is never traced, in training it breaks
     (scripts/measure/graph_break_causes.py)."""
+    from .compiling_branches import single_binding
     from .rng import train_mode_only
 
     if train_mode_only(facts, node):
         return True
+    if isinstance(node, ast.Name):
+        # `skip = self.training and i > 0 and (p < layerdrop)` then `if skip:` (transformers' wavlm)
+        bound = single_binding(facts, node)
+        if isinstance(bound, ast.BoolOp) and isinstance(bound.op, ast.And) \
+                and any(chain_text(v) == "self.training" for v in bound.values[:-1]):
+            return True
     child = node
     for anc in facts.ancestors(node):
         if isinstance(anc, ast.BoolOp) and isinstance(anc.op, ast.And):
