@@ -37,6 +37,10 @@ EXPECTED = {
     "slice/MaskFromReturn": ("returned mask", "GB0036", "break"),
     "slice/CausalEncoder": ("causal mask", "GB0124", "break"),
     "slice/ResetsBuffer": ("buffer set", "GB4841", "break", ("eval", "train")),
+    "slice/TakesLock": ("lock", "GB0142", "break"),
+    "slice/HooksOnce": ("hook", "GB0467", "break"),
+    "slice/SetsRequiresGrad": ("requires_grad", "GB0206", "break"),
+    "slice/BuildsLayer": ("layer built", "GB0264", "break"),
 }
 
 

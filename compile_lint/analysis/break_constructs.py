@@ -60,6 +60,43 @@ def buffer_reassigned(facts, assign: ast.Assign) -> Optional[ast.AST]:
     return value if any(facts.resolve(ctor.func) in BUFFER_CTORS for _, ctor in made) else None
 
 
+def requires_grad_set(facts, assign: ast.Assign, breaks: Breaks) -> Optional[ast.AST]:
+    """`t.requires_grad = ...` on a tensor: GB0206 (measured; transformers' wav2vec2 feature
+    encoder sets it on its input in training, for gradient checkpointing)."""
+    for target in assign.targets:
+        if isinstance(target, ast.Attribute) and target.attr == "requires_grad" and breaks.is_tensor(assign, target.value):
+            return target
+    return None
+
+
+def entered_lock(facts, item: ast.withitem) -> bool:
+    """`with LOCK:` on a `threading.Lock()` (RLock, Semaphore...) a module-level name or
+    `self.<attr>` holds: Dynamo cannot enter it, GB0142 (measured; transformers' output
+    capturing takes one to install its hooks on the first call)."""
+    from .compiling_branches import single_binding
+    from .untraceable_calls import LOCKS
+
+    made = item.context_expr
+    if isinstance(made, ast.Name):
+        bound = single_binding(facts, made)
+        return isinstance(bound, ast.Call) and facts.resolve(bound.func) in LOCKS
+    if isinstance(made, ast.Attribute) and isinstance(made.value, ast.Name) and made.value.id == "self":
+        assigned = class_attrs(facts, made).get(made.attr, ())
+        return bool(assigned) and all(facts.resolve(v.func) in LOCKS for _, v in assigned)
+    return False
+
+
+def statement_cause(facts, node: ast.AST, breaks: Breaks) -> Optional[tuple]:
+    """(node to report, what, ID) for an assignment or a `with` item that breaks."""
+    if isinstance(node, ast.withitem):
+        return (node.context_expr, "`with` on a threading lock", "GB0142") if entered_lock(facts, node) else None
+    value = buffer_reassigned(facts, node)
+    if value is not None:
+        return value, "re-assigning an `nn.Buffer` attribute to a conversion of itself", "GB4841"
+    target = requires_grad_set(facts, node, breaks)
+    return (target, "setting `.requires_grad` of a tensor", "GB0206") if target is not None else None
+
+
 def python_sequence(facts, at: ast.AST, expr: ast.AST, breaks: Breaks, depth: int = 0) -> bool:
     """`expr`, read at `at`, is a Python list or tuple (or a ModuleList): a literal, a
     name every binding of which is one (or a tuple of tensors a call gives), a

@@ -25,7 +25,11 @@ compiled alone, its breaks and their official IDs):
   reads the result with `bool(...)`, GB0124 at the call (in eval and train mode; the
   module is `self.<attr>` its class or a subclass in the file assigns, or `encoder`/
   `decoder` of a subclass of `nn.Transformer`: pytorch/examples' word_language_model).
-- `nn.Parameter(...)` made in compiled code: GB0264.
+- `nn.Parameter(...)` made in compiled code, or a torch.nn layer that makes parameters
+  (`nn.Linear(...)`, `nn.LayerNorm(...)`: a layer without any, `nn.ReLU()`, does not
+  break): GB0264 (transformers' big_bird builds its full-attention layers inside forward).
+- `m.register_forward_hook(...)` / `register_forward_pre_hook(...)` in compiled code:
+  GB0467 (transformers' output capturing installs its hooks on the first call).
 - `torch._dynamo.config.patch(...)` made in compiled code: GB0007 (and GB0142 at the
   `with` that enters it; its block then runs eagerly).
 - `torch.Generator(...)` made in compiled code: GB0363 (an opaque object); a method of a
@@ -64,6 +68,17 @@ TRANSFORMER_PARTS = {"encoder": "TransformerEncoder", "decoder": "TransformerDec
 # torch.Generator methods Dynamo does not trace (GB7650; `.device` is an attribute: traced)
 GENERATOR_METHODS = frozenset({"manual_seed", "seed", "initial_seed", "get_state", "set_state", "get_offset",
                                "set_offset", "graphsafe_get_state", "graphsafe_set_state", "clone_state"})
+# torch.nn layers whose constructor makes nn.Parameters (GB0264 when built in compiled code)
+LAYERS_WITH_PARAMETERS = frozenset({
+    "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d", "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d",
+    "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "PReLU", "MultiheadAttention", "LSTM", "GRU",
+    "RNN", "LSTMCell", "GRUCell", "RNNCell", "Transformer", "TransformerEncoderLayer", "TransformerDecoderLayer",
+})
+HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+                                "register_full_backward_pre_hook"})
+LOCKS = frozenset({"threading.Lock", "threading.RLock", "threading.Semaphore", "threading.BoundedSemaphore",
+                   "threading.Condition", "multiprocessing.Lock", "multiprocessing.RLock"})
 IGNORED_LOGGING = ("ignore_logging_functions", "ignore_logger_methods")
 REORDERABLE = "reorderable_logging_functions"
 
@@ -224,6 +239,8 @@ class UntraceableCalls:
             return found
         if isinstance(func, ast.Attribute) and not self.logging_ignored and is_logger(facts, func.value, self.loggers):
             return f"`{_short(func)}(...)` (a logging.Logger method)", "GB0291", None
+        if isinstance(func, ast.Attribute) and dotted is None and func.attr in HOOK_REGISTRATIONS:
+            return f"`{_short(func)}(...)` (a module hook registered in compiled code)", "GB0467", None
         if isinstance(func, ast.Attribute) and dotted is None:
             kind = rnn_module_call(facts, call)
             if kind:
@@ -243,6 +260,8 @@ class UntraceableCalls:
             return "`torch._dynamo.config.patch(...)` (made while Dynamo traces: it is not traced)", "GB0007", None
         if dotted in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
             return "`nn.Parameter(...)` made in compiled code", "GB0264", None
+        if dotted and dotted.startswith("torch.nn.") and dotted.rsplit(".", 1)[-1] in LAYERS_WITH_PARAMETERS:
+            return f"`{dotted[6:]}(...)` (a layer whose parameters are made in compiled code)", "GB0264", None
         if dotted == "copy.deepcopy" and call.args and self._tensor_or_module(call.args[0], is_tensor):
             return "`copy.deepcopy(...)` of a tensor or module", "GB4198", None
         return None

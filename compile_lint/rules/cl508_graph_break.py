@@ -5,7 +5,7 @@ from typing import Optional
 
 from ..analysis.break_constructs import (
     CAPTURE_SCALARS, CAPTURE_SHAPES, DATA_DEPENDENT_BOOLS, DYNAMIC_SHAPE_FUNCS, DYNAMIC_SHAPE_METHODS, LOCAL_SCALAR,
-    buffer_reassigned, dynamic_shape, print_reorderable, prints_size, python_sequence, tensor_size,
+    dynamic_shape, print_reorderable, prints_size, python_sequence, statement_cause, tensor_size,
 )
 from ..analysis.facts import RegionsFact
 from ..analysis.graph_breaks import Breaks
@@ -174,7 +174,10 @@ class GraphBreak(Rule):
                   "or a project's `get_logger`)",
         "GB4841": "a `logging` module function (`logging.warning(...)`); re-assigning an `nn.Buffer` attribute to "
                   "a conversion of itself (`self.pe = self.pe.to(x.dtype)`: the buffer itself when nothing changes)",
-        "GB0264": "`nn.Parameter(...)` made in compiled code",
+        "GB0264": "`nn.Parameter(...)` made in compiled code, or a layer that makes parameters (`nn.Linear(...)`)",
+        "GB0467": "a module hook registered in compiled code (`m.register_forward_hook(...)`)",
+        "GB0206": "setting `.requires_grad` of a tensor (`x.requires_grad = True`)",
+        "GB0142": "`with` on a threading lock (`threading.Lock()`)",
         "GB0007": "`warnings.warn(...)` (a function Dynamo skips); `torch._dynamo.config.patch(...)` made in "
                   "compiled code",
         "GB0014": "calling an `nn.LSTM`/`nn.GRU`/`nn.RNN` module",
@@ -518,6 +521,17 @@ class GraphBreak(Rule):
             at=[(7, 16), (8, 12)],
             note="kornia's ColorJiggle: items of a Dict[str, torch.Tensor] and of a tuple built from them are tensors",
         ),
+        Case(
+            "import threading\nimport torch\nfrom torch import nn\n_LOCK = threading.Lock()\nclass Feat(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.proj = nn.Linear(4, 4)\n"
+            "    def forward(self, x: torch.Tensor):\n        h = x[:, None]\n        if self.training:\n"
+            "            h.requires_grad = True\n        with _LOCK:\n"
+            "            self.proj.register_forward_hook(lambda m, i, o: None)\n"
+            "        head = nn.Linear(4, 2)\n        return head(self.proj(h)), nn.ReLU()(h)\nm = torch.compile(Feat())\n",
+            at=[(12, 13), (13, 14), (14, 13), (15, 16)],
+            note="requires_grad set (GB0206), a lock entered (GB0142), a hook registered (GB0467), a Linear built "
+                 "(GB0264; a ReLU has no parameters)",
+        ),
     ]
 
     def check(self, facts):
@@ -532,10 +546,9 @@ class GraphBreak(Rule):
             found = breaks.report(call, *cause) if cause else self._call(breaks, facts, call, reorderable)
             if found is not None:
                 yield found
-        for assign in facts.nodes(ast.Assign):
-            value = buffer_reassigned(facts, assign) if facts.in_region(assign, "compiled") else None
-            found = breaks.report(value, "re-assigning an `nn.Buffer` attribute to a conversion of itself",
-                                  "GB4841") if value is not None else None
+        for node in facts.nodes(ast.Assign, ast.withitem):
+            cause = statement_cause(facts, node, breaks) if facts.in_region(node, "compiled") else None
+            found = breaks.report(*cause) if cause else None
             if found is not None:
                 yield found
         for node in facts.nodes(ast.If, ast.While, ast.IfExp):

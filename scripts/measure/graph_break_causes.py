@@ -26,6 +26,7 @@ import io
 import logging
 import os
 import sys
+import threading
 import warnings
 
 import torch
@@ -599,6 +600,48 @@ def parameter_made(x):
 def config_patch_inside_compiled_code(x):
     with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):  # not traced; its block runs eagerly
         return x.nonzero()
+
+
+_LOCK = threading.Lock()
+
+
+@case("GB0142")
+def lock_entered(x):
+    with _LOCK:
+        y = x + 1
+    return y * 2
+
+
+class _HookOnce(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+
+    def forward(self, x):
+        self.lin.register_forward_hook(lambda module, args, out: None)
+        return self.lin(x)
+
+
+@case("GB0467")
+def forward_hook_registered(x, mod=_HookOnce()):
+    return mod(x)
+
+
+@case("GB0206")
+def requires_grad_attribute_set(x):
+    y = x * 2
+    y.requires_grad = True
+    return y + 1
+
+
+@case("GB0264")
+def layer_built(x):
+    return nn.LayerNorm(6)(x)
+
+
+@case("-")
+def layer_without_parameters_built(x):
+    return nn.ReLU()(x)
 
 
 @case("-")

@@ -26,4 +26,8 @@ ENTRIES = [
     Entry("slice/MaskFromReturn", "slice", "builders.py:net", {"name": "MaskFromReturn"}),
     Entry("slice/CausalEncoder", "slice", "builders.py:net", {"name": "CausalEncoder"}),
     Entry("slice/ResetsBuffer", "slice", "builders.py:net", {"name": "ResetsBuffer"}),
+    Entry("slice/TakesLock", "slice", "builders.py:net", {"name": "TakesLock"}),
+    Entry("slice/HooksOnce", "slice", "builders.py:net", {"name": "HooksOnce"}),
+    Entry("slice/SetsRequiresGrad", "slice", "builders.py:net", {"name": "SetsRequiresGrad"}),
+    Entry("slice/BuildsLayer", "slice", "builders.py:net", {"name": "BuildsLayer"}),
 ]

@@ -3,6 +3,7 @@
 tests/test_oracle_bench.py runs them through bench/oracle/run.py and score.py and pins
 the IDs and lines recorded here; keep the marked lines where they are or update it.
 """
+import threading
 import warnings
 
 import torch
@@ -208,3 +209,42 @@ class ResetsBuffer(nn.Module):
     def forward(self, x):
         self.table = self.table.to(dtype=x.dtype)  # break: buffer set
         return x + self.table
+
+
+_LOCK = threading.Lock()
+
+
+class TakesLock(nn.Module):
+    """transformers' output capturing installs its hooks under a threading lock."""
+
+    def forward(self, x):
+        with _LOCK:  # break: lock
+            y = x + 1
+        return y * 2
+
+
+class HooksOnce(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        self.lin.register_forward_hook(lambda module, args, out: None)  # break: hook
+        return self.lin(x)
+
+
+class SetsRequiresGrad(nn.Module):
+    """transformers' wav2vec2 feature encoder, for gradient checkpointing."""
+
+    def forward(self, x):
+        y = x * 2
+        y.requires_grad = True  # break: requires_grad
+        return y + 1
+
+
+class BuildsLayer(nn.Module):
+    """transformers' big_bird builds its full-attention layers inside forward."""
+
+    def forward(self, x):
+        norm = nn.LayerNorm(x.shape[-1], dtype=x.dtype)  # break: layer built
+        return norm(x)
