@@ -62,9 +62,15 @@ def buffer_reassigned(facts, assign: ast.Assign) -> Optional[ast.AST]:
 
 def requires_grad_set(facts, assign: ast.Assign, breaks: Breaks) -> Optional[ast.AST]:
     """`t.requires_grad = ...` on a tensor: GB0206 (measured; transformers' wav2vec2 feature
-    encoder sets it on its input in training, for gradient checkpointing)."""
+    encoder sets it on its input in training, for gradient checkpointing). The receiver is
+    a tensor by the guess, or a local name: only tensors have the attribute (a module's
+    `self.requires_grad = ...` is a plain attribute)."""
     for target in assign.targets:
-        if isinstance(target, ast.Attribute) and target.attr == "requires_grad" and breaks.is_tensor(assign, target.value):
+        if not (isinstance(target, ast.Attribute) and target.attr == "requires_grad"):
+            continue
+        receiver = target.value
+        local = isinstance(receiver, ast.Name) and receiver.id not in ("self", "cls") and facts.resolve(receiver) is None
+        if local or breaks.is_tensor(assign, receiver):
             return target
     return None
 
