@@ -25,6 +25,8 @@ compiled alone, its breaks and their official IDs):
   reads the result with `bool(...)`, GB0124 at the call (in eval and train mode; the
   module is `self.<attr>` its class or a subclass in the file assigns, or `encoder`/
   `decoder` of a subclass of `nn.Transformer`: pytorch/examples' word_language_model).
+- `np.random.choice(...)` in compiled code: GB0033 (transformers' `_compute_mask_indices`,
+  SpecAugment in training; `np.random.rand(...)` alone is traced).
 - `nn.Parameter(...)` made in compiled code, or a torch.nn layer that makes parameters
   (`nn.Linear(...)`, `nn.LayerNorm(...)`: a layer without any, `nn.ReLU()`, does not
   break): GB0264 (transformers' big_bird builds its full-attention layers inside forward).
@@ -256,6 +258,8 @@ class UntraceableCalls:
             return f"`{dotted}(...)`", "GB0007", None
         if dotted and dotted.startswith("logging.") and dotted[8:] in LOGGING_FUNCTIONS and not self.logging_ignored:
             return f"`{dotted}(...)`", "GB4841", None
+        if dotted == "numpy.random.choice":
+            return "`np.random.choice(...)` (a data-dependent NumPy draw)", "GB0033", None
         if dotted == "torch._dynamo.config.patch":
             return "`torch._dynamo.config.patch(...)` (made while Dynamo traces: it is not traced)", "GB0007", None
         if dotted in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):

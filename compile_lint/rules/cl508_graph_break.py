@@ -165,7 +165,7 @@ class GraphBreak(Rule):
                   "or as the index of a Python list, tuple or ModuleList (`levels[i]`)",
         "GB0033": "`.tolist()` (Dynamo says GB0109 when the tensor is floating-point); `torch.equal`, "
                   "`torch.allclose`, `torch.is_nonzero`; a tensor value as a size (`torch.zeros(n)`, `x.view(b, n)`) "
-                  "or a padding (`F.pad(x, (0, n))`)",
+                  "or a padding (`F.pad(x, (0, n))`); `np.random.choice(...)`",
         "GB0170": "`if`/`while`/conditional expression on a tensor value",
         "GB0036": "`nonzero`, `argwhere`, one-argument `torch.where`, `masked_select`, `unique`, "
                   "`unique_consecutive`, `bincount`, `repeat_interleave` with tensor repeats; boolean-mask indexing",
@@ -531,6 +531,12 @@ class GraphBreak(Rule):
             at=[(12, 13), (13, 14), (14, 13), (15, 16)],
             note="requires_grad set (GB0206), a lock entered (GB0142), a hook registered (GB0467), a Linear built "
                  "(GB0264; a ReLU has no parameters)",
+        ),
+        Case(
+            "import numpy as np\nimport torch\ndef _mask_indices(n: int):\n"
+            "    return np.random.choice(np.arange(n), 2, replace=False)\n@torch.compile\ndef augment(x: torch.Tensor):\n"
+            "    return x + torch.from_numpy(_mask_indices(x.shape[0])).sum()\n",
+            at=[(4, 12)], note="transformers' SpecAugment mask indices, drawn with NumPy in training",
         ),
     ]
 

@@ -749,6 +749,23 @@ def exception_control_flow(x):
     return x
 
 
+if importlib.util.find_spec("numpy") is not None:  # the oracle bench's venv has NumPy; the dev venv does not
+    import numpy as np
+
+    @case("GB0033")
+    def numpy_random_choice(x):
+        picked = np.random.choice(np.arange(6), 2, replace=False)  # transformers' _compute_mask_indices
+        return x + torch.from_numpy(picked).sum()
+
+    @case("GB0033")
+    def numpy_item(x):
+        return x + np.random.rand(1).item()
+
+    @case("-")
+    def numpy_random_rand(x):
+        return x + torch.from_numpy(np.random.rand(6))
+
+
 def _breaks(fn, args):
     torch.compiler.reset()
     first = fn.__code__.co_firstlineno
