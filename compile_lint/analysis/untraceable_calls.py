@@ -30,6 +30,10 @@ compiled alone, its breaks and their official IDs):
 - `nn.Parameter(...)` made in compiled code, or a torch.nn layer that makes parameters
   (`nn.Linear(...)`, `nn.LayerNorm(...)`: a layer without any, `nn.ReLU()`, does not
   break): GB0264 (transformers' big_bird builds its full-attention layers inside forward).
+- converting a layer in compiled code (`self.classifier.to(self.dtype)`, `.half()`: the
+  class assigns it a torch.nn layer with parameters): GB0264 when the dtype or device
+  changes (transformers' nllb_moe and switch_transformers routers in float16; a
+  conversion that changes nothing does not break).
 - `m.register_forward_hook(...)` / `register_forward_pre_hook(...)` in compiled code:
   GB0467 (transformers' output capturing installs its hooks on the first call).
 - `torch._dynamo.config.patch(...)` made in compiled code: GB0007 (and GB0142 at the
@@ -77,6 +81,7 @@ LAYERS_WITH_PARAMETERS = frozenset({
     "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "PReLU", "MultiheadAttention", "LSTM", "GRU",
     "RNN", "LSTMCell", "GRUCell", "RNNCell", "Transformer", "TransformerEncoderLayer", "TransformerDecoderLayer",
 })
+MODULE_CONVERSIONS = frozenset({"to", "half", "float", "double", "bfloat16", "type"})
 HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
                                 "register_full_backward_pre_hook"})
 LOCKS = frozenset({"threading.Lock", "threading.RLock", "threading.Semaphore", "threading.BoundedSemaphore",
@@ -241,6 +246,10 @@ class UntraceableCalls:
             return found
         if isinstance(func, ast.Attribute) and not self.logging_ignored and is_logger(facts, func.value, self.loggers):
             return f"`{_short(func)}(...)` (a logging.Logger method)", "GB0291", None
+        if isinstance(func, ast.Attribute) and dotted is None and func.attr in MODULE_CONVERSIONS \
+                and self._layer_with_parameters(func.value):
+            return f"`{_short(func)}(...)` (converting a layer: new parameters when its dtype or device changes)", \
+                "GB0264", None
         if isinstance(func, ast.Attribute) and dotted is None and func.attr in HOOK_REGISTRATIONS:
             return f"`{_short(func)}(...)` (a module hook registered in compiled code)", "GB0467", None
         if isinstance(func, ast.Attribute) and dotted is None:
@@ -284,6 +293,15 @@ class UntraceableCalls:
             return f"`{_short(func)}(..., generator=...)` (a torch.Generator given to an op)", "GB0055", None
         return None
 
+    def _layer_with_parameters(self, expr: ast.AST) -> bool:
+        """`self.<attr>` the class only ever assigns a torch.nn layer that makes parameters."""
+        if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self"):
+            return False
+        assigned = class_attrs(self.facts, expr).get(expr.attr, ())
+        layers = [v for _, v in assigned if (self.facts.resolve(v.func) or "").startswith("torch.nn.")
+                  and self.facts.resolve(v.func).rsplit(".", 1)[-1] in LAYERS_WITH_PARAMETERS]
+        return bool(layers) and all(v in layers or _is_self_conversion(v, expr.attr) for _, v in assigned)
+
     def _tensor_or_module(self, expr: ast.AST, is_tensor) -> bool:
         if is_tensor(expr):
             return True
@@ -291,6 +309,13 @@ class UntraceableCalls:
             assigned = class_attrs(self.facts, expr).get(expr.attr, ())
             return bool(assigned) and all((self.facts.resolve(v.func) or "").startswith("torch.nn.") for _, v in assigned)
         return False
+
+
+def _is_self_conversion(call: ast.Call, attr: str) -> bool:
+    """`self.<attr>.to(...)` (a value assigned back to the same attribute)."""
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr in MODULE_CONVERSIONS and isinstance(func.value, ast.Attribute) \
+        and func.value.attr == attr and isinstance(func.value.value, ast.Name) and func.value.value.id == "self"
 
 
 def _short(func: ast.AST) -> str:

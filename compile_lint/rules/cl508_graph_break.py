@@ -174,7 +174,8 @@ class GraphBreak(Rule):
                   "or a project's `get_logger`)",
         "GB4841": "a `logging` module function (`logging.warning(...)`); re-assigning an `nn.Buffer` attribute to "
                   "a conversion of itself (`self.pe = self.pe.to(x.dtype)`: the buffer itself when nothing changes)",
-        "GB0264": "`nn.Parameter(...)` made in compiled code, or a layer that makes parameters (`nn.Linear(...)`)",
+        "GB0264": "`nn.Parameter(...)` made in compiled code, or a layer that makes parameters (`nn.Linear(...)`); "
+                  "a layer converted (`self.proj.to(dtype)`: new parameters when the dtype or device changes)",
         "GB0467": "a module hook registered in compiled code (`m.register_forward_hook(...)`)",
         "GB0206": "setting `.requires_grad` of a tensor (`x.requires_grad = True`)",
         "GB0142": "`with` on a threading lock (`threading.Lock()`)",
@@ -538,6 +539,15 @@ class GraphBreak(Rule):
             "    return x + torch.from_numpy(_mask_indices(x.shape[0])).sum()\n",
             at=[(4, 12)], note="transformers' SpecAugment mask indices, drawn with NumPy in training",
         ),
+        Case(
+            "import torch\nfrom torch import nn\nclass Router(nn.Module):\n    def __init__(self, dtype):\n"
+            "        super().__init__()\n        self.classifier = nn.Linear(4, 4)\n        self.dtype = dtype\n"
+            "    def forward(self, h: torch.Tensor):\n        self.classifier = self.classifier.to(self.dtype)\n"
+            "        if not torch.isfinite(h).all():\n            h = h.clamp(-1, 1)\n        return self.classifier(h)\n"
+            "r = torch.compile(Router(torch.float16))\n",
+            at=[(9, 27), (10, 12)],
+            note="a router converted to its dtype (new parameters in float16: GB0264); `if not t.all():` (GB0170)",
+        ),
     ]
 
     def check(self, facts):
@@ -561,7 +571,9 @@ class GraphBreak(Rule):
             test = node.test
             # `if a is not None and t.any():`: the tensor operand is what Dynamo branches on
             operands = test.values if isinstance(test, ast.BoolOp) else [test]
-            tensor = next((v for v in operands if breaks.is_tensor(node, v)), None)
+            # `if not t.all():` reads the tensor's truth as much as `if t.all():` does
+            tensor = next((v for v in operands if breaks.is_tensor(node, v.operand if isinstance(v, ast.UnaryOp)
+                                                                    and isinstance(v.op, ast.Not) else v)), None)
             if tensor is not None:
                 kind = "while" if isinstance(node, ast.While) else "if"
                 found = breaks.report(tensor, f"`{kind}` on a tensor value", "GB0170")

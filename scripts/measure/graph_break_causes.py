@@ -644,6 +644,36 @@ def layer_without_parameters_built(x):
     return nn.ReLU()(x)
 
 
+@case("GB0170")
+def if_not_tensor(x):
+    if not (x > 0).all():
+        x = x + 1
+    return x
+
+
+class _Router(nn.Module):
+    """transformers' switch_transformers router: `self.classifier = self.classifier.to(self.dtype)`."""
+
+    def __init__(self, dtype):
+        super().__init__()
+        self.classifier = nn.Linear(6, 6)
+        self.dtype = dtype
+
+    def forward(self, x):
+        self.classifier = self.classifier.to(self.dtype)
+        return self.classifier(x.to(self.dtype))
+
+
+@case("GB0264")
+def layer_converted(x, mod=_Router(torch.float16)):
+    return mod(x)
+
+
+@case("-")
+def layer_converted_to_its_own_dtype(x, mod=_Router(torch.float32)):
+    return mod(x)
+
+
 @case("-")
 def requires_grad_read(x):
     return x + 1 if x.requires_grad else x - 1

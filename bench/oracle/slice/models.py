@@ -30,4 +30,5 @@ ENTRIES = [
     Entry("slice/HooksOnce", "slice", "builders.py:net", {"name": "HooksOnce"}),
     Entry("slice/SetsRequiresGrad", "slice", "builders.py:net", {"name": "SetsRequiresGrad"}),
     Entry("slice/BuildsLayer", "slice", "builders.py:net", {"name": "BuildsLayer"}),
+    Entry("slice/ConvertsLayer", "slice", "builders.py:net", {"name": "ConvertsLayer"}),
 ]

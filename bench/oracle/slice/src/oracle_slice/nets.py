@@ -248,3 +248,17 @@ class BuildsLayer(nn.Module):
     def forward(self, x):
         norm = nn.LayerNorm(x.shape[-1], dtype=x.dtype)  # break: layer built
         return norm(x)
+
+
+class ConvertsLayer(nn.Module):
+    """transformers' switch_transformers router converts its classifier to float32 on
+    every call: new parameters when the model runs in float16 (a no-op in float32)."""
+
+    def __init__(self):
+        super().__init__()
+        self.classifier = nn.Linear(4, 4)
+        self.compute_dtype = torch.float32
+
+    def forward(self, x):
+        self.classifier = self.classifier.to(self.compute_dtype)  # break: layer converted
+        return self.classifier(x.to(self.compute_dtype))
