@@ -128,7 +128,7 @@ def test_messages_say_when_a_break_needs_training_or_float16(tmp_path):
     code = (
         "import torch\nclass Encoder(torch.nn.Module):\n    def forward(self, h: torch.Tensor):\n"
         "        for i in range(4):\n            p = torch.rand([])\n"
-        "            skip = self.training and i > 0 and (p < 0.1)\n            if skip:\n                continue\n"
+        "            skip = self.training and i > 0 and (p < 0.1)\n            if not skip or i > 8:\n                h = h * 2\n"
         "            if h.dtype == torch.float16 and torch.isinf(h).any():\n                h = h.clamp(-1, 1)\n"
         "        return h\nenc = torch.compile(Encoder())\n"
     )

@@ -92,6 +92,8 @@ def when_training(facts: ModuleFacts, node: ast.AST) -> bool:
 
     if train_mode_only(facts, node):
         return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        node = node.operand  # `if not skip_the_layer or ...:`
     if isinstance(node, ast.Name):
         # `skip = self.training and i > 0 and (p < layerdrop)` then `if skip:` (transformers' wavlm)
         bound = single_binding(facts, node)
