@@ -19,9 +19,14 @@ findings of the counted codes (default: every code starting with `CL5`):
   or the header of a compound one (`if ...:`);
 - recall: break sites with a counted finding whose line lies in the site's statement,
   overall and per graph-break ID (a site with two IDs counts under each);
-- precision: a counted finding on a break site's statement is true; on a line that some
-  model executed (and that Dynamo traced: lines of a frame Dynamo gave up on after a
-  break in a loop are left out) it is false; on a line no model executed, unknown.
+- precision: a counted finding on a break site's statement is true; one whose code some
+  model executed (an executed instruction starts inside the finding's span, when the run
+  recorded columns; else its line ran: `--executed line`), in a frame Dynamo traced
+  (lines of a frame Dynamo gave up on after a break in a loop are left out), is false;
+  one whose code no model executed, unknown;
+- `--passes` judges by some of the run's passes (eval, train, eval:float16; a run of the
+  first judge is one pass, its entries' declared mode); `--findings FILE` keeps the
+  lint's findings per source and reuses them while the declared targets are the same.
 
 Writes RESULTS/score.json (or --score-file), with every counted finding and its verdict
 in `finding_list`, and prints Markdown tables (--markdown FILE writes them too).
