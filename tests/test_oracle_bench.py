@@ -262,3 +262,19 @@ def test_ran_by_expression_looks_inside_the_findings_span():
     assert score.ran(facts, key, 5, 5, 10, 20, by="line")
     assert score.ran(facts, key, 4, 6, 30, 2)  # a span over three lines: line 6 column 0
     assert not score.ran(facts, key, 7, 7, 1, 5)
+
+
+def test_resume_keeps_finished_entries_and_reruns_ones_a_stop_cut_short(tmp_path):
+    import run
+
+    def write(name, data):
+        path = tmp_path / name
+        path.write_text(json.dumps(data), encoding="utf-8")
+        return str(path)
+
+    assert run.finished(write("done.json", {"complete": True, "passes": [{}]}))
+    assert run.finished(write("first_judge.json", {"status": "ok"}))  # written before passes existed
+    assert run.finished(write("timed_out.json", {"complete": False, "incomplete": "timeout: killed after 600 s"}))
+    assert not run.finished(write("stopped.json", {"complete": False, "passes": [{}]}))  # SIGTERM mid-entry
+    assert not run.finished(str(tmp_path / "missing.json"))
+    assert not run.finished(write("torn.json", {"complete": True})[:-5] + "torn.json.tmp")

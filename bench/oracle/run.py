@@ -145,6 +145,17 @@ class Runner:
                 self.kill(proc)
 
 
+def finished(path: str) -> bool:
+    """A result that --resume keeps: written, and not cut short by a stop (a child
+    killed by SIGTERM or Ctrl-C leaves the passes it finished, `complete` false)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            result = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return result.get("complete", True) or bool(result.get("incomplete"))
+
+
 def _tail(path: str, n: int = 1200) -> str:
     try:
         with open(path, "rb") as f:
@@ -211,7 +222,7 @@ def main(argv=None) -> int:
     out = os.path.abspath(ns.out)
     runner = Runner(models, models_path, python, out, ns.timeout, ns.passes)
     signal.signal(signal.SIGTERM, lambda *a: (runner.stop(), _exit_soon(143)))
-    todo = [e for e in entries if not (ns.resume and os.path.exists(runner.result_path(e)))]
+    todo = [e for e in entries if not (ns.resume and finished(runner.result_path(e)))]
     # run.json covers every entry of the models file with a result in OUT, so that a run
     # of a few entries (--only) adds to an earlier full run instead of hiding it
     results: dict[str, dict] = {}
