@@ -119,3 +119,20 @@ def test_pages_list_the_ids_their_findings_carry(rule, tmp_path):
 def test_rule_command_prints_the_ids():
     proc = run("rule", "CL508", cwd=ROOT)
     assert proc.returncode == 0 and "## Graph-break IDs" in proc.stdout and "[GB0036](" in proc.stdout
+
+
+def test_messages_say_when_a_break_needs_training_or_float16(tmp_path):
+    from compile_lint.rules import get_rule
+    from compile_lint.rules.base import Case
+
+    code = (
+        "import torch\nclass Encoder(torch.nn.Module):\n    def forward(self, h: torch.Tensor):\n"
+        "        for i in range(4):\n            p = torch.rand([])\n"
+        "            skip = self.training and i > 0 and (p < 0.1)\n            if not skip or i > 8:\n                h = h * 2\n"
+        "            if h.dtype == torch.float16 and torch.isinf(h).any():\n                h = h.clamp(-1, 1)\n"
+        "        return h\nenc = torch.compile(Encoder())\n"
+    )
+    messages = sorted(f.message for f in run_case(get_rule("CL508"), Case(code), str(tmp_path)).findings)
+    assert len(messages) == 2
+    assert "graph break when training (GB0170)" in messages[0] or "graph break when training (GB0170)" in messages[1]
+    assert any("graph break for float16 inputs (GB0170)" in m for m in messages)

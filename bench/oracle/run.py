@@ -40,8 +40,10 @@ def safe_name(name: str) -> str:
 
 
 class Runner:
-    def __init__(self, models: catalog.Models, models_path: str, python: str, out: str, timeout: float):
+    def __init__(self, models: catalog.Models, models_path: str, python: str, out: str, timeout: float,
+                 passes: str = "eval,train,eval:float16"):
         self.models = models
+        self.passes = passes
         self.models_path = models_path
         self.python = python
         self.out = out
@@ -78,10 +80,13 @@ class Runner:
             return {"name": entry.name, "status": "not_run"}
         path = self.result_path(entry)
         log = os.path.join(self.out, "logs", safe_name(entry.name) + ".log")
+        if os.path.exists(path):  # an earlier run's: a crash must not pass it off as this one's
+            os.remove(path)
         t0 = time.perf_counter()
         with open(log, "wb") as logf:
             proc = subprocess.Popen(
-                [self.python, CHILD, "--models", self.models_path, "--entry", entry.name, "--out", path],
+                [self.python, CHILD, "--models", self.models_path, "--entry", entry.name, "--out", path,
+                 "--passes", self.passes],
                 stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 env=self.env(), start_new_session=True,
             )
@@ -108,6 +113,18 @@ class Runner:
         return result
 
     def _failed(self, entry, path, status, error, wall) -> dict:
+        partial = None
+        if os.path.exists(path):  # the passes that finished before the timeout or crash
+            try:
+                with open(path, encoding="utf-8") as f:
+                    partial = json.load(f)
+            except (OSError, ValueError):
+                partial = None
+        if partial and partial.get("passes") and not partial.get("complete"):
+            partial.update(incomplete=f"{status}: {error}", wall_s=wall)
+            if not self.stopping:
+                _write_json(path, partial)
+            return partial
         result = {"name": entry.name, "source": entry.source, "mode": entry.mode, "status": status,
                   "error": error, "wall_s": wall}
         if not self.stopping:
@@ -126,6 +143,17 @@ class Runner:
         with self.lock:
             for proc in list(self.live.values()):
                 self.kill(proc)
+
+
+def finished(path: str) -> bool:
+    """A result that --resume keeps: written, and not cut short by a stop (a child
+    killed by SIGTERM or Ctrl-C leaves the passes it finished, `complete` false)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            result = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return result.get("complete", True) or bool(result.get("incomplete"))
 
 
 def _tail(path: str, n: int = 1200) -> str:
@@ -162,7 +190,11 @@ def main(argv=None) -> int:
     parser.add_argument("--models", default=DEFAULT_MODELS, help="models file (default: bench/oracle/models.py)")
     parser.add_argument("--apps", default=None, help=f"development apps folder (default: $ORACLE_APPS or {catalog.DEFAULT_APPS})")
     parser.add_argument("--only", action="append", default=[], help="entry name or glob (repeatable)")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per entry (default 300)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per entry, all passes (default 600)")
+    parser.add_argument("--passes", default="eval,train,eval:float16",
+                        help="the judge's passes, comma-separated: eval, train, declared (the entry's own mode: "
+                             "the first judge's single pass), each optionally :DTYPE (eval:float16); "
+                             "default eval,train,eval:float16 (README.md, \"The judge\")")
     parser.add_argument("--jobs", type=int, default=1, help="entries at once (default 1)")
     parser.add_argument("--resume", action="store_true", help="skip entries that already have a result")
     parser.add_argument("--list", action="store_true", help="list the entries and exit")
@@ -188,9 +220,9 @@ def main(argv=None) -> int:
         return 2
 
     out = os.path.abspath(ns.out)
-    runner = Runner(models, models_path, python, out, ns.timeout)
+    runner = Runner(models, models_path, python, out, ns.timeout, ns.passes)
     signal.signal(signal.SIGTERM, lambda *a: (runner.stop(), _exit_soon(143)))
-    todo = [e for e in entries if not (ns.resume and os.path.exists(runner.result_path(e)))]
+    todo = [e for e in entries if not (ns.resume and finished(runner.result_path(e)))]
     # run.json covers every entry of the models file with a result in OUT, so that a run
     # of a few entries (--only) adds to an earlier full run instead of hiding it
     results: dict[str, dict] = {}
@@ -205,7 +237,7 @@ def main(argv=None) -> int:
     def write_summary(done: bool) -> None:
         ordered = [results[e.name] for e in covered if e.name in results]
         _write_json(os.path.join(out, "run.json"), {
-            "models": models_path, "venv": venv, "apps": models.apps, "timeout_s": ns.timeout,
+            "models": models_path, "venv": venv, "apps": models.apps, "timeout_s": ns.timeout, "passes": ns.passes,
             "complete": done and len(ordered) == len(covered), "sources": sources,
             "summary": summarize(ordered),
             "entries": [{"name": r["name"], "status": r["status"], "breaks": len(r.get("breaks", [])),

@@ -19,9 +19,14 @@ findings of the counted codes (default: every code starting with `CL5`):
   or the header of a compound one (`if ...:`);
 - recall: break sites with a counted finding whose line lies in the site's statement,
   overall and per graph-break ID (a site with two IDs counts under each);
-- precision: a counted finding on a break site's statement is true; on a line that some
-  model executed (and that Dynamo traced: lines of a frame Dynamo gave up on after a
-  break in a loop are left out) it is false; on a line no model executed, unknown.
+- precision: a counted finding on a break site's statement is true; one whose code some
+  model executed (an executed instruction starts inside the finding's span, when the run
+  recorded columns; else its line ran: `--executed line`), in a frame Dynamo traced
+  (lines of a frame Dynamo gave up on after a break in a loop are left out), is false;
+  one whose code no model executed, unknown;
+- `--passes` judges by some of the run's passes (eval, train, eval:float16; a run of the
+  first judge is one pass, its entries' declared mode); `--findings FILE` keeps the
+  lint's findings per source and reuses them while the declared targets are the same.
 
 Writes RESULTS/score.json (or --score-file), with every counted finding and its verdict
 in `finding_list`, and prints Markdown tables (--markdown FILE writes them too).
@@ -107,6 +112,7 @@ class Site:
     to_eager: bool = False
     span: tuple = (0, 0)
     found_by: set = field(default_factory=set)
+    passes: set = field(default_factory=set)  # the judge's passes that broke here ("eval", "train")
 
 
 @dataclass
@@ -119,6 +125,9 @@ class RunFacts:
     undeclarable: list  # entries whose target is outside their source
     models: list  # per-model summaries
     id_names: dict = field(default_factory=lambda: defaultdict(set))  # gb_id -> its Gb_type strings seen
+    # (source, rel) -> {line: columns where executed instructions start}; runs that
+    # recorded them (child.py's opcode events) are judged by expression, not by line
+    columns: dict = field(default_factory=dict)
 
 
 def _rel(path: str, base: str) -> Optional[str]:
@@ -150,10 +159,41 @@ def read_run(results_dir: str) -> tuple[dict, list[dict]]:
     return run, models
 
 
-def collect(run: dict, models: list[dict], spans: Spans) -> RunFacts:
+def in_passes(m: dict, passes: Optional[set]) -> dict:
+    """The entry `m` as its passes in `passes` saw it (None: all): status, breaks, executed
+    lines and Dynamo's counts over those passes. A run of the first judge (no `passes`)
+    is one pass, its entry's declared mode."""
+    if "passes" not in m:
+        if passes is not None and m.get("mode") not in passes:
+            return dict(m, status="not_in_passes", breaks=[], executed={})
+        return m
+    chosen = [p for p in m["passes"] if passes is None or p["pass"] in passes]
+    if not chosen:
+        return dict(m, status="not_in_passes", breaks=[], executed={})
+    order = ("ok", "compile_error", "eager_error", "no_mode", "build_error")
+    executed: dict = defaultdict(set)
+    columns: dict = defaultdict(lambda: defaultdict(set))
+    dynamo: dict = defaultdict(int)
+    for p in chosen:
+        for path, rows in (p.get("executed") or {}).items():
+            executed[path].update(rows)
+        for path, rows in (p.get("executed_columns") or {}).items():
+            for line, cols in rows.items():
+                columns[path][int(line)].update(cols)
+        for key, value in (p.get("dynamo") or {}).items():
+            if not isinstance(value, dict):
+                dynamo[key] += value
+    return dict(m, status=min((p["status"] for p in chosen), key=order.index),
+                breaks=[dict(b, **{"pass": p["pass"]}) for p in chosen for b in p.get("breaks", ())],
+                executed={k: sorted(v) for k, v in executed.items()}, dynamo=dict(dynamo),
+                executed_columns={k: dict(v) for k, v in columns.items()})
+
+
+def collect(run: dict, models: list[dict], spans: Spans, passes: Optional[set] = None) -> RunFacts:
     sources = run["sources"]
     facts = RunFacts({}, defaultdict(set), defaultdict(set), defaultdict(int), defaultdict(set), [], [])
     for m in models:
+        m = in_passes(m, passes)
         src = sources.get(m.get("source"), {})
         base = src.get("base")
         dyn = m.get("dynamo") or {}
@@ -176,6 +216,12 @@ def collect(run: dict, models: list[dict], spans: Spans) -> RunFacts:
             rel = _rel(path, base)
             if rel:
                 facts.executed[(m["source"], rel)].update(lines)
+        for path, rows in (m.get("executed_columns") or {}).items():
+            rel = _rel(path, base)
+            if rel:
+                have = facts.columns.setdefault((m["source"], rel), {})
+                for line, cols in rows.items():
+                    have.setdefault(int(line), set()).update(cols)
         seen = set()
         for b in m.get("breaks", []):
             gb_id = b.get("gb_id") or "unregistered"
@@ -192,6 +238,7 @@ def collect(run: dict, models: list[dict], spans: Spans) -> RunFacts:
             s.gb_types.add(b.get("gb_type"))
             facts.id_names[gb_id].add(b.get("gb_type"))
             s.models.add(m["name"])
+            s.passes.add(b.get("pass") or m.get("mode") or "")
             s.to_eager = s.to_eager or bool(b.get("frame_to_eager"))
             seen.add(key)
             frame = b.get("frame")
@@ -275,9 +322,29 @@ def run_lint(python: str, code: str, lint_dir: str, paths: list[str], names: set
 
 
 # -- scoring --------------------------------------------------------------------------
-def judge(facts: RunFacts, findings: dict, counted: tuple[str, ...], spans_of) -> dict:
-    """findings: source -> list of (rel, row, end_row, code, message).
-    spans_of(source, rel, row) -> (first, last) statement lines. Returns the score."""
+def ran(facts: RunFacts, key: tuple, row: int, end_row: int, col: Optional[int], end_col: Optional[int],
+        by: str = "expression") -> bool:
+    """Whether a finding's code ran in some pass Dynamo traced. By "expression" (a run
+    with instruction columns): an executed instruction starts inside the finding's span
+    (1-based columns, end exclusive, as compile-lint's JSON gives them); by "line" (the
+    first judge; runs without columns): its first line ran."""
+    if row in facts.untraced.get(key, ()):
+        return False
+    columns = facts.columns.get(key) if by == "expression" and col is not None and end_col is not None else None
+    if columns is None:
+        return row in facts.executed.get(key, ())
+    start, end = (row, col - 1), (end_row, end_col - 1)
+    for line in range(row, end_row + 1):
+        for c in columns.get(line, ()):
+            if start <= (line, c) < end:
+                return True
+    return False
+
+
+def judge(facts: RunFacts, findings: dict, counted: tuple[str, ...], spans_of, by: str = "expression") -> dict:
+    """findings: source -> list of (rel, row, end_row, code, message[, column, end_column]).
+    spans_of(source, rel, row) -> (first, last) statement lines. `by`: how a finding's
+    code counts as executed (see ran). Returns the score."""
     site_lines = defaultdict(set)  # (source, rel) -> break lines
     for s in facts.sites.values():
         site_lines[(s.source, s.rel)].add(s.line)
@@ -285,12 +352,13 @@ def judge(facts: RunFacts, findings: dict, counted: tuple[str, ...], spans_of) -
     listed = []  # every counted finding with its verdict (score.json "finding_list")
     by_code = defaultdict(lambda: {"findings": 0, "executed": 0, "true": 0, "false": 0, "unknown": 0})
     for source, items in findings.items():
-        for rel, row, end_row, code, message in items:
+        for rel, row, end_row, code, message, *cols in items:
+            col, end_col = (cols + [None, None])[:2]
             counted_code = code.startswith(counted)
             key = (source, rel)
             first, last = spans_of(source, rel, row)
             hits = [line for line in site_lines.get(key, ()) if first <= line <= last or row <= line <= end_row]
-            executed = row in facts.executed.get(key, ()) and row not in facts.untraced.get(key, ())
+            executed = ran(facts, key, row, end_row, col, end_col, by)
             verdict = "true" if hits else ("false" if executed else "unknown")
             c = by_code[code]
             c["findings"] += 1
@@ -305,7 +373,7 @@ def judge(facts: RunFacts, findings: dict, counted: tuple[str, ...], spans_of) -
                 ids |= site.ids
             declared = set(GB_ID_RE.findall(message)[:1])  # the break's own ID (a GB7000 after it is its consequence)
             verdicts.append((code, verdict, ids or declared or {"(no ID)"}))
-            listed.append({"source": source, "file": rel, "line": row, "code": code, "verdict": verdict,
+            listed.append({"source": source, "file": rel, "line": row, "column": col, "code": code, "verdict": verdict,
                            "site_ids": sorted(ids), "message_ids": sorted(declared), "message": message[:300]})
     per_id = defaultdict(lambda: {"sites": 0, "found": 0, "to_eager": 0, "true": 0, "false": 0, "unknown": 0})
     for s in facts.sites.values():
@@ -344,7 +412,9 @@ def markdown(score: dict, facts: RunFacts, run: dict, code_label: str) -> str:
     def pct(x):
         return "-" if x is None else f"{100 * x:.0f}%"
 
-    out = [f"Checkout: {code_label}; counted codes: {', '.join(score['counted_codes'])}*", ""]
+    passes = score.get("passes")
+    judged = ", ".join(passes) if isinstance(passes, list) else passes or "declared"
+    out = [f"Checkout: {code_label}; counted codes: {', '.join(score['counted_codes'])}*; passes: {judged}", ""]
     out += ["| source | entries | ran | with breaks | frames run eagerly | breaks (hooks) | graph_break_reasons | counters | break sites |",
             "|---|---|---|---|---|---|---|---|---|"]
     by_source = defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0])
@@ -366,8 +436,8 @@ def markdown(score: dict, facts: RunFacts, run: dict, code_label: str) -> str:
     out.append("| **all** | " + " | ".join(map(str, totals)) + f" | {len(facts.sites)} |")
     f = score["findings"]
     out += ["", f"Recall: {score['found']}/{score['sites']} sites ({pct(score['recall'])}). "
-            f"Precision on executed lines: {f['true']} true, {f['false']} false ({pct(score['precision'])}); "
-            f"{f['unknown']} on lines never executed (unknown).", ""]
+            f"Precision on executed code (by {score.get('executed_by', 'line')}): {f['true']} true, {f['false']} false "
+            f"({pct(score['precision'])}); {f['unknown']} on code never executed (unknown).", ""]
     out += ["| ID | Gb_type | sites | found | recall | frame to eager | true | false | unknown |",
             "|---|---|---|---|---|---|---|---|---|"]
     names = facts.id_names
@@ -375,7 +445,7 @@ def markdown(score: dict, facts: RunFacts, run: dict, code_label: str) -> str:
         label = "; ".join(sorted(t for t in names.get(gb, ()) if t))[:60]
         out.append(f"| {gb} | {label} | {row['sites']} | {row['found']} | {pct(row['recall'])} | "
                    f"{row['to_eager']} | {row['true']} | {row['false']} | {row['unknown']} |")
-    out += ["", "| code | findings | on executed lines | true | false | unknown |", "|---|---|---|---|---|---|"]
+    out += ["", "| code | findings | on executed code | true | false | unknown |", "|---|---|---|---|---|---|"]
     for code, row in score["by_code"].items():
         out.append(f"| {code} | {row['findings']} | {row['executed']} | {row['true']} | {row['false']} | {row['unknown']} |")
     if score["outside_sources"]:
@@ -393,6 +463,14 @@ def main(argv=None) -> int:
     parser.add_argument("--markdown", help="also write the tables to this file")
     parser.add_argument("--score-file", help="where the score goes (default RESULTS/score.json)")
     parser.add_argument("--lint-dir", help="keep the lint projects here (default: a temporary folder, removed)")
+    parser.add_argument("--passes", help="comma-separated passes of the run to judge by (eval, train, eval:float16); "
+                        "default: every pass the run made (README.md, \"The judge\")")
+    parser.add_argument("--executed", choices=("expression", "line"), default="expression",
+                        help="when a finding's code counts as executed: an instruction inside its span ran "
+                             "(expression, default; runs that recorded columns) or its line ran (line: the first judge)")
+    parser.add_argument("--findings", metavar="FILE",
+                        help="the lint's findings per source, kept here and reused by a later scoring of the same "
+                             "checkout (another run, other passes) where a source's declared targets are the same")
     parser.add_argument("--sources", action="append", metavar="GLOB",
                         help="score only the sources matching GLOB (repeatable; e.g. 'app:*', kornia): a slice "
                              "for development, its figures are not the bench's")
@@ -411,7 +489,8 @@ def main(argv=None) -> int:
         if not models:
             parser.error(f"--sources {ns.sources}: no entry of the run comes from such a source")
     spans = Spans()
-    facts = collect(run, models, spans)
+    passes = {p.strip() for p in ns.passes.split(",") if p.strip()} if ns.passes else None
+    facts = collect(run, models, spans, passes)
     # the lint projects live outside any git work tree: inside one (bench/.work/ of this
     # repository) compile-lint's default respect-gitignore would skip the whole project
     lint_root = os.path.abspath(ns.lint_dir) if ns.lint_dir else tempfile.mkdtemp(prefix="oracle-lint-")
@@ -422,11 +501,29 @@ def main(argv=None) -> int:
             shutil.rmtree(lint_root, ignore_errors=True)
 
 
+def _read_cache(path: Optional[str], code: str) -> dict:
+    """The findings kept by an earlier scoring of this same checkout (--findings)."""
+    empty = {"code": code, "sources": {}}
+    if not path or not os.path.exists(path):
+        return empty
+    with open(path, encoding="utf-8") as f:
+        cache = json.load(f)
+    if cache.get("code") != code:
+        raise SystemExit(f"score.py: {path} holds the findings of {cache.get('code')}, not of {code}")
+    return cache
+
+
 def _score_sources(ns, results, code, run, models, facts, spans, lint_root) -> int:
     counted = tuple(c.strip() for c in ns.codes.split(",") if c.strip())
     findings: dict[str, list] = {}
     dropped: dict[str, list] = {}
+    cache = _read_cache(ns.findings, code)
     for source, names in sorted(facts.targets.items()):
+        kept = cache["sources"].get(source)
+        if kept is not None and kept["declared"] == sorted(names):
+            findings[source] = [tuple(item) for item in kept["items"]]
+            dropped[source] = kept["dropped"]
+            continue
         info = run["sources"][source]
         base, roots = info["base"], info["roots"]
         lint_dir = os.path.join(lint_root, re.sub(r"[^A-Za-z0-9_.-]+", "_", source))
@@ -444,21 +541,28 @@ def _score_sources(ns, results, code, run, models, facts, spans, lint_root) -> i
             rel = _rel(os.path.abspath(item["filename"]), lint_dir)
             if rel is None or item.get("cell") is not None:
                 continue
-            end = (item.get("end_location") or item["location"])["row"]
-            items.append((rel, item["location"]["row"], end, item["code"], item.get("message", "")))
+            end = item.get("end_location") or item["location"]
+            items.append((rel, item["location"]["row"], end["row"], item["code"], item.get("message", ""),
+                          item["location"]["column"], end["column"]))
         findings[source] = items
+        cache["sources"][source] = {"declared": sorted(names), "items": items, "dropped": dropped[source]}
+        if ns.findings:
+            with open(ns.findings, "w", encoding="utf-8") as f:
+                json.dump(cache, f)
 
     def spans_of(source, rel, row):
         return spans.of(os.path.join(run["sources"][source]["base"], rel), row)
 
-    score = judge(facts, findings, counted, spans_of)
+    score = judge(facts, findings, counted, spans_of, ns.executed)
+    score["executed_by"] = ns.executed if facts.columns else "line"
     score["code"] = code
+    score["passes"] = sorted((ns.passes or run.get("passes") or "declared").split(","))
     score["declared"] = {s: sorted(n) for s, n in sorted(facts.targets.items())}
     score["declared_unknown_to_checkout"] = {s: d for s, d in dropped.items() if d}
     score["undeclarable"] = facts.undeclarable
     score["site_list"] = [
         {"source": s.source, "file": s.rel, "line": s.line, "ids": sorted(s.ids), "gb_types": sorted(s.gb_types),
-         "models": sorted(s.models), "to_eager": s.to_eager, "statement": list(s.span), "found_by": sorted(s.found_by)}
+         "models": sorted(s.models), "passes": sorted(s.passes), "to_eager": s.to_eager, "statement": list(s.span), "found_by": sorted(s.found_by)}
         for s in sorted(facts.sites.values(), key=lambda s: (s.source, s.rel, s.line))
     ]
     with open(ns.score_file or os.path.join(results, "score.json"), "w", encoding="utf-8") as f:

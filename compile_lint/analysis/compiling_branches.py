@@ -9,6 +9,14 @@ project wrapper of it (`kornia.core.utils.is_compiling`), a name bound to it
 `torch.jit.is_tracing()` / `is_scripting()` are False under torch.compile (measured:
 hazards.md), so their `else` is what Dynamo compiles.
 
+A guard may be computed in another function: kornia's distance transform stops its
+cascade early with `if i + 1 in stop_checks and not bool(mask.any()):`, where
+`stop_checks = _stop_check_rounds(...) if _can_stop_cascade(image) else ()` and
+`_can_stop_cascade` returns False first thing when `is_compiling()`. So a call of a def
+of the file (or an imported one) whose first return under Dynamo is a constant has that
+value, and `x in NAME` is False when NAME is an empty tuple, list or set whenever Dynamo
+traces (a name bound once to one, or to a conditional expression that picks one).
+
 `compiling_value(test)` says what a test is while Dynamo traces: True, False, or None
 (unknown). `eager_only(node)` is true when no path Dynamo traces reaches `node`.
 """
@@ -47,10 +55,66 @@ def compiling_value(facts: ModuleFacts, test: ast.AST, depth: int = 0) -> Option
             return True  # `hasattr(torch, "_dynamo")`: true wherever Dynamo traces
         if facts.resolve(test.func) in JIT_ONLY_FUNCS:
             return False
-        return None
+        return returns_when_compiling(facts, test, depth) if depth < 5 else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.In, ast.NotIn)) \
+            and depth < 5 and empty_when_compiling(facts, test.comparators[0], depth + 1):
+        return isinstance(test.ops[0], ast.NotIn)
     if isinstance(test, ast.Name) and depth < 2:
         bound = single_binding(facts, test)
         return compiling_value(facts, bound, depth + 1) if bound is not None else None
+    return None
+
+
+def empty_when_compiling(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> bool:
+    """`expr` is an empty tuple, list or set whenever Dynamo traces: a literal, a name bound
+    once to one, or `a if test else ()` with `test` False under Dynamo (True: `a`)."""
+    if isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
+        return not expr.elts
+    if isinstance(expr, ast.IfExp):
+        value = compiling_value(facts, expr.test, depth)
+        if value is None:
+            return False
+        return empty_when_compiling(facts, expr.body if value else expr.orelse, depth + 1)
+    if isinstance(expr, ast.Name) and depth < 5:
+        bound = single_binding(facts, expr)
+        return bound is not None and empty_when_compiling(facts, bound, depth + 1)
+    return False
+
+
+def returns_when_compiling(facts: ModuleFacts, call: ast.Call, depth: int = 0) -> Optional[bool]:
+    """The truth of what a def of this file (or an imported module-level one) returns
+    whenever Dynamo traces, when its body says so before anything else returns: each
+    statement in order is skipped when it cannot return (or is an `if` Dynamo never
+    enters), and the first `if` Dynamo always enters that returns a constant gives it
+    (kornia's `_can_stop_cascade`: `if torch.jit.is_scripting(): return False`, then
+    `if torch.jit.is_tracing() or is_compiling() or ...: return False`)."""
+    from .project import path_for_module
+
+    dotted = facts.resolve(call.func)
+    if not dotted or "." not in dotted or dotted.startswith(("torch.", "builtins.")):
+        return None
+    module, name = dotted.rsplit(".", 1)
+    owner: Optional[ModuleFacts] = facts
+    if module != facts.names.module:
+        path = path_for_module(facts, module)
+        owner = facts.project.facts_for_path(facts, path) if path else None
+    func = next((s for s in owner.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and s.name == name), None) if owner is not None else None
+    if func is None:
+        return None
+    for stmt in func.body:
+        returns = [n for n in ast.walk(stmt) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))]
+        if not returns:
+            continue
+        if not isinstance(stmt, ast.If) or stmt.orelse:
+            return None
+        value = compiling_value(owner, stmt.test, depth + 1)
+        if value is False:
+            continue  # Dynamo never enters it
+        if value is True and isinstance(stmt.body[-1], ast.Return) and isinstance(stmt.body[-1].value, ast.Constant) \
+                and len(returns) == 1:
+            return bool(stmt.body[-1].value.value)
+        return None
     return None
 
 

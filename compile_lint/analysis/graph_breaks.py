@@ -29,6 +29,7 @@ from .compiled_values import chain_text
 from .facts import FUNCTION_NODES, ModuleFacts
 from .graph_break_ids import LOOP_ID, describe
 from .region_queries import dynamo_flag_on, eager_only
+from .tensor_calls import flow_for
 from .tensors import MaskGuess, TensorGuess, not_tensors_at
 
 COMPOUND = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
@@ -86,10 +87,19 @@ def when_training(facts: ModuleFacts, node: ast.AST) -> bool:
     (torch.rand([]) < self.layerdrop):`). Dynamo reads `self.training` as a constant: in
     eval mode the tensor test is never traced, in training it breaks
     (scripts/measure/graph_break_causes.py)."""
+    from .compiling_branches import single_binding
     from .rng import train_mode_only
 
     if train_mode_only(facts, node):
         return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        node = node.operand  # `if not skip_the_layer or ...:`
+    if isinstance(node, ast.Name):
+        # `skip = self.training and i > 0 and (p < layerdrop)` then `if skip:` (transformers' wavlm)
+        bound = single_binding(facts, node)
+        if isinstance(bound, ast.BoolOp) and isinstance(bound.op, ast.And) \
+                and any(chain_text(v) == "self.training" for v in bound.values[:-1]):
+            return True
     child = node
     for anc in facts.ancestors(node):
         if isinstance(anc, ast.BoolOp) and isinstance(anc.op, ast.And):
@@ -160,7 +170,8 @@ class Breaks:
             return None
         key = id(func)
         if key not in self._tensors:
-            self._tensors[key] = TensorGuess(self.facts, func) if self.facts.in_region(node, "compiled") else None
+            # the file's call flow: returns, callers' arguments and buffers (tensor_calls.py)
+            self._tensors[key] = flow_for(self.facts).guess(func) if self.facts.in_region(node, "compiled") else None
         return self._tensors[key]
 
     def masks(self, node: ast.AST) -> Optional[MaskGuess]:
@@ -169,7 +180,7 @@ class Breaks:
             return None
         key = id(tensors.func)
         if key not in self._masks:
-            self._masks[key] = MaskGuess(self.facts, tensors)
+            self._masks[key] = flow_for(self.facts).masks(tensors.func)
         return self._masks[key]
 
     def _called_only_eagerly(self, node: ast.AST) -> bool:

@@ -320,26 +320,33 @@ def _reads_is_compiling(facts: ModuleFacts, expr: ast.AST) -> bool:
 def dynamo_flag_on(facts: ModuleFacts, region: Optional[RegionInfo], key: str) -> bool:
     """`torch._dynamo.config.<key>` is turned on (assignment, `setattr`, `patch(...)`) in this
     file, or in the file of every compile site of the region: Dynamo reads it when the call
-    compiles, wherever the compiled code lives."""
-    if _file_sets_dynamo(facts, key):
+    compiles, wherever the compiled code lives. A `with patch(...)` counts for a compile
+    site only outside the code that site compiles: inside it, Dynamo does not trace the
+    patch (measured: GB0007 and GB0142 at the `with`), and kornia's ScaleSpaceDetector,
+    compiled whole, calls its `with self._dynamo_config_patch(...)` (a `nullcontext()`
+    unless its submodules are compiled) from inside the compiled code: its GB0036 breaks
+    in spatial_soft_argmax.py happen (the oracle bench)."""
+    sites = region.sites if region is not None else []
+    if _file_sets_dynamo(facts, key, sites):
         return True
-    if region is None or not region.sites:
+    if not sites:
         return False
-    for site in region.sites:
+    for site in sites:
         other = facts.project.facts_for_path(facts, site.path)
-        if other is None or not _file_sets_dynamo(other, key):
+        if other is None or not _file_sets_dynamo(other, key, [site]):
             return False
     return True
 
 
-def _applied_in_place(facts: ModuleFacts, call: ast.Call) -> bool:
+def _applied_in_place(facts: ModuleFacts, call: ast.Call, sites=()) -> bool:
     """A `patch(...)` used where it is made (a `with` item or a decorator), or returned by
     a def of this file that a `with` of this file calls (kornia's ScaleSpaceDetector:
     `with self._dynamo_config_patch(("subpix",)):` around its compiled submodules' calls,
-    the method returning `torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)`)."""
+    the method returning `torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)`),
+    and, for compile `sites`, a `with` outside the code every one of them compiles."""
     parent = facts.parent(call)
     if isinstance(parent, ast.withitem):
-        return True
+        return _outside(facts, parent, sites)
     if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and call in parent.decorator_list:
         return True
     if not isinstance(parent, ast.Return):
@@ -352,12 +359,20 @@ def _applied_in_place(facts: ModuleFacts, call: ast.Call) -> bool:
         if isinstance(made, ast.Call):
             callee = made.func
             name = callee.attr if isinstance(callee, ast.Attribute) else callee.id if isinstance(callee, ast.Name) else None
-            if name == func.name:
+            if name == func.name and _outside(facts, item, sites):
                 return True
     return False
 
 
-def _file_sets_dynamo(facts: ModuleFacts, key: str) -> bool:
+def _outside(facts: ModuleFacts, item: ast.withitem, sites) -> bool:
+    """The `with` of `item` runs outside the code each of the compile `sites` compiles."""
+    if not sites:
+        return True
+    region = facts.in_region(item, "compiled")
+    return region is None or not any(site in region.sites for site in sites)
+
+
+def _file_sets_dynamo(facts: ModuleFacts, key: str, sites=()) -> bool:
     flag = f"{DYNAMO_CONFIG}.{key}"
     for node in facts.nodes(ast.Assign):
         if any(facts.resolve(t) == flag for t in node.targets) and literal(node.value) is True:
@@ -365,7 +380,7 @@ def _file_sets_dynamo(facts: ModuleFacts, key: str) -> bool:
     for call in facts.nodes(ast.Call):
         dotted = facts.resolve(call.func)
         if dotted == DYNAMO_CONFIG + ".patch":
-            if not _applied_in_place(facts, call):
+            if not _applied_in_place(facts, call, sites):
                 continue  # a patch built and returned or stored: where it applies is unknown
             pairs = [(k.arg, k.value) for k in call.keywords] + ([tuple(call.args[:2])] if len(call.args) == 2 else [])
             if isinstance(call.args[0] if call.args else None, ast.Dict):

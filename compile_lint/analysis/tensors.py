@@ -58,6 +58,7 @@ BOOL_OPS = frozenset(
     }
 )
 BOOL_REDUCTIONS = frozenset({"any", "all"})  # of a mask over a dimension: a mask
+MIN_MAX = frozenset({"builtins.max", "builtins.min"})
 TENSOR_TORCH_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.HalfTensor", "torch.BoolTensor",
                                 "torch.LongTensor", "torch.IntTensor", "torch.DoubleTensor", "torch.ByteTensor"})
@@ -75,19 +76,36 @@ def is_torch_tensor_call(dotted: Optional[str]) -> bool:
 
 
 class TensorGuess:
-    def __init__(self, facts: ModuleFacts, func: ast.AST):
+    def __init__(self, facts: ModuleFacts, func: ast.AST, flow=None):
         self.facts = facts
         self.func = func
+        # what other defs say (analysis/tensor_calls.py: returns, callers' arguments,
+        # `self.<attr>` buffers); None: this def alone
+        self.flow = flow
         self._names: dict[str, bool] = {}
+        self.seqs: dict[str, tuple] = {}  # names holding a tuple of tensors: name -> the kinds of its elements
+        # names whose every item is a tensor, however many (`params: Dict[str, torch.Tensor]`,
+        # `factors = tuple(params[k] for k in KEYS)`): an item read from them is a tensor
+        self.holders: set[str] = set()
         self.hidden: frozenset = frozenset()  # names known not to hold a tensor where asked (see not_tensors_at)
         self._collect()
 
     def _collect(self) -> None:
+        from .tensor_calls import is_tensor_kind
+
         func = self.func
         if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for arg in func.args.posonlyargs + func.args.args + func.args.kwonlyargs:
                 if arg.annotation is not None and self._is_tensor_annotation(arg.annotation):
                     self._names[arg.arg] = True
+                elif arg.annotation is not None and self._holds_tensors(arg.annotation):
+                    self.holders.add(arg.arg)
+                elif self.flow is not None:
+                    kind = self.flow.param_kind(func, arg.arg)
+                    if is_tensor_kind(kind):
+                        self._names[arg.arg] = True
+                    elif isinstance(kind, tuple):
+                        self.seqs[arg.arg] = kind
         body = func.body if isinstance(func.body, list) else [func.body]
         nodes = list(_walk_function(body))  # walked once, read three times
         # a name whose tensor-only methods are called is a tensor (`img.mean(1)`)
@@ -111,11 +129,26 @@ class TensorGuess:
                 if isinstance(target, ast.Name):
                     self._bound.setdefault(target.id, []).append(value)
                 elif isinstance(target, (ast.Tuple, ast.List)):
-                    for elt in target.elts:
+                    parts = self.parts(value, len(target.elts))
+                    for i, elt in enumerate(target.elts):
                         if isinstance(elt, ast.Name):
-                            self._bound.setdefault(elt.id, []).append(value if self.is_tensor(value) else None)
+                            part = parts[i] if parts else (value if self.is_tensor(value) else None)
+                            self._bound.setdefault(elt.id, []).append(part)
         for _ in range(2):
             for node in assigns:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                        and self._all_tensors(node.value) and all(
+                            v is not None and self._all_tensors(v) for v in self._bound.get(node.targets[0].id, ())):
+                    self.holders.add(node.targets[0].id)
+                if isinstance(node, ast.Assign) and any(isinstance(t, (ast.Tuple, ast.List)) for t in node.targets):
+                    for target in node.targets:
+                        parts = self.parts(node.value, len(target.elts)) if isinstance(target, (ast.Tuple, ast.List)) else None
+                        if parts is None:
+                            continue
+                        # `candidates, valid = _five_point_candidates(design)`: element by element
+                        for elt, part in zip(target.elts, parts):
+                            if isinstance(elt, ast.Name) and part is not None and self.is_tensor(part):
+                                self._names[elt.id] = True
                 if isinstance(node, ast.Assign) and self.is_tensor(node.value):
                     for target in node.targets:
                         # `vals, idx = torch.topk(...)`, `a, b = t.unbind(0)`: each part is a tensor
@@ -126,6 +159,52 @@ class TensorGuess:
                 elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
                     if node.value is not None and self.is_tensor(node.value):
                         self._names[node.target.id] = True
+
+    def bound_values(self, name: str) -> list:
+        """The values assigned to `name` in the function (None: a binding with no plain
+        value, a loop target or an augmented assignment)."""
+        return list(self._bound.get(name, ()))
+
+    def parts(self, value: Optional[ast.AST], n: int) -> Optional[list]:
+        """What each of `n` names gets from unpacking `value`, when a call or a tuple of
+        tensors says (a `Known` kind or None per element); None when nothing says."""
+        from .tensor_calls import Known
+
+        kinds = None
+        if isinstance(value, ast.Name) and value.id in self.seqs:
+            kinds = self.seqs[value.id]
+        elif isinstance(value, ast.Call) and self.flow is not None:
+            kinds = self.flow.returns_kind(value)
+        if not isinstance(kinds, tuple) or len(kinds) != n:
+            return None
+        return [Known(k) if isinstance(k, str) else None for k in kinds]
+
+    def _holds_tensors(self, ann: ast.expr) -> bool:
+        """`Dict[str, torch.Tensor]`, `List[torch.Tensor]`, `Tuple[torch.Tensor, ...]`,
+        `Sequence[Tensor]` (also `Optional[...]` of one): every item a tensor."""
+        if isinstance(ann, ast.Subscript) and self.facts.resolve(ann.value) == "typing.Optional":
+            return self._holds_tensors(ann.slice)
+        if not isinstance(ann, ast.Subscript):
+            return False
+        head = self.facts.resolve(ann.value) or ""
+        items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        if head.rsplit(".", 1)[-1] in ("Dict", "dict", "Mapping", "MutableMapping") and len(items) == 2:
+            return self._is_tensor_annotation(items[1])
+        if head.rsplit(".", 1)[-1] in ("List", "list", "Sequence", "Tuple", "tuple", "Iterable"):
+            kinds = [i for i in items if not (isinstance(i, ast.Constant) and i.value is Ellipsis)]
+            return bool(kinds) and all(self._is_tensor_annotation(i) for i in kinds)
+        return False
+
+    def _all_tensors(self, value: ast.AST) -> bool:
+        """A list, tuple or comprehension whose every item is a tensor."""
+        if isinstance(value, ast.Call) and self.facts.resolve(value.func) in ("builtins.tuple", "builtins.list") \
+                and len(value.args) == 1:
+            value = value.args[0]
+        if isinstance(value, (ast.GeneratorExp, ast.ListComp)):
+            return self.is_tensor(value.elt)
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return bool(value.elts) and all(self.is_tensor(e) for e in value.elts)
+        return False
 
     def _is_tensor_annotation(self, ann: ast.expr) -> bool:
         # `Optional[torch.LongTensor]`, `torch.Tensor | None`: a tensor where it is not None
@@ -162,18 +241,26 @@ class TensorGuess:
         return True
 
     def is_tensor(self, expr: ast.AST) -> bool:
+        from .tensor_calls import Known, is_tensor_kind
+
         if isinstance(expr, ast.Name):
             return expr.id not in self.hidden and self._names.get(expr.id, False)
+        if isinstance(expr, Known):
+            return is_tensor_kind(expr.kind)
         if isinstance(expr, ast.Call):
             func = expr.func
             dotted = self.facts.resolve(func)
             if is_torch_tensor_call(dotted):
                 return True
+            if dotted in MIN_MAX and expr.args and not expr.keywords and len(expr.args) > 1:
+                # Dynamo turns `max(a, b)` of tensors into torch.maximum: a tensor, no break
+                return any(self.is_tensor(a) for a in expr.args)
             if isinstance(func, ast.Attribute) and dotted is None:
                 if func.attr in NON_TENSOR_METHODS:
                     return False
-                return func.attr in TENSOR_METHODS or self.is_tensor(func.value)
-            return False
+                if func.attr in TENSOR_METHODS or self.is_tensor(func.value):
+                    return True
+            return self.flow is not None and is_tensor_kind(self.flow.returns_kind(expr))
         if isinstance(expr, ast.BinOp):
             return self.is_tensor(expr.left) or self.is_tensor(expr.right)
         if isinstance(expr, ast.BoolOp):
@@ -186,11 +273,19 @@ class TensorGuess:
                 return False
             return self.is_tensor(expr.left) or any(self.is_tensor(c) for c in expr.comparators)
         if isinstance(expr, ast.Subscript):
+            if isinstance(expr.value, ast.Name) and expr.value.id in self.holders and not isinstance(expr.slice, ast.Slice):
+                return expr.value.id not in self.hidden
+            if isinstance(expr.value, ast.Name) and expr.value.id in self.seqs and isinstance(expr.slice, ast.Constant) \
+                    and isinstance(expr.slice.value, int):
+                kinds = self.seqs[expr.value.id]
+                return -len(kinds) <= expr.slice.value < len(kinds) and is_tensor_kind(kinds[expr.slice.value])
             return self.is_tensor(expr.value)
         if isinstance(expr, ast.Attribute):
             if expr.attr in NON_TENSOR_ATTRS:
                 return False
-            return expr.attr in ("T", "mT", "real", "imag", "data", "grad") and self.is_tensor(expr.value)
+            if expr.attr in ("T", "mT", "real", "imag", "data", "grad") and self.is_tensor(expr.value):
+                return True
+            return self.flow is not None and is_tensor_kind(self.flow.attr_kind(expr))
         return False
 
 
@@ -208,11 +303,24 @@ class MaskGuess:
         # name -> (statement, value) of each binding, value None unless a plain `name = value`
         # (for the binding that reaches a use)
         self._plain: dict[str, list[tuple[ast.stmt, Optional[ast.expr]]]] = {}
+        if tensors.flow is not None and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            from .tensor_calls import MASK
+
+            for arg in func.args.posonlyargs + func.args.args + func.args.kwonlyargs:
+                if tensors.flow.param_kind(func, arg.arg) == MASK:
+                    self._names.add(arg.arg)  # every caller in the file passes a mask
         for node in _walk_function(body):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
                 node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)) else []
             for target in targets:
                 value = getattr(node, "value", None) if not isinstance(node, ast.For) else None
+                parts = tensors.parts(value, len(target.elts)) if isinstance(target, (ast.Tuple, ast.List)) else None
+                if parts is not None:  # `candidates, valid = _five_point_candidates(design)`
+                    for elt, part in zip(target.elts, parts):
+                        _bind(elt, part, assigned)
+                        if isinstance(elt, ast.Name):
+                            self._plain.setdefault(elt.id, []).append((node, part))
+                    continue
                 _bind(target, value, assigned)
                 plain = node.value if isinstance(node, ast.Assign) and isinstance(target, ast.Name) else None
                 for bound in _bound_names(target):
@@ -237,10 +345,14 @@ class MaskGuess:
 
     def is_mask(self, expr: ast.AST, at: Optional[ast.AST] = None) -> bool:
         """`expr` is a boolean tensor; `at`: the node using it (for a dtype test above it)."""
+        from .tensor_calls import MASK, Known
+
         facts, tensors = self.facts, self.tensors
         if isinstance(expr, ast.Name):
             return expr.id in self._names or (at is not None and (
                 _dtype_tested(facts, expr.id, at) or self._reaching_mask(expr.id, at)))
+        if isinstance(expr, Known):
+            return expr.kind == MASK
         if isinstance(expr, ast.Compare):
             return tensors.is_tensor(expr)
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
@@ -269,6 +381,8 @@ class MaskGuess:
                               "movedim", "narrow", "select") \
                         and self.is_mask(receiver, at) and not _dtype_changed(facts, expr):
                     return True
+            if tensors.flow is not None and tensors.flow.returns_kind(expr) == MASK:
+                return True  # a def that returns a mask (analysis/tensor_calls.py)
         return False
 
 

@@ -26,6 +26,7 @@ import io
 import logging
 import os
 import sys
+import threading
 import warnings
 
 import torch
@@ -200,6 +201,132 @@ def shape_branch(x):
     if x.shape[-1] > 3:
         x = x + 1
     return x
+
+
+@case("GB0124")
+def list_indexed_by_tensor(x):
+    table = [1.0, 2.0, 3.0]
+    return x * table[(x > 2).sum() // 3]
+
+
+@case("GB0124")
+def tuple_indexed_by_tensor(x, pair=(torch.ones(6), torch.zeros(6))):
+    return x * pair[x.long()[1]]
+
+
+@case("GB0059")
+def range_of_tensor(x):
+    n = x.long()[2]
+    total = 0
+    for i in range(n):
+        total = total + i
+    return x + total
+
+
+@case("-")
+def max_of_tensors(x):
+    return x * max(x.sum(), x.mean())  # Dynamo: torch.maximum
+
+
+@case("GB0170")
+def if_on_max_of_tensors(x):
+    longest = max(x.long()[1], x.long()[2])
+    if 3 <= longest:
+        x = x + 1
+    return x
+
+
+class _Pads(nn.Module):
+    """transformers' encodec: a buffer and a method's tensor return reach a static
+    method through a tuple argument."""
+
+    def __init__(self):
+        super().__init__()
+        self.padding_total = nn.Buffer(torch.tensor(3), persistent=False)
+
+    def _extra(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.ceil((x.shape[-1] - self.padding_total) / 2.0).to(torch.int64)
+
+    @staticmethod
+    def _pad1d(x: torch.Tensor, paddings: tuple[int, int]):
+        left, right = paddings
+        widest = max(left, right)
+        if x.shape[-1] <= widest:
+            x = x + 1
+        return x
+
+    def forward(self, x):
+        return self._pad1d(x, (self.padding_total, self._extra(x)))
+
+
+@case("GB0170")
+def tensor_through_a_tuple_parameter(x, mod=_Pads()):
+    return mod(x)
+
+
+class _Buffered(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.tensor(2.0))
+
+    def forward(self, x):
+        if self.scale > 1:
+            x = x * self.scale
+        return x
+
+
+@case("GB0170")
+def if_on_a_buffer(x, mod=_Buffered()):
+    return mod(x)
+
+
+def _split(x):
+    return x * 2, x > 2
+
+
+def _take(x, keep):
+    return x[keep]
+
+
+@case("GB0036")
+def mask_from_a_return(x):
+    values, keep = _split(x)
+    return values[keep]
+
+
+@case("GB0036")
+def mask_through_a_parameter(x):
+    return _take(x, x > 2)
+
+
+def _can_stop_early(x) -> bool:
+    if torch.jit.is_tracing() or torch.compiler.is_compiling():
+        return False
+    return not x.requires_grad
+
+
+@case("-")
+def guard_emptied_in_another_def(x):
+    stop_checks = (1, 2) if _can_stop_early(x) else ()  # kornia's distance transform
+    for i in range(3):
+        if i + 1 in stop_checks and not bool((x > 100).any()):
+            break
+        x = x + 1
+    return x
+
+
+class _Heads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleList([nn.Linear(6, 6) for _ in range(3)])
+
+    def forward(self, x):
+        return self.heads[(x > 2).sum() // 3](x)
+
+
+@case("GB0124")
+def module_list_indexed_by_tensor(x, mod=_Heads()):
+    return mod(x)
 
 
 # -- data-dependent output shapes ---------------------------------------------------
@@ -410,6 +537,143 @@ def gru_module(x, gru=nn.GRU(6, 4)):
     return out
 
 
+class _Encoder(nn.Transformer):
+    """pytorch/examples' word_language_model: the encoder nn.Transformer builds, called with
+    a causal mask and no is_causal (torch's _detect_is_causal_mask reads the comparison)."""
+
+    def __init__(self, is_causal=None):
+        super().__init__(d_model=6, nhead=2, dim_feedforward=8, num_encoder_layers=1, num_decoder_layers=1)
+        self.is_causal = is_causal
+
+    def forward(self, x):
+        mask = torch.log(torch.tril(torch.ones(len(x), len(x))))
+        return self.encoder(x, mask=mask, is_causal=self.is_causal)
+
+
+@case("GB0124")
+def transformer_encoder_mask(x, mod=_Encoder().eval()):
+    return mod(x[None, None].expand(3, 1, 6))
+
+
+@case("-")
+def transformer_encoder_mask_is_causal(x, mod=_Encoder(is_causal=True).eval()):
+    return mod(x[None, None].expand(3, 1, 6))
+
+
+class _PositionTable(nn.Module):
+    """transformers' ctrl: `self.pos_encoding = self.pos_encoding.to(device=..., dtype=...)`."""
+
+    def __init__(self, register=False, convert=False):
+        super().__init__()
+        if register:
+            self.register_buffer("table", torch.ones(6), persistent=False)
+        else:
+            self.table = nn.Buffer(torch.ones(6), persistent=False)
+        self.convert = convert
+
+    def forward(self, x):
+        self.table = self.table.to(torch.float16) if self.convert else self.table.to(dtype=x.dtype)
+        return x + self.table
+
+
+@case("GB4841")
+def buffer_set_to_itself(x, mod=_PositionTable()):
+    return mod(x)
+
+
+@case("-")
+def registered_buffer_set_to_itself(x, mod=_PositionTable(register=True)):
+    return mod(x)
+
+
+@case("-")
+def buffer_set_to_a_conversion(x, mod=_PositionTable(convert=True)):
+    return mod(x)
+
+
+@case("GB0264")
+def parameter_made(x):
+    return x * nn.Parameter(torch.ones(6))
+
+
+@case("GB0007,GB0142")
+def config_patch_inside_compiled_code(x):
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):  # not traced; its block runs eagerly
+        return x.nonzero()
+
+
+_LOCK = threading.Lock()
+
+
+@case("GB0142")
+def lock_entered(x):
+    with _LOCK:
+        y = x + 1
+    return y * 2
+
+
+class _HookOnce(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+
+    def forward(self, x):
+        self.lin.register_forward_hook(lambda module, args, out: None)
+        return self.lin(x)
+
+
+@case("GB0467")
+def forward_hook_registered(x, mod=_HookOnce()):
+    return mod(x)
+
+
+@case("GB0206")
+def requires_grad_attribute_set(x):
+    y = x * 2
+    y.requires_grad = True
+    return y + 1
+
+
+@case("GB0264")
+def layer_built(x):
+    return nn.LayerNorm(6)(x)
+
+
+@case("-")
+def layer_without_parameters_built(x):
+    return nn.ReLU()(x)
+
+
+@case("GB0170")
+def if_not_tensor(x):
+    if not (x > 0).all():
+        x = x + 1
+    return x
+
+
+class _Router(nn.Module):
+    """transformers' switch_transformers router: `self.classifier = self.classifier.to(self.dtype)`."""
+
+    def __init__(self, dtype):
+        super().__init__()
+        self.classifier = nn.Linear(6, 6)
+        self.dtype = dtype
+
+    def forward(self, x):
+        self.classifier = self.classifier.to(self.dtype)
+        return self.classifier(x.to(self.dtype))
+
+
+@case("GB0264")
+def layer_converted(x, mod=_Router(torch.float16)):
+    return mod(x)
+
+
+@case("-")
+def layer_converted_to_its_own_dtype(x, mod=_Router(torch.float32)):
+    return mod(x)
+
+
 @case("-")
 def requires_grad_read(x):
     return x + 1 if x.requires_grad else x - 1
@@ -426,6 +690,60 @@ def requires_grad_set(x):
 def generator_created(x):
     g = torch.Generator()
     g.manual_seed(0)
+    return x + torch.rand(6, generator=g)
+
+
+_SEEDED = torch.Generator()
+_SEEDED.manual_seed(0)
+
+
+@case("GB0055")
+def generator_passed_to_op(x, g=_SEEDED):
+    return x + torch.rand(6, generator=g)
+
+
+@case("GB0055")
+def generator_passed_to_method(x, g=_SEEDED):
+    y = torch.empty(6)
+    y.normal_(generator=g)
+    return x + y
+
+
+@case("GB7650")
+def generator_method(x, g=_SEEDED):
+    return x + g.initial_seed()
+
+
+@case("-")
+def generator_device_attribute(x, g=_SEEDED):
+    return x.to(g.device)
+
+
+@case("-")
+def generator_none(x, g=None):
+    return x + torch.rand(6, generator=g)
+
+
+class _KeepsGenerator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = torch.Generator().manual_seed(0)
+
+    def forward(self, x):
+        return x + torch.randn(6, generator=self.gen)
+
+
+@case("GB0055")
+def generator_attribute_passed(x, mod=_KeepsGenerator()):
+    return mod(x)
+
+
+@case("GB0055,GB0363,GB7650")
+def generator_made_under_a_test(x, seed=3):
+    g = None
+    if seed is not None:
+        g = torch.Generator()
+        g.manual_seed(seed)
     return x + torch.rand(6, generator=g)
 
 
@@ -459,6 +777,23 @@ def exception_control_flow(x):
     except KeyError:
         x = x + 1
     return x
+
+
+if importlib.util.find_spec("numpy") is not None:  # the oracle bench's venv has NumPy; the dev venv does not
+    import numpy as np
+
+    @case("GB0033")
+    def numpy_random_choice(x):
+        picked = np.random.choice(np.arange(6), 2, replace=False)  # transformers' _compute_mask_indices
+        return x + torch.from_numpy(picked).sum()
+
+    @case("GB0033")
+    def numpy_item(x):
+        return x + np.random.rand(1).item()
+
+    @case("-")
+    def numpy_random_rand(x):
+        return x + torch.from_numpy(np.random.rand(6))
 
 
 def _breaks(fn, args):
