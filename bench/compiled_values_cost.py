@@ -17,9 +17,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def main(argv=None) -> int:
-    from compile_lint.analysis import project as project_mod
-    from compile_lint.analysis.facts import ModuleFacts
-    from compile_lint.analysis.names import NameTable, module_name_for
+    from compile_lint.analysis.context as project import project as project_mod
+    from compile_lint.analysis.semantic.facts import ModuleFacts
+    from compile_lint.analysis.semantic.names import NameTable, module_name_for
     from compile_lint.config import Settings
     from compile_lint.rules import all_rules
     from compile_lint.source import ParseFailure, SourceFile

@@ -25,10 +25,10 @@ def main(argv=None) -> int:
     ap.add_argument("--cprofile", help="also write a cProfile of the whole loop here")
     args = ap.parse_args(argv)
 
-    from compile_lint.analysis.facts import ModuleFacts
-    from compile_lint.analysis.names import NameTable, module_name_for
-    from compile_lint.analysis.regions import ProjectIndex, summarize
-    from compile_lint.analysis.walk import walk_with_parents
+    from compile_lint.analysis.semantic.facts import ModuleFacts
+    from compile_lint.analysis.semantic.names import NameTable, module_name_for
+    from compile_lint.analysis.reach.regions import ProjectIndex, summarize
+    from compile_lint.analysis.semantic.walk import walk_with_parents
     from compile_lint.config import Settings
     from compile_lint.rules import all_rules
     from compile_lint.source import ParseFailure, SourceFile

@@ -9,7 +9,7 @@ The hand-read truth is bench/apps/sites.toml (one entry per site: the repo's own
 class/function it compiles, or why the model comes from elsewhere). For each app the
 script asks the region index for its sites:
 - `compile-lint regions APP --output-format json` when that command exists;
-- otherwise the Python API the engine uses (analysis.regions.summarize over every
+- otherwise the Python API the engine uses (analysis.reach.regions.summarize over every
   file `check` would lint, then ProjectIndex.all_sites()).
 It then compares, site by site:
 - resolved correctly: the index names targets, at least one labelled and all of them
@@ -122,9 +122,9 @@ def _rel(path: str, app_dir: str) -> str:
 # -- the index, through the Python API (what engine.py does) ------------------------
 def sites_by_api(app_dir: str) -> list[Found]:
     sys.path.insert(0, ROOT)
-    from compile_lint.analysis.names import NameTable, module_name_for
-    from compile_lint.analysis.regions import ProjectIndex, summarize
-    from compile_lint.analysis.walk import walk
+    from compile_lint.analysis.semantic.names import NameTable, module_name_for
+    from compile_lint.analysis.reach.regions import ProjectIndex, summarize
+    from compile_lint.analysis.semantic.walk import walk
     from compile_lint.config import load_config_for
     from compile_lint.discovery import find_files
 

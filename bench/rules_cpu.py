@@ -33,11 +33,11 @@ def main(argv=None) -> int:
     ap.add_argument("--rules", help="only these codes, comma-separated (the facts they share are then theirs)")
     args = ap.parse_args(argv)
 
-    from compile_lint.analysis.facts import ModuleFacts
-    from compile_lint.analysis.names import NameTable, module_name_for
-    from compile_lint.analysis.project import Sources
-    from compile_lint.analysis.regions import ProjectIndex, summarize
-    from compile_lint.analysis.walk import walk_with_parents
+    from compile_lint.analysis.semantic.facts import ModuleFacts
+    from compile_lint.analysis.semantic.names import NameTable, module_name_for
+    from compile_lint.analysis.project.context import Sources
+    from compile_lint.analysis.reach.regions import ProjectIndex, summarize
+    from compile_lint.analysis.semantic.walk import walk_with_parents
     from compile_lint.config import Settings
     from compile_lint.lint_file import GC_EVERY, project_for
     from compile_lint.rules import all_rules

@@ -36,10 +36,10 @@ def main(argv=None) -> int:
     ap.add_argument("--rules-every", type=int, default=1, help="index + rules on every N-th file only")
     args = ap.parse_args(argv)
 
-    from compile_lint.analysis.names import NameTable, module_name_for
-    from compile_lint.analysis.project import Sources
-    from compile_lint.analysis.regions import ProjectIndex, summarize
-    from compile_lint.analysis.walk import walk_with_parents
+    from compile_lint.analysis.semantic.names import NameTable, module_name_for
+    from compile_lint.analysis.project.context import Sources
+    from compile_lint.analysis.reach.regions import ProjectIndex, summarize
+    from compile_lint.analysis.semantic.walk import walk_with_parents
     from compile_lint.config import Settings
     from compile_lint.lint_file import FULL_GC_EVERY, GC_EVERY, ParsedFile, project_for, run_rules
     from compile_lint.rules import all_rules

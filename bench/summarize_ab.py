@@ -24,9 +24,9 @@ def load(checkout: str):
         del sys.modules[name]
     sys.path.insert(0, checkout)
     try:
-        from compile_lint.analysis.names import NameTable, module_name_for
-        from compile_lint.analysis.regions import ProjectIndex, summarize
-        from compile_lint.analysis.walk import walk_with_parents
+        from compile_lint.analysis.semantic.names import NameTable, module_name_for
+        from compile_lint.analysis.reach.regions import ProjectIndex, summarize
+        from compile_lint.analysis.semantic.walk import walk_with_parents
         from compile_lint.config import Settings
         from compile_lint.source import ParseFailure, source_for
     finally:

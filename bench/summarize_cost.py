@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CPU time of the per-file region summary (analysis.regions.summarize, which builds the
+"""CPU time of the per-file region summary (analysis.reach.regions.summarize, which builds the
 value model's terms) relative to `ast.parse`, for one checkout.
 
     python bench/summarize_cost.py CHECKOUT [FILES_GLOB] [--limit N]
@@ -21,9 +21,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=400)
     args = parser.parse_args()
     sys.path.insert(0, args.checkout)
-    from compile_lint.analysis.names import NameTable, module_name_for
-    from compile_lint.analysis.regions import summarize
-    from compile_lint.analysis.walk import walk
+    from compile_lint.analysis.semantic.names import NameTable, module_name_for
+    from compile_lint.analysis.reach.regions import summarize
+    from compile_lint.analysis.semantic.walk import walk
 
     files = sorted(glob.glob(args.files, recursive=True))[: args.limit]
     items = []

@@ -27,7 +27,7 @@ recorded only when the file had not been modified for `RACY_NS` before it was re
 (git's "racy clean" rule), and a write always moves ctime, which userland cannot set
 back. Otherwise the file is read and hashed.
 
-Contract this relies on (compile_lint.analysis.facts): a rule sees the region index only
+Contract this relies on (compile_lint.analysis.semantic.facts): a rule sees the region index only
 through lookups of its own module's defs (`region_of`, `has_region`, ...) and through
 the ModuleFacts of other files it reads (`facts.project.facts_for_path`), which look up theirs.
 
@@ -64,13 +64,13 @@ _ALLOWED = {
     ("compile_lint.model", "Position"),
     ("compile_lint.model", "Related"),
     ("compile_lint.model", "BreakInfo"),
-    ("compile_lint.analysis.regions", "ModuleSummary"),
-    ("compile_lint.analysis.regions", "DefInfo"),
-    ("compile_lint.analysis.regions", "Site"),
-    ("compile_lint.analysis.regions", "Ref"),
-    ("compile_lint.analysis.regions", "RegionInfo"),
-    ("compile_lint.analysis.declared", "DeclaredRegion"),
-    ("compile_lint.analysis.declared", "Recording"),
+    ("compile_lint.analysis.reach.regions", "ModuleSummary"),
+    ("compile_lint.analysis.reach.regions", "DefInfo"),
+    ("compile_lint.analysis.reach.regions", "Site"),
+    ("compile_lint.analysis.reach.regions", "Ref"),
+    ("compile_lint.analysis.reach.regions", "RegionInfo"),
+    ("compile_lint.analysis.reach.declared", "DeclaredRegion"),
+    ("compile_lint.analysis.reach.declared", "Recording"),
     ("builtins", "set"),
     ("builtins", "frozenset"),
     ("builtins", "tuple"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Iterator, Optional
 
-from .analysis.listing import LISTING
+from .analysis.project.listing import LISTING
 from .cache import blake2b
 
 EMPTY = "-"  # the digest of "no region facts"
@@ -29,8 +29,8 @@ def __getattr__(name: str):
 
 
 def _tracked_region_view():
-    from .analysis.project import RegionView
-    from .analysis.regions import RegionInfo
+    from .analysis.project.context import RegionView
+    from .analysis.reach.regions import RegionInfo
 
     class TrackedRegionView(RegionView):
         """The region index as one file's rules see it, recording what they look at."""
@@ -152,7 +152,7 @@ PROBE = "probe:"
 
 
 def probe_dep(kind: str, arg: str, answer: bool, digest: Optional[str]) -> str:
-    """The dependency a probe of another file leaves (analysis/project.py PROBES): the
+    """The dependency a probe of another file leaves (analysis/project/context.py PROBES): the
     file's digest when asked and the answer. The file unchanged, it holds at the cost of
     a digest check; changed, the probe is asked again, so editing a file that was only
     searched for a name stales a result only when the answer changes."""
@@ -163,7 +163,7 @@ def probe_holds(path: str, dep: str, current_digest: Callable[[str], Optional[st
     kind, answer, digest, arg = dep[len(PROBE):].split(":", 3)
     if digest != "-" and current_digest(path) == digest:
         return True
-    from .analysis.project import PROBES
+    from .analysis.project.context import PROBES
 
     ask = PROBES.get(kind)
     if ask is None:
@@ -177,9 +177,9 @@ def probe_holds(path: str, dep: str, current_digest: Callable[[str], Optional[st
 
 
 def listing_holds(folder: str, dep: str) -> bool:
-    """A project listing's dependency (analysis/listing.py; checked once per folder and
+    """A project listing's dependency (analysis/project/listing.py; checked once per folder and
     run: `checked` memoizes it)."""
-    from .analysis.listing import listing_holds as holds
+    from .analysis.project.listing import listing_holds as holds
 
     return holds(folder, dep)
 
@@ -224,7 +224,7 @@ class FolderStates:
         """A digest of the signatures of `folder` and of every folder above it up to the
         project root (None when any of them is not trusted).
 
-        A file's module name (analysis.names.module_name_for) reads the folders from its
+        A file's module name (analysis.semantic.names.module_name_for) reads the folders from its
         own up to its top package (`__init__.py` files) and from there up to the nearest
         project marker; folders above a marked folder that is no package cannot change
         it, so the chain ends there. A project right under a folder that changes all the
@@ -241,7 +241,7 @@ class FolderStates:
     @staticmethod
     def _is_root(folder: str) -> bool:
         """A folder holding a project marker that is not a package itself."""
-        from .analysis.names import ROOT_MARKERS
+        from .analysis.semantic.names import ROOT_MARKERS
 
         exists = os.path.exists
         return not exists(os.path.join(folder, "__init__.py")) and any(exists(os.path.join(folder, m)) for m in ROOT_MARKERS)

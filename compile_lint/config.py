@@ -50,7 +50,7 @@ class Settings:
     target_torch_version: Optional[str] = None
     compile_wrappers: tuple[str, ...] = ()
     trace_wrappers: tuple[str, ...] = ()
-    compiled: tuple = ()  # declared regions (analysis/declared.py DeclaredRegion)
+    compiled: tuple = ()  # declared regions (analysis/reach/declared.py DeclaredRegion)
     traced: tuple = ()
     regions_file: Optional[str] = None  # a recording other than compile-lint-regions.json
     verify: Any = field(default_factory=dict, compare=False, hash=False)
@@ -148,7 +148,7 @@ def parse_table(table: dict, where: str, root: str) -> Settings:
         elif kind == "version":
             values[attr] = check_version(value, f"{where}: {key!r}")
         elif kind == "declared":
-            from .analysis.declared import DeclarationError, parse_config_list
+            from .analysis.reach.declared import DeclarationError, parse_config_list
 
             try:
                 values[attr] = parse_config_list(value, key, where)

@@ -34,7 +34,7 @@ from .config import Settings
 from .parallel import default_jobs, run_jobs
 
 if TYPE_CHECKING:
-    from .analysis.regions import RegionInfo
+    from .analysis.reach.regions import RegionInfo
     from .lint_file import Done, ParsedFile, Task
     from .model import Finding
 
@@ -112,9 +112,9 @@ class Linter:
 
     @property
     def sources(self):
-        """The other files read while re-linting in this process (analysis.project.Sources)."""
+        """The other files read while re-linting in this process (analysis.project.context.Sources)."""
         if self._sources is None:
-            from .analysis.project import Sources
+            from .analysis.project.context import Sources
 
             self._sources = Sources()
         return self._sources
@@ -280,7 +280,7 @@ class _Run:
         where = self.where.get(path)
         if record is not None and where is not None and record.get("where") == where and isinstance(record.get("module"), tuple):
             return record["module"]
-        from .analysis.names import module_name_for
+        from .analysis.semantic.names import module_name_for
 
         self.stats["modules_derived"] += 1
         return module_name_for(path)
@@ -427,7 +427,7 @@ class _Run:
 
     def index(self, order: list[str], declared) -> dict:
         """The index: from the cache, else built from the summaries."""
-        from .analysis.regions import ProjectIndex
+        from .analysis.reach.regions import ProjectIndex
         from .lint_file import init_worker, lint_one, summary_of
 
         store, stats, done_of = self.store, self.stats, self.done_of
@@ -668,7 +668,7 @@ def _shown(path: str) -> str:
 def _declarations(table: list, plan: dict):
     """Config-declared and recorded regions for the settings in use (a malformed
     recording is a configuration error)."""
-    from .analysis.declared import DeclarationError, declarations_for
+    from .analysis.reach.declared import DeclarationError, declarations_for
     from .config import ConfigError
 
     first_path: dict[int, str] = {}

@@ -39,10 +39,10 @@ import warnings
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
-from .analysis.facts import ModuleFacts, declared_facts
-from .analysis.project import TreeShape
-from .analysis.regions import def_qualnames, statement_part
-from .analysis.walk import _fields
+from .analysis.semantic.facts import ModuleFacts, declared_facts
+from .analysis.project.context import TreeShape
+from .analysis.reach.regions import def_qualnames, statement_part
+from .analysis.semantic.walk import _fields
 from .lint_file import ParsedFile, parse_file
 from .model import Finding
 from .rules import all_rules
@@ -247,7 +247,7 @@ def relint(old: Snapshot, data: bytes, settings, codes, regions, make_project: C
         return _declined(old, "the statement does not parse alone to one def or class of that name")
     old_text, new_text = b"".join(old.lines[unit.first - 1:unit.last]), b"".join(lines[unit.first - 1:unit.last])
     if b"compile-lint:" in old_text or b"compile-lint:" in new_text:
-        return _declined(old, "region marker")  # a region marker (analysis/declared.py): the summary's `declared`
+        return _declined(old, "region marker")  # a region marker (analysis/reach/declared.py): the summary's `declared`
     new_walrus = _count_changing(old_stmt, new_stmt)
     if new_walrus is None:
         return _declined(old, "import, global or nonlocal")

@@ -19,11 +19,11 @@ from typing import Iterable, Optional
 
 from . import cache as cache_mod
 from . import deep_stack
-from .analysis.facts import ModuleFacts, declared_facts
-from .analysis.names import NameTable, imports_in_walk_order, module_name_for
-from .analysis.project import Project, RegionView, Sources, TreeShape
-from .analysis.regions import ModuleSummary, ProjectIndex, summarize
-from .analysis.walk import walk_by_type
+from .analysis.semantic.facts import ModuleFacts, declared_facts
+from .analysis.semantic.names import NameTable, imports_in_walk_order, module_name_for
+from .analysis.project.context import Project, RegionView, Sources, TreeShape
+from .analysis.reach.regions import ModuleSummary, ProjectIndex, summarize
+from .analysis.semantic.walk import walk_by_type
 from .cache_validity import RegionDigests, TrackedRegionView, probe_dep
 from .config import Settings
 from .model import Finding, Position
@@ -75,14 +75,14 @@ def parse_file(source: SourceFile, settings: Settings, with_summary: bool = True
         return ParsedFile(source, tree, names, None, nodes=nodes, parents=parents, shape=shape)
     context = None
     if with_context:
-        from .analysis.regions import summarize_with_context
+        from .analysis.reach.regions import summarize_with_context
 
         summary, context = summarize_with_context(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers)
     else:
         summary = summarize(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers)
     if b"compile-lint:" in source.data:
-        from .analysis.declared import find_markers
-        from .analysis.regions import def_qualnames
+        from .analysis.reach.declared import find_markers
+        from .analysis.reach.regions import def_qualnames
 
         summary.declared = find_markers(source.data, tree, def_qualnames(tree), source.path)
     return ParsedFile(source, tree, names, summary, nodes=nodes, parents=parents, shape=shape, context=context)

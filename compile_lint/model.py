@@ -49,7 +49,7 @@ class Related:
 @dataclass(frozen=True)
 class BreakInfo:
     """The graph break a finding predicts, as Dynamo names it: the official ID and the
-    registry's texts for one torch release (analysis/graph_break_ids.py)."""
+    registry's texts for one torch release (analysis/graph_breaks/ids.py)."""
 
     gb_id: str  # "GB0036"
     gb_type: str  # the break's first message line, "Dynamic shape operator"

@@ -10,7 +10,7 @@ import json
 import os
 from typing import Optional
 
-from .analysis.regions import COMPILE, PARTIAL, ProjectIndex, RegionInfo, Site, site_key
+from .analysis.reach.regions import COMPILE, PARTIAL, ProjectIndex, RegionInfo, Site, site_key
 
 
 def build_index(files: list[str], settings_for, stdin: Optional[tuple[str, bytes]] = None, store=None) -> tuple[ProjectIndex, list]:
@@ -19,7 +19,7 @@ def build_index(files: list[str], settings_for, stdin: Optional[tuple[str, bytes
     the same key (its bytes, module name and wrappers) is not parsed again, and the
     summaries made here are kept for `check`."""
     from . import cache as cache_mod
-    from .analysis.names import module_name_for
+    from .analysis.semantic.names import module_name_for
     from .engine import parse_file
     from .lint_file import summary_blob
     from .source import SourceFile
@@ -59,8 +59,8 @@ def build_index(files: list[str], settings_for, stdin: Optional[tuple[str, bytes
 
 
 def _declared(inputs, settings_for) -> list:
-    """Config-declared and recorded regions (analysis/declared.py) for these files."""
-    from .analysis.declared import DeclarationError, declarations_for
+    """Config-declared and recorded regions (analysis/reach/declared.py) for these files."""
+    from .analysis.reach.declared import DeclarationError, declarations_for
     from .config import ConfigError
 
     seen: dict = {}

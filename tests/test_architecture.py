@@ -4,7 +4,7 @@ import ast
 import os
 import sys
 
-from compile_lint.analysis.facts import Fact
+from compile_lint.analysis.semantic.facts import Fact
 from compile_lint.rules import all_rules
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -102,10 +102,10 @@ def test_a_fact_declares_the_facts_it_asks_for():
     bindings), and for nothing else."""
     import pytest
 
-    from compile_lint.analysis.bindings import BindingsFact
-    from compile_lint.analysis.compiled_values import CompiledValuesFact
-    from compile_lint.analysis.facts import ModuleFacts, RegionsFact, UndeclaredFact, declared_facts
-    from compile_lint.analysis.names import NameTable
+    from compile_lint.analysis.semantic.bindings import BindingsFact
+    from compile_lint.analysis.compiled.values import CompiledValuesFact
+    from compile_lint.analysis.semantic.facts import ModuleFacts, RegionsFact, UndeclaredFact, declared_facts
+    from compile_lint.analysis.semantic.names import NameTable
     from compile_lint.source import SourceFile
 
     source = SourceFile("m.py", b"import torch\nf = torch.compile(g)\n")

@@ -1,14 +1,14 @@
-"""The value model's bindings of one file as AST (analysis/values.py FileBindings), which
+"""The value model's bindings of one file as AST (analysis/reach/values.py FileBindings), which
 the dtype and gradient analyses ask: scopes, the reaching rule, parameters, unpacking."""
 from __future__ import annotations
 
 import ast
 import textwrap
 
-from compile_lint.analysis.bindings import bindings_for
-from compile_lint.analysis.facts import ModuleFacts
-from compile_lint.analysis.names import NameTable
-from compile_lint.analysis.precision import F16, precision_for
+from compile_lint.analysis.semantic.bindings import bindings_for
+from compile_lint.analysis.semantic.facts import ModuleFacts
+from compile_lint.analysis.semantic.names import NameTable
+from compile_lint.analysis.tensors.precision import F16, precision_for
 from compile_lint.config import Settings
 from compile_lint.source import SourceFile
 

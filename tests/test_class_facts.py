@@ -1,13 +1,13 @@
-"""The shared class facts of analysis/classes.py (CL1xx/CL2xx rules ask them): kinds of
+"""The shared class facts of analysis/modules/classes.py (CL1xx/CL2xx rules ask them): kinds of
 `__init__` attributes, writes in methods, what counts as a module class."""
 import ast
 import textwrap
 
 import pytest
 
-from compile_lint.analysis import classes
-from compile_lint.analysis.facts import ModuleFacts
-from compile_lint.analysis.names import NameTable
+from compile_lint.analysis.modules import classes
+from compile_lint.analysis.semantic.facts import ModuleFacts
+from compile_lint.analysis.semantic.names import NameTable
 from compile_lint.source import SourceFile
 
 

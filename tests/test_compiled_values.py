@@ -1,5 +1,5 @@
-"""What names hold compiled callables (analysis/compiled_values.py) and which calls reach a
-def (precision.py callers), both asked of the value model's bindings (analysis/bindings.py):
+"""What names hold compiled callables (analysis/compiled/values.py) and which calls reach a
+def (precision.py callers), both asked of the value model's bindings (analysis/semantic/bindings.py):
 another file's module scope, aliases, shadowing, compiled wrappers."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import ast
 import os
 import textwrap
 
-from compile_lint.analysis.bindings import holds_def, module_bindings, module_statements
-from compile_lint.analysis.compiled_values import compiled_values
-from compile_lint.analysis.facts import ModuleFacts
-from compile_lint.analysis.names import NameTable, module_name_for
+from compile_lint.analysis.semantic.bindings import holds_def, module_bindings, module_statements
+from compile_lint.analysis.compiled.values import compiled_values
+from compile_lint.analysis.semantic.facts import ModuleFacts
+from compile_lint.analysis.semantic.names import NameTable, module_name_for
 from compile_lint.config import Settings
 from compile_lint.engine import Linter, Selection
 from compile_lint.source import SourceFile
@@ -317,7 +317,7 @@ def test_a_wrapper_passed_to_a_helper_of_another_file_is_followed_into_it(tmp_pa
 def test_the_callers_of_a_def_that_many_files_call_are_not_read(tmp_path):
     # a library entry point (transformers' `auto_docstring`, called in 1,776 files): its
     # callers are not searched, so a wrapper one of them passes is not seen
-    from compile_lint.analysis.compiled_wrappers import MAX_CALLER_FILES
+    from compile_lint.analysis.compiled.wrappers import MAX_CALLER_FILES
 
     files = {"helpers.py": HELPER, "train.py": "import torch\nfrom helpers import ready\nready(torch.compile(Net()))\n"}
     files.update({f"use{i}.py": "# compile\nfrom helpers import ready\nready(None)\n" for i in range(MAX_CALLER_FILES)})
@@ -326,7 +326,7 @@ def test_the_callers_of_a_def_that_many_files_call_are_not_read(tmp_path):
 
 
 def test_callers_that_never_spell_compile_do_not_count_toward_the_cut(tmp_path):
-    from compile_lint.analysis.compiled_wrappers import MAX_CALLER_FILES
+    from compile_lint.analysis.compiled.wrappers import MAX_CALLER_FILES
 
     files = {"helpers.py": HELPER, "train.py": "import torch\nfrom helpers import ready\nready(torch.compile(Net()))\n"}
     files.update({f"use{i}.py": "from helpers import ready\nready(None)\n" for i in range(MAX_CALLER_FILES + 5)})

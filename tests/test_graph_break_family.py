@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from compile_lint.analysis.graph_break_ids import describe, release_for, releases, url
+from compile_lint.analysis.graph_breaks.ids import describe, release_for, releases, url
 from compile_lint.rules import all_rules
 from compile_lint.testing import run_case
 

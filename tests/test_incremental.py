@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compile_lint import incremental
-from compile_lint.analysis.regions import def_qualnames
-from compile_lint.analysis.walk import walk_by_type
+from compile_lint.analysis.reach.regions import def_qualnames
+from compile_lint.analysis.semantic.walk import walk_by_type
 from compile_lint.lsp import documents
 from compile_lint.lsp.project import ProjectContext
 from conftest import ROOT

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from compile_lint.analysis.facts import ModuleFacts
+from compile_lint.analysis.semantic.facts import ModuleFacts
 from compile_lint.rules.cl201_module_list_not_registered.module_containers import ModuleContainersFact
-from compile_lint.analysis.names import NameTable
+from compile_lint.analysis.semantic.names import NameTable
 from compile_lint.config import Settings
 from compile_lint.source import SourceFile
 

@@ -6,10 +6,10 @@ import ast
 import os
 import textwrap
 
-from compile_lint.analysis.names import NameTable, imports_in_walk_order
-from compile_lint.analysis.project import TreeShape
-from compile_lint.analysis.regions import ProjectIndex, summarize
-from compile_lint.analysis.walk import walk_by_type, walk_with_parents
+from compile_lint.analysis.semantic.names import NameTable, imports_in_walk_order
+from compile_lint.analysis.project.context import TreeShape
+from compile_lint.analysis.reach.regions import ProjectIndex, summarize
+from compile_lint.analysis.semantic.walk import walk_by_type, walk_with_parents
 from compile_lint.lint_file import single_file_regions
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -1,4 +1,4 @@
-"""The dtype analysis of analysis/precision.py (CL301/CL302 ask it): dtypes of
+"""The dtype analysis of analysis/tensors/precision.py (CL301/CL302 ask it): dtypes of
 expressions, autocast op lists, dtypes from call sites in other files."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 
-from compile_lint.analysis.facts import ModuleFacts
-from compile_lint.analysis.names import NameTable
-from compile_lint.analysis.precision import BF16, F16, F32, precision_for
+from compile_lint.analysis.semantic.facts import ModuleFacts
+from compile_lint.analysis.semantic.names import NameTable
+from compile_lint.analysis.tensors.precision import BF16, F16, F32, precision_for
 from compile_lint.config import Settings
 from compile_lint.engine import Linter, Selection
 from compile_lint.source import SourceFile

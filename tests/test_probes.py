@@ -1,11 +1,11 @@
 """The byte probes a rule asks of other files instead of parsing them
-(analysis/project.py PROBES): a probe may let through a file without the call, never
+(analysis/project/context.py PROBES): a probe may let through a file without the call, never
 drop one with it."""
 import re
 
 import pytest
 
-from compile_lint.analysis.project import Project, Sources, may_call_name
+from compile_lint.analysis.project.context import Project, Sources, may_call_name
 
 
 def _pattern(data: bytes, name: str) -> bool:

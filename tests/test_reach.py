@@ -926,7 +926,7 @@ def test_a_src_layout_package_is_what_its_tests_and_scripts_import(tmp_path):
 
 
 def test_a_src_layout_module_is_found_for_the_files_that_import_it(tmp_path):
-    from compile_lint.analysis.project import _module_path
+    from compile_lint.analysis.project.context import _module_path
 
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "src" / "mypkg").mkdir(parents=True)

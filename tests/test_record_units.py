@@ -101,7 +101,7 @@ def test_recorded_command_dies_with_compile_lint(tmp_path):
 def test_breaks_merge_as_a_union_and_mark_findings(tmp_path):
     """Graph breaks (ID, user line) from several processes: a union, sorted; `check` then
     reads them per region (declared.recorded_breaks)."""
-    from compile_lint.analysis.declared import read_recorded, recorded_breaks
+    from compile_lint.analysis.reach.declared import read_recorded, recorded_breaks
 
     one, two = site("A"), site("A")
     one["seen"]["breaks"] = [{"id": "GB0124", "gb_type": "item", "path": "m.py", "row": 7, "frame_to_eager": False}]

@@ -3,7 +3,7 @@ import ast
 import os
 import textwrap
 
-from compile_lint.analysis.names import NameTable
+from compile_lint.analysis.semantic.names import NameTable
 from compile_lint.config import Settings
 from compile_lint.engine import Linter, Selection
 

@@ -1,12 +1,12 @@
-"""The semantic model's scopes (analysis/semantic.py): what a name stands for where it
+"""The semantic model's scopes (analysis/semantic/model.py): what a name stands for where it
 is used. Python's own rules decide each case."""
 import ast
 import textwrap
 
 import pytest
 
-from compile_lint.analysis.facts import ModuleFacts
-from compile_lint.analysis.names import NameTable
+from compile_lint.analysis.semantic.facts import ModuleFacts
+from compile_lint.analysis.semantic.names import NameTable
 from compile_lint.source import SourceFile
 
 SOURCE = '''

@@ -1,11 +1,11 @@
-"""analysis/tensor_calls.py: what crosses a call (returns, callers' arguments, buffers,
+"""analysis/tensors/calls.py: what crosses a call (returns, callers' arguments, buffers,
 generators), and where it stays unknown."""
 import ast
 import textwrap
 
-from compile_lint.analysis.facts import ModuleFacts
-from compile_lint.analysis.names import NameTable
-from compile_lint.analysis.tensor_calls import GENERATOR, MASK, TENSOR, flow_for
+from compile_lint.analysis.semantic.facts import ModuleFacts
+from compile_lint.analysis.semantic.names import NameTable
+from compile_lint.analysis.tensors.calls import GENERATOR, MASK, TENSOR, flow_for
 from compile_lint.source import SourceFile
 
 

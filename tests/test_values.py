@@ -1,4 +1,4 @@
-"""The value model (analysis/values.py) as the region index uses it: what each
+"""The value model (analysis/reach/values.py) as the region index uses it: what each
 compile/trace site resolves to, or why not, within and across files; module names
 that never collide; and the `compile-lint regions` command."""
 import json

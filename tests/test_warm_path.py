@@ -43,8 +43,8 @@ def _imported_after_check(cwd, *args) -> tuple[str, set[str]]:
     return proc.stdout, set(line[0][len("MODULES="):].split(","))
 
 
-MACHINERY = {"compile_lint.lint_file", "compile_lint.rules.base", "compile_lint.analysis.project",
-             "compile_lint.analysis.facts", "compile_lint.analysis.regions"}
+MACHINERY = {"compile_lint.lint_file", "compile_lint.rules.base", "compile_lint.analysis.project.context",
+             "compile_lint.analysis.semantic.facts", "compile_lint.analysis.reach.regions"}
 
 
 def test_a_run_the_cache_answers_imports_no_linting_machinery(tmp_path):

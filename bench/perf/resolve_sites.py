@@ -1,6 +1,6 @@
 # usage: resolve_sites.py SUMMARIES.pkl OUT.json PATH_PART  (sites of the files whose path has PATH_PART, resolved by the index of those files only)
 import sys, pickle, time, json
-from compile_lint.analysis.regions import ProjectIndex
+from compile_lint.analysis.reach.regions import ProjectIndex
 sums = [s for s in pickle.load(open(sys.argv[1], "rb")) if sys.argv[3] in s.path]
 t = time.perf_counter()
 index = ProjectIndex(sums)

@@ -16,8 +16,8 @@ import os
 import threading
 from typing import Optional
 
-from ..analysis.project import Sources
-from ..analysis.regions import ModuleSummary, ProjectIndex, RegionInfo
+from ..analysis.project.context import Sources
+from ..analysis.reach.regions import ModuleSummary, ProjectIndex, RegionInfo
 from ..config import Settings, load_config_for
 
 
@@ -37,7 +37,7 @@ class ProjectContext:
         self.stats: dict = {}
         self._lock = threading.Lock()
         self._digests = None
-        self.declared: list = []  # config-declared and recorded regions (analysis/declared.py)
+        self.declared: list = []  # config-declared and recorded regions (analysis/reach/declared.py)
         self.problems: list[str] = []  # why declared regions could not be read
         # other files the rules read (parsed once, keyed by their stat), kept between
         # keystrokes: an edit re-reads nothing of the project
@@ -68,7 +68,7 @@ class ProjectContext:
             self.ready = True
 
     def _declarations(self, files: list[str]) -> list:
-        from ..analysis.declared import DeclarationError, declarations_for
+        from ..analysis.reach.declared import DeclarationError, declarations_for
 
         try:
             return list(declarations_for((self.settings_for(p), p) for p in files or [self.root]).regions)

@@ -441,7 +441,7 @@ def initialized(ls: CompileLintServer, params) -> None:
 
 @notification("workspace/didChangeWatchedFiles")
 def watched_files(ls: CompileLintServer, params: dict) -> None:
-    from ..analysis.declared import REGIONS_FILE
+    from ..analysis.reach.declared import REGIONS_FILE
     from ..config import CONFIG_NAMES, clear_cache
 
     paths = [p for p in (path_of(change["uri"]) for change in params.get("changes") or []) if p is not None]

@@ -142,7 +142,7 @@ def record_command(output, fresh, eager_backend, max_shapes, command):
     compile-lint-regions.json at the project root (commit it: `check` reads it, and never
     needs torch). The command's exit status is passed through.
     """
-    from ..analysis.declared import REGIONS_FILE, DeclarationError
+    from ..analysis.reach.declared import REGIONS_FILE, DeclarationError
     from ..cli import EXIT_ERROR, _error
     from ..config import ConfigError
 

@@ -13,7 +13,7 @@ import os
 import re
 from typing import Iterable
 
-from ..analysis.declared import FORMAT_VERSION, DeclarationError, parse_recorded
+from ..analysis.reach.declared import FORMAT_VERSION, DeclarationError, parse_recorded
 
 COUNTS = ("graphs", "recompiles", "graph_breaks")
 

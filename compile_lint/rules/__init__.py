@@ -50,7 +50,7 @@ def region_reading_codes() -> frozenset[str]:
     the index goes through RegionsFact, which a rule must declare in `needs`, itself or
     through a fact it declares (ModuleFacts.get refuses it otherwise), so their findings do not change when only
     the index does (pass 2 re-runs these alone)."""
-    from ..analysis.facts import RegionsFact, declared_facts
+    from ..analysis.semantic.facts import RegionsFact, declared_facts
 
     return frozenset(code for code, rule in all_rules().items() if RegionsFact in declared_facts(rule.needs))
 

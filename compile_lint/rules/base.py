@@ -13,10 +13,10 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator, Optional
 
-from ..analysis.classes import site_of_kind
-from ..analysis.regions import COMPILE
+from ..analysis.modules.classes import site_of_kind
+from ..analysis.reach.regions import COMPILE
 from ..model import DOC_URL, SAFE, UNSAFE, Finding, Fix, Related  # noqa: F401 (DOC_URL: the rules' pages)
-from ..analysis.facts import Fact, ModuleFacts
+from ..analysis.semantic.facts import Fact, ModuleFacts
 
 PAGE_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
 
@@ -55,7 +55,7 @@ class Rule:
     # The rule cannot fire in a file that contains none of these byte strings;
     # empty means "always run" (a region can come from another file).
     requires: ClassVar[tuple[bytes, ...]] = ()
-    # The declared facts check() asks for (`facts.get(F)`, analysis/facts.py Fact
+    # The declared facts check() asks for (`facts.get(F)`, analysis/semantic/facts.py Fact
     # subclasses: RegionsFact, CompiledValuesFact, PrecisionFact, ClassAttrsFact, ...).
     # The engine computes each once per file; asking for an undeclared one fails.
     needs: ClassVar[tuple[type[Fact], ...]] = ()
@@ -66,7 +66,7 @@ class Rule:
     # of that function shows nothing, and running it may train, save or export).
     verify_target: ClassVar[bool] = True
     # A graph-break rule: the official Dynamo IDs its findings carry, each with the
-    # constructs that give it (the page lists them; analysis/graph_break_ids.py).
+    # constructs that give it (the page lists them; analysis/graph_breaks/ids.py).
     graph_break_ids: ClassVar[dict[str, str]] = {}
     # Statement-local (compile_lint/incremental.py relints such a rule on the top-level
     # statements an edit can reach, keeping its other findings): every finding lies in
@@ -147,7 +147,7 @@ MEASURED_ON = "2.13"  # the release the graph-break rules are measured on (scrip
 
 def _ids_section(ids: dict[str, str]) -> str:
     """The graph-break IDs a rule's findings carry, with Dynamo's names for them."""
-    from ..analysis.graph_break_ids import describe, url
+    from ..analysis.graph_breaks.ids import describe, url
 
     rows = ["## Graph-break IDs", "",
             f"The official IDs Dynamo gives these breaks (torch {MEASURED_ON}'s "
@@ -172,8 +172,8 @@ def site_note(site, via: Optional[str] = None) -> str:
     verb = "compiled" if site.kind == COMPILE else "traced"
     api = "Module.compile()" if site.api == "Module.compile" else f"{site.api}()"
     text = f"{verb} by {api}" + (f" with {', '.join(opts)}" if opts else "")
-    if getattr(site, "origin", "static") != "static":  # declared or recorded (analysis/declared.py)
-        from ..analysis.declared import declared_note
+    if getattr(site, "origin", "static") != "static":  # declared or recorded (analysis/reach/declared.py)
+        from ..analysis.reach.declared import declared_note
 
         text = declared_note(site)
     return f"{text}, reaching this code from `{via}`" if via else text

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.classes import labelled, site_of_kind
-from ..analysis.shapes import cast_kind, direct_shape_element, flows_to_sink, shape_names
-from ..analysis.region_queries import stmt_text
-from ..analysis.facts import RegionsFact
+from ..analysis.modules.classes import labelled, site_of_kind
+from ..analysis.tensors.shapes import cast_kind, direct_shape_element, flows_to_sink, shape_names
+from ..analysis.reach.queries import stmt_text
+from ..analysis.semantic.facts import RegionsFact
 from .base import Case, Rule
 
 # what the tracer does with the Python number (the page says why)

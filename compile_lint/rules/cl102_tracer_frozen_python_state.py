@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from ..analysis.attr_changes import (
+from ..analysis.modules.attr_changes import (
     ClassStateFact, changed_reads, escapes, instance_changes, maybe_python_value, read_in_region,
 )
-from ..analysis.classes import labelled, site_of_kind
-from ..analysis.facts import RegionsFact
-from ..analysis.walk import walk
+from ..analysis.modules.classes import labelled, site_of_kind
+from ..analysis.semantic.facts import RegionsFact
+from ..analysis.semantic.walk import walk
 from .base import Case, Related, Rule
 
 KINDS = frozenset({"int", "float", "bool", "list", "tuple"})

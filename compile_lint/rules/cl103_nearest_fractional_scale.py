@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.classes import labelled
-from ..analysis.resize_calls import MISSING, NEAREST_SIGNATURES, RESIZE_MODULES, call_arg, const_value
-from ..analysis.region_queries import stmt_text
+from ..analysis.modules.classes import labelled
+from ..analysis.tensors.resize_calls import MISSING, NEAREST_SIGNATURES, RESIZE_MODULES, call_arg, const_value
+from ..analysis.reach.queries import stmt_text
 from .base import Case, Related, Rule
-from ..analysis.facts import RegionsFact
+from ..analysis.semantic.facts import RegionsFact
 from ..analysis.torch_api import COMPILE
 
 # Eager's nearest kernels copy a dimension whose size does not change, and (CPU)

@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..analysis.walk import walk as _walk
-from ..analysis.walk import walk_scope as _walk_scope
+from ..analysis.semantic.walk import walk as _walk
+from ..analysis.semantic.walk import walk_scope as _walk_scope
 from ..analysis.torch_api import COMPILE_FUNCS
 from .base import Case, Rule
 

@@ -130,7 +130,7 @@ def _in_library(facts) -> bool:
     `pyproject.toml` with `[project]` or `[tool.poetry]`). An application's modules
     (no such declaration) are imported by its own programs only. The files' contents
     are asked as probes: a cached result is checked again when one changes."""
-    from ..analysis.names import import_root, marked_root
+    from ..analysis.semantic.names import import_root, marked_root
 
     path = os.path.abspath(facts.path)
     if any(part in ("site-packages", "dist-packages") for part in path.split(os.sep)):

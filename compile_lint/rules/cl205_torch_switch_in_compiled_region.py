@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.facts import RegionsFact
-from ..analysis.region_queries import eager_only
+from ..analysis.semantic.facts import RegionsFact
+from ..analysis.reach.queries import eager_only
 from .base import Case, Rule
 
 SWITCH_PREFIX = "torch.backends."  # torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.benchmark, ...

@@ -3,17 +3,17 @@ from __future__ import annotations
 import ast
 from textwrap import dedent
 
-from ..analysis.bindings import BindingsFact
-from ..analysis.compiled_values import CompiledValuesFact
-from ..analysis.facts import RegionsFact
-from ..analysis.low_precision import (
+from ..analysis.semantic.bindings import BindingsFact
+from ..analysis.compiled.values import CompiledValuesFact
+from ..analysis.semantic.facts import RegionsFact
+from ..analysis.tensors.low_precision import (
     FUSED,
     inputs_to_convert,
     low_computation,
     region_rounding,
 )
-from ..analysis.precision import SHORT, PrecisionFact, precision_for
-from ..analysis.region_queries import (
+from ..analysis.tensors.precision import SHORT, PrecisionFact, precision_for
+from ..analysis.reach.queries import (
     ClassAttrsFact,
     call_name,
     region_nodes,

@@ -3,12 +3,12 @@ from __future__ import annotations
 import ast
 from textwrap import dedent
 
-from ..analysis.compiled_values import CompiledValuesFact
-from ..analysis.facts import RegionsFact
-from ..analysis.feature_tests import never_runs_compiled
-from ..analysis.project_calls import ProjectFilesFact
-from ..analysis.region_queries import ClassAttrsFact, eager_only, region_nodes
-from ..analysis.rng import (
+from ..analysis.compiled.values import CompiledValuesFact
+from ..analysis.semantic.facts import RegionsFact
+from ..analysis.branches.feature_tests import never_runs_compiled
+from ..analysis.project.calls import ProjectFilesFact
+from ..analysis.reach.queries import ClassAttrsFact, eager_only, region_nodes
+from ..analysis.tensors.rng import (
     draws_like_eager,
     eval_at_every_site,
     trains_at_some_site,

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from textwrap import dedent
 
-from ..analysis.compiled_values import CompiledValuesFact
-from ..analysis.output_lifetimes import MayCallCudagraphsFact, OutputLifetimesFact
-from ..analysis.region_queries import stmt_text
+from ..analysis.compiled.values import CompiledValuesFact
+from ..analysis.compiled.output_lifetimes import MayCallCudagraphsFact, OutputLifetimesFact
+from ..analysis.reach.queries import stmt_text
 from .base import Case, Rule
 
 
@@ -49,7 +49,7 @@ class CudagraphOutputRetained(Rule):
     one generation, a call made while earlier outputs are alive is recorded as a child
     node that does not reuse their memory. So the rule counts compiled calls as the
     clock, except in a file that calls `cudagraph_mark_step_begin()`, where only those
-    calls count (`compile_lint/analysis/output_lifetimes.py` holds the analysis).
+    calls count (`compile_lint/analysis/compiled/output_lifetimes.py` holds the analysis).
 
     Judged on real code (`bench/judged/verdicts.jsonl`, `bench/apps/judged_region_findings.toml`;
     reasoned from the torch source above, not run on a GPU): LivePortrait's `warp_decode`

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
-from ..analysis.guards import guarded_by_compat_handler, in_compat_fallback
+from ..analysis.branches.fallbacks import guarded_by_compat_handler, in_compat_fallback
 from ..torch_config import ConfigTable, config_modules, covers_all_supported, supported_versions
 from .base import Case, Rule
 

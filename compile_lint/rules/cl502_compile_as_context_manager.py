@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 
 from ..analysis.torch_api import COMPILE, COMPILERS, DISABLE_FUNCS
-from ..analysis.compile_calls import target_text
-from ..analysis.rebinding import later_observer
+from ..analysis.compiled.calls import target_text
+from ..analysis.compiled.rebinding import later_observer
 from .base import Case, Rule
 
 NOT_CONTEXT_MANAGERS = COMPILERS | DISABLE_FUNCS

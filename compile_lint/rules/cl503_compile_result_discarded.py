@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.compile_calls import is_compile_call, target_text
-from ..analysis.rebinding import later_observer
-from ..analysis.region_queries import stmt_text
+from ..analysis.compiled.calls import is_compile_call, target_text
+from ..analysis.compiled.rebinding import later_observer
+from ..analysis.reach.queries import stmt_text
 from .base import Case, Rule
 
 

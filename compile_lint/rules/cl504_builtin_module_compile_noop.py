@@ -3,11 +3,11 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..analysis.regions import RETURNS_SELF
-from ..analysis.compile_calls import target_text
-from ..analysis.facts import RegionsFact
-from ..analysis.rebinding import later_observer
-from ..analysis.walk import walk
+from ..analysis.reach.regions import RETURNS_SELF
+from ..analysis.compiled.calls import target_text
+from ..analysis.semantic.facts import RegionsFact
+from ..analysis.compiled.rebinding import later_observer
+from ..analysis.semantic.walk import walk
 from .base import Case, Rule
 
 NOT_LAYERS = frozenset({"Module", "Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})

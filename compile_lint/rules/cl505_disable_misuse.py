@@ -3,9 +3,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..analysis.region_queries import stmt_text
+from ..analysis.reach.queries import stmt_text
 from ..analysis.torch_api import DISABLE_FUNCS as DISABLE
-from ..analysis.facts import RegionsFact
+from ..analysis.semantic.facts import RegionsFact
 from .base import Case, Rule
 
 DISABLE_LAST = frozenset(dotted.rpartition(".")[2] for dotted in DISABLE)

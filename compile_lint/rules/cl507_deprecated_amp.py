@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 import re
 
-from ..analysis.feature_tests import old_torch_branch
-from ..analysis.guards import in_compat_fallback
+from ..analysis.branches.feature_tests import old_torch_branch
+from ..analysis.branches.fallbacks import in_compat_fallback
 from .base import Case, Rule
 
 # old name -> (new name under torch., device, how old positional arguments map)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.compile_calls import is_compile_call
+from ..analysis.compiled.calls import is_compile_call
 from .base import Case, Rule
 
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..analysis.walk import walk_scope as _walk_scope
-from ..analysis.compile_calls import is_compile_call
+from ..analysis.semantic.walk import walk_scope as _walk_scope
+from ..analysis.compiled.calls import is_compile_call
 from ..model import Related
 from .base import Case, Rule
 

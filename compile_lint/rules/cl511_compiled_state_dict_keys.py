@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from ..analysis.compiled_values import chain_text
-from ..analysis.compiled_wrappers import HOLDER, OWNER, WRAPPER, CompiledWrappersFact, compiled_wrappers
+from ..analysis.compiled.values import chain_text
+from ..analysis.compiled.wrappers import HOLDER, OWNER, WRAPPER, CompiledWrappersFact, compiled_wrappers
 from ..model import Related
 from .base import Case, Rule
 

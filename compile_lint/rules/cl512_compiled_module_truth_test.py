@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
-from ..analysis.compiled_wrappers import CompiledWrappersFact, compiled_wrappers
+from ..analysis.compiled.wrappers import CompiledWrappersFact, compiled_wrappers
 from ..model import Related
 from .base import Case, Rule
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..analysis.compiled_values import chain_root, chain_text, compiled_values
-from ..analysis.compiled_wrappers import CompiledWrappersFact, compiled_wrappers
+from ..analysis.compiled.values import chain_root, chain_text, compiled_values
+from ..analysis.compiled.wrappers import CompiledWrappersFact, compiled_wrappers
 from ..model import Related
 from .base import Case, Rule
 

@@ -1,6 +1,6 @@
 """How the project builds what it compiles, and whether it trains it: read from the code.
 
-The region index (compile_lint.analysis.regions.ProjectIndex) says *what* a compile or
+The region index (compile_lint.analysis.reach.regions.ProjectIndex) says *what* a compile or
 trace site runs, through factories, imports and wrappers. To run it as the project
 does, verify also needs *how it is made*: the call that builds it, with its arguments.
 This module follows the site's expression back to that call, in the files the index
@@ -68,7 +68,7 @@ class _File:
     innermost def around a row."""
 
     def __init__(self, parsed) -> None:
-        from compile_lint.analysis.regions import def_qualnames
+        from compile_lint.analysis.reach.regions import def_qualnames
 
         self.path = os.path.abspath(parsed.source.path)
         self.tree = parsed.tree

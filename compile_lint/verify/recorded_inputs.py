@@ -7,7 +7,7 @@ import json
 import os
 from typing import Optional
 
-from ..analysis.declared import REGIONS_FILE
+from ..analysis.reach.declared import REGIONS_FILE
 from ..project_root import find_project_root
 from .config import InputSpec
 

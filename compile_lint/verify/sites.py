@@ -1,11 +1,11 @@
 """Targets from the code's own compile and trace sites, without hand work.
 
-The linter's region index (compile_lint.analysis.regions) already knows every
+The linter's region index (compile_lint.analysis.reach.regions) already knows every
 `torch.compile(...)`, `@torch.compile`, `m.compile()`, `torch.jit.trace(...)`,
 `torch.export.export(...)` and `torch.onnx.export(...)` in the linted files, and what
 each one compiles or traces, followed through imports, aliases and wrappers, plus the
 regions declared in config or markers and those a `compile-lint record` run saw
-(compile_lint.analysis.declared). Each such target that is a project function or class
+(compile_lint.analysis.reach.declared). Each such target that is a project function or class
 becomes a verify target, however clean the linter found it. Callees reached from a target run inside it, so they are not targets
 of their own.
 
@@ -116,8 +116,8 @@ def signed_range_hint(tree: ast.Module, qualname: str) -> Optional[str]:
 def index_files(files: Iterable[str]):
     """Parse `files` and build their region index (with declared and recorded regions):
     (the construction.Project over them, the parsed files by path)."""
-    from compile_lint.analysis.declared import DeclarationError, declarations_for
-    from compile_lint.analysis.regions import ProjectIndex
+    from compile_lint.analysis.reach.declared import DeclarationError, declarations_for
+    from compile_lint.analysis.reach.regions import ProjectIndex
     from compile_lint.config import ConfigError, load_config_for
     from compile_lint.engine import parse_file, read_source
 
@@ -165,8 +165,8 @@ def site_targets(files: Iterable[str], project_files: Optional[Iterable[str]] = 
     """Targets of the sites in `files`, and of sites anywhere in `project_files` (the
     project around them) whose target is defined in `files`; built as the project's
     sites build them, trained where the project trains them."""
-    from compile_lint.analysis.declared import resolve
-    from compile_lint.analysis.regions import COMPILE, CUDAGRAPH, TRACED
+    from compile_lint.analysis.reach.declared import resolve
+    from compile_lint.analysis.reach.regions import COMPILE, CUDAGRAPH, TRACED
 
     files = [os.path.abspath(f) for f in files if f.endswith(".py")]
     wanted = set(files)

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import ast
 
-from ...analysis.classes import labelled
+from ...analysis.modules.classes import labelled
 from .exports import resizing_node, static_exports
-from ...analysis.facts import RegionsFact
-from ...analysis.region_queries import stmt_text
+from ...analysis.semantic.facts import RegionsFact
+from ...analysis.reach.queries import stmt_text
 from ..base import Case, Related, Rule
 
 

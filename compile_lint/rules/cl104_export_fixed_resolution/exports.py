@@ -16,14 +16,14 @@ import ast
 import os
 from typing import Iterator, Optional
 
-from ...analysis.classes import methods
-from ...analysis.facts import RegionsFact
-from ...analysis.project import path_for_module
-from ...analysis.resize_calls import RESIZE
-from ...analysis.shapes import is_shape_value, shape_names, sink_of
+from ...analysis.modules.classes import methods
+from ...analysis.semantic.facts import RegionsFact
+from ...analysis.project.context import path_for_module
+from ...analysis.tensors.resize_calls import RESIZE
+from ...analysis.tensors.shapes import is_shape_value, shape_names, sink_of
 from ...analysis.torch_api import EXPORTERS
-from ...analysis.walk import walk as _walk
-from ...analysis.walk import walk_scope as _walk_scope
+from ...analysis.semantic.walk import walk as _walk
+from ...analysis.semantic.walk import walk_scope as _walk_scope
 
 # export function -> (position of the example args, keywords that make it dynamic)
 _EXPORTS = {api: how for api, how in EXPORTERS.items() if how[1] is not None}

@@ -3,9 +3,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ...analysis.bindings import BindingsFact, bindings_for
+from ...analysis.semantic.bindings import BindingsFact, bindings_for
 from .module_modes import built_in_train_mode, mode_layer, untouched
-from ...analysis.project_calls import ProjectFilesFact, arguments_of
+from ...analysis.project.calls import ProjectFilesFact, arguments_of
 from ...model import Related
 from ..base import Case, Rule
 

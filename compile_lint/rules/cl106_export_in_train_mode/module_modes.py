@@ -28,10 +28,10 @@ import ast
 import weakref
 from typing import Optional
 
-from ...analysis.classes import is_torch_module_name, local_class, methods
-from ...analysis.facts import ModuleFacts
-from ...analysis.project import path_for_module
-from ...analysis.rng import DROPOUT_MODULES, dropout_module_p
+from ...analysis.modules.classes import is_torch_module_name, local_class, methods
+from ...analysis.semantic.facts import ModuleFacts
+from ...analysis.project.context import path_for_module
+from ...analysis.tensors.rng import DROPOUT_MODULES, dropout_module_p
 
 BATCHNORM_MODULES = frozenset({
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
@@ -158,7 +158,7 @@ def _project_class(facts: ModuleFacts, dotted: str) -> tuple[Optional[ast.ClassD
 def _constructor_binding(facts: ModuleFacts, name: ast.Name):
     """The one binding of `name` that reaches it, when it is an assignment in the same
     scope (else None: a parameter, a loop variable, several candidates)."""
-    from ...analysis.bindings import bindings_for
+    from ...analysis.semantic.bindings import bindings_for
 
     bindings = bindings_for(facts)
     reaching = bindings.reaching(name)

@@ -19,7 +19,7 @@ class ModuleListNotRegistered(Rule):
     Elements count as modules when they are built from `torch.nn` classes or module
     classes of the same file (also through `.to(...)`/`.cuda()` and `copy.deepcopy`), or
     returned by a factory function of the file (`make_block(c)` returning
-    `nn.Sequential(...)`: the value model, `compile_lint/analysis/values.py`, says what
+    `nn.Sequential(...)`: the value model, `compile_lint/analysis/reach/values.py`, says what
     it returns through its branches). An attribute given the list a factory of the file
     returns (`self.blocks = build_blocks(n)`) is reported too, without a fix: the
     container is built in the factory;

@@ -28,11 +28,11 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ...analysis.classes import CONTAINERS, is_module_class, methods, self_attr, self_name
-from ...analysis.facts import Fact, ModuleFacts
+from ...analysis.modules.classes import CONTAINERS, is_module_class, methods, self_attr, self_name
+from ...analysis.semantic.facts import Fact, ModuleFacts
 from .module_values import builds_module, builds_module_container
 from .stateless_modules import stateless_local_class
-from ...analysis.walk import walk, walk_scope
+from ...analysis.semantic.walk import walk, walk_scope
 
 # list and dict methods a ModuleList / ModuleDict lacks: a wrap would break these uses
 LIST_ONLY = frozenset({"sort", "reverse", "index", "count", "remove", "copy", "clear"})

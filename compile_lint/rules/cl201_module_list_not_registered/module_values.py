@@ -3,7 +3,7 @@
 `classes.module_construction` reads a call at face value: `Block(c)` or `nn.Conv2d(...)`
 builds a module, a lowercase call does not. A factory of the file
 (`def make_block(c): return nn.Sequential(...)`, `build_layers(n)` returning a list of
-blocks) builds modules too; the value model (analysis/values.py) knows what such a
+blocks) builds modules too; the value model (analysis/reach/values.py) knows what such a
 function returns, through its branches, other factories and containers. The value
 model is built for this file alone (`FileValuesFact`, once per file and only when a
 factory call is asked about): the region index's project-wide model is not available
@@ -14,10 +14,10 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ...analysis.classes import is_module_class, is_torch_module_name, local_class, module_construction
-from ...analysis.facts import Fact, ModuleFacts
-from ...analysis.regions import ProjectIndex, summarize
-from ...analysis.values import CALL, G, UNKNOWN, Value
+from ...analysis.modules.classes import is_module_class, is_torch_module_name, local_class, module_construction
+from ...analysis.semantic.facts import Fact, ModuleFacts
+from ...analysis.reach.regions import ProjectIndex, summarize
+from ...analysis.reach.values import CALL, G, UNKNOWN, Value
 
 
 class FileValues:

@@ -155,7 +155,7 @@ def stateless_local_class(facts, expr: ast.AST, _depth: int = 0) -> bool:
     it), and every `self.x = Ctor(...)` it makes is itself stateless (a built-in
     stateless module or another such class). `self.window = make_window()`, a plain
     tensor attribute, is not registered either way."""
-    from ...analysis.classes import local_class
+    from ...analysis.modules.classes import local_class
 
     if _depth > 4 or not isinstance(expr, ast.Call):
         return False

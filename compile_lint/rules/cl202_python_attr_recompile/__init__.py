@@ -1,13 +1,13 @@
 from __future__ import annotations
 
-from ...analysis.classes import labelled
+from ...analysis.modules.classes import labelled
 from .compiled_use import forward_may_run_compiled
-from ...analysis.walk import walk
-from ...analysis.attr_changes import ClassStateFact, changed_reads, instance_changes, read_in_region, repeated_write
-from ...analysis.declared import recorded_counts
+from ...analysis.semantic.walk import walk
+from ...analysis.modules.attr_changes import ClassStateFact, changed_reads, instance_changes, read_in_region, repeated_write
+from ...analysis.reach.declared import recorded_counts
 from .dynamo_guards import guarded_use, unspec_ints
-from ...analysis.facts import RegionsFact
-from ...analysis.project_calls import ProjectFilesFact
+from ...analysis.semantic.facts import RegionsFact
+from ...analysis.project.calls import ProjectFilesFact
 from ..base import Case, Related, Rule
 
 # bool attributes too could recompile; a bool has two values, so alone it adds at most one

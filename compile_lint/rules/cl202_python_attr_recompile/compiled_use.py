@@ -23,11 +23,11 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
-from ...analysis.classes import methods, self_attr, self_name
-from ...analysis.facts import ModuleFacts, RegionsFact
-from ...analysis.project import path_for_module
-from ...analysis.project_calls import calls_named
-from ...analysis.regions import RegionInfo
+from ...analysis.modules.classes import methods, self_attr, self_name
+from ...analysis.semantic.facts import ModuleFacts, RegionsFact
+from ...analysis.project.context import path_for_module
+from ...analysis.project.calls import calls_named
+from ...analysis.reach.regions import RegionInfo
 
 CALLED, UNKNOWN, NOT_CALLED = "called", "unknown", None
 # built-ins that never call what they are given

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ...analysis.facts import ModuleFacts
+from ...analysis.semantic.facts import ModuleFacts
 
 UNSPEC_KEYS = frozenset(
     {"torch.compiler.config.allow_unspec_int_on_nn_module", "torch._dynamo.config.allow_unspec_int_on_nn_module"}

@@ -3,13 +3,13 @@ from __future__ import annotations
 import ast
 from textwrap import dedent
 
-from ...analysis.bindings import BindingsFact
+from ...analysis.semantic.bindings import BindingsFact
 from .blends import blend_kind, low_precision_part
-from ...analysis.compiled_values import CompiledValuesFact
-from ...analysis.facts import RegionsFact
-from ...analysis.low_precision import EAGER, EMULATED, region_rounding
-from ...analysis.precision import SHORT, PrecisionFact, precision_for
-from ...analysis.region_queries import (
+from ...analysis.compiled.values import CompiledValuesFact
+from ...analysis.semantic.facts import RegionsFact
+from ...analysis.tensors.low_precision import EAGER, EMULATED, region_rounding
+from ...analysis.tensors.precision import SHORT, PrecisionFact, precision_for
+from ...analysis.reach.queries import (
     ClassAttrsFact,
     region_nodes,
     stmt_text,
@@ -29,7 +29,7 @@ class LowPrecisionBlend(Rule):
     `F.normalize`).
 
     Values count as fp16/bf16 when the analysis can tell (see
-    `compile_lint/analysis/precision.py`): `.half()`, `.bfloat16()`, `.to(torch.float16)`,
+    `compile_lint/analysis/tensors/precision.py`): `.half()`, `.bfloat16()`, `.to(torch.float16)`,
     `dtype=` of factory calls, annotations, arguments at every call site, a module
     converted at its compile site (`torch.compile(model.half())`), a pipeline loaded
     with `torch_dtype=torch.float16`, and autocast. Under autocast only the ops of

@@ -21,8 +21,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ...analysis.precision import LOW
-from ...analysis.region_queries import ELEMENTWISE, call_name, is_number, number_value, same
+from ...analysis.tensors.precision import LOW
+from ...analysis.reach.queries import ELEMENTWISE, call_name, is_number, number_value, same
 
 REDUCTIONS = frozenset({"sum", "mean", "norm", "amax", "amin", "max", "min", "std", "var"})
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 from textwrap import dedent
 
-from ...analysis.bindings import BindingsFact
-from ...analysis.compiled_values import chain_text
+from ...analysis.semantic.bindings import BindingsFact
+from ...analysis.compiled.values import chain_text
 from .domains import (
     NEEDS,
     clamp_fix,
@@ -17,9 +17,9 @@ from .domains import (
     variables,
     where_parts,
 )
-from ...analysis.facts import RegionsFact
+from ...analysis.semantic.facts import RegionsFact
 from .gradients import GradientsFact, under_no_grad
-from ...analysis.region_queries import stmt_text
+from ...analysis.reach.queries import stmt_text
 from ..base import Case, Rule
 
 

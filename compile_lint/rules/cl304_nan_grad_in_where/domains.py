@@ -26,9 +26,9 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
-from ...analysis.bindings import bindings_for
-from ...analysis.compiled_values import chain_text
-from ...analysis.region_queries import call_name, is_number, number_value
+from ...analysis.semantic.bindings import bindings_for
+from ...analysis.compiled.values import chain_text
+from ...analysis.reach.queries import call_name, is_number, number_value
 
 POSITIVE = "positive"  # the op needs an input > 0 (a finite gradient at 0 is not enough)
 NONNEG = "non-negative"

@@ -27,8 +27,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ...analysis.bindings import bindings_for
-from ...analysis.facts import Fact
+from ...analysis.semantic.bindings import bindings_for
+from ...analysis.semantic.facts import Fact
 
 # methods whose result never requires grad
 NO_GRAD_METHODS = frozenset({

@@ -4,11 +4,11 @@ import ast
 from textwrap import dedent
 from typing import Optional
 
-from ...analysis.compiled_values import CompileCall, CompiledValuesFact, chain_text, compiled_values, site_call
-from ...analysis.facts import RegionsFact
-from ...analysis.region_entries import input_params, is_entry
-from ...analysis.region_queries import def_name, file_sets_config, region_nodes, stmt_text
-from ...analysis.output_lifetimes import MayCallCudagraphsFact
+from ...analysis.compiled.values import CompileCall, CompiledValuesFact, chain_text, compiled_values, site_call
+from ...analysis.semantic.facts import RegionsFact
+from ...analysis.reach.entries import input_params, is_entry
+from ...analysis.reach.queries import def_name, file_sets_config, region_nodes, stmt_text
+from ...analysis.compiled.output_lifetimes import MayCallCudagraphsFact
 from .varying_shapes import SKIP_DYNAMIC, VaryingShapesFact
 from ..base import Case, Rule
 

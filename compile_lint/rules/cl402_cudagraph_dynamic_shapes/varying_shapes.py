@@ -22,9 +22,9 @@ import ast
 import re
 from typing import Optional
 
-from ...analysis.facts import Fact, ModuleFacts
-from ...analysis.region_entries import input_params
-from ...analysis.region_queries import is_number, stmt_text
+from ...analysis.semantic.facts import Fact, ModuleFacts
+from ...analysis.reach.entries import input_params
+from ...analysis.reach.queries import is_number, stmt_text
 from ...analysis.torch_api import MARK_DYNAMIC_FUNCS
 
 MARK_DYNAMIC = MARK_DYNAMIC_FUNCS

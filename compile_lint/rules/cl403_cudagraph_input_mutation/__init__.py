@@ -3,10 +3,10 @@ from __future__ import annotations
 import ast
 from textwrap import dedent
 
-from ...analysis.facts import RegionsFact
+from ...analysis.semantic.facts import RegionsFact
 from .input_mutations import InputMutationsFact
-from ...analysis.region_entries import input_params, is_entry
-from ...analysis.region_queries import ClassAttrsFact
+from ...analysis.reach.entries import input_params, is_entry
+from ...analysis.reach.queries import ClassAttrsFact
 from ..base import Case, Rule
 
 

@@ -22,11 +22,11 @@ import ast
 import re
 from typing import Optional
 
-from ...analysis.compiled_values import literal
-from ...analysis.facts import Fact, ModuleFacts
-from ...analysis.output_lifetimes import ALIAS_METHODS
-from ...analysis.region_queries import class_attrs
-from ...analysis.tensors import NON_TENSOR_ATTRS, TENSOR_ANNOTATIONS, TENSOR_METHODS
+from ...analysis.compiled.values import literal
+from ...analysis.semantic.facts import Fact, ModuleFacts
+from ...analysis.compiled.output_lifetimes import ALIAS_METHODS
+from ...analysis.reach.queries import class_attrs
+from ...analysis.tensors.kinds import NON_TENSOR_ATTRS, TENSOR_ANNOTATIONS, TENSOR_METHODS
 
 TORCH_OP_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.", "torch._C._nn.")
 INPLACE_METHOD = re.compile(r"^[a-z][a-z0-9_]*[a-z0-9]_$")

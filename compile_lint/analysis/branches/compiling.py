@@ -1,0 +1,205 @@
+"""Code that never runs while Dynamo traces: the eager side of compile tests.
+
+Libraries keep their data-dependent fast paths and checks out of `torch.compile` with a
+test of whether Dynamo is tracing: `if not torch.compiler.is_compiling(): ...`, a
+project wrapper of it (`kornia.core.utils.is_compiling`), a name bound to it
+(`compiling = torch.compiler.is_compiling()`), one operand of `and`/`or`
+(`if x.device.type == "cpu" and not is_compiling():`), or an early exit
+(`if torch.jit.is_tracing() or is_compiling(): return False`, then the eager-only code).
+`torch.jit.is_tracing()` / `is_scripting()` are False under torch.compile (measured:
+hazards.md), so their `else` is what Dynamo compiles.
+
+A guard may be computed in another function: kornia's distance transform stops its
+cascade early with `if i + 1 in stop_checks and not bool(mask.any()):`, where
+`stop_checks = _stop_check_rounds(...) if _can_stop_cascade(image) else ()` and
+`_can_stop_cascade` returns False first thing when `is_compiling()`. So a call of a def
+of the file (or an imported one) whose first return under Dynamo is a constant has that
+value, and `x in NAME` is False when NAME is an empty tuple, list or set whenever Dynamo
+traces (a name bound once to one, or to a conditional expression that picks one).
+
+`compiling_value(test)` says what a test is while Dynamo traces: True, False, or None
+(unknown). `eager_only(node)` is true when no path Dynamo traces reaches `node`.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..semantic.facts import FUNCTION_NODES, ModuleFacts
+from .feature_tests import feature_test
+from ..torch_api import JIT_ONLY_FUNCS
+
+EXITS = (ast.Return, ast.Raise)
+# what a `hasattr` feature test may ask about that exists wherever Dynamo traces
+DYNAMO_FEATURES = frozenset({"torch._dynamo", "torch.compiler", "torch.compile", "torch.compiler.is_compiling",
+                             "torch._dynamo.is_compiling", "torch.compiler.is_dynamo_compiling"})
+
+
+def compiling_value(facts: ModuleFacts, test: ast.AST, depth: int = 0) -> Optional[bool]:
+    """The value of `test` whenever Dynamo traces it (None: it depends on other things)."""
+    from ..reach.queries import is_compiling_test
+
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = compiling_value(facts, test.operand, depth)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [compiling_value(facts, v, depth) for v in test.values]
+        if isinstance(test.op, ast.Or):
+            return True if True in values else (False if all(v is False for v in values) else None)
+        return False if False in values else (True if all(v is True for v in values) else None)
+    if isinstance(test, ast.Call):
+        if is_compiling_test(facts, test):
+            return True
+        feature = feature_test(facts, test)
+        if feature is not None and feature[2] in DYNAMO_FEATURES:
+            return True  # `hasattr(torch, "_dynamo")`: true wherever Dynamo traces
+        if facts.resolve(test.func) in JIT_ONLY_FUNCS:
+            return False
+        return returns_when_compiling(facts, test, depth) if depth < 5 else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.In, ast.NotIn)) \
+            and depth < 5 and empty_when_compiling(facts, test.comparators[0], depth + 1):
+        return isinstance(test.ops[0], ast.NotIn)
+    if isinstance(test, ast.Name) and depth < 2:
+        bound = single_binding(facts, test)
+        return compiling_value(facts, bound, depth + 1) if bound is not None else None
+    return None
+
+
+def empty_when_compiling(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> bool:
+    """`expr` is an empty tuple, list or set whenever Dynamo traces: a literal, a name bound
+    once to one, or `a if test else ()` with `test` False under Dynamo (True: `a`)."""
+    if isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
+        return not expr.elts
+    if isinstance(expr, ast.IfExp):
+        value = compiling_value(facts, expr.test, depth)
+        if value is None:
+            return False
+        return empty_when_compiling(facts, expr.body if value else expr.orelse, depth + 1)
+    if isinstance(expr, ast.Name) and depth < 5:
+        bound = single_binding(facts, expr)
+        return bound is not None and empty_when_compiling(facts, bound, depth + 1)
+    return False
+
+
+def returns_when_compiling(facts: ModuleFacts, call: ast.Call, depth: int = 0) -> Optional[bool]:
+    """The truth of what a def of this file (or an imported module-level one) returns
+    whenever Dynamo traces, when its body says so before anything else returns: each
+    statement in order is skipped when it cannot return (or is an `if` Dynamo never
+    enters), and the first `if` Dynamo always enters that returns a constant gives it
+    (kornia's `_can_stop_cascade`: `if torch.jit.is_scripting(): return False`, then
+    `if torch.jit.is_tracing() or is_compiling() or ...: return False`)."""
+    from ..project.context import path_for_module
+
+    dotted = facts.resolve(call.func)
+    if not dotted or "." not in dotted or dotted.startswith(("torch.", "builtins.")):
+        return None
+    module, name = dotted.rsplit(".", 1)
+    owner: Optional[ModuleFacts] = facts
+    if module != facts.names.module:
+        path = path_for_module(facts, module)
+        owner = facts.project.facts_for_path(facts, path) if path else None
+    func = next((s for s in owner.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and s.name == name), None) if owner is not None else None
+    if func is None:
+        return None
+    for stmt in func.body:
+        returns = [n for n in ast.walk(stmt) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))]
+        if not returns:
+            continue
+        if not isinstance(stmt, ast.If) or stmt.orelse:
+            return None
+        value = compiling_value(owner, stmt.test, depth + 1)
+        if value is False:
+            continue  # Dynamo never enters it
+        if value is True and isinstance(stmt.body[-1], ast.Return) and isinstance(stmt.body[-1].value, ast.Constant) \
+                and len(returns) == 1:
+            return bool(stmt.body[-1].value.value)
+        return None
+    return None
+
+
+def single_binding(facts: ModuleFacts, name: ast.Name) -> Optional[ast.expr]:
+    """The value of the one assignment of `name` in its function (or the module when the
+    function does not bind it), when there is exactly one."""
+    func = facts.enclosing_function(name)
+    scopes = [func] if func is not None else []
+    scopes.append(facts.tree)
+    for scope in scopes:
+        values = []
+        body = scope.body if isinstance(scope.body, list) else [scope.body]
+        for stmt in _statements(body, descend=scope is not facts.tree):
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name.id for t in stmt.targets):
+                values.append(stmt.value)
+            elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For)) and isinstance(getattr(stmt, "target", None), ast.Name) \
+                    and stmt.target.id == name.id:
+                values.append(None)
+        if values:
+            return values[0] if len(values) == 1 else None
+        if scope is func and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = func.args
+            if any(a.arg == name.id for a in args.posonlyargs + args.args + args.kwonlyargs):
+                return None  # a parameter: the caller decides
+    return None
+
+
+def _statements(body, descend: bool):
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if descend:
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list):
+                    yield from _statements(inner, descend)
+            for handler in getattr(stmt, "handlers", ()) or ():
+                yield from _statements(handler.body, descend)
+
+
+def _always_exits(body: list) -> bool:
+    return bool(body) and isinstance(body[-1], EXITS)
+
+
+def eager_only(facts: ModuleFacts, node: ast.AST) -> bool:
+    """No path Dynamo traces reaches `node`: it sits in the branch of an `if` (or a
+    conditional expression, or an operand of `and`/`or`) that a compile test closes
+    while Dynamo traces, or after an `if` that returns or raises whenever Dynamo traces."""
+    child = node
+    for anc in facts.ancestors(node):
+        if isinstance(anc, (ast.If, ast.IfExp)) and child is not anc.test:
+            value = compiling_value(facts, anc.test)
+            in_body = child in anc.body if isinstance(anc, ast.If) else child is anc.body
+            if value is not None and value != in_body:
+                return True
+        if isinstance(anc, ast.BoolOp):
+            # `a and b`: b runs only when a is true; `a or b`: only when a is false
+            index = next((i for i, v in enumerate(anc.values) if v is child), 0)
+            for earlier in anc.values[:index]:
+                value = compiling_value(facts, earlier)
+                if value is not None and value != isinstance(anc.op, ast.And):
+                    return True
+        if isinstance(child, ast.stmt):
+            block = _block_of(anc, child)
+            if block is not None:
+                for earlier in block[: block.index(child)]:
+                    if isinstance(earlier, ast.If) and compiling_value(facts, earlier.test) is True \
+                            and _always_exits(earlier.body):
+                        return True
+                    if isinstance(earlier, ast.If) and compiling_value(facts, earlier.test) is False \
+                            and earlier.orelse and _always_exits(earlier.orelse):
+                        return True
+        if isinstance(anc, FUNCTION_NODES):
+            return False
+        child = anc
+    return False
+
+
+def _block_of(parent: ast.AST, stmt: ast.stmt) -> Optional[list]:
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and any(s is stmt for s in block):
+            return block
+    for handler in getattr(parent, "handlers", ()) or ():
+        if any(s is stmt for s in handler.body):
+            return handler.body
+    return None

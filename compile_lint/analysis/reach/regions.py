@@ -1,0 +1,1806 @@
+"""Compiled, traced and cudagraph regions.
+
+Two steps, so the same code serves one file and a whole project:
+
+1. `summarize(tree, names)` -> ModuleSummary, per file and picklable: the defs a file
+   holds, what each def calls, the submodules each class builds, and every compile or
+   trace site with its target and options. No other file is needed.
+2. `ProjectIndex(summaries).regions()` follows sites to their targets across files
+   (imports, re-exports, wrappers that return `torch.compile(fn)`) and then follows
+   calls from region code into project code (bounded depth), recording how each
+   region was reached.
+
+What a site compiles is resolved through the value model (values.py): factories,
+classmethods, attributes, containers, registries, annotated parameters and the calls
+that pass a parameter. `ProjectIndex.resolved_sites()` says, per site, the defs it
+runs or why none was found (`compile-lint regions` prints it).
+
+Linting one file alone is an index of one summary: what is not visible is not assumed.
+"""
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Iterator, Optional
+
+from .declared import Recording, describe_declared
+from ..semantic.names import NameTable, chain_text, import_prefixes
+from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
+from .values import DECORATED, EMPTY, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external
+from ..semantic.walk import walk as _walk_plain
+from ..semantic.walk import walk_scope
+
+COMPILE = "compiled"
+TRACED = "traced"
+# a resolved site's reason starts with this when a member of its value is unseen
+PARTIAL = "partial: "
+SCRIPTED = "scripted"  # torch.jit.script: listed and followed, read by no tracing rule
+CUDAGRAPH = "cudagraph"
+
+COMPILE_FUNCS = COMPILERS  # torch.compile and torch._dynamo.optimize (analysis/torch_api.py)
+# how the compiled/traced object is passed by keyword: torch.compile(model=...),
+# onnx.export(model=...), export(mod=...), symbolic_trace(root=...), jit.trace(func=...)
+TARGET_KEYWORDS = frozenset({"model", "mod", "root", "func", "fn"})
+MAX_DEPTH = 12
+# method names of tensors, lists, dicts, strings and loggers: never a project function
+# whose parameters need their callers
+COMMON_METHODS = frozenset(
+    "append extend insert pop get items keys values update format join split replace startswith endswith strip "
+    "view reshape permute transpose unsqueeze squeeze repeat expand chunk mean sum float half type size to cuda cpu "
+    "add_argument info debug warning error print register_buffer register_parameter load_state_dict state_dict "
+    "setdefault copy_ fill_ masked_fill index_select gather scatter clamp pow mul add sub div matmul flatten".split()
+)
+VALUE_ARGS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Starred, ast.Lambda, ast.IfExp, ast.List, ast.Tuple, ast.Dict)
+_VALUE_ARG_TYPES = frozenset(VALUE_ARGS)
+NOT_PROJECT = ("torch.", "builtins.", "numpy.", "os.", "math.", "re.", "logging.", "json.", "random.", "time.", "sys.", "typing.")
+# nn.Module methods that return the module itself: `Net().to(dev).eval()` is a Net
+RETURNS_SELF = frozenset(
+    {"to", "eval", "train", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty", "share_memory"}
+)
+
+
+def _rewraps(value: ast.expr, name: str) -> bool:
+    return isinstance(value, ast.Call) and any(isinstance(a, ast.Name) and a.id == name for a in value.args)
+
+
+def _is_project(ref: "Ref") -> bool:
+    return not ref.dotted.startswith(("torch.", "builtins.", "numpy.", "functools."))
+
+
+@dataclass(frozen=True)
+class Ref:
+    """What an expression refers to: a dotted def name, or an instance of a class."""
+
+    dotted: str
+    instance: bool = False
+    # a method called on `self` (`self.apply_transform(x)` in a base class's forward):
+    # which def runs depends on the class of the instance, not on the class writing it
+    on_self: bool = False
+
+
+def _isinstance_tests(names: NameTable, test: ast.AST, holds: bool):
+    """(tested expression, class expressions, passes) for each `isinstance(x, C)` whose
+    outcome is known when `test` holds (or fails): through `not`, and the operands of an
+    `and` that holds (of an `or` that fails)."""
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, holds = test.operand, not holds
+    if isinstance(test, ast.BoolOp):
+        if isinstance(test.op, ast.And) == holds:  # every operand has the outcome of the whole
+            for value in test.values:
+                yield from _isinstance_tests(names, value, holds)
+        return
+    if (isinstance(test, ast.Call) and len(test.args) == 2 and not test.keywords
+            and names.resolve(test.func) == "builtins.isinstance"):
+        classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        if all(isinstance(c, (ast.Name, ast.Attribute)) for c in classes):
+            yield test.args[0], list(classes), holds
+
+
+@dataclass(frozen=True)
+class Site:
+    """One place that compiles or traces something."""
+
+    kind: str  # COMPILE, TRACED or SCRIPTED
+    target: Optional[Ref]
+    path: str
+    row: int
+    api: str  # "torch.compile", "torch.jit.trace", "Module.compile", a wrapper's name
+    mode: Optional[str] = None
+    dynamic: Optional[bool] = None
+    cudagraphs: bool = False
+    module: str = ""
+    col: int = 0
+    fullgraph: Optional[bool] = None
+    term: Optional[tuple] = field(default=None, compare=False, repr=False)  # values.py term of the target
+    origin: str = "static"  # "static" | "config" | "marker" | "recorded" (analysis/reach/declared.py)
+    recording: Optional["Recording"] = None  # what a recorded run saw at this site
+
+    def describe(self) -> str:
+        """e.g. "compiled by torch.compile with mode='reduce-overhead' at train.py:41"."""
+        if self.origin != "static":
+            return describe_declared(self)
+        opts = []
+        if self.mode:
+            opts.append(f"mode={self.mode!r}")
+        if self.dynamic is not None:
+            opts.append(f"dynamic={self.dynamic}")
+        verb = {COMPILE: "compiled", SCRIPTED: "scripted"}.get(self.kind, "traced")
+        how = f" with {', '.join(opts)}" if opts else ""
+        api = "Module.compile()" if self.api == "Module.compile" else f"{self.api}()"
+        return f"{verb} by {api}{how} at {_display(self.path)}:{self.row}"
+
+
+def _display(path: str) -> str:
+    rel = os.path.relpath(path) if os.path.isabs(path) else path
+    return path if rel.startswith("..") else rel
+
+
+@dataclass
+class DefInfo:
+    qualname: str
+    kind: str  # "function" | "class" | "lambda"
+    row: int
+    calls: list[Ref] = field(default_factory=list)
+    bases: list[str] = field(default_factory=list)  # classes: resolved base names
+    submodules: list[Ref] = field(default_factory=list)  # classes: instances built in methods, not stored on self
+    # classes: (attribute, instance) for what a method stores on `self.<attribute>`
+    # (`self.blocks = nn.Sequential(*[Block(c) ...])`): run by forward only when the code
+    # forward reaches reads that attribute
+    attr_submodules: list = field(default_factory=list)
+    self_reads: tuple = ()  # methods: the `self.<attr>` a method reads
+    attr_types: dict[str, Ref] = field(default_factory=dict)  # classes: self.x = Cls(...)
+    disabled: bool = False  # decorated with torch.compiler.disable
+    wraps: Optional[tuple[int, str, tuple]] = None  # returns compile/trace(param i): (i, api, opts)
+    wraps_param: Optional[str] = None  # the name of that parameter
+    params: tuple = ()  # parameter names, positional first
+    method_kind: Optional[str] = None  # "static" | "class" | "property" for decorated methods
+    ret_ann: Optional[tuple] = None  # term of the return annotation
+    decorators: tuple = ()  # terms of the decorators (registries)
+    # decorators that may compile or trace the def (a project wrapper or a factory of
+    # one, resolved by the index): ((term, row, col), ...); not torch's own, which are
+    # sites of the summary, nor well-known decorators of other libraries
+    applied: tuple = ()
+
+
+@dataclass
+class ModuleSummary:
+    path: str
+    module: str
+    defs: dict[str, DefInfo] = field(default_factory=dict)
+    sites: list[Site] = field(default_factory=list)
+    # calls of project functions with a resolvable first argument: maybe wrappers
+    wrapper_calls: list[tuple] = field(default_factory=list)  # (callee, Ref, row, kws, term, col)
+    bindings: dict[str, str] = field(default_factory=dict)
+    # the value model (values.py): scope -> name -> [(row, depth, term)], returns per def,
+    # class dotted -> attribute -> [term], container stores [(location, term)]
+    scopes: dict = field(default_factory=dict)
+    returns: dict = field(default_factory=dict)
+    attrs: dict = field(default_factory=dict)
+    stores: list = field(default_factory=list)
+    import_prefixes: tuple = ("",)
+    star_imports: tuple = ()  # `from m import *` modules, in order (NameTable.star_imports)
+    calls: list = field(default_factory=list)  # (callee name, callee term, arg terms, kw terms)
+    declared: list = field(default_factory=list)  # `# compile-lint: compiled` markers (analysis/reach/declared.py)
+
+    def dotted(self, qualname: str) -> str:
+        return f"{self.module}.{qualname}" if self.module else qualname
+
+
+@dataclass
+class RegionInfo:
+    kinds: set[str] = field(default_factory=set)
+    sites: list[Site] = field(default_factory=list)
+    via: Optional[str] = None  # the region code that calls this one, when reached by a call
+
+    def describe(self) -> str:
+        site = self.sites[0].describe() if self.sites else "compiled"
+        return f"{site} (reached from {self.via})" if self.via else site
+
+
+def def_qualnames(tree: ast.Module) -> dict[int, str]:
+    """id(def node) -> qualname ("f", "C.m", "f.inner"), for every def and class."""
+    out: dict[int, str] = {}
+    _name_defs(tree.body, "", out)
+    return out
+
+
+def _name_defs(body: Iterable[ast.stmt], prefix: str, out: dict[int, str]) -> None:
+    # a module-level function, not a recursive closure: a closure calling itself is a
+    # reference cycle, left for the cyclic GC on every call
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            name = f"{prefix}{node.name}"
+            out[id(node)] = name
+            _name_defs(node.body, name + ".", out)
+        else:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    _name_defs([child], prefix, out)
+                elif isinstance(child, ast.ExceptHandler):
+                    _name_defs(child.body, prefix, out)
+                elif hasattr(child, "body") and isinstance(getattr(child, "body"), list):
+                    _name_defs(child.body, prefix, out)  # match cases
+
+
+def lambda_qualname(node: ast.Lambda) -> str:
+    return f"<lambda@{node.lineno}:{node.col_offset}>"
+
+
+# the node types `ast.literal_eval` accepts at the top (any other raises ValueError)
+_LITERAL_SHAPES = frozenset({ast.Tuple, ast.List, ast.Set, ast.Call, ast.Dict, ast.BinOp, ast.UnaryOp})
+
+
+def _literal(expr: Optional[ast.expr]):
+    if expr is None:
+        return None
+    cls = expr.__class__
+    if cls is ast.Constant:
+        return expr.value  # what literal_eval gives
+    if cls not in _LITERAL_SHAPES:
+        return _NOT_LITERAL  # a name, an attribute, a lambda...: not without raising
+    try:
+        return ast.literal_eval(expr)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _NOT_LITERAL
+
+
+_NOT_LITERAL = object()
+
+
+def compile_options(keywords: Iterable[tuple[str, ast.expr]], defaults: Optional[dict] = None) -> tuple:
+    """(mode, dynamic, cudagraphs) from torch.compile keyword arguments. `defaults`:
+    parameter name -> default expression, for `mode=mode` inside a wrapper."""
+    mode = dynamic = None
+    cudagraphs = False
+    for name, value in keywords:
+        if defaults and isinstance(value, ast.Name) and value.id in defaults:
+            value = defaults[value.id]
+        lit = _literal(value)
+        if name == "mode" and isinstance(lit, str):
+            mode = lit
+        elif name == "dynamic" and (lit is True or lit is False):
+            dynamic = lit
+        elif name == "options" and isinstance(lit, dict) and lit.get("triton.cudagraphs") is True:
+            cudagraphs = True
+    if mode in CUDAGRAPH_MODES:
+        cudagraphs = True
+    return mode, dynamic, cudagraphs
+
+
+def fullgraph_option(keywords: Iterable[tuple[str, ast.expr]]) -> Optional[bool]:
+    for name, value in keywords:
+        if name == "fullgraph":
+            lit = _literal(value)
+            if lit is True or lit is False:
+                return lit
+    return None
+
+
+class ScopeNodes:
+    """The nodes of one scope that the summary looks at, in `walk_scope` order
+    (depth-first, source order; nested defs and their decorators, not their bodies)."""
+
+    __slots__ = ("visit", "defs", "calls", "assigns", "returns", "bound", "attrs", "globals")
+
+    def __init__(self):
+        self.attrs: list = []  # (name, attribute) of every `name.attribute` read or written
+        self.visit: list = []  # defs and calls
+        self.defs: list = []  # FunctionDef, AsyncFunctionDef, ClassDef
+        self.calls: list = []
+        self.assigns: list = []  # Assign and AnnAssign
+        self.returns: list = []
+        self.bound: set = set()  # values.assigned_names(owner.body)
+        self.globals: frozenset = frozenset()  # names its `global` statements declare
+
+
+# what `_scan_scopes` does with a node, by its class
+_CALL, _DEF, _LAMBDA, _ASSIGN, _RETURN, _BINDS, _DECLARES, _ATTR, _IMPORT = range(1, 10)
+_KIND = {
+    ast.Attribute: _ATTR,
+    ast.Name: 0,  # no child nodes (`ctx` is never walked)
+    ast.Constant: 0,
+    ast.Call: _CALL,
+    ast.FunctionDef: _DEF,
+    ast.AsyncFunctionDef: _DEF,
+    ast.ClassDef: _DEF,
+    ast.Lambda: _LAMBDA,
+    ast.Assign: _ASSIGN,
+    ast.AnnAssign: _ASSIGN,
+    ast.Return: _RETURN,
+    ast.AugAssign: _BINDS,
+    ast.For: _BINDS,
+    ast.AsyncFor: _BINDS,
+    ast.With: _BINDS,
+    ast.AsyncWith: _BINDS,
+    ast.Global: _DECLARES,
+    ast.Nonlocal: _DECLARES,
+    ast.Import: _IMPORT,
+    ast.ImportFrom: _IMPORT,
+}
+_LEAVES = frozenset({ast.Name, ast.Constant})
+# fields `_scan_scopes` need not read: `ctx`, and those that never hold a node it looks
+# for (names, numbers and flags; `names` of an import holds aliases, of `global` strings)
+_SKIP_FIELDS = frozenset(
+    {"ctx", "type_comment", "type_ignores", "id", "attr", "arg", "name", "asname", "module", "level", "kind",
+     "conversion", "is_async", "simple", "tag", "rest", "kwd_attrs", "names"}
+)
+_REVERSED_FIELDS: dict = {}
+
+
+def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict) -> None:
+    """Fill `scopes` (id(owner) -> ScopeNodes, for the module and every def and class)
+    and `qualnames` (id(def) -> qualname, as `def_qualnames`) in one walk. Each scope
+    holds what `walk_scope(owner.body)` yields, sorted by kind, and the names its
+    statements bind (`values.assigned_names`: every statement of a scope is walked)."""
+    todo = [(tree, "")]
+    reversed_fields = _REVERSED_FIELDS
+    kinds = _KIND
+    leaves = _LEAVES
+    AST, Assign, With, AsyncWith = ast.AST, ast.Assign, ast.With, ast.AsyncWith
+    while todo:
+        owner, prefix = todo.pop()
+        nodes = scopes[id(owner)] = ScopeNodes()
+        visit, defs, calls, assigns, returns = nodes.visit, nodes.defs, nodes.calls, nodes.assigns, nodes.returns
+        bound: set = set()
+        declared: set = set()
+        stack = owner.body[::-1]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node = pop()
+            cls = node.__class__
+            kind = kinds.get(cls, -1)
+            if kind == 0:
+                continue
+            if kind > 0:
+                if kind == _CALL:
+                    visit.append(node)
+                    calls.append(node)
+                elif kind == _DEF:
+                    visit.append(node)
+                    defs.append(node)
+                    bound.add(node.name)
+                    # an f-string, as def_qualnames: a new string even when prefix is ""
+                    # (the pickled summary shares no more objects than before)
+                    name = qualnames[id(node)] = f"{prefix}{node.name}"
+                    todo.append((node, name + "."))
+                    stack.extend(node.decorator_list[::-1])
+                    continue
+                elif kind == _LAMBDA:
+                    # a def of its own (`step = lambda x: model(x)`, then compiled): its body
+                    # is walked when it is visited, not as part of this scope
+                    visit.append(node)
+                    continue
+                elif kind == _ASSIGN:
+                    assigns.append(node)
+                    if cls is Assign:
+                        for target in node.targets:
+                            _target_names(target, bound)
+                    else:
+                        _target_names(node.target, bound)
+                elif kind == _RETURN:
+                    returns.append(node)
+                elif kind == _BINDS:
+                    if cls is With or cls is AsyncWith:
+                        for item in node.items:
+                            if item.optional_vars is not None:
+                                _target_names(item.optional_vars, bound)
+                    else:
+                        _target_names(node.target, bound)
+                elif kind == _ATTR:
+                    value = node.value
+                    if value.__class__ is ast.Name:
+                        nodes.attrs.append((value.id, node.attr))
+                elif kind == _IMPORT:
+                    # an import in a def binds a local (`from .detection import get_detector`
+                    # in one branch, `from .detection_db import ...` in another); the
+                    # module's own imports are the name table's
+                    if owner is not tree:
+                        for alias in node.names:
+                            if alias.name != "*":
+                                bound.add(alias.asname or alias.name.split(".", 1)[0])
+                    continue
+                else:  # _DECLARES
+                    declared.update(node.names)
+                    if cls is ast.Global:
+                        nodes.globals |= frozenset(node.names)
+            names = reversed_fields.get(cls)
+            if names is None:
+                names = reversed_fields[cls] = tuple(f for f in cls._fields if f not in _SKIP_FIELDS)[::-1]
+            for name in names:
+                value = getattr(node, name, None)
+                if value.__class__ is list:
+                    for item in reversed(value):
+                        # names and constants (most leaves) are never pushed
+                        if item.__class__ not in leaves and isinstance(item, AST):
+                            push(item)
+                elif value.__class__ not in leaves and isinstance(value, AST):
+                    push(value)
+        nodes.bound = bound - declared if declared else bound
+
+
+class _Summarizer:
+    def __init__(self, tree: ast.Module, names: NameTable, path: str, extra_compile=(), extra_trace=()):
+        self.tree = tree
+        self.names = names
+        self.path = path
+        self.compile_funcs = COMPILE_FUNCS | frozenset(extra_compile)
+        self.trace_funcs = TRACE_FUNCS | frozenset(extra_trace)
+        self.script_funcs = SCRIPT_FUNCS
+        self.summary = ModuleSummary(path=path, module=names.module, bindings=dict(names.bindings),
+                                     star_imports=names.star_imports)
+        # every scope's nodes, sorted by what the passes below look for, and every
+        # def's qualname: one walk of the tree
+        self.qualnames: dict[int, str] = {}
+        self._scopes: dict[int, ScopeNodes] = {}
+        _scan_scopes(tree, self._scopes, self.qualnames)
+        self.terms = TermBuilder(names, names.module)
+        self._decorator_calls: set[int] = set()
+        self._parents: Optional[dict[int, ast.AST]] = None  # made when a site needs its guards
+
+    def _scope(self, owner) -> "ScopeNodes":
+        """The nodes of one scope (walked once, by `_scan_scopes`)."""
+        return self._scopes[id(owner)]
+
+    # -- local typing: which class a name or self attribute holds -------------
+    def _instance_ref(self, value: ast.expr) -> Optional[Ref]:
+        """`Cls(...)`, also through `.to(...)`, `.eval()` and other methods returning self."""
+        while (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr in RETURNS_SELF
+            and isinstance(value.func.value, ast.Call)
+        ):
+            value = value.func.value
+        if isinstance(value, ast.Call):
+            dotted = self.names.resolve(value.func)
+            if dotted and not dotted.startswith("builtins.") and dotted not in self.compile_funcs:
+                return Ref(dotted, instance=True)
+        return None
+
+    def _scope_types(self, nodes: "ScopeNodes") -> dict[str, Ref]:
+        types: dict[str, Ref] = {}
+        for node in nodes.assigns:
+            if node.__class__ is ast.Assign:
+                targets, value = node.targets, node.value
+            elif node.value is not None:  # AnnAssign
+                targets, value = [node.target], node.value
+            else:
+                continue
+            ref = self._instance_ref(value)
+            if ref is None:
+                continue
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    if _rewraps(value, target.id):
+                        continue  # `m = wrap(m)` keeps what `m` was
+                    old = types.get(target.id)
+                    # a project class beats a later torch/stdlib re-wrap of the same name
+                    if old is None or _is_project(ref) or not _is_project(old):
+                        types[target.id] = ref
+        return types
+
+    def ref_of(self, expr: ast.expr, local: dict[str, Ref], cls: Optional[DefInfo], cls_dotted: Optional[str]) -> Optional[Ref]:
+        """What `expr` (a callee) refers to, by the file alone (calls between defs)."""
+        if isinstance(expr, ast.Name):
+            if expr.id in local:
+                return local[expr.id]
+            if expr.id == "self" and cls_dotted:
+                return Ref(cls_dotted, instance=True)  # `torch.onnx.export(self, ...)` in a method
+            dotted = self.names.resolve(expr)
+            return Ref(dotted) if dotted else None
+        if isinstance(expr, ast.Lambda):
+            return Ref(self.summary.dotted(lambda_qualname(expr)))
+        if isinstance(expr, ast.Call):
+            return self._instance_ref(expr)
+        if isinstance(expr, ast.Attribute):
+            base = expr.value
+            if isinstance(base, ast.Name) and base.id == "self" and cls is not None and cls_dotted:
+                if expr.attr in cls.attr_types:
+                    return cls.attr_types[expr.attr]
+                return Ref(f"{cls_dotted}.{expr.attr}", on_self=True)
+            inner = self.ref_of(base, local, cls, cls_dotted) if isinstance(base, (ast.Name, ast.Attribute)) else None
+            if inner is not None and inner.instance:
+                return Ref(f"{inner.dotted}.{expr.attr}")  # a method of an instance
+            dotted = self.names.resolve(expr)
+            return Ref(dotted) if dotted else None
+        return None
+
+    # -- sites -----------------------------------------------------------------
+    def _keywords(self, call: ast.Call):
+        return list(self.names.partial_keywords(call.func)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+
+    def _site_from_call(self, call: ast.Call, local, cls, cls_dotted, scope: Scope) -> Optional[Site]:
+        func = self.names.resolve(call.func)
+        if func in self.script_funcs:
+            first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "obj"), None)
+            target = self.ref_of(first, local, cls, cls_dotted) if first is not None else None
+            term = self.terms.term(first, scope, call.lineno) if first is not None else None
+            return Site(SCRIPTED, target, self.path, call.lineno, func, module=self.summary.module, col=call.col_offset, term=term)
+        if func in self.compile_funcs or func in self.trace_funcs:
+            keywords = self._keywords(call)
+            first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in TARGET_KEYWORDS), None)
+            target = self.ref_of(first, local, cls, cls_dotted) if first is not None else None
+            term = self._guarded(first, call, self.terms.term(first, scope, call.lineno), scope) if first is not None else None
+            if func in self.compile_funcs:
+                mode, dynamic, cg = compile_options(keywords, scope.defaults)
+                return Site(COMPILE, target, self.path, call.lineno, func, mode, dynamic, cg, self.summary.module,
+                            call.col_offset, fullgraph_option(keywords), term)
+            return Site(TRACED, target, self.path, call.lineno, func, module=self.summary.module, col=call.col_offset, term=term)
+        # `m.compile(...)` on something that is not a module-level function
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "compile":
+            if func is None or func.startswith(f"{self.summary.module}.") or not func.startswith(("re.", "builtins.", "torch.", "regex.")):
+                receiver = self.ref_of(call.func.value, local, cls, cls_dotted)
+                term = self.terms.term(call.func.value, scope, call.lineno)
+                if (receiver is not None and receiver.instance) or (term is not None and term[0] != G):
+                    keywords = self._keywords(call)
+                    mode, dynamic, cg = compile_options(keywords, scope.defaults)
+                    return Site(COMPILE, receiver if receiver is not None and receiver.instance else None, self.path,
+                                call.lineno, "Module.compile", mode, dynamic, cg, self.summary.module,
+                                call.col_offset, fullgraph_option(keywords), term)
+        return None
+
+    # -- guards: what an isinstance test lets reach a compile ---------------------------
+    def _guarded(self, target: ast.expr, call: ast.Call, term, scope: Scope):
+        """`term` narrowed by the isinstance tests on the same name or attribute chain that
+        hold where `call` runs: an `if`/conditional expression around it (either branch)
+        and an earlier `if isinstance(...): return` in the blocks around it, up to its
+        def. A test on something else, or one whose classes are not names, is ignored."""
+        text = chain_text(target)
+        if term is None or text is None:
+            return term
+        for test, holds in self._tests_around(call):
+            for arg, classes, positive in _isinstance_tests(self.names, test, holds):
+                if chain_text(arg) != text:
+                    continue
+                class_terms = tuple(t for t in (self.terms.term(c, scope, call.lineno) for c in classes) if t is not None)
+                if class_terms and len(class_terms) == len(classes):
+                    term = (NARROW, term, class_terms, positive)
+        return term
+
+    def _tests_around(self, node: ast.AST):
+        """(test, holds) for the branches that lead to `node` within its def: the test of
+        each `if`/`IfExp` it sits in (holds: in the body), and of each earlier sibling
+        `if` whose body always leaves (return, raise, continue, break) and has no else
+        (holds: False)."""
+        if self._parents is None:
+            self._parents = {id(child): parent for parent in ast.walk(self.tree) for child in ast.iter_child_nodes(parent)}
+        parents = self._parents
+        child, parent = node, parents.get(id(node))
+        while parent is not None and not isinstance(parent, (ast.Lambda, ast.ClassDef)):
+            if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+                body = parent.body if isinstance(parent, ast.If) else [parent.body]
+                yield parent.test, any(child is b for b in body)
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(parent, field, None)
+                if isinstance(block, list) and any(child is b for b in block):
+                    for earlier in block[: next(i for i, b in enumerate(block) if b is child)]:
+                        if (isinstance(earlier, ast.If) and not earlier.orelse and earlier.body
+                                and isinstance(earlier.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))):
+                            yield earlier.test, False
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                break  # the def's own body was the last block
+            child, parent = parent, parents.get(id(parent))
+
+    def _decorator_site(self, deco: ast.expr, target: Ref) -> Optional[Site]:
+        call = deco if isinstance(deco, ast.Call) else None
+        func = self.names.resolve(call.func if call else deco)
+        term = (G, target.dotted)
+        if func in self.compile_funcs:
+            keywords = list(self.names.partial_keywords(call.func if call else deco))
+            if call:
+                keywords += [(k.arg, k.value) for k in call.keywords if k.arg]
+            mode, dynamic, cg = compile_options(keywords)
+            return Site(COMPILE, target, self.path, deco.lineno, func, mode, dynamic, cg, self.summary.module,
+                        deco.col_offset, fullgraph_option(keywords), term)
+        if func in self.trace_funcs:
+            return Site(TRACED, target, self.path, deco.lineno, func, module=self.summary.module, col=deco.col_offset, term=term)
+        if func in self.script_funcs:
+            return Site(SCRIPTED, target, self.path, deco.lineno, func, module=self.summary.module, col=deco.col_offset, term=term)
+        return None
+
+    def _applied(self, node, outer: Scope, dotted: str) -> tuple:
+        """The decorators of `node` that may compile it through the project's own code
+        (`@compile_if(cfg)`, `@compiled`), for the index to evaluate: each is also a call
+        passing the def (so a wrapper's parameter receives it, `Resolver._passed`)."""
+        out = []
+        for deco in node.decorator_list:
+            func = self.names.resolve(deco.func if isinstance(deco, ast.Call) else deco)
+            if func in self.compile_funcs or func in self.trace_funcs or func in self.script_funcs:
+                continue  # a site of the summary
+            term = self.terms.term(deco, outer, None)
+            if term is None or not _may_compile(term):
+                continue
+            out.append((term, deco.lineno, deco.col_offset))
+            self.summary.calls.append((DECORATED, term, ((G, dotted),), ()))
+        return tuple(out)
+
+    def _is_disable(self, deco: ast.expr) -> bool:
+        func = self.names.resolve(deco.func if isinstance(deco, ast.Call) else deco)
+        return func in DISABLE_FUNCS
+
+    def run(self) -> ModuleSummary:
+        body = self.tree.body
+        defs = {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        nodes = self._scope(self.tree)
+        # a name a def declares `global` and binds is a module-level name too
+        declared_global = set().union(*(n.globals for n in self._scopes.values()))
+        self.terms.module_bound = (nodes.bound | declared_global) - defs
+        scope = Scope("", self.terms.module_bound)
+        self.terms.module_scope = scope
+        for name in sorted(declared_global - nodes.bound):
+            # imported at module level, rebound by a def (`global step; step = torch.compile(step)`)
+            dotted = self.names.resolve_name(name)
+            if dotted:
+                self.terms.bind(scope, name, 0, 0, (G, dotted))
+        for inner in nodes.defs:
+            if inner.name not in defs:  # a def in a module-level `try`/`if`: bound there, maybe
+                self.terms.bind(scope, inner.name, inner.lineno, 1, (G, self.summary.dotted(self.qualnames[id(inner)])))
+        self.terms.collect(body, scope)
+        types = self._scope_types(nodes)
+        self.context = SummaryContext(self.terms.module_bound, types)
+        self._visit_body(nodes.visit, types, None, None, None, scope)
+        summary = self.summary
+        summary.scopes = self.terms.bindings
+        summary.returns = self.terms.returns
+        summary.attrs = self.terms.attrs
+        summary.stores = self.terms.stores
+        summary.import_prefixes = import_prefixes(self.path)
+        return summary
+
+    def _visit_body(self, nodes, local, cls, cls_dotted, owner: Optional[DefInfo], scope: Scope) -> None:
+        """Record sites, calls and defs in one scope (not descending into nested defs)."""
+        for node in nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._visit_function(node, local, cls, cls_dotted, scope)
+            elif isinstance(node, ast.ClassDef):
+                self._visit_class(node, scope)
+            elif isinstance(node, ast.Lambda):
+                if lambda_qualname(node) not in self.summary.defs:  # (an inline site's, visited with it)
+                    self._visit_lambda(node, local, cls, cls_dotted, scope)
+            elif isinstance(node, ast.Call):
+                if id(node) in self._decorator_calls:
+                    continue  # `@torch.compile(...)`: the decorator site has its target
+                site = self._site_from_call(node, local, cls, cls_dotted, scope)
+                if site is not None:
+                    self.summary.sites.append(site)
+                    if node.args and isinstance(node.args[0], ast.Lambda):
+                        self._visit_lambda(node.args[0], local, cls, cls_dotted, scope)
+                    continue
+                callee = self.ref_of(node.func, local, cls, cls_dotted)
+                if callee is not None and owner is not None:
+                    owner.calls.append(callee)
+                if node.args or node.keywords:
+                    self._record_call(node, scope)
+                if callee is not None and node.args and not callee.dotted.startswith(("torch.", "builtins.")):
+                    target = self.ref_of(node.args[0], local, cls, cls_dotted)
+                    term = self.terms.term(node.args[0], scope, node.lineno)
+                    if target is not None or term is not None:
+                        kws = tuple((k.arg, _literal(k.value)) for k in node.keywords if k.arg)
+                        kws = tuple((k, v) for k, v in kws if v is not _NOT_LITERAL)
+                        self.summary.wrapper_calls.append((callee.dotted, target, node.lineno, kws, term, node.col_offset))
+
+    def _record_call(self, node: ast.Call, scope: Scope) -> None:
+        """A call with arguments, so the index can tell what a parameter receives."""
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name is None or name.startswith("__") or name in COMMON_METHODS:
+            return
+        value_args = _VALUE_ARG_TYPES
+        for arg in node.args:
+            if arg.__class__ in value_args:
+                break
+        else:
+            for keyword in node.keywords:
+                if keyword.value.__class__ in value_args:
+                    break
+            else:
+                return  # only literals and arithmetic: no model or function passed
+        dotted = self.names.resolve(func)
+        if dotted is not None and dotted.startswith(NOT_PROJECT):
+            return
+        callee = self.terms.term(func, scope, node.lineno)
+        if callee is None:
+            return
+        terms = self.terms
+        row = node.lineno
+        args = tuple([terms.term(a, scope, row) for a in node.args[:8]])
+        kws = tuple([(k.arg, terms.term(k.value, scope, row)) for k in node.keywords[:8] if k.arg])
+        if args.count(None) < len(args) or any(t is not None for _k, t in kws):
+            self.summary.calls.append((name, callee, args, kws))
+
+    def _visit_lambda(self, node: ast.Lambda, local, cls, cls_dotted, scope: Scope) -> None:
+        info = DefInfo(lambda_qualname(node), "lambda", node.lineno)
+        self.summary.defs[info.qualname] = info
+        self._visit_body(walk_scope([ast.Expr(node.body)]), local, cls, cls_dotted, info, scope)
+
+    def _decorated(self, node) -> None:
+        for deco in node.decorator_list:
+            if isinstance(deco, ast.Call):
+                self._decorator_calls.add(id(deco))
+
+    def _visit_function(self, node, outer_local, cls, cls_dotted, outer: Scope) -> None:
+        qualname = self.qualnames[id(node)]
+        info = DefInfo(qualname, "function", node.lineno)
+        info.disabled = any(self._is_disable(d) for d in node.decorator_list)
+        self.summary.defs[qualname] = info
+        self._decorated(node)
+        target = Ref(self.summary.dotted(qualname))
+        for deco in node.decorator_list:
+            site = self._decorator_site(deco, target)
+            if site is not None:
+                self.summary.sites.append(site)
+        args = node.args
+        positional = args.posonlyargs + args.args
+        params = [a.arg for a in positional + args.kwonlyargs]
+        info.params = tuple(params)
+        self_kind = None
+        # a def nested in a method is no method: its first parameter is not `self`
+        # (`def _maybe_compile(mod, name)` inside `__init__`); it still sees the
+        # method's `self` as a free name, and `cls` for `self.x` references
+        is_method = cls is not None and qualname == f"{cls.qualname}.{node.name}"
+        if is_method:
+            kinds = {self.names.resolve(d) for d in node.decorator_list}
+            if "builtins.staticmethod" in kinds:
+                info.method_kind = "static"
+            elif "builtins.classmethod" in kinds:
+                info.method_kind, self_kind = "class", "cls"
+            else:
+                if "builtins.property" in kinds or "functools.cached_property" in kinds:
+                    info.method_kind = "property"
+                self_kind = "self" if params else None
+        defaults = {}
+        for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+            defaults[a.arg] = d
+        for a, d in zip(args.kwonlyargs, args.kw_defaults):
+            if d is not None:
+                defaults[a.arg] = d
+        parent = outer if outer.key == "" or cls is None else outer
+        nodes = self._scope(node)
+        scope = Scope(qualname, nodes.bound | set(params), tuple(params), self_kind, cls_dotted, parent, defaults,
+                      nodes.globals)
+        terms = self.terms
+        info.decorators = tuple(t for t in (terms.term(d, outer, None) for d in node.decorator_list) if t is not None)
+        info.applied = self._applied(node, outer, self.summary.dotted(qualname))
+        info.ret_ann = terms.annotation_term(node.returns, outer)
+        for i, a in enumerate(positional + args.kwonlyargs):
+            if i == 0 and self_kind:
+                continue
+            ann = terms.annotation_term(a.annotation, outer)
+            terms.bind(scope, a.arg, node.lineno, 0, (PARAM, qualname, i, a.arg, ann))
+        for inner in nodes.defs:  # nested defs are bound in this scope
+            terms.bind(scope, inner.name, inner.lineno, 0, (G, self.summary.dotted(self.qualnames[id(inner)])))
+        terms.collect(node.body, scope)
+        local = dict(outer_local)
+        local.update(self._scope_types(nodes))
+        for inner in nodes.defs:  # nested defs shadow module names
+            local[inner.name] = Ref(self.summary.dotted(self.qualnames[id(inner)]))
+        wrapped = [p for p in params[: len(positional)]]
+        if is_method and wrapped and self_kind:
+            wrapped = wrapped[1:]
+        self._visit_body(nodes.visit, local, cls, cls_dotted, info, scope)
+        self._wraps_param = None
+        info.wraps = self._wrapper_shape(nodes, wrapped, defaults)
+        info.wraps_param = self._wraps_param
+
+    def _self_reads(self, method) -> tuple:
+        """The attributes a method reads on its first parameter (`self.head(x)`, `for blk
+        in self.blocks`), nested defs included (they close over `self`), from the scope
+        scan's attribute lists (no walk of its own)."""
+        params = method.args.posonlyargs + method.args.args
+        if not params:
+            return ()
+        me = params[0].arg
+        found = set()
+        todo = [method]
+        while todo:
+            nodes = self._scopes[id(todo.pop())]
+            found.update(attr for name, attr in nodes.attrs if name == me)
+            for call in nodes.calls:
+                func = call.func
+                if func.__class__ is ast.Name and func.id == "getattr" and call.args \
+                        and call.args[0].__class__ is ast.Name and call.args[0].id == me:
+                    found.add(ANY_ATTR)  # `getattr(self, name)`: any attribute
+            todo.extend(d for d in nodes.defs if d.__class__ is not ast.ClassDef)
+        if found & _GENERIC_CHILDREN:
+            found.add(ANY_ATTR)
+        return tuple(sorted(found))
+
+    def _wrapper_shape(self, nodes, params, defaults):
+        """A project function whose `return` compiles or traces one of its parameters:
+        `return torch.compile(fn)`, also in a branch (`torch.compile(fn) if flag else
+        fn`) or through a local (`fn = torch.compile(fn, ...); return fn`)."""
+        if not nodes.returns:
+            return None
+        assigned: Optional[dict] = None  # name -> assigned values, made when a return is a name
+        funcs = self.compile_funcs | self.trace_funcs | self.script_funcs
+        for ret in nodes.returns:
+            todo, seen = [ret.value], 0
+            while todo and seen < 16:
+                value = todo.pop()
+                seen += 1
+                if isinstance(value, ast.IfExp):
+                    todo += [value.body, value.orelse]
+                elif isinstance(value, ast.BoolOp):
+                    todo += value.values
+                elif isinstance(value, ast.Name):
+                    if assigned is None:
+                        assigned = {}
+                        for node in nodes.assigns:
+                            if node.__class__ is ast.Assign and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                                assigned.setdefault(node.targets[0].id, []).append(node.value)
+                    todo += assigned.get(value.id, [])
+                elif isinstance(value, ast.Call):
+                    func = self.names.resolve(value.func)
+                    if func in funcs and value.args and isinstance(value.args[0], ast.Name) and value.args[0].id in params:
+                        keywords = self._keywords(value)
+                        self._wraps_param = value.args[0].id
+                        return (params.index(value.args[0].id), func, compile_options(keywords, defaults))
+        return None
+
+    def _visit_class(self, node: ast.ClassDef, outer: Scope) -> None:
+        qualname = self.qualnames[id(node)]
+        info = DefInfo(qualname, "class", node.lineno)
+        info.bases = [b for b in (self.names.resolve(base) for base in node.bases) if b]
+        self.summary.defs[qualname] = info
+        self._decorated(node)
+        cls_dotted = self.summary.dotted(qualname)
+        info.decorators = tuple(t for t in (self.terms.term(d, outer, None) for d in node.decorator_list) if t is not None)
+        info.applied = self._applied(node, outer, cls_dotted)
+        # class attributes: `model_cls = Net` in the class body
+        self.terms.collect(node.body, Scope(qualname, set(), parent=outer), cls_attrs=cls_dotted)
+        # self.x = Cls(...) in any method: attribute types and submodules
+        class_nodes = self._scope(node)
+        scopes = [class_nodes] + [self._scope(m) for m in class_nodes.defs if m.__class__ is not ast.ClassDef]
+        for nodes in scopes:
+            for sub in nodes.assigns:
+                if sub.__class__ is not ast.Assign:
+                    continue
+                for target in sub.targets:
+                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                        ref = self._instance_ref(sub.value)
+                        if ref:
+                            info.attr_types[target.attr] = ref
+        stored_on: dict[int, str] = {}  # id(call) -> the self attribute its result goes to
+        for nodes in scopes:
+            for sub in nodes.assigns:
+                if sub.__class__ is ast.Assign and sub.value is not None:
+                    attrs = [t.attr for t in sub.targets
+                             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"]
+                    if attrs:
+                        for inner in _walk_plain(sub.value):
+                            if inner.__class__ is ast.Call:
+                                stored_on[id(inner)] = attrs[0]
+        for nodes in scopes:
+            for sub in nodes.calls:
+                ref = self._instance_ref(sub)
+                if ref and not ref.dotted.startswith(("torch.", "builtins.")):
+                    attr = stored_on.get(id(sub))
+                    if attr is None:
+                        info.submodules.append(ref)
+                    else:
+                        info.attr_submodules.append((attr, ref))
+        methods = [m for m in class_nodes.defs if m.__class__ is not ast.ClassDef] if info.attr_submodules else []
+        for deco in node.decorator_list:
+            site = self._decorator_site(deco, Ref(cls_dotted, instance=True))
+            if site is not None:
+                self.summary.sites.append(site)
+        self._visit_body(class_nodes.visit, {}, info, cls_dotted, None, outer)
+        for method in methods:  # (their DefInfos exist now)
+            found = self.summary.defs.get(self.qualnames[id(method)])
+            if found is not None:
+                found.self_reads = self._self_reads(method)
+
+
+# decorators of these packages never compile their def (torch's own compile and trace
+# decorators are summary sites): `@torch.no_grad()`, `@functools.wraps(f)`, `@pytest.mark...`
+_PLAIN_DECORATOR_PACKAGES = (
+    "builtins.", "functools.", "typing.", "abc.", "dataclasses.", "contextlib.", "pytest.", "unittest.",
+    "click.", "typer.", "numba.", "jax.", "enum.", "atexit.", "staticmethod", "classmethod", "property",
+)
+
+
+def _may_compile(term) -> bool:
+    """A decorator term that the index should evaluate: a project function, a factory
+    call, a local decorator; not a torch or standard-library name."""
+    head = term[1] if term[0] == "call" else term
+    if head[0] == G:
+        dotted = head[1]
+        if dotted.startswith(_PLAIN_DECORATOR_PACKAGES):
+            return False
+        if dotted.startswith("torch.") and dotted not in COMPILE_FUNCS and dotted not in SCRIPT_FUNCS:
+            return False
+    return True
+
+
+_MISSING = object()
+_walk_scope = walk_scope  # older name, still imported by some rules
+
+
+ANY_ATTR = "*"
+# a method reading these walks every submodule (`for m in self.children()`)
+_GENERIC_CHILDREN = frozenset({"children", "named_children", "modules", "named_modules", "_modules", "apply"})
+
+
+def site_key(site: Site) -> tuple:
+    """What tells sites apart (the target it resolved to aside)."""
+    return (site.path, site.row, site.col, site.api, site.kind)
+
+
+def _kind_of(api: str) -> str:
+    """The region a compile/trace/script function makes."""
+    if api in SCRIPT_FUNCS:
+        return SCRIPTED
+    return COMPILE if api in COMPILE_FUNCS else TRACED
+
+
+def summarize(tree: ast.Module, names: NameTable, path: str, compile_wrappers=(), trace_wrappers=()) -> ModuleSummary:
+    return _Summarizer(tree, names, path, compile_wrappers, trace_wrappers).run()
+
+
+@dataclass
+class SummaryContext:
+    """What the summary of one top-level def or class reads of the rest of its module:
+    the names bound at module level (not by defs) and the instance types of module-level
+    names (`model = Net()`). Both come from the module's statements outside defs and
+    classes, and from the names of its top-level defs and classes."""
+
+    module_bound: set
+    types: dict
+
+
+def summarize_with_context(tree: ast.Module, names: NameTable, path: str, compile_wrappers=(), trace_wrappers=()):
+    """summarize(), and the module context a later `statement_part` needs."""
+    summarizer = _Summarizer(tree, names, path, compile_wrappers, trace_wrappers)
+    summary = summarizer.run()
+    return summary, summarizer.context
+
+
+def statement_part(stmt: ast.stmt, context: SummaryContext, names: NameTable, path: str, compile_wrappers=(),
+                   trace_wrappers=()) -> tuple:
+    """What one top-level def or class adds to its module's summary, as `summarize` adds
+    it: the visit of the statement (and of the calls in its decorators, which run at
+    module level) in the module's context. The summary is those visits in statement
+    order after the module-level bindings; a visit writes only entries of its own defs,
+    scopes and classes and reads only the module context, the names table and what it
+    wrote itself (compile_lint/incremental.py relies on this: equal parts of a def before
+    and after an edit mean an equal summary)."""
+    summarizer = _Summarizer(ast.Module(body=[stmt], type_ignores=[]), names, path, compile_wrappers, trace_wrappers)
+    summarizer.terms.module_bound = context.module_bound
+    scope = Scope("", context.module_bound)
+    summarizer._visit_body(summarizer._scope(summarizer.tree).visit, context.types, None, None, None, scope)
+    summary, terms = summarizer.summary, summarizer.terms
+    return (summary.defs, [(site, site.term) for site in summary.sites], summary.wrapper_calls, summary.calls,
+            terms.bindings, terms.returns, terms.attrs, terms.stores)
+
+
+class ProjectIndex:
+    """Regions across every summarized file of a run.
+
+    Declared and recorded regions (analysis/reach/declared.py) come in through `declared`."""
+
+    def __init__(self, summaries: Iterable[ModuleSummary], declared: Iterable = ()):
+        self.summaries = list(summaries)
+        self.declared = list(declared)  # config and recorded regions (analysis/reach/declared.py)
+        self.resolved_declared = None  # their entry sites, unknown names and stale entries
+        self.modules: dict[str, ModuleSummary] = {}
+        self.defs: dict[str, tuple[ModuleSummary, DefInfo]] = {}
+        for summary in self.summaries:
+            self.modules.setdefault(summary.module, summary)
+            for qualname, info in summary.defs.items():
+                self.defs.setdefault(summary.dotted(qualname), (summary, info))
+        # a module by its file: `from models.net import Net` is `models/net.py` next to
+        # the importing file (or a folder above it, for `sys.path.append("..")` scripts)
+        self.by_file: dict[str, ModuleSummary] = {}
+        for summary in self.summaries:
+            base = os.path.splitext(os.path.abspath(summary.path))[0]
+            if base.endswith(os.sep + "__init__"):
+                base = base[: -len(os.sep + "__init__")]
+            self.by_file.setdefault(base, summary)
+        self.resolver = Resolver(self)
+        self._stores: Optional[dict] = None
+        self._calls: Optional[dict] = None
+        self._inits: Optional[dict] = None  # `Class.__init__` dotted -> the classes it initializes
+        self._stores_params: dict = {}  # class dotted -> stores_init_params()
+        self._decorated: Optional[dict] = None  # def dotted -> decorator applications (decorated_by)
+        # site_key(site) -> [(summary, DefInfo)] of the classes and functions it compiles
+        self.site_targets: dict = {}
+        self._resolved: Optional[list] = None
+        self._candidates: dict = {}
+        self._near_folders: dict = {}  # id(summary) -> (summary, its folder, the two above)
+        self._suffixes: Optional[dict] = None
+        self._roots: Optional[list] = None  # import_roots()
+        # answers asked again and again while resolving (a pure function of the
+        # summaries, so computed once per index)
+        self._by_file_memo: dict = {}
+        self._lookups: dict = {}
+        self._looking: set = set()  # lookups under way (a re-export cycle)
+        self._stars: dict = {}  # module -> what its star imports bring in (_star_exports)
+        self._lookup_cuts = 0  # lookups cut short by the depth bound or a cycle
+        self._globals: dict = {}
+        self._mros: dict = {}
+        self._attr_terms: dict = {}
+        self._marked_at: dict = {}
+        self._factory_entries: dict = {}
+        self._callees: dict = {}  # (Ref, id(summary)) -> the defs a call of it runs (_callee_defs)
+        self._file_folders: Optional[set] = None
+
+    # -- names -----------------------------------------------------------------------
+    def candidates(self, dotted: str, summary: Optional[ModuleSummary]) -> list[str]:
+        """Module names an import written in `summary` may stand for: `from model
+        import Net` in `tools/train.py` is `tools/model.py` first (the file next to it),
+        then the names from its import roots, then files in the folders above."""
+        if summary is None:
+            return self._import_name_candidates(dotted)
+        key = (dotted, id(summary))
+        found = self._candidates.get(key)
+        if found is not None:
+            return found
+        parts = dotted.split(".")
+        folders = self._near_folders.get(id(summary))
+        if folders is None or folders[0] is not summary:  # (the summary kept: its id is not reused)
+            folder = os.path.dirname(os.path.abspath(summary.path))
+            folders = self._near_folders[id(summary)] = (summary, folder, os.path.dirname(folder), os.path.dirname(os.path.dirname(folder)))
+        folders = folders[1:]
+        by_path = [self._by_file(f, parts) for f in folders]
+        out = [c for c in by_path[:1] if c]
+        out += [prefix + dotted for prefix in summary.import_prefixes]
+        out += [c for c in by_path[1:] if c]
+        # the project's packages under an import folder of their own (`src/pkg/...`, the
+        # layout pip installs from): `import pkg` anywhere in the project is that package
+        out += [root + dotted for root in self.import_roots() if root + parts[0] in self.modules]
+        seen: set = set()
+        found = self._candidates[key] = [c for c in out if not (c in seen or seen.add(c))]
+        return found
+
+    def import_roots(self) -> list[str]:
+        """The module-name prefixes of folders that hold the project's packages without
+        being one (`src.` for `src/pkg/__init__.py`): where an installed project's
+        top-level packages are imported from."""
+        if self._roots is None:
+            roots = set()
+            for summary in self.summaries:
+                prefix = summary.import_prefixes[0] if summary.import_prefixes else ""
+                if prefix and summary.module.startswith(prefix) and "." in summary.module[len(prefix):]:
+                    roots.add(prefix)
+            self._roots = sorted(roots)
+        return self._roots
+
+    def _import_name_candidates(self, dotted: str) -> list[str]:
+        """`pkg.mod.Class` named in a config (no importing file): also the module whose
+        name carries a folder prefix (`src.pkg.mod`)."""
+        if self._suffixes is None:
+            self._suffixes = {}
+            for module in self.modules:
+                parts = module.split(".")
+                for cut in range(1, len(parts)):
+                    self._suffixes.setdefault(".".join(parts[cut:]), module)
+        parts = dotted.split(".")
+        for cut in range(len(parts), 0, -1):
+            head = ".".join(parts[:cut])
+            if head in self.modules:
+                return [dotted]
+            if head in self._suffixes:
+                return [dotted, ".".join([self._suffixes[head]] + parts[cut:])]
+        return [dotted]
+
+    def _by_file(self, folder: str, parts: list[str]) -> Optional[str]:
+        key = (folder, tuple(parts))
+        try:
+            return self._by_file_memo[key]
+        except KeyError:
+            found = self._by_file_memo[key] = self._by_file_uncached(folder, parts)
+            return found
+
+    def _by_file_uncached(self, folder: str, parts: list[str]) -> Optional[str]:
+        if self._file_folders is None:  # every folder above a summarized file
+            self._file_folders = set()
+            for base in self.by_file:
+                while True:
+                    parent = os.path.dirname(base)
+                    if parent == base or parent in self._file_folders:
+                        break
+                    self._file_folders.add(parent)
+                    base = parent
+        first = os.path.join(folder, parts[0])
+        if first not in self.by_file and first not in self._file_folders:
+            return None  # no file of the run lives there
+        for cut in range(len(parts), 0, -1):
+            owner = self.by_file.get(os.path.join(folder, *parts[:cut]))
+            if owner is not None:
+                rest = parts[cut:]
+                return ".".join(([owner.module] if owner.module else []) + rest)
+        return None
+
+    def lookup(self, dotted: str, _depth: int = 0, _summary: Optional[ModuleSummary] = None) -> Optional[tuple[ModuleSummary, DefInfo]]:
+        """The def a dotted name refers to, following re-exports and base classes.
+
+        Answers are remembered by (name, asking file) whatever the depth they were
+        asked at, unless the depth bound or a cycle of re-exports cut them short (then
+        a shallower question may find more): re-export chains through lazy-import
+        packages (transformers' `__init__`s) were asked once per depth, exponentially."""
+        key = (dotted, id(_summary))
+        found = self._lookups.get(key, _MISSING)
+        if found is not _MISSING:
+            return found
+        if _depth > 6 or key in self._looking:
+            self._lookup_cuts += 1
+            return None
+        cuts = self._lookup_cuts
+        self._looking.add(key)
+        try:
+            found = self._lookup_candidates(dotted, _depth, _summary)
+        finally:
+            self._looking.discard(key)
+        if found is not None or self._lookup_cuts == cuts:
+            self._lookups[key] = found
+        return found
+
+    def _lookup_candidates(self, dotted: str, _depth: int, _summary: Optional[ModuleSummary]):
+        for candidate in self.candidates(dotted, _summary):
+            found = self._lookup(candidate, _depth)
+            if found is not None:
+                return found
+        return None
+
+    def _lookup(self, dotted: str, _depth: int) -> Optional[tuple[ModuleSummary, DefInfo]]:
+        found = self.defs.get(dotted)
+        if found is not None:
+            return found
+        # a re-export: `pkg/__init__.py` has `from .blocks import Block`
+        parts = dotted.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:cut])
+            summary = self.modules.get(module)
+            if summary is None:
+                continue
+            head = parts[cut]
+            if head in summary.bindings:
+                target = ".".join([summary.bindings[head]] + parts[cut + 1 :])
+                if target != dotted:
+                    return self.lookup(target, _depth + 1, summary)
+            # `from .models import *` in a package's __init__ (the last one defining it wins)
+            if summary.star_imports:
+                target = self._star_exports(summary).get(head)
+                if target is not None and target != ".".join(parts[: cut + 1]):
+                    return self.lookup(".".join([target] + parts[cut + 1 :]), _depth + 1, summary)
+            # a method inherited from a base class
+            owner = self.defs.get(".".join(parts[:-1]))
+            if owner is not None and owner[1].kind == "class":
+                for base in owner[1].bases:
+                    found = self.lookup(f"{base}.{parts[-1]}", _depth + 1, owner[0])
+                    if found is not None:
+                        return found
+            break
+        return None
+
+    def find_def(self, dotted: str, summary: Optional[ModuleSummary]):
+        return self.lookup(dotted, 0, summary)
+
+    def find_global(self, dotted: str, summary: Optional[ModuleSummary], _depth: int = 0):
+        """(summary, name) of a module-level variable, through imports and re-exports."""
+        if _depth == 0:
+            key = (dotted, id(summary))
+            try:
+                return self._globals[key]
+            except KeyError:
+                found = self._globals[key] = self._find_global(dotted, summary, 0)
+                return found
+        return self._find_global(dotted, summary, _depth)
+
+    def _find_global(self, dotted: str, summary: Optional[ModuleSummary], _depth: int):
+        if _depth > 6:
+            return None
+        for candidate in self.candidates(dotted, summary):
+            module, _, name = candidate.rpartition(".")
+            owner = self.modules.get(module)
+            if owner is None:
+                continue
+            if name in owner.scopes.get("", {}):
+                return owner, name
+            if name in owner.bindings and owner.bindings[name] != candidate:
+                return self.find_global(owner.bindings[name], owner, _depth + 1)
+            if owner.star_imports:
+                target = self._star_exports(owner).get(name)
+                if target is not None and target != candidate:
+                    return self.find_global(target, owner, _depth + 1)
+        return None
+
+    def _star_exports(self, summary: ModuleSummary) -> dict:
+        """name -> dotted for the names a module's `from m import *` lines bring in (the
+        last one wins, as in Python), through the star imports of those modules too.
+        Computed once per module: transformers' `models/__init__.py` star-imports 400
+        model packages, asked for every name."""
+        found = self._stars.get(summary.module)
+        if found is not None:
+            return found
+        self._stars[summary.module] = {}  # a cycle of star imports sees what is known so far
+        out: dict = {}
+        for star in summary.star_imports:
+            for candidate in self.candidates(star, summary):
+                owner = self.modules.get(candidate)
+                if owner is None:
+                    continue
+                out.update(self._star_exports(owner) if owner.star_imports else {})
+                for name in owner.bindings:
+                    if not name.startswith("_"):
+                        out[name] = f"{owner.module}.{name}" if owner.module else name
+                for qualname in owner.defs:
+                    if "." not in qualname and not qualname.startswith(("_", "<")):
+                        out[qualname] = owner.dotted(qualname)
+                for name in owner.scopes.get("", {}):
+                    if not name.startswith("_"):
+                        out[name] = owner.dotted(name)
+                break
+        self._stars[summary.module] = out
+        return out
+
+    def mro(self, cls_dotted: str) -> list[str]:
+        found = self._mros.get(cls_dotted)
+        if found is None:
+            found = self._mros[cls_dotted] = self._mro(cls_dotted)
+        return found
+
+    def classes_built_by(self, init_dotted: str) -> frozenset:
+        """The project classes whose instances `init_dotted` (a `Class.__init__`)
+        initializes: its class and the subclasses that inherit it."""
+        if self._inits is None:
+            inits: dict = {}
+            for dotted, (summary, info) in self.defs.items():
+                if info.kind == "class":
+                    found = self.lookup(f"{dotted}.__init__")
+                    if found is not None:
+                        inits.setdefault(found[0].dotted(found[1].qualname), set()).add(dotted)
+            self._inits = {k: frozenset(v) for k, v in inits.items()}
+        return self._inits.get(init_dotted, frozenset())
+
+    def stores_init_params(self, cls_dotted: str) -> bool:
+        """Whether the `__init__` a project class runs stores one of its parameters on
+        `self` (`self.matcher = matcher`), so that instances differ by what built them."""
+        found = self._stores_params.get(cls_dotted)
+        if found is None:
+            found = False
+            init = self.lookup(f"{cls_dotted}.__init__")
+            if init is not None and init[1].kind == "function":
+                qualname = init[1].qualname
+                reads = self.resolver._reads
+                for c in self.mro(cls_dotted):
+                    summary = self.defs[c][0]
+                    for terms in summary.attrs.get(c, {}).values():
+                        for term in terms:
+                            keys = reads(term, summary)  # (None: not known, maybe)
+                            if keys is None or any(type(k) is tuple and k[0] == qualname for k in keys):
+                                found = True
+                                break
+                        if found:
+                            break
+                    if found:
+                        break
+            self._stores_params[cls_dotted] = found
+        return found
+
+    def leaves_project(self, cls_dotted: str) -> bool:
+        """Whether a project class has a base outside the project (other than object)."""
+        for c in self.mro(cls_dotted):
+            owner = self.defs.get(c)
+            for base in owner[1].bases if owner is not None else ():
+                if base not in KNOWN_ROOTS and self.lookup(base, 0, owner[0]) is None:
+                    return True
+        return False
+
+    def _mro(self, cls_dotted: str) -> list[str]:
+        out: list[str] = []
+        todo = [cls_dotted]
+        while todo and len(out) < 16:
+            current = todo.pop(0)
+            if current in out:
+                continue
+            found = self.defs.get(current)
+            if found is None or found[1].kind != "class":
+                continue
+            out.append(current)
+            for base in found[1].bases:
+                base_found = self.lookup(base, 0, found[0])
+                if base_found is not None:
+                    todo.append(base_found[0].dotted(base_found[1].qualname))
+        return out
+
+    def attr_terms(self, cls_dotted: str, name: str) -> list:
+        key = (cls_dotted, name)
+        found = self._attr_terms.get(key)
+        if found is None:
+            found = self._attr_terms[key] = self._attr_terms_of(cls_dotted, name)
+        return found
+
+    def _attr_terms_of(self, cls_dotted: str, name: str) -> list:
+        out = []
+        for c in self.mro(cls_dotted):
+            summary = self.defs[c][0]
+            for term in summary.attrs.get(c, {}).get(name, ()):
+                out.append((summary, term))
+        return out
+
+    def decorated_by(self, dotted: str) -> list:
+        """(summary, "func" | "bound" | "class", term of the decorated def) for every
+        decorator application whose decorator is the def `dotted` (`@compile_if(cfg)`
+        applies the def that `compile_if` returns; `@Wrapper` builds a Wrapper of it)."""
+        if self._decorated is None:
+            self._decorated = {}
+            resolver = self.resolver
+            for summary, callee, args, _kws in self.calls_named(DECORATED):
+                for value in resolver.values(callee, summary):
+                    # (a class as a decorator passes the def to its `__init__`)
+                    if value.kind in ("func", "bound", "class"):
+                        self._decorated.setdefault(value.dotted, []).append((summary, value.kind, args[0]))
+        return self._decorated.get(dotted, [])
+
+    def calls_named(self, name: str) -> list:
+        """(summary, callee term, arg terms, kw terms) of every call of something named `name`."""
+        if self._calls is None:
+            calls: dict = {}
+            for summary in self.summaries:
+                for c_name, callee, args, kws in summary.calls:
+                    calls.setdefault(c_name, []).append((summary, callee, args, kws))
+            self._calls = calls
+        return self._calls.get(name, [])
+
+    def stored(self, location: tuple) -> list:
+        if self._stores is None:
+            self._stores = self._collect_stores()
+        return self._stores.get(location, [])
+
+    def _collect_stores(self) -> dict:
+        """Container stores of every file, and defs registered by decorators:
+        `@register` whose body stores its parameter (`REG[fn.__name__] = fn`), and
+        `@REGISTRY.register(...)` on a module-level registry object."""
+        stores: dict = {}
+        # a registering decorator's own store (`MODELS[name] = cls` in `add(cls)`) is
+        # each application's, with its key: not also a store of whatever `cls` may be
+        used: set = set()
+        for summary in self.summaries:
+            for qualname, info in summary.defs.items():
+                if not info.decorators:
+                    continue
+                dotted = summary.dotted(qualname)
+                value = Value("class" if info.kind == "class" else "func", dotted)
+                for deco in info.decorators:
+                    for location, key, store in self._registrations(deco, summary, qualname.rsplit(".", 1)[-1]):
+                        stores.setdefault(location, []).append((summary, value, key))
+                        if store is not None:
+                            used.add(id(store))
+        for summary in self.summaries:
+            for store in summary.stores:
+                if id(store) not in used:
+                    location, term, key = store
+                    if location[0] == "I":  # an imported container: where it is defined
+                        glob = self.find_global(location[1], summary)
+                        if glob is None:
+                            continue
+                        location = ("G", glob[0].dotted(glob[1]))
+                    stores.setdefault(location, []).append((summary, term, key))
+        return stores
+
+    def _registrations(self, deco, summary, name: str) -> list:
+        """(location, key, the decorator's own store or None) of each container the
+        decorator `deco` stores its def into; the key is the string constant it is
+        registered under, None when unknown."""
+        call = deco if deco[0] == "call" else None
+        func = deco[1] if call else deco
+        out = []
+        if func[0] == G:
+            found = self.find_def(func[1], summary)
+            if found is not None and found[1].kind == "function":
+                f_summary, f_info = found
+                prefix = f_info.qualname
+                for store in f_summary.stores:
+                    location, term, key = store
+                    if term[0] == "local" and (term[1] == prefix or term[1].startswith(prefix + ".")):
+                        owner = f_summary.defs.get(term[1])
+                        if owner is not None and owner.params and owner.params[0] == term[2]:
+                            out.append((location, self._registered_key(key, call, f_info, name), store))
+        if func[0] == "attr" and func[2].startswith("register"):
+            base = func[1]
+            # `@REGISTRY.register("unet")`, `@MODELS.register_module(name="x")`; mmcv's
+            # `register_module()` with no name registers the class under its own name
+            key = name
+            if call is not None:
+                given = call[2][0] if call[2] else next((t for k, t in call[3] if k in ("name", "key")), None)
+                key = given[1] if given is not None and given[0] == "const" else (None if given is not None else name)
+            if base[0] == "local" and base[1] == "":
+                out.append((("G", summary.dotted(base[2])), key, None))
+            elif base[0] == G:
+                glob = self.find_global(base[1], summary)
+                if glob is not None:
+                    out.append((("G", glob[0].dotted(glob[1])), key, None))
+        return out
+
+    @staticmethod
+    def _registered_key(key, call, f_info, name: str):
+        """The key of a store made inside a registering decorator: a constant; the
+        decorator factory's parameter (`def register(name)`: the constant the
+        application passes); `fn.__name__`-style keys are the def's own name."""
+        if key is None:
+            return None
+        if key[0] == "const":
+            return key[1]
+        if key[0] in ("local", "param") and call is not None:
+            param = key[2] if key[0] == "local" else key[3]
+            if param in f_info.params:
+                i = f_info.params.index(param)
+                arg = call[2][i] if i < len(call[2]) else next((t for k, t in call[3] if k == param), None)
+                return arg[1] if arg is not None and arg[0] == "const" else None
+        if key[0] == "attr" and key[2] == "__name__":
+            return name
+        return None
+
+    # -- sites -------------------------------------------------------------------------
+    def _entry_defs(self, ref: Ref) -> list[tuple[str, ModuleSummary, DefInfo]]:
+        """The code that runs when `ref` is compiled: a function, or a module's forward."""
+        found = self.lookup(ref.dotted)
+        if found is None:
+            return []
+        summary, info = found
+        dotted = summary.dotted(info.qualname)
+        if info.kind == "class":
+            out = []
+            for method in ("forward", "__call__"):
+                method_found = self.lookup(f"{dotted}.{method}")
+                if method_found is not None:
+                    out.append((method_found[0].dotted(method_found[1].qualname),) + method_found)
+            return out
+        if ref.instance and info.kind == "function":
+            # an instance made by a factory function: what the factory returns runs (in
+            # one order whatever the process: the first entry names the region's `via`)
+            key = (dotted, True)
+            found = self._factory_entries.get(key)
+            if found is None:
+                values = self.resolver.returns_of(summary, info, {}, 0)
+                found = self._factory_entries[key] = [e for v in sorted(values, key=repr) for e in self._value_entries(v, 0)]
+            return found
+        return [(dotted, summary, info)]
+
+    def _value_entries(self, value: Value, depth: int) -> list:
+        """The defs that run when `value` is compiled or traced."""
+        if depth > 4:
+            return []
+        kind = value.kind
+        if kind in ("class", "inst") and value.dotted in self.defs:
+            return self._entry_defs(Ref(value.dotted, True))
+        if kind in ("func", "bound") and value.dotted in self.defs:
+            summary, info = self.defs[value.dotted]
+            return [(value.dotted, summary, info)]
+        if value.elems is not None and kind in ("inst", "seq"):
+            out = []
+            for elems in value.elems:
+                for elem in sorted(elems, key=repr):
+                    out += self._value_entries(elem, depth + 1)
+            return out
+        return []
+
+    def _project_compile_method(self, value: Value) -> bool:
+        """`obj.compile()` on a class of the project that defines its own `compile`."""
+        if value.kind != "inst" or value.dotted not in self.defs:
+            return False
+        return any(f"{c}.compile" in self.defs for c in self.mro(value.dotted))
+
+    def resolve_site(self, site: Site, summary: Optional[ModuleSummary]) -> tuple[list, Optional[str]]:
+        """([(dotted, summary, DefInfo)] the site runs, None) or ([], why not)."""
+        resolver = self.resolver
+        resolver.why = []
+        if site.term is not None and summary is not None:
+            values = resolver.values(site.term, summary)
+        elif site.target is not None:
+            values = resolver.values((G, site.target.dotted), summary)
+            if site.target.instance:
+                values = frozenset(Value("inst", v.dotted) if v.kind == "class" else v for v in values)
+        else:
+            return [], "no target: nothing is passed to compile or trace"
+        if site.api == "Module.compile" and any(self._project_compile_method(v) for v in values):
+            return [], "`.compile()` is the project's own method, not nn.Module.compile"
+        entries, seen, unseen, named = [], set(), [], []
+        for value in sorted(values, key=repr):
+            found = self._value_entries(value, 0)
+            if not found and self._opaque(value):
+                unseen.append(value)
+            for entry in found:
+                if entry[0] not in seen:
+                    seen.add(entry[0])
+                    entries.append(entry)
+            named += self._value_targets(value, 0)
+        self.site_targets[site_key(site)] = named
+        if entries:
+            # a union with a member the index cannot see is partial, never resolved
+            return entries, (PARTIAL + self._why_not(site, unseen, resolver.why) if unseen else None)
+        return [], self._why_not(site, values, resolver.why)
+
+    def _value_targets(self, value: Value, depth: int) -> list:
+        """The project classes and functions a compiled `value` is, as people name a
+        site's target: `@torch.compile class Net(Base)` compiles a Net, whose forward
+        is Base's."""
+        if depth > 4:
+            return []
+        if value.kind in ("class", "inst", "func", "bound") and value.dotted in self.defs:
+            if value.kind == "bound" and value.dotted.endswith((".forward", ".__call__")):
+                # `torch.compile(self.head.forward)`: the receivers' classes
+                return [t for v in sorted(value.elems[0], key=repr) for t in self._value_targets(v, depth + 1)]
+            return [self.defs[value.dotted]]
+        if value.elems is not None and value.kind in ("inst", "seq"):
+            return [t for elems in value.elems for elem in sorted(elems, key=repr) for t in self._value_targets(elem, depth + 1)]
+        return []
+
+    def _opaque(self, value: Value) -> bool:
+        """A value the compiled object may be that no project code stands for: a model
+        from another package or a loader (`torch.load(...)`, `timm.create_model(...)`),
+        or something the index cannot see. torch's own layers and containers are known."""
+        if value.kind == UNKNOWN:
+            return True
+        if value.kind in ("inst", "ext") and value.dotted and value.dotted not in self.defs:
+            return not (value.kind == "inst" and value.dotted.startswith("torch.nn.") and value.dotted[9:10].isupper())
+        return False
+
+    def _why_not(self, site: Site, values, why: list) -> str:
+        for value in sorted(values, key=repr):
+            if value.kind == UNKNOWN:
+                return value.dotted
+            if value.kind in ("ext", "inst") and value.dotted and value.dotted not in self.defs:
+                return describe_external(value.dotted, value.kind == "inst")
+        if why:
+            return why[0]
+        if values:
+            return "the value has no forward or function the index knows"
+        return "no binding of the target is visible (a value from a config, a loader or another package)"
+
+    def all_sites(self) -> list[Site]:
+        return [site for site, _entries, _why in self.resolved_sites()]
+
+    def resolved_sites(self) -> list[tuple[Site, list, Optional[str]]]:
+        """Every site of the run with the defs it runs, or why none was found."""
+        return [(site, entries, why) for site, entries, why, _role in self._all_resolved()]
+
+    def _delegated(self, site: Site, summary: ModuleSummary) -> Optional[str]:
+        """The wrapper whose `return torch.compile(param)` this site is: each call of the
+        wrapper is a site of its own, with the options that call passes."""
+        term = site.term
+        while term is not None and term[0] == NARROW:  # `if isinstance(m, X): return m` first
+            term = term[1]
+        if term is None or term[0] != "local":
+            return None
+        info = summary.defs.get(term[1])
+        if info is None or info.wraps is None or info.wraps_param != term[2]:
+            return None
+        return summary.dotted(info.qualname)
+
+    def _all_resolved(self) -> list:
+        if self._resolved is not None:
+            return self._resolved
+        out = []
+        self.decorated_by("")  # decorator applications, answered before any site asks
+        for summary in self.summaries:
+            for site in summary.sites:
+                entries, why = self.resolve_site(site, summary)
+                wrapper = self._delegated(site, summary)
+                out.append((self._with_target(site, entries), entries, why, ("delegated", wrapper) if wrapper else None))
+        # calls of project wrappers that compile or trace their argument (none to look
+        # up when no def of the index is one: most files of pass 1, linted alone)
+        has_wrappers = any(info.wraps is not None for _summary, info in self.defs.values())
+        for summary in self.summaries if has_wrappers else ():
+            for callee, target, row, kws, term, col in summary.wrapper_calls:
+                found = self.lookup(callee, 0, summary)
+                if found is None or found[1].wraps is None:
+                    continue
+                index, api, (mode, dynamic, cg) = found[1].wraps
+                if index != 0:
+                    continue
+                kind = _kind_of(api)
+                kw = dict(kws)
+                if isinstance(kw.get("mode"), str):
+                    mode = kw["mode"]
+                    cg = cg or mode in CUDAGRAPH_MODES
+                site = Site(kind, target, summary.path, row, found[1].qualname, mode, dynamic, cg, summary.module, col, None, term)
+                entries, why = self.resolve_site(site, summary)
+                wrapper = found[0].dotted(found[1].qualname)
+                out.append((self._with_target(site, entries), entries, why, ("call", wrapper)))
+        # decorators that compile through the project's code: a wrapper (`@compiled`), a
+        # factory of one at any depth (`@compile_if(cfg)`), a partial of torch.compile
+        for summary in self.summaries:
+            for qualname, info in summary.defs.items():
+                for term, row, col in info.applied:
+                    made = self._decorator_made_site(summary, qualname, info, term, row, col)
+                    if made is not None:
+                        site, wrapper = made
+                        entries, why = self.resolve_site(site, summary)
+                        out.append((self._with_target(site, entries), entries, why, ("call", wrapper) if wrapper else None))
+        self._resolved = out
+        return out
+
+    def _decorator_made_site(self, summary, qualname, info, term, row, col) -> Optional[tuple]:
+        """(Site, wrapper dotted or None) when the decorator `term` compiles, traces or
+        scripts the def it is applied to."""
+        for value in sorted(self.resolver.values(term, summary), key=repr):
+            api, options, wrapper = None, (None, None, False), None
+            if value.kind == "ext" and value.dotted in COMPILE_FUNCS | TRACE_FUNCS | SCRIPT_FUNCS:
+                api = value.dotted
+            elif value.kind in ("func", "bound"):
+                found = self.defs.get(value.dotted)
+                if found is not None and found[1].wraps is not None and found[1].wraps[0] == 0:
+                    api, options, wrapper = found[1].wraps[1], found[1].wraps[2], value.dotted
+            if api is None:
+                continue
+            dotted = summary.dotted(qualname)
+            target = Ref(dotted, instance=info.kind == "class")
+            mode, dynamic, cg = options
+            kind = _kind_of(api)
+            name = found[1].qualname if wrapper else api
+            site = Site(kind, target, summary.path, row, name, mode, dynamic, cg and kind == COMPILE, summary.module, col,
+                        None, (G, dotted))
+            return site, wrapper
+        return None
+
+    @staticmethod
+    def _with_target(site: Site, entries: list) -> Site:
+        """The site with `target` naming what it resolved to (rules read it)."""
+        if not entries:
+            return site
+        dotted, _summary, info = entries[0]
+        if info.qualname.endswith((".forward", ".__call__")):
+            target = Ref(dotted.rsplit(".", 1)[0], instance=True)
+        else:
+            target = Ref(dotted)
+        return replace(site, target=target) if target != site.target else site
+
+    def declared_sites(self) -> list[Site]:
+        """Entry sites of config-declared, marker and recorded regions (origin != "static")."""
+        if self.resolved_declared is None:
+            from .declared import resolve
+
+            self.resolved_declared = resolve(self, self.declared)
+        return [site for site, _code in self.resolved_declared.entries]
+
+    def regions(self) -> dict[str, RegionInfo]:
+        """dotted def name -> RegionInfo, for every def in a compiled or traced region."""
+        result: dict[str, RegionInfo] = {}
+        self._marked_at: dict = {}  # (def, id(site), receiver) -> fewest calls from the site's entry
+        self._marked_receivers: set = set()  # (def, id(site), receiver) already followed
+        resolved = self._all_resolved()
+        covered: dict[str, set] = {}  # wrapper -> entries its calls compile
+        for _site, entries, _why, role in resolved:
+            if role and role[0] == "call":
+                covered.setdefault(role[1], set()).update(e[0] for e in entries)
+        # wrapper calls before the wrapper's own `return torch.compile(param)`: a
+        # region's first site is the call that decides its options
+        ordered = [r for r in resolved if not (r[3] and r[3][0] == "delegated")]
+        ordered += [r for r in resolved if r[3] and r[3][0] == "delegated"]
+        for site, entries, _why, role in ordered:
+            if role and role[0] == "delegated":
+                entries = [e for e in entries if e[0] not in covered.get(role[1], ())]
+            kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
+            classes = [t[0].dotted(t[1].qualname) for t in self.site_targets.get(site_key(site), ()) if t[1].kind == "class"]
+            for dotted, summary, info in entries:
+                for receiver in self._receivers(dotted, classes):
+                    self._mark(result, dotted, summary, info, kinds, site, None, 0, receiver)
+        # declared and recorded regions: entry sites like any other, plus the code a
+        # recorded run saw Dynamo compile (functions inlined into its graphs)
+        self.declared_sites()
+        for site, compiled_code in self.resolved_declared.entries:
+            kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
+            entries = self._entry_defs(site.target)
+            target = self.lookup(site.target.dotted) if site.target is not None else None
+            classes = [target[0].dotted(target[1].qualname)] if target is not None and target[1].kind == "class" else []
+            for dotted, summary, info in entries:
+                for receiver in self._receivers(dotted, classes):
+                    self._mark(result, dotted, summary, info, kinds, site, None, 0, receiver)
+            via = entries[0][2].qualname if entries else None
+            for dotted in compiled_code:
+                found = self.defs.get(dotted)
+                if found is not None and dotted not in result:
+                    self._mark(result, dotted, found[0], found[1], kinds, site, via, 1)
+        return result
+
+    def _receivers(self, method: str, classes: list) -> list:
+        """The classes of `self` an entry method runs with: each compiled class that
+        inherits it (`RandomCutMix`, whose forward is its base's), else None (the
+        method's own class: no other is known)."""
+        owner = method.rsplit(".", 1)[0]
+        found = [c for c in classes if c != owner and owner in self.mro(c)]
+        return found or [None]
+
+    def _mark(self, result, dotted, summary, info, kinds, site, via, depth, receiver=None) -> None:
+        """Mark `dotted` as in `site`'s region and follow its calls. `receiver`: the class
+        of `self` when it is known to be a subclass of the def's own class (a compiled
+        subclass running an inherited forward): methods called on `self` are looked up
+        from it, so the subclass's overrides run."""
+        if info.disabled or depth > MAX_DEPTH:
+            return
+        # a def first reached far from its entry and then again nearer to it goes on
+        # from the nearer one: which defs are marked must not depend on the order the
+        # entries come in (MAX_DEPTH counts calls from the entry)
+        seen_key = (dotted, id(site), receiver)
+        nearer = depth < self._marked_at.get(seen_key, MAX_DEPTH + 1)
+        if nearer:
+            self._marked_at[seen_key] = depth
+        region = result.get(dotted)
+        first_with_receiver = seen_key not in self._marked_receivers
+        self._marked_receivers.add(seen_key)
+        if region is None:
+            region = result[dotted] = RegionInfo(via=via)
+        elif kinds <= region.kinds and site in region.sites and not nearer and not first_with_receiver:
+            return
+        new_kinds = kinds - region.kinds
+        region.kinds |= kinds
+        if site not in region.sites:
+            region.sites.append(site)
+        elif not new_kinds and not nearer and not first_with_receiver:
+            return
+        callees: list[Ref] = list(info.calls)
+        owner_name = dotted.rsplit(".", 1)[0]
+        owner = self.defs.get(owner_name)
+        if owner is not None and owner[1].kind == "class" and info.qualname.endswith(".forward"):
+            callees += self._forward_submodules(owner[0], owner[1])
+            if receiver is not None and receiver in self.defs:
+                # an inherited forward runs on the subclass's submodules too
+                reads = set(info.self_reads)
+                callees += [ref for c in self.mro(receiver) if c != owner_name
+                            for attr, ref in self.defs[c][1].attr_submodules if attr in reads or ANY_ATTR in reads]
+        short = info.qualname
+        for callee in callees:
+            next_receiver = None
+            if callee.on_self and receiver is not None:
+                # `self.m()` with `self` a subclass: its `m`, maybe an override
+                callee = Ref(f"{receiver}.{callee.dotted.rsplit('.', 1)[1]}")
+                next_receiver = receiver
+            for c_dotted, c_summary, c_info in self._callee_defs(callee, summary):
+                if c_dotted != dotted:
+                    c_receiver = next_receiver if next_receiver is not None and c_dotted.rsplit(".", 1)[0] != receiver else None
+                    self._mark(result, c_dotted, c_summary, c_info, kinds, site, short, depth + 1, c_receiver)
+
+    def _forward_submodules(self, summary: ModuleSummary, cls: DefInfo) -> list[Ref]:
+        """The submodules a class's forward can run: those stored on an attribute that
+        forward, or a method of the class it calls, reads; and instances of classes it
+        builds without storing them on `self` (a local list wrapped later). Factory
+        functions called for another purpose (`named_apply(get_init_weights(mode),
+        self)` in `__init__`) run no forward."""
+        key = ("forward-submodules", id(summary), cls.qualname)
+        found = self._callees.get(key)
+        if found is not None:
+            return found
+        reads: set = set()
+        todo, seen = [f"{cls.qualname}.forward"], set()
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            method = summary.defs.get(name)
+            if method is None:
+                continue
+            reads.update(method.self_reads)
+            prefix = summary.dotted(cls.qualname) + "."
+            for ref in method.calls:
+                if ref.dotted.startswith(prefix):
+                    todo.append(f"{cls.qualname}.{ref.dotted[len(prefix):]}")
+        out = [ref for attr, ref in cls.attr_submodules if attr in reads or ANY_ATTR in reads]
+        for ref in cls.submodules:
+            target = self.lookup(ref.dotted, 0, summary)
+            if target is not None and target[1].kind == "class":
+                out.append(ref)
+        self._callees[key] = out
+        return out
+
+    def _callee_defs(self, ref: Ref, summary: Optional[ModuleSummary] = None):
+        key = (ref, id(summary))  # (every summary lives as long as the index: ids are not reused)
+        found = self._callees.get(key)
+        if found is None:
+            found = self._callees[key] = self._callee_defs_uncached(ref, summary)
+        return found
+
+    def _callee_defs_uncached(self, ref: Ref, summary: Optional[ModuleSummary]):
+        found = self.lookup(ref.dotted, 0, summary)
+        if found is None:
+            return []
+        c_summary, info = found
+        if info.kind == "class":
+            # calling an instance runs forward; calling the class only builds one
+            return self._entry_defs(Ref(c_summary.dotted(info.qualname), True)) if ref.instance else []
+        if ref.instance and info.kind == "function":
+            return self._entry_defs(Ref(c_summary.dotted(info.qualname), True))
+        return [(c_summary.dotted(info.qualname), c_summary, info)]

@@ -1,0 +1,501 @@
+"""A cheap guess at which expressions are tensors, and which are boolean tensors, inside
+one function.
+
+Dynamo graph-breaks on Python-level reads of tensor values (`bool(t)`, `if t:`,
+`t.item()`) and on indexing with a boolean mask (`x[keep]`: the output's shape depends on
+the data), so the graph-break rules must tell a tensor from a Python number, and a
+boolean mask from an index tensor, without running anything. The guess is deliberately
+conservative: a value is a tensor when it comes from a torch op, a tensor method,
+arithmetic on a tensor, or a parameter annotated as a Tensor; an unannotated parameter
+is unknown (it may be an int). A value is a boolean mask when it is a comparison of a
+tensor, a logical op (`&`, `|`, `^`, `~`, `torch.logical_*`, `isfinite`/`isnan`/`isinf`),
+a cast to `torch.bool`, a tensor made with `dtype=torch.bool`, a reduction of a mask
+over a dimension, a row of a mask, or a name whose every assignment in the function is
+one; or a name tested `name.dtype == torch.bool` on the way to the use.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..semantic.facts import ModuleFacts
+
+# Methods of a tensor that return Python values or non-tensors.
+NON_TENSOR_METHODS = frozenset(
+    {
+        "size", "dim", "ndimension", "numel", "item", "tolist", "numpy", "element_size",
+        "data_ptr", "stride", "storage_offset", "is_contiguous", "is_floating_point",
+        "is_complex", "get_device", "nelement", "type", "__len__", "untyped_storage",
+    }
+)
+NON_TENSOR_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout", "names", "T_", "grad_fn"})
+# torch.* callables that do not return tensors
+NON_TENSOR_TORCH = (
+    "torch.is_", "torch.cuda.", "torch.backends.", "torch.get_", "torch.set_", "torch.Size",
+    "torch.device", "torch.dtype", "torch.finfo", "torch.iinfo", "torch.jit.", "torch.compiler.",
+    "torch._dynamo.", "torch.autograd.", "torch.manual_seed", "torch.no_grad", "torch.enable_grad",
+    "torch.inference_mode", "torch.autocast", "torch.amp.", "torch.nn.", "torch.distributed.",
+    "torch.Generator", "torch.compile", "torch.load", "torch.save", "torch.numel", "torch.typename",
+    "torch.utils.", "torch.testing.", "torch.sym_", "torch.export.", "torch.fx.", "torch.library.",
+)
+# Methods that only tensors (and numpy arrays) have: the receiver is a tensor.
+TENSOR_METHODS = frozenset(
+    {
+        "sum", "mean", "amax", "amin", "abs", "any", "all", "norm", "std", "var", "clamp",
+        "clamp_min", "clamp_max", "sigmoid", "softmax", "exp", "log", "sqrt", "pow", "float",
+        "half", "bfloat16", "double", "contiguous", "view", "reshape", "permute", "unsqueeze",
+        "squeeze", "flatten", "detach", "argmax", "argmin", "nonzero", "isnan", "isinf", "lerp",
+        "masked_fill", "sign", "round", "floor", "ceil", "prod", "cumsum", "matmul", "bmm",
+        "max", "min", "long", "isfinite", "logical_not", "masked_select",
+    }
+)
+# torch.* functions and tensor methods whose result is a boolean tensor
+BOOL_OPS = frozenset(
+    {
+        "isfinite", "isnan", "isinf", "isposinf", "isneginf", "isreal", "isin", "logical_and", "logical_or",
+        "logical_not", "logical_xor", "eq", "ne", "gt", "ge", "lt", "le", "greater", "greater_equal", "less",
+        "less_equal", "not_equal", "bool", "signbit",
+    }
+)
+BOOL_REDUCTIONS = frozenset({"any", "all"})  # of a mask over a dimension: a mask
+MIN_MAX = frozenset({"builtins.max", "builtins.min"})
+TENSOR_TORCH_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.HalfTensor", "torch.BoolTensor",
+                                "torch.LongTensor", "torch.IntTensor", "torch.DoubleTensor", "torch.ByteTensor"})
+
+
+def is_torch_tensor_call(dotted: Optional[str]) -> bool:
+    if not dotted or not dotted.startswith("torch."):
+        return False
+    if dotted.startswith(TENSOR_TORCH_NAMESPACES):
+        return True
+    if dotted.startswith(NON_TENSOR_TORCH):
+        return False
+    tail = dotted.rsplit(".", 1)[-1]
+    return dotted.count(".") == 1 and tail[:1].islower()
+
+
+class TensorGuess:
+    def __init__(self, facts: ModuleFacts, func: ast.AST, flow=None):
+        self.facts = facts
+        self.func = func
+        # what other defs say (analysis/tensors/calls.py: returns, callers' arguments,
+        # `self.<attr>` buffers); None: this def alone
+        self.flow = flow
+        self._names: dict[str, bool] = {}
+        self.seqs: dict[str, tuple] = {}  # names holding a tuple of tensors: name -> the kinds of its elements
+        # names whose every item is a tensor, however many (`params: Dict[str, torch.Tensor]`,
+        # `factors = tuple(params[k] for k in KEYS)`): an item read from them is a tensor
+        self.holders: set[str] = set()
+        self.hidden: frozenset = frozenset()  # names known not to hold a tensor where asked (see not_tensors_at)
+        self._collect()
+
+    def _collect(self) -> None:
+        from .calls import is_tensor_kind
+
+        func = self.func
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for arg in func.args.posonlyargs + func.args.args + func.args.kwonlyargs:
+                if arg.annotation is not None and self._is_tensor_annotation(arg.annotation):
+                    self._names[arg.arg] = True
+                elif arg.annotation is not None and self._holds_tensors(arg.annotation):
+                    self.holders.add(arg.arg)
+                elif self.flow is not None:
+                    kind = self.flow.param_kind(func, arg.arg)
+                    if is_tensor_kind(kind):
+                        self._names[arg.arg] = True
+                    elif isinstance(kind, tuple):
+                        self.seqs[arg.arg] = kind
+        body = func.body if isinstance(func.body, list) else [func.body]
+        nodes = list(_walk_function(body))  # walked once, read three times
+        # a name whose tensor-only methods are called is a tensor (`img.mean(1)`)
+        for node in nodes:
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in TENSOR_METHODS
+                and isinstance(node.func.value, ast.Name)
+                and self.facts.resolve(node.func.value) is None
+            ):
+                self._names[node.func.value.id] = True
+        # two rounds so `b = a * 2` after `a = torch.rand(...)` is seen either way round
+        assigns = [node for node in nodes if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
+        self._bound: dict[str, list] = {}  # name -> the values assigned to it (None: unknown)
+        for node in nodes:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)) else []
+            for target in targets:
+                value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) else None
+                if isinstance(target, ast.Name):
+                    self._bound.setdefault(target.id, []).append(value)
+                elif isinstance(target, (ast.Tuple, ast.List)):
+                    parts = self.parts(value, len(target.elts))
+                    for i, elt in enumerate(target.elts):
+                        if isinstance(elt, ast.Name):
+                            part = parts[i] if parts else (value if self.is_tensor(value) else None)
+                            self._bound.setdefault(elt.id, []).append(part)
+        for _ in range(2):
+            for node in assigns:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                        and self._all_tensors(node.value) and all(
+                            v is not None and self._all_tensors(v) for v in self._bound.get(node.targets[0].id, ())):
+                    self.holders.add(node.targets[0].id)
+                if isinstance(node, ast.Assign) and any(isinstance(t, (ast.Tuple, ast.List)) for t in node.targets):
+                    for target in node.targets:
+                        parts = self.parts(node.value, len(target.elts)) if isinstance(target, (ast.Tuple, ast.List)) else None
+                        if parts is None:
+                            continue
+                        # `candidates, valid = _five_point_candidates(design)`: element by element
+                        for elt, part in zip(target.elts, parts):
+                            if isinstance(elt, ast.Name) and part is not None and self.is_tensor(part):
+                                self._names[elt.id] = True
+                if isinstance(node, ast.Assign) and self.is_tensor(node.value):
+                    for target in node.targets:
+                        # `vals, idx = torch.topk(...)`, `a, b = t.unbind(0)`: each part is a tensor
+                        for name in ([target] if isinstance(target, ast.Name) else target.elts
+                                     if isinstance(target, (ast.Tuple, ast.List)) else []):
+                            if isinstance(name, ast.Name):
+                                self._names[name.id] = True
+                elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+                    if node.value is not None and self.is_tensor(node.value):
+                        self._names[node.target.id] = True
+
+    def bound_values(self, name: str) -> list:
+        """The values assigned to `name` in the function (None: a binding with no plain
+        value, a loop target or an augmented assignment)."""
+        return list(self._bound.get(name, ()))
+
+    def parts(self, value: Optional[ast.AST], n: int) -> Optional[list]:
+        """What each of `n` names gets from unpacking `value`, when a call or a tuple of
+        tensors says (a `Known` kind or None per element); None when nothing says."""
+        from .calls import Known
+
+        kinds = None
+        if isinstance(value, ast.Name) and value.id in self.seqs:
+            kinds = self.seqs[value.id]
+        elif isinstance(value, ast.Call) and self.flow is not None:
+            kinds = self.flow.returns_kind(value)
+        if not isinstance(kinds, tuple) or len(kinds) != n:
+            return None
+        return [Known(k) if isinstance(k, str) else None for k in kinds]
+
+    def _holds_tensors(self, ann: ast.expr) -> bool:
+        """`Dict[str, torch.Tensor]`, `List[torch.Tensor]`, `Tuple[torch.Tensor, ...]`,
+        `Sequence[Tensor]` (also `Optional[...]` of one): every item a tensor."""
+        if isinstance(ann, ast.Subscript) and self.facts.resolve(ann.value) == "typing.Optional":
+            return self._holds_tensors(ann.slice)
+        if not isinstance(ann, ast.Subscript):
+            return False
+        head = self.facts.resolve(ann.value) or ""
+        items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        if head.rsplit(".", 1)[-1] in ("Dict", "dict", "Mapping", "MutableMapping") and len(items) == 2:
+            return self._is_tensor_annotation(items[1])
+        if head.rsplit(".", 1)[-1] in ("List", "list", "Sequence", "Tuple", "tuple", "Iterable"):
+            kinds = [i for i in items if not (isinstance(i, ast.Constant) and i.value is Ellipsis)]
+            return bool(kinds) and all(self._is_tensor_annotation(i) for i in kinds)
+        return False
+
+    def _all_tensors(self, value: ast.AST) -> bool:
+        """A list, tuple or comprehension whose every item is a tensor."""
+        if isinstance(value, ast.Call) and self.facts.resolve(value.func) in ("builtins.tuple", "builtins.list") \
+                and len(value.args) == 1:
+            value = value.args[0]
+        if isinstance(value, (ast.GeneratorExp, ast.ListComp)):
+            return self.is_tensor(value.elt)
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return bool(value.elts) and all(self.is_tensor(e) for e in value.elts)
+        return False
+
+    def _is_tensor_annotation(self, ann: ast.expr) -> bool:
+        # `Optional[torch.LongTensor]`, `torch.Tensor | None`: a tensor where it is not None
+        if isinstance(ann, ast.Subscript) and self.facts.resolve(ann.value) == "typing.Optional":
+            return self._is_tensor_annotation(ann.slice)
+        if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+            parts = [ann.left, ann.right]
+            none = [p for p in parts if isinstance(p, ast.Constant) and p.value is None]
+            return len(none) == 1 and all(self._is_tensor_annotation(p) for p in parts if p not in none)
+        dotted = self.facts.resolve(ann)
+        if dotted in TENSOR_ANNOTATIONS:
+            return True
+        return isinstance(ann, ast.Constant) and ann.value in ("Tensor", "torch.Tensor")
+
+    def only_tensor(self, expr: ast.AST, depth: int = 0) -> bool:
+        """`expr` holds tensor data where a Python int would do (a size, a slice bound):
+        a tensor on every assignment of a name (`n = t.sum()` then `n = int(n)` is not),
+        and made from a tensor, not only from Python numbers (`torch.div(seq_len, w,
+        rounding_mode="trunc")` on ints is folded by Dynamo: no break, transformers'
+        longformer)."""
+        if depth > 4 or not self.is_tensor(expr):
+            return False
+        if isinstance(expr, ast.Name):
+            values = self._bound.get(expr.id)
+            if values is None:  # a parameter: its annotation says
+                return True
+            return all(v is not None and self.only_tensor(v, depth + 1) for v in values)
+        if isinstance(expr, ast.BinOp):
+            return self.only_tensor(expr.left, depth + 1) or self.only_tensor(expr.right, depth + 1)
+        if isinstance(expr, ast.Call) and not (isinstance(expr.func, ast.Attribute) and self.facts.resolve(expr.func) is None):
+            # torch.f(...): from tensor data only when an argument is a tensor
+            args = list(expr.args) + [kw.value for kw in expr.keywords]
+            return any(self.only_tensor(a, depth + 1) for a in args)
+        return True
+
+    def is_tensor(self, expr: ast.AST) -> bool:
+        from .calls import Known, is_tensor_kind
+
+        if isinstance(expr, ast.Name):
+            return expr.id not in self.hidden and self._names.get(expr.id, False)
+        if isinstance(expr, Known):
+            return is_tensor_kind(expr.kind)
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            dotted = self.facts.resolve(func)
+            if is_torch_tensor_call(dotted):
+                return True
+            if dotted in MIN_MAX and expr.args and not expr.keywords and len(expr.args) > 1:
+                # Dynamo turns `max(a, b)` of tensors into torch.maximum: a tensor, no break
+                return any(self.is_tensor(a) for a in expr.args)
+            if isinstance(func, ast.Attribute) and dotted is None:
+                if func.attr in NON_TENSOR_METHODS:
+                    return False
+                if func.attr in TENSOR_METHODS or self.is_tensor(func.value):
+                    return True
+            return self.flow is not None and is_tensor_kind(self.flow.returns_kind(expr))
+        if isinstance(expr, ast.BinOp):
+            return self.is_tensor(expr.left) or self.is_tensor(expr.right)
+        if isinstance(expr, ast.BoolOp):
+            # `a and t`: the truth of every operand may be asked, and any may be the value
+            return any(self.is_tensor(v) for v in expr.values)
+        if isinstance(expr, ast.UnaryOp):
+            return not isinstance(expr.op, ast.Not) and self.is_tensor(expr.operand)
+        if isinstance(expr, ast.Compare):
+            if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in expr.ops):
+                return False
+            return self.is_tensor(expr.left) or any(self.is_tensor(c) for c in expr.comparators)
+        if isinstance(expr, ast.Subscript):
+            if isinstance(expr.value, ast.Name) and expr.value.id in self.holders and not isinstance(expr.slice, ast.Slice):
+                return expr.value.id not in self.hidden
+            if isinstance(expr.value, ast.Name) and expr.value.id in self.seqs and isinstance(expr.slice, ast.Constant) \
+                    and isinstance(expr.slice.value, int):
+                kinds = self.seqs[expr.value.id]
+                return -len(kinds) <= expr.slice.value < len(kinds) and is_tensor_kind(kinds[expr.slice.value])
+            return self.is_tensor(expr.value)
+        if isinstance(expr, ast.Attribute):
+            if expr.attr in NON_TENSOR_ATTRS:
+                return False
+            if expr.attr in ("T", "mT", "real", "imag", "data", "grad") and self.is_tensor(expr.value):
+                return True
+            return self.flow is not None and is_tensor_kind(self.flow.attr_kind(expr))
+        return False
+
+
+class MaskGuess:
+    """Which expressions of one function are boolean tensors (masks), on top of a
+    TensorGuess of the same function."""
+
+    def __init__(self, facts: ModuleFacts, tensors: TensorGuess):
+        self.facts = facts
+        self.tensors = tensors
+        self._names: set[str] = set()
+        func = tensors.func
+        body = func.body if isinstance(func.body, list) else [func.body]
+        assigned: dict[str, list[Optional[ast.expr]]] = {}
+        # name -> (statement, value) of each binding, value None unless a plain `name = value`
+        # (for the binding that reaches a use)
+        self._plain: dict[str, list[tuple[ast.stmt, Optional[ast.expr]]]] = {}
+        if tensors.flow is not None and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            from .calls import MASK
+
+            for arg in func.args.posonlyargs + func.args.args + func.args.kwonlyargs:
+                if tensors.flow.param_kind(func, arg.arg) == MASK:
+                    self._names.add(arg.arg)  # every caller in the file passes a mask
+        for node in _walk_function(body):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)) else []
+            for target in targets:
+                value = getattr(node, "value", None) if not isinstance(node, ast.For) else None
+                parts = tensors.parts(value, len(target.elts)) if isinstance(target, (ast.Tuple, ast.List)) else None
+                if parts is not None:  # `candidates, valid = _five_point_candidates(design)`
+                    for elt, part in zip(target.elts, parts):
+                        _bind(elt, part, assigned)
+                        if isinstance(elt, ast.Name):
+                            self._plain.setdefault(elt.id, []).append((node, part))
+                    continue
+                _bind(target, value, assigned)
+                plain = node.value if isinstance(node, ast.Assign) and isinstance(target, ast.Name) else None
+                for bound in _bound_names(target):
+                    self._plain.setdefault(bound, []).append((node, plain))
+        for _ in range(2):  # `keep = valid & mask` after `valid = x > 0`, either order
+            for name, values in assigned.items():
+                if values and all(v is not None and self.is_mask(v) for v in values):
+                    self._names.add(name)
+
+    def _reaching_mask(self, name: str, at: ast.AST) -> bool:
+        """The last `name = value` before `at` is a mask and always runs on the way to it
+        (its block holds `at`), with no other binding of `name` between them:
+        `router_mask = router_mask.bool()` after `router_mask, probs = self.router(x)`."""
+        plain = [(stmt, value) for stmt, value in self._plain.get(name, ()) if _before(stmt, at)]
+        if not plain:
+            return False
+        stmt, value = max(plain, key=lambda sv: (sv[0].lineno, sv[0].col_offset))
+        ancestors = set(map(id, self.facts.ancestors(at)))
+        if id(self.facts.parent(stmt)) not in ancestors or id(stmt) in ancestors:
+            return False
+        return value is not None and self.is_mask(value)
+
+    def is_mask(self, expr: ast.AST, at: Optional[ast.AST] = None) -> bool:
+        """`expr` is a boolean tensor; `at`: the node using it (for a dtype test above it)."""
+        from .calls import MASK, Known
+
+        facts, tensors = self.facts, self.tensors
+        if isinstance(expr, ast.Name):
+            return expr.id in self._names or (at is not None and (
+                _dtype_tested(facts, expr.id, at) or self._reaching_mask(expr.id, at)))
+        if isinstance(expr, Known):
+            return expr.kind == MASK
+        if isinstance(expr, ast.Compare):
+            return tensors.is_tensor(expr)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return self.is_mask(expr.left, at) or self.is_mask(expr.right, at)
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Invert):
+            return self.is_mask(expr.operand, at)
+        if isinstance(expr, ast.Subscript):  # any part of a mask is a mask: `mask[0]`, `mask[:, 1]`
+            return self.is_mask(expr.value, at)
+        if isinstance(expr, ast.Call):
+            dotted = facts.resolve(expr.func)
+            name = dotted[6:] if dotted and dotted.startswith("torch.") and dotted.count(".") == 1 else None
+            if name in BOOL_OPS:
+                return True
+            if _dtype_is_bool(facts, expr) and (name is not None or isinstance(expr.func, ast.Attribute) and dotted is None):
+                return True  # torch.zeros(..., dtype=torch.bool), t.to(torch.bool)
+            if isinstance(expr.func, ast.Attribute) and dotted is None:
+                method, receiver = expr.func.attr, expr.func.value
+                if method in BOOL_OPS - {"bool"} and tensors.is_tensor(receiver):
+                    return True
+                if method == "bool" and not expr.args and not expr.keywords:
+                    return True  # `t.bool()`: only tensors have the method (a Python value has no `.bool()`)
+                if method in BOOL_REDUCTIONS and (expr.args or expr.keywords) and self.is_mask(receiver, at):
+                    return True
+                if method in ("clone", "detach", "contiguous", "flatten", "view", "reshape", "squeeze", "unsqueeze",
+                              "expand", "expand_as", "to", "cpu", "cuda", "t", "transpose", "permute", "repeat", "tile",
+                              "movedim", "narrow", "select") \
+                        and self.is_mask(receiver, at) and not _dtype_changed(facts, expr):
+                    return True
+            if tensors.flow is not None and tensors.flow.returns_kind(expr) == MASK:
+                return True  # a def that returns a mask (analysis/tensors/calls.py)
+        return False
+
+
+def _bound_names(target: ast.AST) -> list:
+    """The names an assignment target binds (not those read by `x[i] = ...`, `o.a = ...`)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _bound_names(elt)]
+    return []
+
+
+def _before(a: ast.AST, b: ast.AST) -> bool:
+    return (a.lineno, a.col_offset) < (b.lineno, b.col_offset)
+
+
+def not_tensors_at(facts: ModuleFacts, node: ast.AST) -> frozenset:
+    """Names that cannot hold a tensor where `node` runs: in the `else` of
+    `if isinstance(x, torch.Tensor):`, or the body of `if not isinstance(x, torch.Tensor):`
+    or `if isinstance(x, (int, float)):`."""
+    names = set()
+    child = node
+    for anc in facts.ancestors(node):
+        if isinstance(anc, (ast.If, ast.IfExp)) and child is not anc.test:
+            in_body = child in anc.body if isinstance(anc, ast.If) else child is anc.body
+            test, negated = anc.test, False
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, negated = test.operand, True
+            kind = _isinstance_kind(facts, test)
+            if kind is not None:
+                name, is_tensor_test = kind
+                if (is_tensor_test and in_body == negated) or (not is_tensor_test and in_body and not negated):
+                    names.add(name)
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            break
+        child = anc
+    return frozenset(names)
+
+
+NUMBER_TYPES = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "numbers.Number", "numbers.Real"})
+
+
+def _isinstance_kind(facts: ModuleFacts, test: ast.AST):
+    """(name, True) for `isinstance(name, torch.Tensor)`, (name, False) for
+    `isinstance(name, (int, float))`, else None."""
+    if not (isinstance(test, ast.Call) and facts.resolve(test.func) == "builtins.isinstance" and len(test.args) == 2):
+        return None
+    subject, kinds = test.args
+    if not isinstance(subject, ast.Name):
+        return None
+    kinds = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+    resolved = [facts.resolve(k) for k in kinds]
+    if resolved and all(r in TENSOR_ANNOTATIONS or r == "torch.Tensor" for r in resolved):
+        return subject.id, True
+    if resolved and all(r in NUMBER_TYPES for r in resolved):
+        return subject.id, False
+    return None
+
+
+def _bind(target: ast.AST, value: Optional[ast.expr], assigned: dict) -> None:
+    if isinstance(target, ast.Name):
+        assigned.setdefault(target.id, []).append(value)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+        for i, elt in enumerate(target.elts):
+            _bind(elt, values[i] if values else None, assigned)
+
+
+def _is_torch_bool(facts: ModuleFacts, expr: ast.AST) -> bool:
+    return facts.resolve(expr) == "torch.bool"
+
+
+def _dtype_is_bool(facts: ModuleFacts, call: ast.Call) -> bool:
+    if any(kw.arg == "dtype" and _is_torch_bool(facts, kw.value) for kw in call.keywords):
+        return True
+    return isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "type") and bool(call.args) \
+        and _is_torch_bool(facts, call.args[0])
+
+
+def _dtype_changed(facts: ModuleFacts, call: ast.Call) -> bool:
+    """`m.to(torch.float32)`: no longer a mask (`m.to(device)` keeps it one)."""
+    args = list(call.args) + [kw.value for kw in call.keywords if kw.arg == "dtype"]
+    return any((facts.resolve(a) or "").startswith("torch.") and not _is_torch_bool(facts, a)
+               for a in args if isinstance(a, (ast.Attribute, ast.Name)))
+
+
+def _dtype_tested(facts: ModuleFacts, name: str, at: ast.AST) -> bool:
+    """`at` runs only where an `if` above it found `name.dtype == torch.bool`."""
+    child = at
+    for anc in facts.ancestors(at):
+        if isinstance(anc, ast.If) and child in anc.body:
+            test = anc.test
+            conjuncts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+            for node in conjuncts:
+                if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.Is)):
+                    left, right = node.left, node.comparators[0]
+                    for a, b in ((left, right), (right, left)):
+                        if isinstance(a, ast.Attribute) and a.attr == "dtype" and isinstance(a.value, ast.Name) \
+                                and a.value.id == name and _is_torch_bool(facts, b):
+                            return True
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False
+        child = anc
+    return False
+
+
+def _walk_function(body):
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))

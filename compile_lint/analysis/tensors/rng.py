@@ -1,0 +1,315 @@
+"""Which calls draw random numbers, and when a draw happens at all.
+
+Inductor generates random numbers with its own kernels, not eager's generator, so a
+draw in compiled code differs from eager with the same seed (CL303). This module
+recognizes a draw by its meaning, not its spelling:
+
+- `random_draw`: `torch.rand*`/`randn*`/`randint*`/`randperm`/`bernoulli`/`multinomial`/
+  `normal`/`poisson`, in-place samplers (`x.normal_()`, `x.uniform_()`, ...),
+  `F.gumbel_softmax`/`F.rrelu`, `F.dropout*`/`torch.dropout` with `p` not 0 and
+  `training` not False, `F.scaled_dot_product_attention(..., dropout_p=p)`, and
+  `self.drop(x)` where the class sets `self.drop = nn.Dropout(p)` (or a container
+  holding one) with `p` not 0 (nor a parameter defaulting to 0); an explicit
+  `generator=` is not traced through by Dynamo and draws like eager;
+- `train_mode_only`: code under `if self.training:` or after an early
+  `if not self.training: return` (timm's DropPath);
+- `eval_at_every_site`: every compile site compiles a module put in eval mode
+  (`torch.compile(model.eval())`, `model.eval()` before) never set back to train;
+- `draws_like_eager`: the region sets `torch._inductor.config.fallback_random = True`
+  (in its files or site options), or runs a non-Inductor backend.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..compiled.values import chain_text, literal, site_call, target_history
+from ..reach.queries import class_attrs, number_value, region_sets_config, runs_inductor
+
+RNG_FUNCS = frozenset(
+    {
+        "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm", "bernoulli",
+        "multinomial", "normal", "poisson", "rrelu", "binomial",
+    }
+)
+RNG_METHODS = frozenset(
+    {
+        "normal_", "uniform_", "bernoulli_", "bernoulli", "random_", "exponential_", "geometric_",
+        "log_normal_", "cauchy_", "multinomial",
+    }
+)
+DROPOUT_FUNCS = frozenset({"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"})
+DROPOUT_MODULES = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"})
+OTHER_RNG_FUNCS = frozenset({"gumbel_softmax", "rrelu"})  # torch.nn.functional
+
+
+def draws_like_eager(facts, region) -> bool:
+    """Compiled draws match eager here: `fallback_random = True`, or no Inductor."""
+    return region_sets_config(facts, region, "fallback_random", True) or not runs_inductor(facts, region)
+
+
+def random_draw(facts, call: ast.Call) -> Optional[tuple[str, bool]]:
+    """(what, depends-on-train-mode) when `call` draws random numbers."""
+    dotted = facts.resolve(call.func) or ""
+    if any(k.arg == "generator" for k in call.keywords):
+        return None
+    if dotted.startswith("torch.nn.functional."):
+        name = dotted.rsplit(".", 1)[-1]
+        if name in DROPOUT_FUNCS:
+            return _dropout(facts, call, f"`{facts.text(call.func)}(...)`", 1, 2)
+        if name == "scaled_dot_product_attention":
+            return _attention_dropout(facts, call)
+        if name in OTHER_RNG_FUNCS:
+            return f"`{facts.text(call.func)}(...)`", name == "rrelu"
+        return None
+    if dotted.startswith("torch.") and dotted.count(".") == 1:
+        name = dotted.rsplit(".", 1)[-1]
+        if name in RNG_FUNCS:
+            return f"`{facts.text(call.func)}(...)`", False
+        if name in DROPOUT_FUNCS:
+            return _dropout(facts, call, f"`{facts.text(call.func)}(...)`", 1, 2, keyword="train")
+        return None
+    if isinstance(call.func, ast.Attribute) and not dotted:
+        attr = call.func.attr
+        if attr in RNG_METHODS:
+            return f"`.{attr}()`", False
+        base = call.func.value
+        if isinstance(base, ast.Name) and base.id == "self":
+            kind = _self_module(facts, call, attr)
+            if kind is not None:
+                return kind
+    return None
+
+
+def always_zero(facts, at, p) -> bool:
+    """A dropout probability that is 0 whenever it is read: `0.0`; `a if c else b` with
+    both zero; `self.p` set only to 0 in the class; `self.drop.p` where every
+    `self.drop = nn.Dropout(q)` of the class has a literal `q` of 0 (a `q` that is a
+    constructor parameter defaulting to 0 is still reported, as latent: configurations
+    set it)."""
+    if number_value(p) == 0:
+        return True
+    if isinstance(p, ast.IfExp):
+        return always_zero(facts, at, p.body) and always_zero(facts, at, p.orelse)
+    text = chain_text(p) or ""
+    if not text.startswith("self."):
+        return False
+    if text.count(".") == 2 and text.endswith(".p"):
+        modules = [value for _, value in class_attrs(facts, at).get(text.split(".")[1], ())]
+        return bool(modules) and all(dropout_module_p(facts, value) in (0, 0.0) for value in modules)
+    if text.count(".") == 1:
+        cls = next((a for a in facts.ancestors(at) if isinstance(a, ast.ClassDef)), None)
+        values = [
+            sub.value for sub in (ast.walk(cls) if cls is not None else ())
+            if isinstance(sub, ast.Assign) and any(chain_text(t) == text for t in sub.targets)
+        ]
+        return bool(values) and all(number_value(v) == 0 for v in values)
+    return False
+
+
+def dropout_module_p(facts, module: ast.Call) -> Optional[float]:
+    """The literal probability of `nn.Dropout(q)` (0.5 when not given); None when `q` is
+    not a number or `module` is not a dropout layer."""
+    dotted = facts.resolve(module.func) or ""
+    if not (dotted.startswith("torch.nn.") and dotted.rsplit(".", 1)[-1] in DROPOUT_MODULES):
+        return None
+    p = module.args[0] if module.args else next((k.value for k in module.keywords if k.arg == "p"), None)
+    return 0.5 if p is None else number_value(p)
+
+
+def _zero_dropout(facts, stmt, module: ast.Call) -> bool:
+    """`nn.Dropout(q)` with `q` zero (a literal, or a parameter defaulting to 0)."""
+    p = module.args[0] if module.args else next((k.value for k in module.keywords if k.arg == "p"), None)
+    return p is not None and (number_value(p) == 0 or _zero_default(facts, stmt, p))
+
+
+def _dropout(facts, call, label, p_index, training_index, keyword="training"):
+    p = call.args[p_index] if len(call.args) > p_index else next((k.value for k in call.keywords if k.arg == "p"), None)
+    if p is not None and (always_zero(facts, call, p) or _default_zero_never_passed(facts, call, p)):
+        return None
+    training = call.args[training_index] if len(call.args) > training_index else next((k.value for k in call.keywords if k.arg == keyword), None)
+    if training is None:
+        return label, False  # defaults to True: always random
+    value = literal(training)
+    if value is False:
+        return None
+    if value is True:
+        return label, False
+    return label, True  # self.training: train mode only
+
+
+def _attention_dropout(facts, call) -> Optional[tuple[str, bool]]:
+    """`F.scaled_dot_product_attention(q, k, v, mask, dropout_p)`: dropout on the
+    attention weights whenever `dropout_p` is not 0 (there is no `training` flag:
+    `dropout_p=self.p if self.training else 0.0` is the train-mode spelling)."""
+    p = call.args[4] if len(call.args) > 4 else next((k.value for k in call.keywords if k.arg == "dropout_p"), None)
+    if p is None or always_zero(facts, call, p) or _default_zero_never_passed(facts, call, p):
+        return None  # also `self.attn_drop.p if self.training else 0.0` with `nn.Dropout(0.0)`
+    label = f"`{facts.text(call.func)}(..., dropout_p=...)`"
+    if isinstance(p, ast.IfExp):
+        if "training" in facts.text(p.test) and any(always_zero(facts, call, b) for b in (p.body, p.orelse)):
+            return label, True
+        return label, False
+    if isinstance(p, ast.Attribute) and isinstance(p.value, ast.Name) and p.value.id == "self":
+        return label, True
+    return label, False
+
+
+def _self_module(facts, call, attr) -> Optional[tuple[str, bool]]:
+    """`self.drop(x)` where `self.drop = nn.Dropout(p)` (or a Sequential holding one)."""
+    for node, value in class_attrs(facts, call).get(attr, ()):
+        for sub in ast.walk(value):
+            if isinstance(sub, ast.Call):
+                dotted = facts.resolve(sub.func) or ""
+                if dotted.startswith("torch.nn.") and dotted.rsplit(".", 1)[-1] in DROPOUT_MODULES:
+                    if _zero_dropout(facts, node, sub):
+                        continue
+                    if sub is node.value:
+                        return f"`self.{attr}` (an `nn.{dotted.rsplit('.', 1)[-1]}`)", True
+                    return f"`self.{attr}` (holding `{facts.text(sub)}`)", True
+    return None
+
+
+def train_mode_only(facts, node) -> bool:
+    """Code that runs only in train mode: under `if self.training:`, or after an
+    early `if not self.training: return ...` (timm's DropPath)."""
+    def is_training(test, negated):
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return is_training(test.operand, not negated)
+        if isinstance(test, ast.BoolOp):
+            if isinstance(test.op, ast.And) and not negated:
+                return any(is_training(v, negated) for v in test.values)
+            if isinstance(test.op, ast.Or) and negated:
+                return any(is_training(v, negated) for v in test.values)
+            return False
+        return chain_text(test) == "self.training" and not negated
+
+    child = node
+    for anc in facts.ancestors(node):
+        if isinstance(anc, ast.If):
+            in_body = any(child is n for n in anc.body)
+            if is_training(anc.test, not in_body):
+                return True
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            body = anc.body if isinstance(anc.body, list) else []
+            stmt = facts.statement_of(node)
+            for earlier in body:
+                if earlier.lineno >= stmt.lineno:
+                    break
+                if isinstance(earlier, ast.If) and any(isinstance(b, ast.Return) for b in earlier.body):
+                    if is_training(earlier.test, True):
+                        return True
+            return False
+        child = anc
+    return False
+
+
+def _zero_default(facts, stmt, p) -> bool:
+    """`nn.Dropout(drop)` where `drop` is a parameter of the method defaulting to 0:
+    by default the layer draws nothing (timm-style `proj_drop=0.`)."""
+    if not isinstance(p, ast.Name):
+        return False
+    func = facts.enclosing_function(stmt)
+    if func is None or isinstance(func, ast.Lambda):
+        return False
+    args = func.args
+    positional = args.posonlyargs + args.args
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    default = defaults.get(p.id)
+    return default is not None and number_value(default) == 0
+
+
+# methods whose callers call the instance (`block(x)`), never the method by name
+_CALLED_THROUGH_INSTANCE = frozenset({"forward", "__call__"})
+
+
+def _default_zero_never_passed(facts, call, p) -> bool:
+    """`p` is a parameter of the function around `call` that defaults to 0, the function
+    is called by name in the project, and no call passes that parameter (by position,
+    keyword or `**kwargs`): the probability is 0 on every path the code has (a helper
+    `attention(q, k, v, dropout_p=0.0)` nobody calls with a rate). A function nobody
+    calls by name (a `forward`, a callback) may get a rate from anywhere: still reported."""
+    if not isinstance(p, ast.Name) or not _zero_default(facts, call, p):
+        return False
+    func = facts.enclosing_function(call)
+    if func is None or isinstance(func, ast.Lambda) or func.name in _CALLED_THROUGH_INSTANCE:
+        return False
+    from ..project.calls import calls_named
+
+    args = func.args
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    index = positional.index(p.id) if p.id in positional else None
+    is_method = isinstance(facts.parent(func), ast.ClassDef)
+    found = False
+    for _other, caller in calls_named(facts, func.name):
+        if caller is call:
+            continue
+        found = True
+        if any(k.arg is None or k.arg == p.id for k in caller.keywords):
+            return False  # passed by keyword, or maybe inside **kwargs
+        if any(isinstance(a, ast.Starred) for a in caller.args):
+            return False
+        if index is not None:
+            # `obj.method(a, b)` fills the parameters after `self`
+            shift = 1 if is_method and isinstance(caller.func, ast.Attribute) else 0
+            if len(caller.args) + shift > index:
+                return False
+    return found
+
+
+def eval_at_every_site(facts, region) -> bool:
+    """Every compile site compiles a module shown in eval mode, never set back to train."""
+    if not region.sites:
+        return False
+    for site in region.sites:
+        found = site_call(facts, site)
+        if found is None:
+            return False
+        other, cc = found
+        history = target_history(other, cc.target, cc.node)
+        state = None
+        for call in history:
+            attr = call.func.attr if isinstance(call.func, ast.Attribute) else None
+            if attr == "eval" or (attr == "train" and call.args and literal(call.args[0]) is False):
+                state = "eval"
+                break
+            if attr == "train":
+                state = "train"
+                break
+        if state != "eval":
+            return False
+        text = chain_text(cc.target) if cc.target is not None else None
+        names = {text} if text else set()
+        for node in other.nodes(ast.Assign):
+            if node.value is cc.node or (isinstance(node.value, ast.Call) and node.value is cc.node):
+                names |= {chain_text(t) for t in node.targets if chain_text(t)}
+        for node in other.nodes(ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr == "train" and chain_text(f.value) in names:
+                if not (node.args and literal(node.args[0]) is False):
+                    return False
+    return True
+
+
+TRAINING_CALLS = frozenset({"backward", "train"})  # `loss.backward()`, `model.train()`
+
+
+def trains_at_some_site(facts, region) -> bool:
+    """Some compile site of the region sits in a file that trains: it calls `.backward()`
+    or `.train()` (not `.train(False)`). Dropout draws random numbers only in train mode;
+    on the oracle bench (bench/results.md, issue 20) 618 of CL303's 672 findings were such
+    draws, and 472 of the 500 on executed lines ran only in eval mode, where they draw
+    nothing."""
+    for site in region.sites:
+        found = site_call(facts, site)
+        if found is None:
+            continue
+        other, _ = found
+        for call in other.nodes(ast.Call):
+            f = call.func
+            if isinstance(f, ast.Attribute) and f.attr in TRAINING_CALLS:
+                if not (f.attr == "train" and call.args and literal(call.args[0]) is False):
+                    return True
+    return False
+
