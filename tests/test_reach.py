@@ -994,3 +994,98 @@ def test_torch_brought_in_by_a_star_import_still_spells_the_sites(tmp_path):
         """,
     })
     assert names(site(data, "export.py", 5)) == ["net.py:Block"]
+
+
+# -- parameter defaults -------------------------------------------------------------------
+def test_a_parameter_default_is_what_a_call_that_omits_the_argument_passes(tmp_path):
+    # timm sequencer.py: `class Sequencer2dBlock: def __init__(..., rnn_layer=LSTM2d, ...)`
+    # builds `self.rnn_tokens_mixer = rnn_layer(...)`; no caller names rnn_layer, so the
+    # compiled model runs LSTM2d's forward
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "seq.py": """
+        from torch import nn
+        from net import Net, Other
+
+        class Mixer(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Block(nn.Module):
+            def __init__(self, dim, mixer=Mixer):
+                super().__init__()
+                self.mix = mixer()
+
+            def forward(self, x):
+                return self.mix(x)
+        """,
+        "run.py": """
+        import torch
+        from net import Net, Other
+        from seq import Block
+
+        def build(model_cls=Net):
+            return torch.compile(model_cls())
+
+        def only_passed(model_cls=Net):
+            return torch.compile(model_cls())
+
+        a = build()
+        b = build(Other)
+        c = only_passed(Other)
+        d = torch.compile(Block(4))
+        """,
+    })
+    assert names(site(data, "run.py", 7)) == ["net.py:Net", "net.py:Other"]
+    assert names(site(data, "run.py", 10)) == ["net.py:Other"]  # every call passes it: the default never runs
+    assert "seq.Mixer.forward" in region_defs(data)
+
+
+def test_a_test_parametrized_by_model_classes_exports_each_of_them(tmp_path):
+    # LightGlue-ONNX tests/test_extractors_batch.py: @pytest.mark.parametrize("model_type,channels,divisor",
+    # [(SuperPoint, 1, 8), (DISK, 3, 16)]) then model = model_type(...); torch.export.export(model, ...)
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "tests/test_export.py": """
+        import pytest
+        import torch
+        from net import Net, Other
+
+        @pytest.mark.parametrize("model_type,channels", [(Net, 1), pytest.param(Other, 3, id="other")])
+        def test_export(model_type, channels):
+            model = model_type().eval()
+            torch.export.export(model, (torch.rand(1, channels, 8, 8),))
+
+        @pytest.mark.parametrize("size", [8, 16])
+        @pytest.mark.parametrize("block", [Net])
+        def test_compile(block, size):
+            torch.compile(block())
+        """,
+    })
+    assert names(site(data, "tests/test_export.py", 9)) == ["net.py:Net", "net.py:Other"]
+    assert names(site(data, "tests/test_export.py", 14)) == ["net.py:Net"]
+
+
+def test_a_wrapper_runs_the_forward_of_the_module_its_init_was_given(tmp_path):
+    # joliGEN scripts/b2b_export_onnx.py: B2BDenoiserWrapper.__init__ stores `self.model =
+    # model.b2b_model` and forward calls `self.model(...)`; the export traces the wrapper
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "export.py": """
+        import torch
+        from torch import nn
+        from net import Net
+
+        class Wrapper(nn.Module):
+            def __init__(self, model):
+                super().__init__()
+                self.model = model
+
+            def forward(self, x):
+                return self.model(x)
+
+        torch.onnx.export(Wrapper(Net()), (torch.rand(1, 3),), "m.onnx")
+        """,
+    })
+    assert "net.Net.forward" in region_defs(data)
+    assert "net.Other.forward" not in region_defs(data)

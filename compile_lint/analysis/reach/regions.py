@@ -27,7 +27,7 @@ from typing import Iterable, Iterator, Optional
 from .declared import Recording, describe_declared
 from ..semantic.names import NameTable, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
-from .values import DECORATED, EMPTY, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external
+from .values import ATTR, DECORATED, EMPTY, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
 
@@ -156,6 +156,9 @@ class DefInfo:
     params: tuple = ()  # parameter names, positional first
     method_kind: Optional[str] = None  # "static" | "class" | "property" for decorated methods
     ret_ann: Optional[tuple] = None  # term of the return annotation
+    defaults: dict = field(default_factory=dict)  # parameter index -> term of its default
+    # parameter index -> term of what pytest passes it (`@pytest.mark.parametrize`)
+    parametrized: dict = field(default_factory=dict)
     decorators: tuple = ()  # terms of the decorators (registries)
     # decorators that may compile or trace the def (a project wrapper or a factory of
     # one, resolved by the index): ((term, row, col), ...); not torch's own, which are
@@ -670,8 +673,7 @@ class _Summarizer:
                 callee = self.ref_of(node.func, local, cls, cls_dotted)
                 if callee is not None and owner is not None:
                     owner.calls.append(callee)
-                if node.args or node.keywords:
-                    self._record_call(node, scope)
+                self._record_call(node, scope)
                 if callee is not None and node.args and not callee.dotted.startswith(("torch.", "builtins.")):
                     target = self.ref_of(node.args[0], local, cls, cls_dotted)
                     term = self.terms.term(node.args[0], scope, node.lineno)
@@ -681,10 +683,16 @@ class _Summarizer:
                         self.summary.wrapper_calls.append((callee.dotted, target, node.lineno, kws, term, node.col_offset))
 
     def _record_call(self, node: ast.Call, scope: Scope) -> None:
-        """A call with arguments, so the index can tell what a parameter receives."""
+        """A call, so the index can tell what a parameter receives, or that a call leaves
+        it to its default. Keywords are (name, term); `**kw` is (None, None): any name.
+        A call of literals alone keeps only its shape (how many positional arguments, which
+        keywords): no model or function is passed, but it may omit a parameter."""
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
         if name is None or name.startswith("__") or name in COMMON_METHODS:
+            return
+        dotted = self.names.resolve(func)
+        if dotted is not None and dotted.startswith(NOT_PROJECT):
             return
         value_args = _VALUE_ARG_TYPES
         for arg in node.args:
@@ -695,19 +703,19 @@ class _Summarizer:
                 if keyword.value.__class__ in value_args:
                     break
             else:
-                return  # only literals and arithmetic: no model or function passed
-        dotted = self.names.resolve(func)
-        if dotted is not None and dotted.startswith(NOT_PROJECT):
-            return
+                callee = self.terms.term(func, scope, node.lineno)
+                if callee is not None:
+                    kws = tuple([(k.arg, None) for k in node.keywords[:8]])
+                    self.summary.calls.append((name, callee, (None,) * min(len(node.args), 8), kws))
+                return
         callee = self.terms.term(func, scope, node.lineno)
         if callee is None:
             return
         terms = self.terms
         row = node.lineno
         args = tuple([terms.term(a, scope, row) for a in node.args[:8]])
-        kws = tuple([(k.arg, terms.term(k.value, scope, row)) for k in node.keywords[:8] if k.arg])
-        if args.count(None) < len(args) or any(t is not None for _k, t in kws):
-            self.summary.calls.append((name, callee, args, kws))
+        kws = tuple([(k.arg, terms.term(k.value, scope, row) if k.arg else None) for k in node.keywords[:8]])
+        self.summary.calls.append((name, callee, args, kws))
 
     def _visit_lambda(self, node: ast.Lambda, local, cls, cls_dotted, scope: Scope) -> None:
         info = DefInfo(lambda_qualname(node), "lambda", node.lineno)
@@ -763,7 +771,14 @@ class _Summarizer:
         info.decorators = tuple(t for t in (terms.term(d, outer, None) for d in node.decorator_list) if t is not None)
         info.applied = self._applied(node, outer, self.summary.dotted(qualname))
         info.ret_ann = terms.annotation_term(node.returns, outer)
+        if node.decorator_list and params:
+            info.parametrized = self._parametrized(node, params, outer)
         for i, a in enumerate(positional + args.kwonlyargs):
+            if a.arg in defaults:
+                # evaluated where the def is, when it is: what a call that omits it passes
+                default = terms.term(defaults[a.arg], outer, node.lineno)
+                if default is not None:
+                    info.defaults[i] = default
             if i == 0 and self_kind:
                 continue
             ann = terms.annotation_term(a.annotation, outer)
@@ -782,6 +797,41 @@ class _Summarizer:
         self._wraps_param = None
         info.wraps = self._wrapper_shape(nodes, wrapped, defaults)
         info.wraps_param = self._wraps_param
+
+    def _parametrized(self, node, params: list, outer: Scope) -> dict:
+        """What `@pytest.mark.parametrize("model_cls, size", [(Net, 64), pytest.param(Other,
+        32)])` passes each named parameter of a test: the union of its column, as terms."""
+        columns: dict = {}
+        for deco in node.decorator_list:
+            if not (isinstance(deco, ast.Call) and len(deco.args) >= 2
+                    and self.names.resolve(deco.func) == "pytest.mark.parametrize"):
+                continue
+            spec, rows = deco.args[0], deco.args[1]
+            if isinstance(spec, ast.Constant) and isinstance(spec.value, str):
+                names = [n.strip() for n in spec.value.split(",") if n.strip()]
+            elif isinstance(spec, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in spec.elts):
+                names = [e.value for e in spec.elts]
+            else:
+                continue
+            if not isinstance(rows, (ast.List, ast.Tuple)):
+                continue
+            for row in rows.elts:
+                if isinstance(row, ast.Call) and self.names.resolve(row.func) == "pytest.param":
+                    cells = row.args
+                elif len(names) == 1:
+                    cells = [row]
+                elif isinstance(row, (ast.List, ast.Tuple)):
+                    cells = row.elts
+                else:
+                    continue
+                if len(names) == 1 and len(cells) != 1:
+                    continue
+                for name, cell in zip(names, cells):
+                    if name in params and not isinstance(cell, ast.Starred):
+                        term = self.terms.term(cell, outer, node.lineno)
+                        if term is not None:
+                            columns.setdefault(params.index(name), []).append(term)
+        return {i: (UNION, tuple(terms)) for i, terms in columns.items()}
 
     def _self_reads(self, method) -> tuple:
         """The attributes a method reads on its first parameter (`self.head(x)`, `for blk
@@ -1434,6 +1484,21 @@ class ProjectIndex:
         return None
 
     # -- sites -------------------------------------------------------------------------
+    def _stored_callee_defs(self, ref: Ref) -> list:
+        """`self.mix(x)` where `mix` is no method and no class the file names: the forward
+        of what the value model says the attribute holds (`self.mix = mixer()` with `mixer`
+        a parameter of `__init__`, what its callers pass or its default; `self.block =
+        block`). Asked only for attributes a method calls."""
+        owner, attr = ref.dotted.rsplit(".", 1)
+        found = self.defs.get(owner)
+        if found is None or found[1].kind != "class":
+            return []
+        out = []
+        for value in sorted(self.resolver.values((ATTR, (SELF, owner), attr), found[0]), key=repr):
+            if value.kind == "inst" and value.dotted in self.defs:
+                out += self._entry_defs(Ref(value.dotted, True))
+        return out
+
     def _entry_defs(self, ref: Ref) -> list[tuple[str, ModuleSummary, DefInfo]]:
         """The code that runs when `ref` is compiled: a function, or a module's forward."""
         found = self.lookup(ref.dotted)
@@ -1796,7 +1861,7 @@ class ProjectIndex:
     def _callee_defs_uncached(self, ref: Ref, summary: Optional[ModuleSummary]):
         found = self.lookup(ref.dotted, 0, summary)
         if found is None:
-            return []
+            return self._stored_callee_defs(ref) if ref.on_self else []
         c_summary, info = found
         if info.kind == "class":
             # calling an instance runs forward; calling the class only builds one

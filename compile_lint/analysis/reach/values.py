@@ -280,7 +280,8 @@ class TermBuilder:
             if func[0] == G and func[1].startswith(OPAQUE_CALLS) and func[1] not in ARGS_MATTER:
                 return (CALL, func, (), ())  # `torch.cat(...)`: what it returns does not hang on its arguments
             args = tuple([self.term(a, scope, row) for a in expr.args[:MAX_ARGS]])
-            kws = tuple([(k.arg, self.term(k.value, scope, row)) for k in expr.keywords[:MAX_ARGS] if k.arg])
+            # `**kw` is (None, None): it may name any parameter
+            kws = tuple([(k.arg, self.term(k.value, scope, row) if k.arg else None) for k in expr.keywords[:MAX_ARGS]])
             return (CALL, func, args, kws)
         if t is _Subscript:
             inner = self.term(expr.value, scope, row)
@@ -1205,8 +1206,8 @@ class Resolver:
                 elif dotted in ITERATION_BUILTINS:
                     out |= self._iterated(dotted, [arg(i) for i in range(len(arg_terms))])
                 elif dotted in NAMESPACES:
-                    names = tuple(k for k, _t in kw_terms)
-                    elems = tuple(self.values(t, summary, env, depth) for _k, t in kw_terms)
+                    names = tuple(k for k, _t in kw_terms if k)
+                    elems = tuple(self.values(t, summary, env, depth) for k, t in kw_terms if k)
                     out.add(Value("inst", dotted, elems, False, names))
                 elif dotted in CONTAINER_MODULES:
                     elems = [arg(i) for i in range(len(arg_terms))]
@@ -1301,7 +1302,16 @@ class Resolver:
         for name, t in kw_terms:
             if name in params and (only is None or params.index(name) in only):
                 bound[(info.qualname, params.index(name))] = self.values(t, summary, env, depth)
+        if info.defaults:
+            for index in _omitted(info.defaults, params, offset, arg_terms, kw_terms, MAX_ARGS):
+                if (only is None or index in only) and (info.qualname, index) not in bound:
+                    bound[(info.qualname, index)] = self._default(dotted, info, index, depth)
         return bound
+
+    def _default(self, dotted: str, info, index: int, depth) -> frozenset:
+        """The value of parameter `index`'s default, evaluated where the def is."""
+        found = self.index.defs.get(dotted)
+        return self.values(info.defaults[index], found[0], None, depth) if found is not None else EMPTY
 
     def _passed(self, summary, qualname: str, index: int, name: str, depth) -> frozenset:
         """What the calls of def `qualname` anywhere in the project pass for one parameter.
@@ -1319,6 +1329,9 @@ class Resolver:
         if builders:
             for cls_name in sorted({c.rsplit(".", 1)[-1] for c in builders} | {"cls"}):
                 callers += self.index.calls_named(cls_name)
+        # the default is passed by a call that omits the parameter, and where no call
+        # names it at all (callers the index cannot see: `model_cls(**kwargs)`)
+        named = omitted = False
         for c_summary, callee, args, kws in callers:
             for f in self.values(callee, c_summary, None, depth):
                 if f.kind == "class" and f.dotted in builders:
@@ -1329,10 +1342,14 @@ class Resolver:
                     offset = 1 if f.kind == "bound" and info.method_kind != "static" else 0
                 position = index - offset
                 if 0 <= position < len(args) and not any(a is not None and a[0] == STAR for a in args[: position + 1]):
+                    named = True
                     out |= self.values(args[position], c_summary, None, depth)
                 for kw, term in kws:
                     if kw == name:
+                        named = True
                         out |= self.values(term, c_summary, None, depth)
+                if index in info.defaults and index in _omitted(info.defaults, info.params, offset, args, kws, 8):
+                    omitted = True
         # `@deco` applied to a def passes the def as the first argument; `@Wrapper` passes it
         # to `Wrapper.__init__(self, fn)`
         applications = [a for a in self.index.decorated_by(dotted) if a[1] != "class"]
@@ -1341,7 +1358,13 @@ class Resolver:
         for c_summary, kind, arg in applications:
             offset = 1 if kind == "class" or (kind == "bound" and info.method_kind != "static") else 0
             if index - offset == 0:
+                named = True
                 out |= self.values(arg, c_summary, None, depth)
+        if index in info.parametrized:  # pytest calls the test with each row
+            named = True
+            out |= self.values(info.parametrized[index], found[0], None, depth)
+        if index in info.defaults and (omitted or not named):
+            out |= self._default(dotted, info, index, depth)
         return frozenset(out)
 
     def returns_of(self, summary, info, env, depth) -> frozenset:
@@ -1363,6 +1386,18 @@ class Resolver:
             return held
         # the value's own unseen reasons are replaced: the annotation says what it is
         return frozenset(v for v in held if v.kind not in (UNKNOWN, "ext", "inst") or v.dotted in self.index.defs) | named
+
+
+def _omitted(defaults: dict, params, offset: int, arg_terms, kw_terms, limit: int) -> list:
+    """The indexes of parameters with a default that a call surely leaves to it: not
+    given by position or keyword, with no `*args` or `**kw` that might give it and no
+    arguments cut off at `limit`."""
+    if len(arg_terms) >= limit or len(kw_terms) >= limit:
+        return []
+    if any(t is not None and t[0] == STAR for t in arg_terms) or any(k is None for k, _t in kw_terms):
+        return []
+    named = {k for k, _t in kw_terms}
+    return [i for i in defaults if i >= len(arg_terms) + offset and params[i] not in named]
 
 
 def _is_alternate_constructor(name: str) -> bool:
