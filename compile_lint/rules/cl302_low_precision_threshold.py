@@ -75,6 +75,13 @@ class LowPrecisionThreshold(Rule):
     fix is offered when the inputs are themselves computed or converted (`.half()`)
     inside the region, since Inductor would skip those roundings too.
 
+    Not reported: a comparison of a parameter that defaults to a number (`def
+    drop_path(x, drop_prob=0.)`: `keep_prob = 1 - drop_prob` is a Python float even in a
+    module run in fp16). Measured on the judged apps (`python bench/judged/run.py`):
+    LivePortrait's timm-style drop_path in its fp16-compiled ConvNeXtV2 was CL302's one
+    false finding there; the `(x - u) / torch.sqrt(s + self.eps)` normalization next to
+    it (CL301) is true.
+
     ## References
     - measured on torch 2.13 CPU: luma key, pixel errors of 0.885 (fp16) and 0.937 (bf16)
       on 0.1-0.4% of pixels. `tests/test_verify_hazards.py` runs `compile-lint verify` on `fixtures/verify/` and reproduces it (fp16_luma_key.py)
@@ -91,6 +98,31 @@ class LowPrecisionThreshold(Rule):
     needs = (RegionsFact, CompiledValuesFact, PrecisionFact, BindingsFact, ClassAttrsFact)  # fires only inside compiled regions
 
     valid = [
+        Case(
+            """
+            import torch
+            from torch import nn
+
+            def drop_path(x, drop_prob=0., training=False):
+                if drop_prob == 0. or not training:
+                    return x
+                keep_prob = 1 - drop_prob
+                mask = x.new_empty(x.shape).bernoulli_(keep_prob)
+                if keep_prob > 0.0:
+                    mask.div_(keep_prob)
+                return x * mask
+
+            class DropPath(nn.Module):
+                def __init__(self, p=0.1):
+                    super().__init__()
+                    self.p = p
+                def forward(self, x):
+                    return drop_path(x, self.p, self.training)
+
+            model = torch.compile(DropPath().half())
+            """,
+            note="a parameter with a number default is a Python number, even in a module run in fp16",
+        ),
         Case(
             """
             import torch
@@ -161,6 +193,24 @@ class LowPrecisionThreshold(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """
+            import torch
+            from torch import nn
+
+            def soft_mask(x, level):
+                t = level * 2
+                return torch.where(t > 0.5, x, 0)
+
+            class Gate(nn.Module):
+                def forward(self, x):
+                    return soft_mask(x, x.mean())
+
+            model = torch.compile(Gate().half())
+            """,
+            at=[(7, 24)],
+            note="a parameter without a default in a module run in fp16 holds what it is given",
+        ),
         Case(
             files={
                 "train.py": dedent("""
