@@ -83,15 +83,61 @@ def source_line(path: str, row: int) -> str:
     return ""
 
 
-def load_verdicts() -> dict[tuple, dict]:
+def read_verdicts(paths: list, fields: tuple) -> dict[tuple, dict]:
+    """The verdicts of the .jsonl files at `paths` (missing ones skipped), keyed by `fields`."""
     table = {}
-    if os.path.exists(VERDICTS):
-        with open(VERDICTS, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if line.strip():
-                    v = json.loads(line)
-                    table[(v["set"], v["repo"], v["path"], v["code"], v["line"])] = v
+    for name in paths:
+        if os.path.exists(name):
+            with open(name, encoding="utf-8") as fh:
+                for line in fh:
+                    if line.strip():
+                        v = json.loads(line)
+                        table[tuple(v[f] for f in fields)] = v
     return table
+
+
+def load_verdicts() -> dict[tuple, dict]:
+    return read_verdicts([VERDICTS], ("set", "repo", "path", "code", "line"))
+
+
+def judge_apps(apps_dir: str, code_root: str, verdicts: dict) -> list[dict]:
+    """Lint every app folder of `apps_dir` (one per `owner__name`); each finding with the
+    verdict `verdicts` holds for (app, path, code, source line text), None if none."""
+    rows = []
+    for repo in sorted(os.listdir(apps_dir)):
+        folder = os.path.join(apps_dir, repo)
+        if not os.path.isdir(folder) or repo.startswith("."):
+            continue
+        for f in lint(folder, code_root):
+            path = os.path.relpath(f["filename"], folder)
+            row = f["location"]["row"]
+            text = source_line(f["filename"], row)
+            v = verdicts.get((repo, path, f["code"], text))
+            rows.append({"repo": repo, "path": path, "row": row, "code": f["code"], "line": text,
+                         "message": f["message"], "verdict": v["verdict"] if v else None})
+    return rows
+
+
+def print_table(rows: list[dict]) -> list[dict]:
+    """Findings, true, latent, false and unjudged per rule and in all, the share right
+    (true or latent, of those judged); then the unjudged findings, which it returns."""
+    per_rule = collections.defaultdict(collections.Counter)
+    for r in rows:
+        per_rule[r["code"]][r["verdict"] or "unjudged"] += 1
+    print(f"{'rule':6} {'findings':>8} {'true':>5} {'latent':>6} {'false':>5} {'unjudged':>8} {'right':>6}")
+    total: collections.Counter = collections.Counter()
+    for code in sorted(per_rule) + ["all"]:
+        c = total if code == "all" else per_rule[code]
+        if code != "all":
+            total.update(c)
+        judged = c["true"] + c["latent"] + c["false"]
+        right = f"{(c['true'] + c['latent']) / judged:.1%}" if judged else "-"
+        print(f"{code:6} {sum(c.values()):8} {c['true']:5} {c['latent']:6} {c['false']:5} {c['unjudged']:8} {right:>6}")
+    unjudged = [r for r in rows if r["verdict"] is None]
+    for r in unjudged:
+        where = f"{r['set']} " if "set" in r else ""
+        print(f"UNJUDGED {where}{r['repo']} {r['path']}:{r['row']} {r['code']} | {r['line'][:100]} | {r['message'][:140]}")
+    return unjudged
 
 
 def main(argv=None) -> int:
@@ -117,25 +163,9 @@ def main(argv=None) -> int:
             rows.append({"set": set_name, "repo": repo, "path": path, "row": row, "code": f["code"],
                          "line": key[-1], "message": f["message"], "verdict": v["verdict"] if v else None,
                          "why": v["why"] if v else None})
-    per_rule = collections.defaultdict(collections.Counter)
-    for r in rows:
-        per_rule[r["code"]][r["verdict"] or "unjudged"] += 1
-    print(f"{'rule':6} {'findings':>8} {'true':>5} {'latent':>6} {'false':>5} {'unjudged':>8} {'precision':>9}")
-    total = collections.Counter()
-    for code in sorted(per_rule):
-        c = per_rule[code]
-        total.update(c)
-        judged = c["true"] + c["latent"] + c["false"]
-        prec = f"{(c['true'] + c['latent']) / judged:.0%}" if judged else "-"
-        print(f"{code:6} {sum(c.values()):8} {c['true']:5} {c['latent']:6} {c['false']:5} {c['unjudged']:8} {prec:>9}")
-    judged = total["true"] + total["latent"] + total["false"]
-    prec = f"{(total['true'] + total['latent']) / judged:.1%}" if judged else "-"
-    print(f"{'all':6} {sum(total.values()):8} {total['true']:5} {total['latent']:6} {total['false']:5} {total['unjudged']:8} {prec:>9}")
+    unjudged = print_table(rows)
     by_set = collections.Counter(r["set"] for r in rows)
     print("findings per set: " + ", ".join(f"{k} {v}" for k, v in sorted(by_set.items())))
-    unjudged = [r for r in rows if r["verdict"] is None]
-    for r in unjudged:
-        print(f"UNJUDGED {r['set']} {r['repo']} {r['path']}:{r['row']} {r['code']} | {r['line'][:100]} | {r['message'][:140]}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(rows, fh, indent=1)

@@ -19,7 +19,6 @@ Exit status: 0 when every finding is judged, 1 when some are not, 2 on errors.
 from __future__ import annotations
 
 import argparse
-import collections
 import json
 import os
 import subprocess
@@ -28,53 +27,20 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "bench", "judged"))
-from run import lint, source_line  # noqa: E402  (bench/judged/run.py: the same linting as the judged report)
+from run import judge_apps, print_table, read_verdicts  # noqa: E402  (bench/judged/run.py: the same linting as the judged report)
 
 SITES = os.path.join(HERE, "sites.toml")
 VERDICTS = os.path.join(HERE, "verdicts.jsonl")
-RIGHT = ("true", "latent")
 
 
 def load_verdicts() -> dict:
-    table = {}
-    with open(VERDICTS, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                v = json.loads(line)
-                table[(v["repo"], v["path"], v["code"], v["line"])] = v
-    return table
+    return read_verdicts([VERDICTS], ("repo", "path", "code", "line"))
 
 
 def score_findings(testset: str, code: str) -> tuple[list[dict], int]:
-    verdicts = load_verdicts()
-    rows = []
-    for repo in sorted(os.listdir(testset)):
-        folder = os.path.join(testset, repo)
-        if not os.path.isdir(folder) or repo.startswith("."):
-            continue
-        for f in lint(folder, code):
-            path = os.path.relpath(f["filename"], folder)
-            row = f["location"]["row"]
-            text = source_line(f["filename"], row)
-            v = verdicts.get((repo, path, f["code"], text))
-            rows.append({"repo": repo, "path": path, "row": row, "code": f["code"], "line": text,
-                         "message": f["message"], "verdict": v["verdict"] if v else None})
-    per_rule = collections.defaultdict(collections.Counter)
-    for r in rows:
-        per_rule[r["code"]][r["verdict"] or "unjudged"] += 1
-    print(f"\n{'rule':6} {'findings':>8} {'true':>5} {'latent':>6} {'false':>5} {'unjudged':>8} {'right':>6}")
-    total: collections.Counter = collections.Counter()
-    for code_ in sorted(per_rule) + ["all"]:
-        c = total if code_ == "all" else per_rule[code_]
-        if code_ != "all":
-            total.update(c)
-        judged = c["true"] + c["latent"] + c["false"]
-        right = f"{(c['true'] + c['latent']) / judged:.0%}" if judged else "-"
-        print(f"{code_:6} {sum(c.values()):8} {c['true']:5} {c['latent']:6} {c['false']:5} {c['unjudged']:8} {right:>6}")
-    unjudged = [r for r in rows if r["verdict"] is None]
-    for r in unjudged:
-        print(f"UNJUDGED {r['repo']} {r['path']}:{r['row']} {r['code']} | {r['line'][:100]} | {r['message'][:140]}")
-    return rows, len(unjudged)
+    rows = judge_apps(testset, code, load_verdicts())
+    print()
+    return rows, len(print_table(rows))
 
 
 def main(argv=None) -> int:
