@@ -131,42 +131,45 @@ def mentions_config(facts: ModuleFacts, keys) -> bool:
     return False
 
 
-def rnn_module_call(facts: ModuleFacts, call: ast.Call) -> Optional[str]:
-    """The RNN class (`"LSTM"`) a call `self.<attr>(...)` runs, when its class or a
-    subclass of it in this file assigns `self.<attr> = nn.LSTM(...)`."""
+def _self_attr_call(facts: ModuleFacts, call: ast.Call):
+    """(the class, the values assigned to `self.<attr>` by it and its subclasses in this
+    file) for a call `self.<attr>(...)` inside a class; None otherwise."""
     func = call.func
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
         return None
     cls = next((a for a in facts.ancestors(call) if isinstance(a, ast.ClassDef)), None)
     if cls is None:
         return None
-    for owner in [cls, *_subclasses(facts, cls)]:
-        for _, value in facts.get(ClassAttrsFact).get(id(owner), {}).get(func.attr, ()):
-            kind = _rnn_class(facts, value)
-            if kind:
-                return kind
-    return None
+    attrs = facts.get(ClassAttrsFact)
+    return cls, [value for owner in [cls, *_subclasses(facts, cls)] for _, value in attrs.get(id(owner), {}).get(func.attr, ())]
+
+
+def rnn_module_call(facts: ModuleFacts, call: ast.Call) -> Optional[str]:
+    """The RNN class (`"LSTM"`) a call `self.<attr>(...)` runs, when its class or a
+    subclass of it in this file assigns `self.<attr> = nn.LSTM(...)`."""
+    found = _self_attr_call(facts, call)
+    if found is None:
+        return None
+    return next((kind for value in found[1] if (kind := _rnn_class(facts, value))), None)
 
 
 def transformer_module_call(facts: ModuleFacts, call: ast.Call) -> Optional[str]:
     """The nn.Transformer* class a call `self.<attr>(...)` runs (see RNN calls), also
     `self.encoder`/`self.decoder` of a subclass of `nn.Transformer`."""
-    func = call.func
-    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+    found = _self_attr_call(facts, call)
+    if found is None:
         return None
-    cls = next((a for a in facts.ancestors(call) if isinstance(a, ast.ClassDef)), None)
-    if cls is None:
-        return None
-    for owner in [cls, *_subclasses(facts, cls)]:
-        for _, value in facts.get(ClassAttrsFact).get(id(owner), {}).get(func.attr, ()):
-            dotted = facts.resolve(value.func) or ""
-            for prefix in TRANSFORMER_MODULES:
-                if dotted.startswith(prefix) and dotted[len(prefix):] in CAUSAL_MASKS:
-                    return dotted[len(prefix):]
-    if func.attr in TRANSFORMER_PARTS and any(
+    cls, values = found
+    for value in values:
+        dotted = facts.resolve(value.func) or ""
+        for prefix in TRANSFORMER_MODULES:
+            if dotted.startswith(prefix) and dotted[len(prefix):] in CAUSAL_MASKS:
+                return dotted[len(prefix):]
+    attr = call.func.attr
+    if attr in TRANSFORMER_PARTS and any(
             (facts.resolve(b) or "") in ("torch.nn.Transformer", "torch.nn.modules.transformer.Transformer")
             for b in cls.bases):
-        return TRANSFORMER_PARTS[func.attr]
+        return TRANSFORMER_PARTS[attr]
     return None
 
 
