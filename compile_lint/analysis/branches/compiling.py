@@ -88,20 +88,15 @@ def returns_when_compiling(facts: ModuleFacts, call: ast.Call, depth: int = 0) -
     enters), and the first `if` Dynamo always enters that returns a constant gives it
     (kornia's `_can_stop_cascade`: `if torch.jit.is_scripting(): return False`, then
     `if torch.jit.is_tracing() or is_compiling() or ...: return False`)."""
-    from ..project.context import path_for_module
+    from ..project.context import module_def
 
     dotted = facts.resolve(call.func)
     if not dotted or "." not in dotted or dotted.startswith(("torch.", "builtins.")):
         return None
-    module, name = dotted.rsplit(".", 1)
-    owner: Optional[ModuleFacts] = facts
-    if module != facts.names.module:
-        path = path_for_module(facts, module)
-        owner = facts.project.facts_for_path(facts, path) if path else None
-    func = next((s for s in owner.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
-                 and s.name == name), None) if owner is not None else None
-    if func is None:
+    found = module_def(facts, dotted)
+    if found is None:
         return None
+    owner, func = found
     for stmt in func.body:
         returns = [n for n in ast.walk(stmt) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))]
         if not returns:

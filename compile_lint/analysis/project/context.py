@@ -356,6 +356,25 @@ def path_for_module(facts: "ModuleFacts", module: str) -> Optional[str]:
     return facts.project.sources.module_path(facts.path, module)
 
 
+def module_def(facts: "ModuleFacts", dotted: str):
+    """(the facts of the file that defines it, the def) for a module-level function named
+    by dotted `dotted`: one of this file, or of the project file it is imported from;
+    None when it is no such def."""
+    import ast
+
+    module, _, name = dotted.rpartition(".")
+    if not module:
+        return None
+    owner = facts
+    if module != facts.names.module:
+        path = path_for_module(facts, module) if facts.project else None
+        owner = facts.project.facts_for_path(facts, path) if path else None
+    if owner is None:
+        return None
+    found = next((s for s in owner.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name), None)
+    return (owner, found) if found is not None else None
+
+
 def _module_path(path: str, module: str) -> Optional[str]:
     """path_for_module for a file at `path` (one with a module name)."""
     here = os.path.dirname(os.path.abspath(path))

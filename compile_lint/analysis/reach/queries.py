@@ -5,9 +5,10 @@ import ast
 from typing import Iterator, Optional
 
 from ..compiled.values import chain_text, literal, NOT_LITERAL, site_call, facts_for_path
+from ..project.context import module_def
 from ..semantic.facts import FUNCTION_NODES, Fact, ModuleFacts
 from .regions import RegionInfo
-from ..torch_api import INDUCTOR_CONFIG
+from ..torch_api import DYNAMO_CONFIG, INDUCTOR_CONFIG, IS_COMPILING_FUNCS, JIT_ONLY_FUNCS
 
 NOT_INDUCTOR = frozenset({"eager", "aot_eager", "aot_eager_decomp_partition", "cudagraphs", "onnxrt", "tvm", "openxla"})
 
@@ -197,8 +198,6 @@ __all__ = [
 
 
 # -- code that compiled code does not run, and Dynamo flags around a region (CL508) ------
-from ..project.context import path_for_module  # noqa: E402  (this section was appended: module is append-only)
-from ..torch_api import DYNAMO_CONFIG, IS_COMPILING_FUNCS, JIT_ONLY_FUNCS  # noqa: E402
 
 CASTS = frozenset({"builtins.float", "builtins.int", "builtins.bool"})
 NUMBERS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "numbers.Number", "numbers.Real"})
@@ -247,21 +246,17 @@ def is_compiling_test(facts: ModuleFacts, call: ast.Call) -> bool:
         return True
     if not dotted or "." not in dotted or dotted.startswith(("torch.", "builtins.")):
         return False
-    module, name = dotted.rsplit(".", 1)
-    owner: Optional[ModuleFacts] = facts
-    if module != facts.names.module:
-        path = path_for_module(facts, module)
-        owner = facts.project.facts_for_path(facts, path) if path else None
-    for stmt in owner.tree.body if owner is not None else ():
-        if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
-            body = [s for s in stmt.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-            if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
-                return _returns_is_compiling(owner, stmt)
-            names = {n.id for n in ast.walk(body[0].value) if isinstance(n, ast.Name)}
-            helpers = [s.value for s in owner.tree.body if isinstance(s, ast.Assign)
-                       and any(isinstance(t, ast.Name) and t.id in names for t in s.targets)]
-            return any(_reads_is_compiling(owner, expr) for expr in [body[0].value, *helpers])
-    return False
+    found = module_def(facts, dotted)
+    if found is None or not isinstance(found[1], ast.FunctionDef):
+        return False
+    owner, func = found
+    body = [s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return _returns_is_compiling(owner, func)
+    names = {n.id for n in ast.walk(body[0].value) if isinstance(n, ast.Name)}
+    helpers = [s.value for s in owner.tree.body if isinstance(s, ast.Assign)
+               and any(isinstance(t, ast.Name) and t.id in names for t in s.targets)]
+    return any(_reads_is_compiling(owner, expr) for expr in [body[0].value, *helpers])
 
 
 def _returns_is_compiling(facts: ModuleFacts, func: ast.FunctionDef) -> bool:

@@ -39,6 +39,7 @@ import weakref
 from typing import Optional
 
 from ..semantic.facts import FUNCTION_NODES, ModuleFacts
+from ..project.context import module_def
 
 TENSOR, MASK, GENERATOR = "tensor", "mask", "generator"
 FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -184,10 +185,8 @@ class CallFlow:
             dotted = facts.resolve(func)
             if not dotted:
                 return None
-            local = self._module_def(facts, dotted)
-            if local is not None:
-                return facts, local, 0
-            return self._imported_def(dotted)
+            found = module_def(facts, dotted)
+            return (found[0], found[1], 0) if found is not None else None
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             method = self._enclosing_method(call)
             cls = self._enclosing_class(call)
@@ -362,27 +361,6 @@ class CallFlow:
                 if found is not None:
                     return found
         return None
-
-    @staticmethod
-    def _module_def(facts: ModuleFacts, dotted: str):
-        module = facts.names.module
-        if not module or not dotted.startswith(module + ".") or dotted.count(".") != module.count(".") + 1:
-            return None
-        name = dotted.rpartition(".")[2]
-        return next((n for n in facts.tree.body if isinstance(n, FUNCTION_DEFS) and n.name == name), None)
-
-    def _imported_def(self, dotted: str) -> Optional[tuple]:
-        from ..project.context import path_for_module
-
-        module, _, name = dotted.rpartition(".")
-        if not module or not self.facts.project:
-            return None
-        path = path_for_module(self.facts, module)
-        other = self.facts.project.facts_for_path(self.facts, path) if path else None
-        if other is None:
-            return None
-        found = next((n for n in other.tree.body if isinstance(n, FUNCTION_DEFS) and n.name == name), None)
-        return (other, found, 0) if found is not None else None
 
 
 def _optional(facts: ModuleFacts, ann: ast.AST) -> tuple:
