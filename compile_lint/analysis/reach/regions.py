@@ -227,8 +227,13 @@ def _name_defs(body: Iterable[ast.stmt], prefix: str, out: dict[int, str]) -> No
 
 
 def _from_parameter(term, summary: ModuleSummary) -> bool:
-    """A stored value rooted in a parameter the method does not rebind: `block`,
-    `block.inner`, `mixer(...)`."""
+    """A stored value rooted in a parameter the method does not rebind (`block`,
+    `block.inner`, `mixer(...)`), or a class named where it is built, on either side of a
+    choice (`DropPath(p) if p > 0. else nn.Identity()`)."""
+    if term is not None and term[0] == UNION:
+        return all(_from_parameter(t, summary) for t in term[1])
+    if term is not None and term[0] == CALL and term[1] is not None and term[1][0] == G:
+        return True
     while term is not None and term[0] in (ATTR, CALL):
         term = term[1]
     if term is not None and term[0] == LOCAL and term[1]:
