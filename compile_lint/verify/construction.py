@@ -32,6 +32,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..analysis.semantic.signatures import parameter_defaults
+
 NOT_LITERAL = object()
 MAX_DEPTH = 8
 # method calls that return the module they are called on
@@ -383,8 +385,7 @@ def _bind_parameters(node, args: list, kwargs: dict, literal) -> dict:
     """A factory's parameters as its call binds them: passed values, else defaults."""
     positional = node.args.posonlyargs + node.args.args
     env: dict = {}
-    defaults = dict(zip([a.arg for a in positional[len(positional) - len(node.args.defaults):]], node.args.defaults))
-    defaults.update({a.arg: d for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None})
+    defaults = parameter_defaults(node.args)
     for index, param in enumerate(positional + node.args.kwonlyargs):
         if index < len(args) and param in positional:
             env[param.arg] = args[index]

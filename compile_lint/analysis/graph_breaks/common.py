@@ -27,6 +27,7 @@ from dataclasses import replace
 from ..reach.declared import recorded_breaks, recorded_counts
 from ..compiled.values import chain_text
 from ..semantic.facts import FUNCTION_NODES, ModuleFacts
+from ..semantic.signatures import parameter_defaults
 from .ids import LOOP_ID, describe
 from ..reach.queries import dynamo_flag_on, eager_only
 from ..tensors.calls import flow_for
@@ -120,10 +121,7 @@ def behind_absent_input(facts: ModuleFacts, node: ast.AST) -> bool:
     func = facts.enclosing_function(node)
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    args = func.args
-    positional = args.posonlyargs + args.args
-    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
-    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    defaults = parameter_defaults(func.args)
     optional = {name for name, d in defaults.items() if isinstance(d, ast.Constant) and d.value is None}
     if not optional:
         return False

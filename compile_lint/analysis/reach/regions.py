@@ -28,6 +28,7 @@ from .declared import Recording, describe_declared
 from ..semantic.names import NameTable, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
 from .values import ATTR, CALL, DECORATED, EMPTY, LOCAL, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external
+from ..semantic.signatures import parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
 
@@ -773,12 +774,7 @@ class _Summarizer:
                 if "builtins.property" in kinds or "functools.cached_property" in kinds:
                     info.method_kind = "property"
                 self_kind = "self" if params else None
-        defaults = {}
-        for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
-            defaults[a.arg] = d
-        for a, d in zip(args.kwonlyargs, args.kw_defaults):
-            if d is not None:
-                defaults[a.arg] = d
+        defaults = parameter_defaults(args)
         parent = outer if outer.key == "" or cls is None else outer
         nodes = self._scope(node)
         scope = Scope(qualname, nodes.bound | set(params), tuple(params), self_kind, cls_dotted, parent, defaults,

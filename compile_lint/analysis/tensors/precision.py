@@ -45,6 +45,7 @@ from ..compiled.values import (
 )
 from ..semantic.bindings import MAX_ALIASES, bindings_for, holds_def
 from ..semantic.facts import FUNCTION_NODES, Fact, ModuleFacts
+from ..semantic.signatures import parameter_defaults
 from ..reach.queries import class_attrs
 
 F16, BF16, F32, F64 = "float16", "bfloat16", "float32", "float64"
@@ -950,13 +951,7 @@ __all__ = [
 
 def _number_default(args: ast.arguments, name: str) -> bool:
     """Whether parameter `name` defaults to a number literal (`0.`, `1`, `-1`)."""
-    positional = args.posonlyargs + args.args
-    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
-    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-    for arg, default in pairs:
-        if arg.arg == name:
-            if isinstance(default, ast.UnaryOp) and isinstance(default.op, ast.USub):
-                default = default.operand
-            return isinstance(default, ast.Constant) and type(default.value) in (int, float)
-    return False
-
+    default = parameter_defaults(args).get(name)
+    if isinstance(default, ast.UnaryOp) and isinstance(default.op, ast.USub):
+        default = default.operand
+    return isinstance(default, ast.Constant) and type(default.value) in (int, float)

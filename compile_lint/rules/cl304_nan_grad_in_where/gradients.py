@@ -29,6 +29,7 @@ from typing import Optional
 
 from ...analysis.semantic.bindings import bindings_for
 from ...analysis.semantic.facts import Fact
+from ...analysis.semantic.signatures import parameter_defaults
 
 # methods whose result never requires grad
 NO_GRAD_METHODS = frozenset({
@@ -289,8 +290,7 @@ class GradientFacts:
         method = isinstance(parent, ast.ClassDef) and not any(
             isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list
         )
-        defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
-        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        defaults = parameter_defaults(args)
         for call in calls:
             if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
                 return False
