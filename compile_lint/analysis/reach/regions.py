@@ -27,7 +27,7 @@ from typing import Iterable, Iterator, Optional
 from .declared import Recording, describe_declared
 from ..semantic.names import NameTable, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
-from .values import ATTR, CALL, DECORATED, EMPTY, LOCAL, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external
+from .values import ATTR, CALL, DECORATED, EMPTY, LOCAL, RECORDED_ARGS, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external
 from ..semantic.signatures import parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -722,16 +722,16 @@ class _Summarizer:
             else:
                 callee = self.terms.term(func, scope, node.lineno)
                 if callee is not None:
-                    kws = tuple([(k.arg, None) for k in node.keywords[:8]])
-                    self.summary.calls.append((name, callee, (None,) * min(len(node.args), 8), kws))
+                    kws = tuple([(k.arg, None) for k in node.keywords[:RECORDED_ARGS]])
+                    self.summary.calls.append((name, callee, (None,) * min(len(node.args), RECORDED_ARGS), kws))
                 return
         callee = self.terms.term(func, scope, node.lineno)
         if callee is None:
             return
         terms = self.terms
         row = node.lineno
-        args = tuple([terms.term(a, scope, row) for a in node.args[:8]])
-        kws = tuple([(k.arg, terms.term(k.value, scope, row) if k.arg else None) for k in node.keywords[:8]])
+        args = tuple([terms.term(a, scope, row) for a in node.args[:RECORDED_ARGS]])
+        kws = tuple([(k.arg, terms.term(k.value, scope, row) if k.arg else None) for k in node.keywords[:RECORDED_ARGS]])
         self.summary.calls.append((name, callee, args, kws))
 
     def _visit_lambda(self, node: ast.Lambda, local, cls, cls_dotted, scope: Scope) -> None:

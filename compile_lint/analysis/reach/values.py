@@ -58,6 +58,7 @@ STORED = "stored"
 DECORATED = "@"
 
 MAX_ARGS = 16
+RECORDED_ARGS = 8  # arguments (and keywords) a project call keeps in the index (regions._record_call)
 # node classes `TermBuilder._term` tells apart, as module globals (one lookup each)
 (_Name, _Attribute, _Call, _Subscript, _Constant, _List, _Tuple, _Set, _Dict, _ListComp, _GeneratorExp, _SetComp,
  _DictComp, _IfExp, _BoolOp, _Starred, _Lambda, _NamedExpr, _Await) = (
@@ -1348,7 +1349,7 @@ class Resolver:
                     if kw == name:
                         named = True
                         out |= self.values(term, c_summary, None, depth)
-                if index in info.defaults and index in _omitted(info.defaults, info.params, offset, args, kws, 8):
+                if index in info.defaults and index in _omitted(info.defaults, info.params, offset, args, kws, RECORDED_ARGS):
                     omitted = True
         # `@deco` applied to a def passes the def as the first argument; `@Wrapper` passes it
         # to `Wrapper.__init__(self, fn)`
