@@ -641,3 +641,42 @@ def test_regions_uses_the_cache_check_made_and_sees_an_edit(tmp_path):
     shutil.rmtree(tmp_path / ".compile_lint_cache")
     regions()  # a cold `regions` leaves the summaries for the next run
     assert any((tmp_path / ".compile_lint_cache").rglob("*"))
+
+
+def test_cycles_nested_deep_take_rounds_at_their_lowest_question_only(tmp_path):
+    """A cycle of 16 functions, each also calling itself: the answer is the class at its
+    end, and the cycle's rounds are taken once for all of it. When every question of
+    the cycle took rounds of its own, the innermost was evaluated up to 2^16 times
+    (transformers 4.44.2's `from_pretrained` machinery: 4,097 evaluations of one term,
+    bench/results.md)."""
+    k = 16
+    funcs = "".join(f"def f{i}():\n    return f{i}() if FLAG else f{i + 1}()\n\n\n" for i in range(k))
+    src = (
+        "import torch\nfrom torch import nn\n\nFLAG = False\n\n\n"
+        "class Net(nn.Module):\n    def forward(self, x):\n        return x\n\n\n"
+        + funcs
+        + f"def f{k}():\n    return f0() if FLAG else Net()\n\n\n"
+        "fast = torch.compile(f0())\n"
+    )
+    index, data = project(tmp_path, {"app.py": src})
+    row = src.count("\n")
+    assert targets(data, "app.py", row) == ["app.py:Net"]
+    assert index.resolver.cuts == 0
+    assert index.resolver.evaluations < 40 * k
+
+
+def test_a_parameter_many_calls_pass_containers_to_holds_what_each_holds(tmp_path):
+    """40 calls pass their own dict to one factory: the answer keeps what every dict
+    holds (the containers are merged into one past MAX_CONTAINERS, their elements
+    kept), and each call's unknown reason does not make the answer grow."""
+    classes = "".join(f"class Net{i}(nn.Module):\n    def forward(self, x):\n        return x\n\n\n" for i in range(40))
+    calls = "".join(f"    make({{'a': Net{i}, 'size': cfg{i}}})\n" for i in range(40))
+    src = (
+        "import torch\nfrom torch import nn\n\n\n" + classes
+        + "def make(d):\n    return torch.compile(d['a']())\n\n\n"
+        + "def main(" + ", ".join(f"cfg{i}" for i in range(40)) + "):\n" + calls
+    )
+    index, data = project(tmp_path, {"app.py": src})
+    row = src.splitlines().index("    return torch.compile(d['a']())") + 1
+    assert targets(data, "app.py", row) == sorted(f"app.py:Net{i}" for i in range(40))
+    assert index.resolver.cuts == 0

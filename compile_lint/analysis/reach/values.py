@@ -601,6 +601,13 @@ class TermBuilder:
 # set until its answer stops growing, and the answers computed inside that cycle are
 # kept only once it has settled (Tarjan-style lowlinks tell which those are). So an
 # answer does not depend on which site asked first, nor on a step budget.
+# Only a cycle's lowest question takes rounds: a question inside it that is asked
+# again before it has its answer leaves its answer as the seed of the next round, and
+# says whether it grew (`_dirty`). Rounds taken by every question of a cycle nested
+# k deep cost up to 2^k evaluations of the innermost one (4,097 of one term of
+# transformers 4.44.2's `from_pretrained`); seeded rounds at the lowest one cost k.
+# An answer keeps one unknown member and at most MAX_CONTAINERS containers apart
+# (`_bounded`): more only cost (each measured needed on the same tree, bench/results.md).
 # Two bounds remain, as guards against pathological inputs only (a value nested
 # deeper at every round of a loop, `x = [x]`): how deep questions may nest, and how
 # many rounds one cycle may take. Each time either cuts, `cuts` counts it
@@ -608,24 +615,79 @@ class TermBuilder:
 MAX_NESTED = 400
 MAX_ROUNDS = 32
 MAX_NESTING = 4
+MAX_CONTAINERS = 16  # containers one answer keeps apart (_merged_containers)
 
 
-def _widen(values: frozenset, depth: int) -> frozenset:
-    """`values` with the elements of containers nested deeper than `depth` forgotten."""
+def _widen(values: frozenset, depth: int, seen: Optional[dict] = None) -> frozenset:
+    """`values` with the elements of containers nested deeper than `depth` forgotten;
+    `values` itself (the same object) where nothing is that deep. Values share their
+    parts, so each part is widened once per call (`seen`), not once per path to it."""
     for v in values:
         if v.elems:
             break
     else:  # (a loop: `any()` over a generator costs more, and this is asked ~100k times)
         return values
-    out = set()
+    if seen is None:
+        seen = {}
+    key = (id(values), depth)
+    got = seen.get(key)
+    if got is not None:
+        return got[1]
+    out = []
+    changed = False
     for v in values:
         if v.elems:
             if depth <= 0:
-                v = v._replace(elems=tuple(EMPTY for _ in v.elems))
+                elems = tuple(EMPTY for _ in v.elems)
             else:
-                v = v._replace(elems=tuple(_widen(e, depth - 1) for e in v.elems))
-        out.add(v)
-    return frozenset(out)
+                elems = tuple(_widen(e, depth - 1, seen) for e in v.elems)
+            if any(a is not b for a, b in zip(elems, v.elems)):
+                v = v._replace(elems=elems)
+                changed = True
+        out.append(v)
+    result = frozenset(out) if changed else values
+    seen[key] = (values, result)  # (`values` kept alive: its id stays its own)
+    return result
+
+
+def _bounded(values: frozenset, levels: int = 2) -> frozenset:
+    """`values` with one unknown member at most, and at most MAX_CONTAINERS containers.
+    An unknown member makes a site partial whatever its reason, and the reason shown is
+    the first by `repr` (regions `_why_not`): the others only cost. In transformers
+    4.44.2, 195 image-processor parameters "that no call passes a known value" reach
+    `get_size_dict(size)`, each with its own reason."""
+    unknown = None
+    for v in values:
+        if v.kind == UNKNOWN:
+            if unknown is not None:
+                break
+            unknown = v
+    else:
+        return values if len(values) <= MAX_CONTAINERS else _merged_containers(values, levels)
+    first = min((v for v in values if v.kind == UNKNOWN), key=repr)
+    kept = frozenset([v for v in values if v.kind != UNKNOWN] + [first])
+    return kept if len(kept) <= MAX_CONTAINERS else _merged_containers(kept, levels)
+
+
+def _merged_containers(values: frozenset, levels: int) -> frozenset:
+    """`values` with its containers merged into one when there are more than
+    MAX_CONTAINERS of them: one unordered container of every element. A parameter
+    that calls all over a project pass their own literal dicts to (transformers' image
+    processors pass ~550 `size` dicts to `get_size_dict`) would otherwise make every
+    answer and every binding built from it that large."""
+    containers = [v for v in values if v.kind == "seq"]
+    if len(containers) <= MAX_CONTAINERS:
+        return values
+    elements: set = set()
+    for v in containers:
+        for e in v.elems:
+            elements |= e
+    # the elements are answers, bounded when they were made: only the union is new, and
+    # it is bounded `levels` deep (values share their parts: a walk down every level
+    # would visit a shared part once per path to it)
+    elements = frozenset(elements)
+    merged = Value("seq", None, (_bounded(elements, levels - 1) if levels > 1 and len(elements) > 1 else elements,), False)
+    return frozenset([v for v in values if v.kind != "seq"] + [merged])
 
 
 def _refs(values) -> list:
@@ -680,7 +742,14 @@ class Resolver:
         # reasons, low); `_log` lists them in order, so a new round can drop them
         self._pending: dict = {}
         self._log: list = []
+        self._callees: dict = {}  # call name -> its calls by callee (_calls_by_callee)
+        self._callees_this_round: dict = {}  # the same, from provisional answers
+        # whether an answer inside the open cycle grew past what a question of the cycle
+        # was given for it: the cycle's lowest question takes another round
+        self._dirty = False
+        self._seeds: dict = {}  # key -> its answer in an earlier round of the open cycle (_drop_pending)
         self.cuts = 0  # how often a guard (MAX_NESTED, MAX_ROUNDS) cut an answer short
+        self.evaluations = 0  # terms evaluated (each round of a cycle counts again)
         self._made: dict = {}  # Value.made -> (summary, env) of the call that built the instance
         if sys.getrecursionlimit() < 20_000:  # questions nest ~6 Python frames deep each
             sys.setrecursionlimit(20_000)
@@ -723,35 +792,57 @@ class Resolver:
             self.cuts += 1
             return EMPTY
         question = _Question(len(stack), len(self._log))
+        seed = self._seeds.get(key)
+        if seed is not None:
+            question.approx = seed
         stack.append(question)
         self._open[key] = question
         said = len(self.why)
         rounds = 0
+        outer_dirty = self._dirty
+        self._dirty = False
+        dirty = False
         try:
             while True:
+                self.evaluations += 1
                 result = self._values(term, summary, env or {}, depth + 1)
+                if seed is not None:
+                    result = result | seed
+                changed = False
                 if question.reentered:
                     # rounds only grow (some steps are not monotone), and from the third
                     # round containers nest at most MAX_NESTING deep (`x = [x]` would
                     # nest one more each round)
                     result = result | question.approx
-                    if rounds >= 2:
+                    if rounds >= 2 or seed is not None:
                         result = _widen(result, MAX_NESTING)
-                    if result != question.approx:
-                        rounds += 1
-                        if rounds < MAX_ROUNDS:
-                            question.approx = result
-                            question.reentered = False
-                            question.low = question
-                            del self.why[said:]
-                            self._drop_pending(question.log_start)
-                            continue
-                        self.cuts += 1
+                    changed = result != question.approx
+                if question.low is not question:
+                    # a cycle through a question below: that question's rounds bring this
+                    # one back, seeded with this answer; they go on while it grows
+                    dirty = changed or self._dirty
+                    break
+                if changed or self._dirty:
+                    rounds += 1
+                    if rounds < MAX_ROUNDS:
+                        question.approx = result
+                        question.reentered = False
+                        self._dirty = False
+                        del self.why[said:]
+                        self._drop_pending(question.log_start)
+                        continue
+                    self.cuts += 1
                 break
         finally:
+            self._dirty = outer_dirty or dirty
             stack.pop()
             del self._open[key]
             question.closed = True
+            if not stack:
+                self._seeds.clear()
+                self._callees_this_round.clear()
+        if len(result) > 1:
+            result = _bounded(result)
         why = tuple(self.why[said : said + 1])  # the index reports the first reason only
         if question.low is question:  # settled: it and what it waited for
             for k in self._log[question.log_start:]:
@@ -840,8 +931,19 @@ class Resolver:
         return frozenset(out)
 
     def _drop_pending(self, start: int) -> None:
+        """Forget the provisional answers logged from `start` on, for a new round of the
+        cycle they depend on; each is kept as the seed its question starts from when the
+        round asks it again. Answers only grow from round to round, so a seed is below
+        the settled answer, and a question inside the cycle that has already settled
+        against it takes one evaluation, not rounds of its own: without seeds, cycles
+        nested k deep evaluate the innermost up to 2^k times (4,097 evaluations of one
+        term in transformers 4.44.2's `from_pretrained` machinery, bench/results.md)."""
+        self._callees_this_round.clear()
+        seeds = self._seeds
         for k in self._log[start:]:
-            self._pending.pop(k, None)
+            entry = self._pending.pop(k, None)
+            if entry is not None:
+                seeds[k] = entry[0]
         del self._log[start:]
 
     def _values(self, term, summary, env, depth) -> frozenset:
@@ -1325,32 +1427,35 @@ class Resolver:
         info = found[1]
         out: set = set()
         short = qualname.rsplit(".", 1)[-1]
-        callers = list(self.index.calls_named(short))
+        names = [short]
         builders = self.index.classes_built_by(dotted) if short == "__init__" else ()
         if builders:
-            for cls_name in sorted({c.rsplit(".", 1)[-1] for c in builders} | {"cls"}):
-                callers += self.index.calls_named(cls_name)
+            names += sorted({c.rsplit(".", 1)[-1] for c in builders} | {"cls"})
+        calls = []  # (name's position, call's position, kind, caller, args, kws): the calls of this def
+        for n, call_name in enumerate(names):
+            table = self._calls_by_callee(call_name, depth)
+            calls += [(n, *c) for c in table.get(dotted, ()) if c[1] != "class"]
+            for cls in sorted(builders):
+                calls += [(n, *c) for c in table.get(cls, ()) if c[1] == "class"]
+        calls.sort(key=lambda c: c[:2])
         # the default is passed by a call that omits the parameter, and where no call
         # names it at all (callers the index cannot see: `model_cls(**kwargs)`)
         named = omitted = False
-        for c_summary, callee, args, kws in callers:
-            for f in self.values(callee, c_summary, None, depth):
-                if f.kind == "class" and f.dotted in builders:
-                    offset = 1  # `Net(block)` calls `Net.__init__(self, block)`
-                elif f.dotted != dotted or f.kind not in ("func", "bound"):
-                    continue
-                else:
-                    offset = 1 if f.kind == "bound" and info.method_kind != "static" else 0
-                position = index - offset
-                if 0 <= position < len(args) and not any(a is not None and a[0] == STAR for a in args[: position + 1]):
+        for _n, _i, kind, c_summary, args, kws in calls:
+            if kind == "class":
+                offset = 1  # `Net(block)` calls `Net.__init__(self, block)`
+            else:
+                offset = 1 if kind == "bound" and info.method_kind != "static" else 0
+            position = index - offset
+            if 0 <= position < len(args) and not any(a is not None and a[0] == STAR for a in args[: position + 1]):
+                named = True
+                out |= self.values(args[position], c_summary, None, depth)
+            for kw, term in kws:
+                if kw == name:
                     named = True
-                    out |= self.values(args[position], c_summary, None, depth)
-                for kw, term in kws:
-                    if kw == name:
-                        named = True
-                        out |= self.values(term, c_summary, None, depth)
-                if index in info.defaults and index in _omitted(info.defaults, info.params, offset, args, kws, RECORDED_ARGS):
-                    omitted = True
+                    out |= self.values(term, c_summary, None, depth)
+            if index in info.defaults and index in _omitted(info.defaults, info.params, offset, args, kws, RECORDED_ARGS):
+                omitted = True
         # `@deco` applied to a def passes the def as the first argument; `@Wrapper` passes it
         # to `Wrapper.__init__(self, fn)`
         applications = [a for a in self.index.decorated_by(dotted) if a[1] != "class"]
@@ -1367,6 +1472,31 @@ class Resolver:
         if index in info.defaults and (omitted or not named):
             out |= self._default(dotted, info, index, depth)
         return frozenset(out)
+
+    def _calls_by_callee(self, call_name: str, depth) -> dict:
+        """The project's calls of something named `call_name`, by what the callee is:
+        dotted -> [(position, kind, caller summary, args, kws)] for the project classes
+        ("class") and functions or methods ("func", "bound") it may be. Asked for every
+        parameter whose callers are sought (`_passed`): transformers has thousands of
+        `super().__init__(...)` calls, each of which `_passed` asked about afresh. Kept
+        for good once every callee's answer has settled; else until the open cycle's next
+        round (within a round, a provisional answer is asked again as it was)."""
+        got = self._callees.get(call_name)
+        if got is None:
+            got = self._callees_this_round.get(call_name)
+        if got is not None:
+            return got
+        table: dict = {}
+        settled = True
+        memo = self._memo
+        for i, (c_summary, callee, args, kws) in enumerate(self.index.calls_named(call_name)):
+            for f in self.values(callee, c_summary, None, depth):
+                if f.kind == "class" or f.kind == "func" or f.kind == "bound":
+                    table.setdefault(f.dotted, []).append((i, f.kind, c_summary, args, kws))
+            if settled and (id(c_summary), callee, None) not in memo:
+                settled = False
+        (self._callees if settled else self._callees_this_round)[call_name] = table
+        return table
 
     def returns_of(self, summary, info, env, depth) -> frozenset:
         out: set = set()
