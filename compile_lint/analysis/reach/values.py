@@ -656,17 +656,10 @@ def _bounded(values: frozenset, levels: int = 2) -> frozenset:
     the first by `repr` (regions `_why_not`): the others only cost. In transformers
     4.44.2, 195 image-processor parameters "that no call passes a known value" reach
     `get_size_dict(size)`, each with its own reason."""
-    unknown = None
-    for v in values:
-        if v.kind == UNKNOWN:
-            if unknown is not None:
-                break
-            unknown = v
-    else:
-        return values if len(values) <= MAX_CONTAINERS else _merged_containers(values, levels)
-    first = min((v for v in values if v.kind == UNKNOWN), key=repr)
-    kept = frozenset([v for v in values if v.kind != UNKNOWN] + [first])
-    return kept if len(kept) <= MAX_CONTAINERS else _merged_containers(kept, levels)
+    unknowns = [v for v in values if v.kind == UNKNOWN]
+    if len(unknowns) > 1:
+        values = frozenset([v for v in values if v.kind != UNKNOWN] + [min(unknowns, key=repr)])
+    return values if len(values) <= MAX_CONTAINERS else _merged_containers(values, levels)
 
 
 def _merged_containers(values: frozenset, levels: int) -> frozenset:
