@@ -90,6 +90,8 @@ class CallFlow:
         self._returns: dict[int, object] = {}
         self._params: dict[tuple, object] = {}
         self._attrs: dict[tuple, object] = {}
+        self._bindings: dict[int, dict] = {}  # id(def) -> {name: [whether each binding makes a generator]}
+        self._assigned: dict[int, dict] = {}  # id(class) -> {attr: [values assigned to self.<attr>]}
         self._calls: Optional[dict[int, list]] = None  # id(def) -> [(call, offset)] in this file
         self._busy: set = set()
 
@@ -145,12 +147,7 @@ class CallFlow:
             return self.attr_kind(expr) == GENERATOR
         if not isinstance(expr, ast.Name) or not isinstance(func, FUNCTION_DEFS):
             return False
-        made = []  # per binding of the name in `func`: whether it makes a generator
-        for node in _own_nodes(func):
-            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                if any(isinstance(t, ast.Name) and t.id == expr.id for t in targets):
-                    made.append(getattr(node, "value", None) is not None and self._creates_generator(node.value))
+        made = self._generator_bindings(func).get(expr.id, ())
         # `g = None` then `g = torch.Generator()` under a seed test: a method call on it
         # runs only once it is one; an op given it breaks only then (the creation's own
         # finding says where)
@@ -165,6 +162,23 @@ class CallFlow:
             if dotted == "torch.Generator" and (receiver or not optional):
                 return True
         return self.param_kind(func, expr.id) == GENERATOR
+
+    def _generator_bindings(self, func) -> dict:
+        """Per name bound in `func`'s own body: for each binding, whether it makes a
+        generator (built once per def: `is_generator` is asked of every name read)."""
+        key = id(func)
+        found = self._bindings.get(key)
+        if found is None:
+            found = self._bindings[key] = {}
+            for node in _own_nodes(func):
+                if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    names = {t.id for t in targets if isinstance(t, ast.Name)}
+                    if names:
+                        made = getattr(node, "value", None) is not None and self._creates_generator(node.value)
+                        for name in names:
+                            found.setdefault(name, []).append(made)
+        return found
 
     def _creates_generator(self, value: ast.AST) -> bool:
         """`torch.Generator(...)`, also with a method chained (`.manual_seed(0)` returns it)."""
@@ -304,19 +318,7 @@ class CallFlow:
     def _class_attr(self, cls: ast.ClassDef, attr: str):
         from .kinds import is_torch_tensor_call
 
-        values = []
-        for sub in ast.walk(cls):
-            if isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
-                for t in targets:
-                    for elt in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
-                        if isinstance(elt, ast.Attribute) and elt.attr == attr and isinstance(elt.value, ast.Name) \
-                                and elt.value.id == "self":
-                            values.append(sub.value if elt is t and not isinstance(sub, ast.AugAssign) else None)
-            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
-                    and sub.func.attr == "register_buffer" and len(sub.args) >= 2 \
-                    and isinstance(sub.args[0], ast.Constant) and sub.args[0].value == attr:
-                values.append(None if _is_none(sub.args[1]) else Known(TENSOR))
+        values = self._self_assignments(cls).get(attr)
         if not values:
             return None
         if all(v is not None and not isinstance(v, Known) and self._creates_generator(v) for v in values):
@@ -330,6 +332,27 @@ class CallFlow:
             if dotted not in TENSOR_CTORS and not is_torch_tensor_call(dotted):
                 return None
         return TENSOR
+
+    def _self_assignments(self, cls: ast.ClassDef) -> dict:
+        """Per attribute, what `cls` assigns to `self.<attr>` (None where the value is not
+        the whole right-hand side) and what it registers as a buffer; one walk per class."""
+        found = self._assigned.get(id(cls))
+        if found is not None:
+            return found
+        found = self._assigned[id(cls)] = {}
+        for sub in ast.walk(cls):
+            if isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+                for t in targets:
+                    for elt in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
+                        if isinstance(elt, ast.Attribute) and isinstance(elt.value, ast.Name) and elt.value.id == "self":
+                            found.setdefault(elt.attr, []).append(
+                                sub.value if elt is t and not isinstance(sub, ast.AugAssign) else None)
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
+                    and sub.func.attr == "register_buffer" and len(sub.args) >= 2 \
+                    and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str):
+                found.setdefault(sub.args[0].value, []).append(None if _is_none(sub.args[1]) else Known(TENSOR))
+        return found
 
     # -- where things are ----------------------------------------------------------------
     def _enclosing_method(self, node):
