@@ -1089,3 +1089,174 @@ def test_a_wrapper_runs_the_forward_of_the_module_its_init_was_given(tmp_path):
     })
     assert "net.Net.forward" in region_defs(data)
     assert "net.Other.forward" not in region_defs(data)
+
+
+# -- development set 3 (bench/dev3): what its misses needed ------------------------------
+PATCHABLE = """
+from torch import nn
+
+class Synth(nn.Module):
+    def forward(self, x, y):
+        return x + y
+
+    def infer(self, x):
+        return x * 2
+"""
+
+
+def test_a_forward_stored_on_the_instance_is_what_export_and_trace_run(tmp_path):
+    # piper export_onnx.py / export_torchscript.py: `model_g.forward = infer_forward` (a
+    # local def) and `model_g.forward = model_g.infer` before exporting model_g: naming
+    # the class's training forward was a wrong target
+    _, data = project(tmp_path, {
+        "synth.py": PATCHABLE,
+        "export.py": """
+        import torch
+        from synth import Synth
+
+        def export_onnx(flag):
+            model = Synth()
+
+            def infer_forward(x):
+                return model.infer(x)
+
+            model.forward = infer_forward
+            torch.onnx.export(model, (torch.rand(1),), "m.onnx")
+
+        def export_script():
+            model = Synth()
+            model.forward = model.infer
+            return torch.jit.trace(model, (torch.rand(1),))
+
+        def maybe(flag):
+            model = Synth()
+            if flag:
+                model.forward = model.infer
+            return torch.jit.trace(model, (torch.rand(1),))
+
+        def data_only(args):
+            model = Synth()
+            model.name = "synth"
+            return torch.jit.trace(model, (torch.rand(1),))
+        """,
+    })
+    assert names(site(data, "export.py", 12)) == ["export.py:export_onnx.infer_forward"]
+    assert "synth.Synth.infer" in region_defs(data)
+    assert names(site(data, "export.py", 17)) == ["synth.py:Synth.infer"]
+    assert names(site(data, "export.py", 23)) == ["synth.py:Synth", "synth.py:Synth.infer"]
+    assert names(site(data, "export.py", 28)) == ["synth.py:Synth"]
+
+
+def test_a_method_bound_by_hand_in_a_patching_helper_is_what_compiling_it_runs(tmp_path):
+    # MMAudio features_utils.py: `patch_clip(m)` sets `m.encode_text =
+    # new_encode_text.__get__(m)` and returns m; the app compiles `m.encode_text`
+    _, data = project(tmp_path, {
+        "patch.py": """
+        import types
+        import torch
+        import open_clip
+
+        def patch(model):
+            def new_encode(self, text):
+                return text
+
+            model.encode = new_encode.__get__(model)
+            return model
+
+        def patch_types(model):
+            def other_encode(self, text):
+                return text
+
+            model.encode = types.MethodType(other_encode, model)
+            return model
+
+        clip = patch(open_clip.create_model("ViT-B-32"))
+        fast = torch.compile(clip.encode)
+        other = patch_types(open_clip.create_model("ViT-B-32"))
+        fast2 = torch.compile(other.encode)
+        plain = torch.compile(open_clip.create_model("ViT-B-32").encode)
+        """,
+    })
+    assert names(site(data, "patch.py", 21)) == ["patch.py:patch.new_encode"]
+    assert site(data, "patch.py", 21)["resolution"] == "resolved"
+    assert names(site(data, "patch.py", 23)) == ["patch.py:patch_types.other_encode"]
+    assert site(data, "patch.py", 24)["resolution"] != "resolved"
+
+
+def test_a_traced_module_exported_again_runs_the_code_it_was_traced_from(tmp_path):
+    # ChatTTS examples/onnx/exporter.py: `jitmodel = jit.trace(myvocos, [x])` with
+    # `import torch.jit as jit`, then `torch.onnx.export(jitmodel, ...)`
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "export.py": """
+        import torch
+        import torch.jit as jit
+        from net import Net
+
+        traced = jit.trace(Net(), [torch.rand(1)])
+        torch.onnx.export(traced, (torch.rand(1),), "m.onnx")
+        frozen = torch.jit.freeze(torch.jit.script(Net()))
+        torch.onnx.export(frozen, (torch.rand(1),), "f.onnx")
+        """,
+    })
+    assert names(site(data, "export.py", 7)) == ["net.py:Net"]
+    assert names(site(data, "export.py", 9)) == ["net.py:Net"]
+
+
+def test_a_tensordict_module_compiles_the_callable_it_wraps(tmp_path):
+    # LeanRL sac_continuous_action_torchcompile.py: `policy = TensorDictModule(
+    # actor_detach.get_action, in_keys=[...], out_keys=[...])`, then torch.compile(policy)
+    _, data = project(tmp_path, {
+        "sac.py": """
+        import torch
+        from torch import nn
+        from tensordict.nn import TensorDictModule, CudaGraphModule
+
+        class Actor(nn.Module):
+            def forward(self, x):
+                return x
+
+            def get_action(self, x):
+                return x * 2
+
+        def update(batch):
+            return batch
+
+        actor = Actor()
+        policy = TensorDictModule(actor.get_action, in_keys=["obs"], out_keys=["action"])
+        policy = torch.compile(policy)
+        step = CudaGraphModule(torch.compile(update))
+        """,
+    })
+    assert names(site(data, "sac.py", 18)) == ["sac.py:Actor.get_action"]
+
+
+def test_a_with_body_rebinds_a_name_as_an_assignment_would(tmp_path):
+    # ComfyUI-PyramidFlowWrapper nodes.py: `vae` is a file-name parameter, rebound under
+    # `with (init_empty_weights() if ok else nullcontext()):` before it is compiled; the
+    # parameter's unseen value made the site partial
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "nodes.py": """
+        import contextlib
+        import torch
+        from net import Net
+
+        class Loader:
+            def loadmodel(self, vae, compile_args=None):
+                with contextlib.nullcontext():
+                    vae = Net()
+                if compile_args is not None:
+                    vae = torch.compile(vae)
+                return (vae,)
+
+            def maybe(self, vae, ok):
+                if ok:
+                    with contextlib.nullcontext():
+                        vae = Net()
+                return torch.compile(vae)
+        """,
+    })
+    found = site(data, "nodes.py", 11)
+    assert found["resolution"] == "resolved" and names(found) == ["net.py:Net"]
+    assert site(data, "nodes.py", 18)["resolution"] == "partial"

@@ -27,7 +27,7 @@ from typing import Iterable, Iterator, Optional
 from .declared import Recording, describe_declared
 from ..semantic.names import NameTable, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
-from .values import ATTR, CALL, DECORATED, EMPTY, LOCAL, RECORDED_ARGS, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external
+from .values import ATTR, CALL, DECORATED, EMPTY, LOCAL, RECORDED_ARGS, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
 from ..semantic.signatures import parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -1546,6 +1546,9 @@ class ProjectIndex:
         """The defs that run when `value` is compiled or traced."""
         if depth > 4:
             return []
+        forward = patched_attr(value, "forward")
+        if forward is not None:  # `model.forward = infer`: compiling the model runs infer
+            return [e for v in sorted(forward, key=repr) for e in self._value_entries(v, depth + 1)]
         kind = value.kind
         if kind in ("class", "inst") and value.dotted in self.defs:
             return self._entry_defs(Ref(value.dotted, True))
@@ -1602,6 +1605,9 @@ class ProjectIndex:
         is Base's."""
         if depth > 4:
             return []
+        forward = patched_attr(value, "forward")
+        if forward is not None:
+            return [t for v in sorted(forward, key=repr) for t in self._value_targets(v, depth + 1)]
         if value.kind in ("class", "inst", "func", "bound") and value.dotted in self.defs:
             if value.kind == "bound" and value.dotted.endswith((".forward", ".__call__")):
                 # `torch.compile(self.head.forward)`: the receivers' classes

@@ -53,6 +53,10 @@ ANNOTATED = "annotated"
 # `self.blocks.append(B())`) at those locations; made by the resolver, never by a file, so
 # that the container is one question, answered once
 STORED = "stored"
+# ("patch", term, attr, value term): `term` after `obj.<attr> = value` on an instance, a
+# function stored on it (`model.forward = infer`, `m.encode = f.__get__(m)`): calling or
+# compiling the instance afterwards runs what was stored (Value.patched)
+PATCH = "patch"
 # the callee name under which a summary records a decorator applied to a def
 # (`@deco def f` calls `deco(f)`): what a wrapper's parameter may receive
 DECORATED = "@"
@@ -83,6 +87,18 @@ PASS_THROUGH = frozenset(
         "torch.nn.parallel.DistributedDataParallel",
         "torch.nn.parallel.distributed.DistributedDataParallel",
         "torch.jit.script",
+        # a traced, frozen or FX-traced module runs the code it was made from:
+        # `torch.onnx.export(torch.jit.trace(net, x), ...)` exports the net's forward
+        "torch.jit.trace",
+        "torch.jit.freeze",
+        "torch.jit.optimize_for_inference",
+        "torch.fx.symbolic_trace",
+        # tensordict's modules run the callable they are given (`TensorDictModule(actor.act,
+        # in_keys=..., out_keys=...)`, `CudaGraphModule(update)`)
+        "tensordict.nn.TensorDictModule",
+        "tensordict.nn.common.TensorDictModule",
+        "tensordict.nn.CudaGraphModule",
+        "tensordict.nn.cudagraphs.CudaGraphModule",
         "copy.deepcopy",
         "copy.copy",
         "typing.cast",
@@ -141,7 +157,8 @@ class Value(NamedTuple):
     name from another package; `dotted` is how it was imported) | "getter" (a
     container's `.get`/`.pop`: calling it gives an element) | "view" (a container's
     `.items()`/`.values()`/`.keys()`, named in `dotted`: calling it gives a container
-    of them) | "selfret" (a method returning its receiver, such as `.to(device)`)."""
+    of them) | "selfret" (a method returning its receiver, such as `.to(device)`) |
+    "binder" (`f.__get__` of a def `f`: calling it binds f to its argument)."""
 
     kind: str
     dotted: Optional[str] = None
@@ -156,6 +173,19 @@ class Value(NamedTuple):
     # does; or ("param", ...), an instance a parameter is annotated with (`pipeline:
     # Pipeline`): the constructions its callers pass, asked when an attribute is read
     made: Optional[tuple] = None
+    # attributes stored on this instance after it was made, outside its class ((attr,
+    # frozenset of values), ...) sorted by attr: `model.forward = infer` makes compiling
+    # or tracing the model run `infer` (PATCH)
+    patched: Optional[tuple] = None
+
+
+def patched_attr(value: "Value", name: str) -> Optional[frozenset]:
+    """What `value.<name>` was set to on the instance itself (None: not set)."""
+    if value.patched:
+        for attr, held in value.patched:
+            if attr == name:
+                return held
+    return None
 
 
 EMPTY: frozenset = frozenset()
@@ -210,6 +240,19 @@ def assigned_names(body) -> set:
             if block:
                 stack.extend(block)
     return out - declared
+
+
+def _patches(attr: str, value) -> bool:
+    """Whether storing the term `value` as `obj.<attr>` replaces code the object runs:
+    its `forward` (whatever is stored), or a method bound to it by hand
+    (`f.__get__(obj)`, `types.MethodType(f, obj)`). Other attribute stores (`args.out =
+    path`) are data and not followed."""
+    if attr == "forward":
+        return True
+    if value[0] != CALL:
+        return False
+    func = value[1]
+    return (func[0] == ATTR and func[2] == "__get__") or (func[0] == G and func[1] == "types.MethodType")
 
 
 def _target_names(target, out: set) -> None:
@@ -516,7 +559,9 @@ class TermBuilder:
                 self._block(stmt.body, scope, depth + 1, cls_attrs)
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
             elif t in (ast.With, ast.AsyncWith):
-                self._block(stmt.body, scope, depth + 1, cls_attrs)
+                # a `with` body runs whenever the statement does: `with init_empty_weights():
+                # vae = VAE.from_config(c)` replaces what `vae` held, as an assignment would
+                self._statements(stmt.body, scope, depth, cls_attrs)
             elif t is ast.Try or t.__name__ == "TryStar":
                 self._block(stmt.body, scope, depth + 1, cls_attrs)
                 for handler in stmt.handlers:
@@ -550,6 +595,11 @@ class TermBuilder:
             if scope.self_kind == "self" and isinstance(base, ast.Name) and scope.params and base.id == scope.params[0]:
                 if value is not None:
                     self.attrs.setdefault(scope.cls, {}).setdefault(target.attr, []).append(value)
+            elif isinstance(base, ast.Name) and base.id in scope.bound and value is not None \
+                    and base.id not in scope.globals and _patches(target.attr, value):
+                # `model_g.forward = infer_forward`: from here on the name holds the patched
+                # instance (a binding of the name, so a branch gives the union)
+                self.bind(scope, base.id, row, depth, (PATCH, self.term(base, scope, row), target.attr, value))
         elif isinstance(target, ast.Subscript):
             loc = self._location(target.value, scope)
             if loc is not None and value is not None:
@@ -1034,6 +1084,8 @@ class Resolver:
             return self.values(term[1], summary, env, depth)
         if tag == CONST:
             return frozenset({Value("const", term[1])})
+        if tag == PATCH:
+            return self._patched(term, summary, env, depth)
         if tag == STORED:
             return frozenset({self._stored_seq([s for loc in term[1] for s in self.index.stored(loc)], depth)})
         if tag == STARS:
@@ -1043,6 +1095,24 @@ class Resolver:
                     return self._global(dotted, summary, depth)
             return EMPTY  # (or a builtin, or a name of another package's `*`)
         return EMPTY
+
+    def _patched(self, term, summary, env, depth) -> frozenset:
+        """The values of `obj` after `obj.<attr> = value`: each instance (or unseen value)
+        with the attribute replaced. A bound method stored there keeps its receivers
+        without their own patches, so a patch in a loop does not nest round after round."""
+        _, base_term, attr, value_term = term
+        stored = frozenset(
+            v._replace(elems=(frozenset(r._replace(patched=None) if r.patched else r for r in v.elems[0]),))
+            if v.kind == "bound" and any(r.patched for r in v.elems[0]) else v
+            for v in self.values(value_term, summary, env, depth))
+        out = set()
+        for base in self.values(base_term, summary, env, depth):
+            if base.kind in ("inst", UNKNOWN):
+                attrs = dict(base.patched or ())
+                attrs[attr] = stored
+                base = base._replace(patched=tuple(sorted(attrs.items(), key=lambda kv: kv[0])))
+            out.add(base)
+        return frozenset(out)
 
     # -- names -------------------------------------------------------------------
     def _def_value(self, dotted: str, instance: bool) -> frozenset:
@@ -1156,7 +1226,13 @@ class Resolver:
 
     # -- attributes and items -------------------------------------------------------
     def _attr(self, base: Value, name: str, depth) -> set:
+        if base.patched:
+            held = patched_attr(base, name)
+            if held is not None:
+                return set(held)
         kind = base.kind
+        if kind == "func" and name == "__get__":
+            return {Value("binder", base.dotted)}  # `f.__get__(obj)` binds f to obj
         if kind == UNKNOWN:
             return {base}  # what an unseen value holds is unseen too
         if kind in ("inst", "class") and base.dotted in self.index.defs:
@@ -1282,6 +1358,8 @@ class Resolver:
                 out |= self.returns_of(f_summary, info, bound, depth)
             elif f.kind == "selfret":
                 out |= f.elems[0]
+            elif f.kind == "binder":
+                out.add(Value("bound", f.dotted, (arg(0),)))
             elif f.kind == UNKNOWN:
                 out.add(f)
             elif f.kind == "getter":
@@ -1293,6 +1371,8 @@ class Resolver:
                 dotted = f.dotted
                 if dotted in PASS_THROUGH:
                     out |= arg(0)
+                elif dotted == "types.MethodType":  # `MethodType(f, obj)`: f bound to obj
+                    out |= {Value("bound", v.dotted, (arg(1),)) for v in arg(0) if v.kind == "func"}
                 elif dotted == "builtins.getattr":
                     # `getattr(self, name)`: the attribute of each name the argument can be
                     for name in arg(1) if len(arg_terms) > 1 else ():
