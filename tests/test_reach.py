@@ -1260,3 +1260,44 @@ def test_a_with_body_rebinds_a_name_as_an_assignment_would(tmp_path):
     found = site(data, "nodes.py", 11)
     assert found["resolution"] == "resolved" and names(found) == ["net.py:Net"]
     assert site(data, "nodes.py", 18)["resolution"] == "partial"
+
+
+def test_a_binding_in_one_arm_of_an_if_does_not_reach_the_other_arms(tmp_path):
+    # cramming deepspeed_integration.py (bench/dev4): `if jit == "trace": model.forward =
+    # lambda ...; model = torch.jit.trace(model, ...)` `elif jit == "script": model =
+    # torch.jit.script(model)`: the scripted model keeps its class's forward (the lambda
+    # was a wrong target); in a loop the other arm's binding may reach the next turn
+    _, data = project(tmp_path, {
+        "synth.py": PATCHABLE,
+        "backend.py": """
+        import torch
+        from synth import Synth
+
+        def prepare(jit):
+            model = Synth()
+            if jit == "trace":
+                model.forward = lambda x: model.infer(x)
+                model = torch.jit.trace(model, (torch.rand(1),))
+            elif jit == "script":
+                model = torch.jit.script(model)
+            else:
+                match jit:
+                    case "a":
+                        model.forward = model.infer
+                    case _:
+                        model = torch.compile(model)
+            return model
+
+        def looped(modes):
+            model = Synth()
+            for mode in modes:
+                if mode == "patch":
+                    model.forward = model.infer
+                else:
+                    torch.compile(model)
+        """,
+    })
+    assert names(site(data, "backend.py", 9)) == ["backend.py:<lambda@8:24>"]
+    assert names(site(data, "backend.py", 11)) == ["synth.py:Synth"]
+    assert names(site(data, "backend.py", 17)) == ["synth.py:Synth"]
+    assert names(site(data, "backend.py", 26)) == ["synth.py:Synth", "synth.py:Synth.infer"]

@@ -242,6 +242,11 @@ def assigned_names(body) -> set:
     return out - declared
 
 
+def _rows(body: list) -> tuple:
+    """(first row, last row) of a block of statements."""
+    return (body[0].lineno, getattr(body[-1], "end_lineno", None) or body[-1].lineno)
+
+
 def _patches(attr: str, value) -> bool:
     """Whether storing the term `value` as `obj.<attr>` replaces code the object runs:
     its `forward` (whatever is stored), or a method bound to it by hand
@@ -434,10 +439,18 @@ class TermBuilder:
 
     def _record(self, scope: Scope, name: str, row: int, depth: int, term) -> None:
         if term is not None:
-            entry = (row, depth, term, self._guards) if self._guards else (row, depth, term)
+            if self._elsewhere:
+                entry = (row, depth, term, self._guards, self._elsewhere)
+            else:
+                entry = (row, depth, term, self._guards) if self._guards else (row, depth, term)
             self.bindings.setdefault(scope.key, {}).setdefault(name, []).append(entry)
 
     _guards: tuple = ()  # (parameter, constant, equal) of the `if`s around a binding
+    # (first row, last row) of the other arms of the `if`s and `match`es around a binding:
+    # a use there never sees it (`if jit == "trace": m.forward = f` ... `elif jit ==
+    # "script": torch.jit.script(m)` scripts the class's own forward)
+    _elsewhere: tuple = ()
+    _loops = 0  # loops around the statements collected: there one arm's binding reaches the next turn's other arm
 
     def _guard(self, test, scope: Scope):
         """`if kind == "warp":` on a parameter: the branch runs only for that value."""
@@ -451,7 +464,12 @@ class TermBuilder:
 
     def collect(self, body, scope: Scope, cls_attrs: Optional[str] = None) -> None:
         """Bindings, returns, self attributes and container stores of one scope."""
-        self._block(body, scope, 0, cls_attrs)
+        saved = self._guards, self._elsewhere, self._loops
+        self._guards, self._elsewhere, self._loops = (), (), 0
+        try:
+            self._block(body, scope, 0, cls_attrs)
+        finally:
+            self._guards, self._elsewhere, self._loops = saved
 
     def _block(self, body, scope: Scope, depth: int, cls_attrs) -> None:
         if depth > 0 and body:
@@ -531,18 +549,24 @@ class TermBuilder:
                     # -last row says so to `_chosen`
                     end = getattr(stmt, "end_lineno", None) or stmt.lineno
                     self._assign(stmt.target, (ITEM, it, None) if it else None, scope, stmt.lineno, -end, None)
+                self._loops += 1
                 self._block(stmt.body, scope, depth + 1, cls_attrs)
+                self._loops -= 1
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
             elif t is ast.If:
                 guard = self._guard(stmt.test, scope)
-                outer = self._guards
+                outer, around = self._guards, self._elsewhere
                 if guard is not None:
                     self._guards = outer + (guard,)
+                if stmt.orelse and not self._loops:
+                    self._elsewhere = around + (_rows(stmt.orelse),)
                 self._block(stmt.body, scope, depth + 1, cls_attrs)
                 if guard is not None:
                     self._guards = outer + ((guard[0], guard[1], not guard[2]),)
+                if not self._loops:
+                    self._elsewhere = around + (_rows(stmt.body),)
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
-                self._guards = outer
+                self._guards, self._elsewhere = outer, around
             elif (t is ast.Import or t is ast.ImportFrom) and scope.key:
                 base = self.names._absolute_from(stmt) if t is ast.ImportFrom else None
                 for alias in stmt.names:
@@ -556,7 +580,9 @@ class TermBuilder:
                         name = dotted = alias.name.split(".", 1)[0]
                     self.bind(scope, name, stmt.lineno, depth, (G, dotted))
             elif t is ast.While:
+                self._loops += 1
                 self._block(stmt.body, scope, depth + 1, cls_attrs)
+                self._loops -= 1
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
             elif t in (ast.With, ast.AsyncWith):
                 # a `with` body runs whenever the statement does: `with init_empty_weights():
@@ -569,8 +595,12 @@ class TermBuilder:
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
                 self._block(stmt.finalbody, scope, depth + 1, cls_attrs)
             elif t.__name__ == "Match":
+                around = self._elsewhere
                 for case in stmt.cases:
+                    if not self._loops:
+                        self._elsewhere = around + tuple(_rows(c.body) for c in stmt.cases if c is not case)
                     self._block(case.body, scope, depth + 1, cls_attrs)
+                self._elsewhere = around
 
     def _assign(self, target, value, scope: Scope, row: int, depth: int, cls_attrs) -> None:
         if isinstance(target, ast.Name):
@@ -946,7 +976,7 @@ class Resolver:
             _, scope, name, row = term
             parts = []
             for entry in _chosen(summary.scopes.get(scope, {}).get(name) or [], row):
-                if len(entry) > 3:
+                if len(entry) > 3 and entry[3]:
                     return None  # guarded on a parameter's value
                 parts.append(entry[2])
         elif tag == ITEM:
@@ -957,6 +987,8 @@ class Resolver:
             parts = [term[1], *term[2]]
         elif tag == ANNOTATED:
             parts = [term[1], term[2]]
+        elif tag == PATCH:
+            parts = [term[1], term[3]]
         elif tag == CALL:
             parts = [term[1], *term[2], *(t for _k, t in term[3])]
         elif tag == SEQ or tag == UNION:
@@ -1185,7 +1217,7 @@ class Resolver:
     def _local(self, summary, scope: str, name: str, row, env, depth) -> frozenset:
         out: set = set()
         for entry in _chosen(summary.scopes.get(scope, {}).get(name) or [], row):
-            if len(entry) > 3 and env and not self._guards_hold(entry[3], summary, scope, env):
+            if len(entry) > 3 and entry[3] and env and not self._guards_hold(entry[3], summary, scope, env):
                 continue  # a branch for another value of the parameter this call passes
             out |= self.values(entry[2], summary, env, depth)
         # a container: what is stored in it anywhere (a module-level one), or in its def
@@ -1634,12 +1666,20 @@ def _chosen(entries: list, row) -> list:
     if row is None:
         return entries
     chosen = []
-    for entry in reversed([e for e in entries if e[0] < row]):
+    # (a binding in another arm of an `if` or `match` the use is in does not reach it)
+    for entry in reversed([e for e in entries if e[0] < row and not (len(e) > 4 and _inside(row, e[4]))]):
         chosen.append(entry)
         depth = entry[1]
         if depth == 0 or (depth < 0 and row <= -depth):  # (a loop's target, used in its body)
             break
     return chosen or entries  # used above its bindings: a loop, or a closure
+
+
+def _inside(row: int, spans: tuple) -> bool:
+    for first, last in spans:
+        if first <= row <= last:
+            return True
+    return False
 
 
 def _env_key(env):
