@@ -1301,3 +1301,42 @@ def test_a_binding_in_one_arm_of_an_if_does_not_reach_the_other_arms(tmp_path):
     assert names(site(data, "backend.py", 11)) == ["synth.py:Synth"]
     assert names(site(data, "backend.py", 17)) == ["synth.py:Synth"]
     assert names(site(data, "backend.py", 26)) == ["synth.py:Synth", "synth.py:Synth.infer"]
+
+
+def test_a_class_passed_as_an_argument_and_called_there_passes_its_init_parameters(tmp_path):
+    # ComfyUI-segment-anything-2 load_model.py (bench/dev3): `initialize_model(model_class,
+    # image_encoder, ...)` returns `model_class(image_encoder=image_encoder, ...)`, given
+    # SAM2Base or a subclass; SAM2Base.__init__ compiles `self.image_encoder.forward`
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "sam.py": """
+        import torch
+        from torch import nn
+
+        class SAMBase(nn.Module):
+            def __init__(self, image_encoder, compile_encoder=False):
+                super().__init__()
+                self.image_encoder = image_encoder
+                if compile_encoder:
+                    self.image_encoder.forward = torch.compile(self.image_encoder.forward)
+
+        class VideoPredictor(SAMBase):
+            def __init__(self, fill=0.0, **kwargs):
+                super().__init__(**kwargs)
+        """,
+        "load.py": """
+        from net import Net
+        from sam import SAMBase, VideoPredictor
+
+        def load(video):
+            def initialize_model(model_class, image_encoder):
+                return model_class(image_encoder=image_encoder, compile_encoder=True)
+
+            encoder = Net()
+            if video:
+                return initialize_model(VideoPredictor, encoder)
+            return initialize_model(SAMBase, encoder)
+        """,
+    })
+    found = site(data, "sam.py", 10)
+    assert names(found) == ["net.py:Net"] and found["resolution"] == "resolved"

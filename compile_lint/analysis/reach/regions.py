@@ -1062,6 +1062,7 @@ class ProjectIndex:
         self.resolver = Resolver(self)
         self._stores: Optional[dict] = None
         self._calls: Optional[dict] = None
+        self._through: Optional[list] = None  # calls_through_params
         self._inits: Optional[dict] = None  # `Class.__init__` dotted -> the classes it initializes
         self._stores_params: dict = {}  # class dotted -> stores_init_params()
         self._decorated: Optional[dict] = None  # def dotted -> decorator applications (decorated_by)
@@ -1405,6 +1406,21 @@ class ProjectIndex:
                     calls.setdefault(c_name, []).append((summary, callee, args, kws))
             self._calls = calls
         return self._calls.get(name, [])
+
+    def calls_through_params(self) -> list:
+        """(summary, callee term, arg terms, kw terms) of every call whose callee is a
+        parameter the def never rebinds (`model_class(image_encoder=enc)`) and that passes
+        something (not only literals)."""
+        if self._through is None:
+            found = []
+            for summary in self.summaries:
+                for _name, callee, args, kws in summary.calls:
+                    if callee[0] == LOCAL and callee[1] and any(a is not None for a in args) | any(t is not None for _k, t in kws):
+                        bound = summary.scopes.get(callee[1], {}).get(callee[2], ())
+                        if bound and all(entry[2][0] == PARAM for entry in bound):
+                            found.append((summary, callee, args, kws))
+            self._through = found
+        return self._through
 
     def stored(self, location: tuple) -> list:
         if self._stores is None:

@@ -61,6 +61,9 @@ PATCH = "patch"
 # (`@deco def f` calls `deco(f)`): what a wrapper's parameter may receive
 DECORATED = "@"
 
+# the `_calls_by_callee` key of the calls made through a parameter (`model_class(...)`,
+# `fn(x)`): what they call is what the parameter's own callers pass
+THROUGH_PARAMS = "<param>"
 MAX_ARGS = 16
 RECORDED_ARGS = 8  # arguments (and keywords) a project call keeps in the index (regions._record_call)
 # node classes `TermBuilder._term` tells apart, as module globals (one lookup each)
@@ -1536,31 +1539,43 @@ class Resolver:
         builders = self.index.classes_built_by(dotted) if short == "__init__" else ()
         if builders:
             names += sorted({c.rsplit(".", 1)[-1] for c in builders} | {"cls"})
-        calls = []  # (name's position, call's position, kind, caller, args, kws): the calls of this def
-        for n, call_name in enumerate(names):
-            table = self._calls_by_callee(call_name, depth)
-            calls += [(n, *c) for c in table.get(dotted, ()) if c[1] != "class"]
+        def calls_in(table: dict, n: int = 0) -> list:
+            """(name's position, call's position, kind, caller, args, kws): the calls of this def"""
+            found = [(n, *c) for c in table.get(dotted, ()) if c[1] != "class"]
             for cls in sorted(builders):
-                calls += [(n, *c) for c in table.get(cls, ()) if c[1] == "class"]
+                found += [(n, *c) for c in table.get(cls, ()) if c[1] == "class"]
+            return found
+
+        calls = []
+        for n, call_name in enumerate(names):
+            calls += calls_in(self._calls_by_callee(call_name, depth), n)
         calls.sort(key=lambda c: c[:2])
         # the default is passed by a call that omits the parameter, and where no call
         # names it at all (callers the index cannot see: `model_cls(**kwargs)`)
         named = omitted = False
-        for _n, _i, kind, c_summary, args, kws in calls:
-            if kind == "class":
-                offset = 1  # `Net(block)` calls `Net.__init__(self, block)`
-            else:
-                offset = 1 if kind == "bound" and info.method_kind != "static" else 0
-            position = index - offset
-            if 0 <= position < len(args) and not any(a is not None and a[0] == STAR for a in args[: position + 1]):
-                named = True
-                out |= self.values(args[position], c_summary, None, depth)
-            for kw, term in kws:
-                if kw == name:
+        for through in (False, True):
+            if through:
+                if named:
+                    break
+                # no call by name passes it: calls through a parameter that may hold this
+                # def or class (`def initialize_model(model_class, ...): return
+                # model_class(image_encoder=...)` given `SAM2Base`)
+                calls = calls_in(self._calls_by_callee(THROUGH_PARAMS, depth))
+            for _n, _i, kind, c_summary, args, kws in calls:
+                if kind == "class":
+                    offset = 1  # `Net(block)` calls `Net.__init__(self, block)`
+                else:
+                    offset = 1 if kind == "bound" and info.method_kind != "static" else 0
+                position = index - offset
+                if 0 <= position < len(args) and not any(a is not None and a[0] == STAR for a in args[: position + 1]):
                     named = True
-                    out |= self.values(term, c_summary, None, depth)
-            if index in info.defaults and index in _omitted(info.defaults, info.params, offset, args, kws, RECORDED_ARGS):
-                omitted = True
+                    out |= self.values(args[position], c_summary, None, depth)
+                for kw, term in kws:
+                    if kw == name:
+                        named = True
+                        out |= self.values(term, c_summary, None, depth)
+                if index in info.defaults and index in _omitted(info.defaults, info.params, offset, args, kws, RECORDED_ARGS):
+                    omitted = True
         # `@deco` applied to a def passes the def as the first argument; `@Wrapper` passes it
         # to `Wrapper.__init__(self, fn)`
         applications = [a for a in self.index.decorated_by(dotted) if a[1] != "class"]
@@ -1594,7 +1609,8 @@ class Resolver:
         table: dict = {}
         settled = True
         memo = self._memo
-        for i, (c_summary, callee, args, kws) in enumerate(self.index.calls_named(call_name)):
+        calls = self.index.calls_through_params() if call_name == THROUGH_PARAMS else self.index.calls_named(call_name)
+        for i, (c_summary, callee, args, kws) in enumerate(calls):
             for f in self.values(callee, c_summary, None, depth):
                 if f.kind == "class" or f.kind == "func" or f.kind == "bound":
                     table.setdefault(f.dotted, []).append((i, f.kind, c_summary, args, kws))
