@@ -1340,3 +1340,42 @@ def test_a_class_passed_as_an_argument_and_called_there_passes_its_init_paramete
     })
     found = site(data, "sam.py", 10)
     assert names(found) == ["net.py:Net"] and found["resolution"] == "resolved"
+
+
+def test_a_def_called_only_by_a_runner_that_forwards_its_star_args(tmp_path):
+    # segment-anything-fast experiments/eval_combo.py (bench/dev4): `runner =
+    # identity_runner` (`def identity_runner(fn, *args, **kwargs): return fn(*args,
+    # **kwargs)`), then `runner(build_results, batches, predictor)`; build_results
+    # compiles `predictor.model.image_encoder`
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "bench.py": """
+        import torch
+        from net import Net, Other
+
+        class Predictor:
+            def __init__(self, model):
+                self.model = model
+
+        def build_results(batches, predictor, compile=False):
+            if compile:
+                predictor.model = torch.compile(predictor.model)
+            return [predictor.model(b) for b in batches]
+
+        def identity_runner(fn, *args, **kwargs):
+            return fn(*args, **kwargs)
+
+        def timed(label, fn, *args):
+            return fn(*args)
+
+        def run(batches):
+            runner = identity_runner
+            predictor = Predictor(Net())
+            runner(build_results, batches, predictor, compile=True)
+
+        def run_other(batches):
+            timed("other", build_results, batches, Predictor(Other()))
+        """,
+    })
+    assert names(site(data, "bench.py", 11)) == ["net.py:Net", "net.py:Other"]
+
