@@ -243,6 +243,24 @@ def _from_parameter(term, summary: ModuleSummary) -> bool:
     return term is not None and term[0] == PARAM
 
 
+def _names_in(term, out: set) -> None:
+    """The dotted names (G terms) in `term` or a tuple of terms, but those called (a
+    CALL's callee; a partial's arguments are kept)."""
+    stack = [term]
+    while stack:
+        t = stack.pop()
+        if type(t) is not tuple or not t:
+            continue
+        head = t[0]
+        if head == G and len(t) == 2 and type(t[1]) is str:
+            out.add(t[1])
+        elif head == CALL and len(t) == 4 and type(t[1]) is tuple:
+            stack.append(t[2])
+            stack.append(t[3])
+        else:
+            stack.extend(t)
+
+
 def _partial_call(term) -> bool:
     """`functools.partial(f, ...)`: a def by name with some arguments bound (also with
     `functools` imported inside the def, where its attribute is no dotted name)."""
@@ -1075,6 +1093,7 @@ class ProjectIndex:
         self._stores: Optional[dict] = None
         self._calls: Optional[dict] = None
         self._through: Optional[list] = None  # calls_through_names
+        self._named_values: Optional[set] = None  # used_as_value
         self._inits: Optional[dict] = None  # `Class.__init__` dotted -> the classes it initializes
         self._stores_params: dict = {}  # class dotted -> stores_init_params()
         self._decorated: Optional[dict] = None  # def dotted -> decorator applications (decorated_by)
@@ -1418,6 +1437,30 @@ class ProjectIndex:
                     calls.setdefault(c_name, []).append((summary, callee, args, kws))
             self._calls = calls
         return self._calls.get(name, [])
+
+    def used_as_value(self, dotted: str) -> bool:
+        """Whether the project names def `dotted` anywhere but as the callee of a call (an
+        argument, a default, an assigned or returned value, a container's element): only
+        such a def or class can reach a call through another name. (Methods passed along as
+        `self.step` are not counted: asking for every `forward` made transformers' index
+        ten times slower.)"""
+        if self._named_values is None:
+            found: set = set()
+            for summary in self.summaries:
+                for _name, _callee, args, kws in summary.calls:
+                    _names_in(args, found)
+                    _names_in(kws, found)
+                for names in summary.scopes.values():
+                    for entries in names.values():
+                        for entry in entries:
+                            _names_in(entry[2], found)
+                _names_in(tuple(summary.returns.values()), found)
+                _names_in(tuple(t for attrs in summary.attrs.values() for terms in attrs.values() for t in terms), found)
+                _names_in(tuple(store[1] for store in summary.stores), found)
+                for info in summary.defs.values():
+                    _names_in(tuple(info.defaults.values()), found)
+            self._named_values = found
+        return dotted in self._named_values
 
     def calls_through_names(self) -> list:
         """(summary, callee term, arg terms, kw terms) of every call whose callee is a

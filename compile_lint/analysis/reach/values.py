@@ -1566,7 +1566,7 @@ class Resolver:
         named = omitted = False
         for through in (False, True):
             if through:
-                if named:
+                if named or not (self.index.used_as_value(dotted) or any(self.index.used_as_value(c) for c in builders)):
                     break
                 # no call by name passes it: calls through a name or parameter that may
                 # hold this def or class (`def initialize_model(model_class, ...): return
