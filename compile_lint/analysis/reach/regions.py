@@ -27,7 +27,7 @@ from typing import Iterable, Iterator, Optional
 from .declared import Recording, describe_declared
 from ..semantic.names import NameTable, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
-from .values import ATTR, CALL, DECORATED, EMPTY, LOCAL, VARARGS, RECORDED_ARGS, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
+from .values import ATTR, CALL, DECORATED, EMPTY, LOCAL, RECORDED_ARGS, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
 from ..semantic.signatures import parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -241,33 +241,6 @@ def _from_parameter(term, summary: ModuleSummary) -> bool:
         bound = summary.scopes.get(term[1], {}).get(term[2], ())
         return bool(bound) and all(entry[2] is not None and entry[2][0] == PARAM for entry in bound)
     return term is not None and term[0] == PARAM
-
-
-def _names_in(term, out: set) -> None:
-    """The dotted names (G terms) in `term` or a tuple of terms, but those called (a
-    CALL's callee; a partial's arguments are kept)."""
-    stack = [term]
-    while stack:
-        t = stack.pop()
-        if type(t) is not tuple or not t:
-            continue
-        head = t[0]
-        if head == G and len(t) == 2 and type(t[1]) is str:
-            out.add(t[1])
-        elif head == CALL and len(t) == 4 and type(t[1]) is tuple:
-            stack.append(t[2])
-            stack.append(t[3])
-        else:
-            stack.extend(t)
-
-
-def _partial_call(term) -> bool:
-    """`functools.partial(f, ...)`: a def by name with some arguments bound (also with
-    `functools` imported inside the def, where its attribute is no dotted name)."""
-    if term[0] != CALL:
-        return False
-    func = term[1]
-    return func == (G, "functools.partial") or (func[0] == ATTR and func[2] == "partial")
 
 
 def lambda_qualname(node: ast.Lambda) -> str:
@@ -804,9 +777,8 @@ class _Summarizer:
         defaults = parameter_defaults(args)
         parent = outer if outer.key == "" or cls is None else outer
         nodes = self._scope(node)
-        varargs = [args.vararg.arg] if args.vararg is not None else []
-        scope = Scope(qualname, nodes.bound | set(params) | set(varargs), tuple(params), self_kind, cls_dotted, parent,
-                      defaults, nodes.globals)
+        scope = Scope(qualname, nodes.bound | set(params), tuple(params), self_kind, cls_dotted, parent, defaults,
+                      nodes.globals)
         terms = self.terms
         info.decorators = tuple(t for t in (terms.term(d, outer, None) for d in node.decorator_list) if t is not None)
         info.applied = self._applied(node, outer, self.summary.dotted(qualname))
@@ -823,8 +795,6 @@ class _Summarizer:
                 continue
             ann = terms.annotation_term(a.annotation, outer)
             terms.bind(scope, a.arg, node.lineno, 0, (PARAM, qualname, i, a.arg, ann))
-        for name in varargs:  # `*args`: what callers pass after the named positionals
-            terms.bind(scope, name, node.lineno, 0, (VARARGS, qualname, len(positional)))
         for inner in nodes.defs:  # nested defs are bound in this scope
             terms.bind(scope, inner.name, inner.lineno, 0, (G, self.summary.dotted(self.qualnames[id(inner)])))
         terms.collect(node.body, scope)
@@ -1092,8 +1062,6 @@ class ProjectIndex:
         self.resolver = Resolver(self)
         self._stores: Optional[dict] = None
         self._calls: Optional[dict] = None
-        self._through: Optional[list] = None  # calls_through_names
-        self._named_values: Optional[set] = None  # used_as_value
         self._inits: Optional[dict] = None  # `Class.__init__` dotted -> the classes it initializes
         self._stores_params: dict = {}  # class dotted -> stores_init_params()
         self._decorated: Optional[dict] = None  # def dotted -> decorator applications (decorated_by)
@@ -1437,49 +1405,6 @@ class ProjectIndex:
                     calls.setdefault(c_name, []).append((summary, callee, args, kws))
             self._calls = calls
         return self._calls.get(name, [])
-
-    def used_as_value(self, dotted: str) -> bool:
-        """Whether the project names def `dotted` anywhere but as the callee of a call (an
-        argument, a default, an assigned or returned value, a container's element): only
-        such a def or class can reach a call through another name. (Methods passed along as
-        `self.step` are not counted: asking for every `forward` made transformers' index
-        ten times slower.)"""
-        if self._named_values is None:
-            found: set = set()
-            for summary in self.summaries:
-                for _name, _callee, args, kws in summary.calls:
-                    _names_in(args, found)
-                    _names_in(kws, found)
-                for names in summary.scopes.values():
-                    for entries in names.values():
-                        for entry in entries:
-                            _names_in(entry[2], found)
-                _names_in(tuple(summary.returns.values()), found)
-                _names_in(tuple(t for attrs in summary.attrs.values() for terms in attrs.values() for t in terms), found)
-                _names_in(tuple(store[1] for store in summary.stores), found)
-                for info in summary.defs.values():
-                    _names_in(tuple(info.defaults.values()), found)
-            self._named_values = found
-        return dotted in self._named_values
-
-    def calls_through_names(self) -> list:
-        """(summary, callee term, arg terms, kw terms) of every call whose callee is a
-        local name or parameter (`model_class(image_encoder=enc)`, `runner = identity_runner`
-        then `runner(build_results, it, predictor)`) and that passes something (not only
-        literals): calls that looking a def's callers up by its own name does not find."""
-        if self._through is None:
-            found = []
-            for summary in self.summaries:
-                for _name, callee, args, kws in summary.calls:
-                    if callee[0] == LOCAL and (any(a is not None for a in args) or any(t is not None for _k, t in kws)):
-                        # a name holding a def or class by name (a parameter, `runner =
-                        # identity_runner`), not the result of a call (`model(x)`): those are
-                        # instances, and asking for them all ties unrelated questions together
-                        bound = summary.scopes.get(callee[1], {}).get(callee[2], ())
-                        if bound and all(entry[2][0] in (PARAM, G) or _partial_call(entry[2]) for entry in bound):
-                            found.append((summary, callee, args, kws))
-            self._through = found
-        return self._through
 
     def stored(self, location: tuple) -> list:
         if self._stores is None:

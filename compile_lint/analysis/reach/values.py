@@ -61,12 +61,6 @@ PATCH = "patch"
 # (`@deco def f` calls `deco(f)`): what a wrapper's parameter may receive
 DECORATED = "@"
 
-# the `_calls_by_callee` key of the calls made through a local name or parameter
-# (`model_class(...)`, `runner(fn, x)`): what they call is what the name holds
-THROUGH_NAMES = "<local>"
-# ("varargs", def qualname, first index): a def's `*args`, the positional arguments its
-# callers pass from `first` on (an ordered container: `fn(*args)` forwards each in place)
-VARARGS = "varargs"
 MAX_ARGS = 16
 RECORDED_ARGS = 8  # arguments (and keywords) a project call keeps in the index (regions._record_call)
 # node classes `TermBuilder._term` tells apart, as module globals (one lookup each)
@@ -971,7 +965,7 @@ class Resolver:
 
     def _reads_uncached(self, term, summary):
         tag = term[0]
-        if tag == G or tag == CONST or tag == STARS or tag == STORED or tag == VARARGS:
+        if tag == G or tag == CONST or tag == STARS or tag == STORED:
             return frozenset()
         if tag == PARAM:
             ann = self._reads(term[4], summary) if term[4] is not None else frozenset()
@@ -1124,12 +1118,6 @@ class Resolver:
             return frozenset({Value("const", term[1])})
         if tag == PATCH:
             return self._patched(term, summary, env, depth)
-        if tag == VARARGS:
-            _, qualname, first = term
-            elems = [self._passed(summary, qualname, i, None, depth, extra=True) for i in range(first, first + RECORDED_ARGS)]
-            while elems and not elems[-1]:
-                elems.pop()
-            return frozenset({Value("seq", None, tuple(elems), True)})
         if tag == STORED:
             return frozenset({self._stored_seq([s for loc in term[1] for s in self.index.stored(loc)], depth)})
         if tag == STARS:
@@ -1533,12 +1521,10 @@ class Resolver:
         found = self.index.defs.get(dotted)
         return self.values(info.defaults[index], found[0], None, depth) if found is not None else EMPTY
 
-    def _passed(self, summary, qualname: str, index: int, name: Optional[str], depth, extra: bool = False) -> frozenset:
+    def _passed(self, summary, qualname: str, index: int, name: str, depth) -> frozenset:
         """What the calls of def `qualname` anywhere in the project pass for one parameter.
         For a class's `__init__`, the calls that build the class (`Net(block)`, a subclass
-        that inherits that `__init__`, `cls(**kw)` in a classmethod) pass its parameters.
-        `extra`: position `index` is past the named ones (what `*args` receives there):
-        only positional arguments pass it."""
+        that inherits that `__init__`, `cls(**kw)` in a classmethod) pass its parameters."""
         dotted = summary.dotted(qualname)
         found = self.index.defs.get(dotted)
         if found is None or found[1].kind != "function":
@@ -1550,52 +1536,31 @@ class Resolver:
         builders = self.index.classes_built_by(dotted) if short == "__init__" else ()
         if builders:
             names += sorted({c.rsplit(".", 1)[-1] for c in builders} | {"cls"})
-        def calls_in(table: dict, n: int = 0) -> list:
-            """(name's position, call's position, kind, caller, args, kws): the calls of this def"""
-            found = [(n, *c) for c in table.get(dotted, ()) if c[1] != "class"]
-            for cls in sorted(builders):
-                found += [(n, *c) for c in table.get(cls, ()) if c[1] == "class"]
-            return found
-
-        calls = []
+        calls = []  # (name's position, call's position, kind, caller, args, kws): the calls of this def
         for n, call_name in enumerate(names):
-            calls += calls_in(self._calls_by_callee(call_name, depth), n)
+            table = self._calls_by_callee(call_name, depth)
+            calls += [(n, *c) for c in table.get(dotted, ()) if c[1] != "class"]
+            for cls in sorted(builders):
+                calls += [(n, *c) for c in table.get(cls, ()) if c[1] == "class"]
         calls.sort(key=lambda c: c[:2])
         # the default is passed by a call that omits the parameter, and where no call
         # names it at all (callers the index cannot see: `model_cls(**kwargs)`)
         named = omitted = False
-        for through in (False, True):
-            if through:
-                if named or not (self.index.used_as_value(dotted) or any(self.index.used_as_value(c) for c in builders)):
-                    break
-                # no call by name passes it: calls through a name or parameter that may
-                # hold this def or class (`def initialize_model(model_class, ...): return
-                # model_class(image_encoder=...)` given `SAM2Base`)
-                calls = calls_in(self._calls_by_callee(THROUGH_NAMES, depth))
-            for _n, _i, kind, c_summary, args, kws in calls:
-                if kind == "class":
-                    offset = 1  # `Net(block)` calls `Net.__init__(self, block)`
-                else:
-                    offset = 1 if kind == "bound" and info.method_kind != "static" else 0
-                position = index - offset
-                star = next((k for k, a in enumerate(args[: position + 1]) if a is not None and a[0] == STAR), None)
-                if star is None and 0 <= position < len(args):
+        for _n, _i, kind, c_summary, args, kws in calls:
+            if kind == "class":
+                offset = 1  # `Net(block)` calls `Net.__init__(self, block)`
+            else:
+                offset = 1 if kind == "bound" and info.method_kind != "static" else 0
+            position = index - offset
+            if 0 <= position < len(args) and not any(a is not None and a[0] == STAR for a in args[: position + 1]):
+                named = True
+                out |= self.values(args[position], c_summary, None, depth)
+            for kw, term in kws:
+                if kw == name:
                     named = True
-                    out |= self.values(args[position], c_summary, None, depth)
-                elif star is not None and star == len(args) - 1:
-                    # `fn(*args)` forwarding a def's own `*args`: the element in place
-                    forwarded = self._forwarded(args[star], position - star, c_summary, depth)
-                    if forwarded is not None:
-                        named = True
-                        out |= forwarded
-                for kw, term in kws:
-                    if kw is not None and kw == name:
-                        named = True
-                        out |= self.values(term, c_summary, None, depth)
-                if not extra and index in info.defaults and index in _omitted(info.defaults, info.params, offset, args, kws, RECORDED_ARGS):
-                    omitted = True
-        if extra:
-            return frozenset(out)
+                    out |= self.values(term, c_summary, None, depth)
+            if index in info.defaults and index in _omitted(info.defaults, info.params, offset, args, kws, RECORDED_ARGS):
+                omitted = True
         # `@deco` applied to a def passes the def as the first argument; `@Wrapper` passes it
         # to `Wrapper.__init__(self, fn)`
         applications = [a for a in self.index.decorated_by(dotted) if a[1] != "class"]
@@ -1611,17 +1576,6 @@ class Resolver:
             out |= self.values(info.parametrized[index], found[0], None, depth)
         if index in info.defaults and (omitted or not named):
             out |= self._default(dotted, info, index, depth)
-        return frozenset(out)
-
-    def _forwarded(self, star, at: int, summary, depth) -> Optional[frozenset]:
-        """What `*star` puts at position `at` of a call, when every value it may hold is
-        an ordered container (a def's own `*args`); None when that is not known."""
-        out: set = set()
-        for value in self.values(star, summary, None, depth):
-            if value.kind != "seq" or not value.ordered:
-                return None
-            if 0 <= at < len(value.elems):
-                out |= value.elems[at]
         return frozenset(out)
 
     def _calls_by_callee(self, call_name: str, depth) -> dict:
@@ -1640,8 +1594,7 @@ class Resolver:
         table: dict = {}
         settled = True
         memo = self._memo
-        calls = self.index.calls_through_names() if call_name == THROUGH_NAMES else self.index.calls_named(call_name)
-        for i, (c_summary, callee, args, kws) in enumerate(calls):
+        for i, (c_summary, callee, args, kws) in enumerate(self.index.calls_named(call_name)):
             for f in self.values(callee, c_summary, None, depth):
                 if f.kind == "class" or f.kind == "func" or f.kind == "bound":
                     table.setdefault(f.dotted, []).append((i, f.kind, c_summary, args, kws))
