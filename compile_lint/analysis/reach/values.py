@@ -475,8 +475,7 @@ class TermBuilder:
         if depth > 0 and body:
             # a nested block: its bindings reach the rest of it unconditionally (`_chosen`
             # reads -its last row as their depth), and what follows it conditionally
-            last = body[-1]
-            self._ends.append(getattr(last, "end_lineno", None) or last.lineno)
+            self._ends.append(_rows(body)[1])
             try:
                 self._statements(body, scope, depth, cls_attrs)
             finally:
