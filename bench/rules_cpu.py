@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rules", help="only these codes, comma-separated (the facts they share are then theirs)")
     args = ap.parse_args(argv)
 
-    from compile_lint.analysis.semantic.facts import ModuleFacts
+    from compile_lint.analysis.semantic.facts import ModuleFacts, declared_facts
     from compile_lint.analysis.semantic.names import NameTable, module_name_for
     from compile_lint.analysis.project.context import Sources
     from compile_lint.analysis.reach.regions import ProjectIndex, summarize
@@ -82,7 +82,7 @@ def main(argv=None) -> int:
             if profiler:
                 profiler.enable()
             if not rule.requires or any(token in data for token in rule.requires):
-                project.allowed = frozenset(rule.needs)
+                project.allowed = declared_facts(rule.needs)
                 found = list(type(rule)().check(facts))
             else:
                 found = []

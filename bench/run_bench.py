@@ -17,7 +17,8 @@ What it does, all under bench/.work/ (gitignored):
 - reports medians of --runs runs (wall and CPU seconds), ratios compile-lint/peer
   computed pair by pair within the same run, and peak resident memory (parent and
   largest worker, from COMPILE_LINT_STATS; peers: the process tree's peak);
-- writes bench/results.md.
+- writes its tables to bench/.work/run_bench.md (--out): bench/results.md is the
+  curated history, where a run's tables are pasted by hand with the context they need.
 
 The corpora live inside this repository's gitignored bench/.work/, so a
 `compile-lint.toml` with `respect-gitignore = false` is written into each corpus
@@ -275,7 +276,8 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-peers", action="store_true", help="measure compile-lint only")
     ap.add_argument("--ruff-only", action="store_true", help="of the peers, only Ruff (no TorchFix/Fixit)")
     ap.add_argument("--peer-runs", type=int, default=None, help="runs of the slow peers (default: --runs)")
-    ap.add_argument("--out", default=os.path.join(HERE, "results.md"))
+    # not results.md: rewriting it wiped the curated history (a `--ruff-only` run did)
+    ap.add_argument("--out", default=os.path.join(WORK, "run_bench.md"))
     args = ap.parse_args(argv)
     args.jobs = [int(j) for j in args.jobs.split(",")]
     os.makedirs(WORK, exist_ok=True)
