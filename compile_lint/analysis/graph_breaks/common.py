@@ -161,6 +161,13 @@ class Breaks:
         self._masks: dict[int, MaskGuess] = {}
         self._eager_helpers: dict[int, bool] = {}
 
+    def compiled_nodes(self, *types: type):
+        """The file's nodes of `types` inside a compiled region. `report` keeps only those,
+        and what it reports lies in the node asked about: asking the tensor flow about
+        code outside every compiled region first was most of CL508's time on corpus M."""
+        in_region = self.facts.in_region
+        return (node for node in self.facts.nodes(*types) if in_region(node, "compiled") is not None)
+
     def tensors(self, node: ast.AST) -> Optional[TensorGuess]:
         """The tensor guess of the function holding `node`, when that runs compiled."""
         func = self.facts.enclosing_function(node)

@@ -565,18 +565,17 @@ class GraphBreak(Rule):
         breaks = Breaks(self, facts)
         reorderable = print_reorderable(facts)
         untraceable = UntraceableCalls(facts)
-        for call in facts.nodes(ast.Call):
-            cause = untraceable.cause(call, lambda expr: breaks.is_tensor(call, expr)) if facts.in_region(call, "compiled") \
-                else None
+        for call in breaks.compiled_nodes(ast.Call):
+            cause = untraceable.cause(call, lambda expr: breaks.is_tensor(call, expr))
             found = breaks.report(call, *cause) if cause else self._call(breaks, facts, call, reorderable)
             if found is not None:
                 yield found
-        for node in facts.nodes(ast.Assign, ast.withitem):
-            cause = statement_cause(facts, node, breaks) if facts.in_region(node, "compiled") else None
+        for node in breaks.compiled_nodes(ast.Assign, ast.withitem):
+            cause = statement_cause(facts, node, breaks)
             found = breaks.report(*cause) if cause else None
             if found is not None:
                 yield found
-        for node in facts.nodes(ast.If, ast.While, ast.IfExp):
+        for node in breaks.compiled_nodes(ast.If, ast.While, ast.IfExp):
             test = node.test
             # `if a is not None and t.any():`: the tensor operand is what Dynamo branches on
             operands = test.values if isinstance(test, ast.BoolOp) else [test]
@@ -588,7 +587,7 @@ class GraphBreak(Rule):
                 found = breaks.report(tensor, f"`{kind}` on a tensor value", "GB0170")
                 if found is not None:
                     yield found
-        for sub in facts.nodes(ast.Subscript):
+        for sub in breaks.compiled_nodes(ast.Subscript):
             parent = facts.parent(sub)
             read = isinstance(sub.ctx, ast.Load) or isinstance(parent, ast.AugAssign) and parent.target is sub
             index = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
