@@ -1456,6 +1456,8 @@ class ProjectIndex:
                 prefix = f_info.qualname
                 for store in f_summary.stores:
                     location, term, key = store
+                    if location[0] == "F":  # an attribute set on an object, not a container
+                        continue
                     if term[0] == "local" and (term[1] == prefix or term[1].startswith(prefix + ".")):
                         owner = f_summary.defs.get(term[1])
                         if owner is not None and owner.params and owner.params[0] == term[2]:
@@ -1555,7 +1557,9 @@ class ProjectIndex:
         if kind in ("func", "bound") and value.dotted in self.defs:
             summary, info = self.defs[value.dotted]
             return [(value.dotted, summary, info)]
-        if value.elems is not None and kind in ("inst", "seq"):
+        # a module container runs its elements; a list or tuple compiled or traced itself
+        # runs nothing (`build_model(args)` returning `(backbone, None, None)` on one branch)
+        if value.elems is not None and (kind == "inst" or kind == "seq" and depth > 0):
             out = []
             for elems in value.elems:
                 for elem in sorted(elems, key=repr):
@@ -1613,7 +1617,7 @@ class ProjectIndex:
                 # `torch.compile(self.head.forward)`: the receivers' classes
                 return [t for v in sorted(value.elems[0], key=repr) for t in self._value_targets(v, depth + 1)]
             return [self.defs[value.dotted]]
-        if value.elems is not None and value.kind in ("inst", "seq"):
+        if value.elems is not None and (value.kind == "inst" or value.kind == "seq" and depth > 0):  # (as _value_entries)
             return [t for elems in value.elems for elem in sorted(elems, key=repr) for t in self._value_targets(elem, depth + 1)]
         return []
 

@@ -53,6 +53,9 @@ ANNOTATED = "annotated"
 # `self.blocks.append(B())`) at those locations; made by the resolver, never by a file, so
 # that the container is one question, answered once
 STORED = "stored"
+# ("foreign", instance Value, attr): what code outside the instance's class stores in its
+# attribute (Resolver._set_from_outside); made by the resolver, never by a file
+FOREIGN = "foreign"
 # ("patch", term, attr, value term): `term` after `obj.<attr> = value` on an instance, a
 # function stored on it (`model.forward = infer`, `m.encode = f.__get__(m)`): calling or
 # compiling the instance afterwards runs what was stored (Value.patched)
@@ -189,6 +192,7 @@ def patched_attr(value: "Value", name: str) -> Optional[frozenset]:
 
 
 EMPTY: frozenset = frozenset()
+MAX_MEMBERS = 64  # names of a module taken for `getattr(module, unknown)`
 # a value the index cannot see (`dotted` says why): with other values it makes a site
 # partial, never a resolved target (issue 19: "unresolved beats wrong")
 UNKNOWN = "unknown"
@@ -566,7 +570,11 @@ class TermBuilder:
                     self._elsewhere = around + (_rows(stmt.body),)
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
                 self._guards, self._elsewhere = outer, around
-            elif (t is ast.Import or t is ast.ImportFrom) and scope.key:
+            elif t is ast.Import or t is ast.ImportFrom:
+                # a def's imports are its bindings; the module's are read through the names
+                # table, except a name the module also assigns (`import model.detector`
+                # then `model = model.detector.Detector()`): there the import is the binding
+                # the assignment's right side reads
                 base = self.names._absolute_from(stmt) if t is ast.ImportFrom else None
                 for alias in stmt.names:
                     if alias.name == "*":
@@ -577,7 +585,8 @@ class TermBuilder:
                         name, dotted = alias.asname, alias.name
                     else:
                         name = dotted = alias.name.split(".", 1)[0]
-                    self.bind(scope, name, stmt.lineno, depth, (G, dotted))
+                    if scope.key or name in self.module_bound:
+                        self.bind(scope, name, stmt.lineno, depth, (G, dotted))
             elif t is ast.While:
                 self._loops += 1
                 self._block(stmt.body, scope, depth + 1, cls_attrs)
@@ -629,6 +638,13 @@ class TermBuilder:
                 # `model_g.forward = infer_forward`: from here on the name holds the patched
                 # instance (a binding of the name, so a branch gives the union)
                 self.bind(scope, base.id, row, depth, (PATCH, self.term(base, scope, row), target.attr, value))
+            elif value is not None:
+                # `self.model.inference_model = deepcopy(...)`, `trainer.model = Net()`: an
+                # attribute set from outside its class, a store keyed by the attribute's
+                # name with the receiver's term (Resolver._set_from_outside matches it)
+                receiver = self.term(base, scope, row)
+                if receiver is not None:
+                    self.stores.append((("F", target.attr), value, receiver))
         elif isinstance(target, ast.Subscript):
             loc = self._location(target.value, scope)
             if loc is not None and value is not None:
@@ -1117,6 +1133,8 @@ class Resolver:
             return frozenset({Value("const", term[1])})
         if tag == PATCH:
             return self._patched(term, summary, env, depth)
+        if tag == FOREIGN:
+            return frozenset(self._set_from_outside(term[1], term[2], depth))
         if tag == STORED:
             return frozenset({self._stored_seq([s for loc in term[1] for s in self.index.stored(loc)], depth)})
         if tag == STARS:
@@ -1204,6 +1222,10 @@ class Resolver:
             g_summary, name = glob
             return self._local(g_summary, "", name, None, {}, depth)
         owner, _, attr = dotted.rpartition(".")
+        if attr == "__dict__" and owner:  # `models.__dict__[args.arch]`: what the module exports, by name
+            members = self._module_members(Value("ext", owner), depth, summary)
+            if members is not None:
+                return frozenset({Value("seq", None, tuple(members.values()), False, tuple(members))})
         if owner and attr and _is_alternate_constructor(attr):
             # `Net.from_pretrained`: an attribute of a project class its own defs do not hold
             found = self.index.find_def(owner, summary)
@@ -1297,6 +1319,13 @@ class Resolver:
                 return {Value("bound", dotted, (frozenset({base}),))}
             if kind == "inst" and name in RETURNS_SELF:
                 return {Value("selfret", None, (frozenset({base}),))}
+            if kind == "inst" and not (name.startswith("__") and name.endswith("__")):
+                # asked only when the class neither stores nor defines the name: asking it
+                # of every attribute read took corpus M's index from 2 s to 97 s; a term,
+                # so that the answer is kept (and a cycle through it takes rounds) as any.
+                # (Python looks a dunder such as `__call__` up on the class, never on the
+                # instance: a store on the instance is not what calling it runs)
+                return set(self.values((FOREIGN, base, name), None, None, depth))
             return set()
         if kind == "inst":
             if base.elems is not None and (name in CONTAINER_GETTERS or name in CONTAINER_VIEWS):
@@ -1313,10 +1342,78 @@ class Resolver:
                 return set(base.elems[base.keys.index(name)])
             return set()
         if kind == "ext":
-            return {Value("ext", f"{base.dotted}.{name}")}
+            if name == "__dict__":  # `models.__dict__[args.arch]`: what the module exports, by name
+                members = self._module_members(base, depth)
+                if members is not None:
+                    return {Value("seq", None, tuple(members.values()), False, tuple(members))}
+            dotted = f"{base.dotted}.{name}"
+            within = self._project_name(dotted)
+            if within is not None:
+                # a module bound to a name (`import model.detector` as a binding of `model`):
+                # the chain goes on into the project
+                return set(self._global(within, None, depth))
+            return {Value("ext", dotted)}
         if kind == "seq" and (name in CONTAINER_GETTERS or name in CONTAINER_VIEWS):
             return self._container_method(base, name)
         return set()
+
+    def _project_name(self, dotted: str) -> Optional[str]:
+        """The one def or module-level name of the project that an import name seen
+        without its importing file stands for; None when none or several (two packages'
+        `models.detector`): an ext value does not say which file imported it."""
+        hits = [c for c in self.index.candidates(dotted, None) if c in self.index.defs or self._module_level(c)]
+        return hits[0] if len(set(hits)) == 1 else None
+
+    def _module_level(self, dotted: str) -> bool:
+        module, _, name = dotted.rpartition(".")
+        owner = self.index.modules.get(module)
+        return owner is not None and name in owner.scopes.get("", {})
+
+    def _module_members(self, module: Value, depth, summary=None, levels: int = 3) -> Optional[dict]:
+        """{name: values} a module of the project exports, as `from module import *` takes
+        them: its `__all__`, or, for a package `__init__` that only star-imports, what
+        those modules export. None when the module is not the project's or its exports are
+        not all known (a module without `__all__` also exports its helpers: no guess)."""
+        # (read where it is named when that is known; else only a name no two packages share)
+        modules = [c for c in self.index.candidates(module.dotted, summary) if c in self.index.modules]
+        if not modules or levels == 0 or summary is None and len(set(modules)) > 1:
+            return None
+        found = self.index.modules[modules[0]]
+        names: list = []
+        if found.scopes.get("", {}).get("__all__"):
+            for held in self._local(found, "", "__all__", None, {}, depth):
+                for elems in (held.elems or ()) if held.kind == "seq" else (None,):
+                    if elems is None or not all(v.kind == "const" for v in elems):
+                        return None
+                    names += sorted(v.dotted for v in elems)
+        elif found.star_imports and not any("." not in q for q in found.defs):
+            out: dict = {}
+            for star in found.star_imports:
+                inner = self._module_members(Value("ext", star), depth, found, levels - 1)
+                if inner is None:
+                    return None
+                out.update(inner)
+            return out
+        else:
+            return None
+        return {name: self._global(f"{found.module}.{name}", found, depth) for name in names[:MAX_MEMBERS]}
+
+    def _set_from_outside(self, base: Value, name: str, depth) -> set:
+        """What code outside the class stores in `<instance>.name` (`trainer.model =
+        Net()`, `self.model.head = Head()` in another class): the stores of that attribute
+        name whose receiver may be the instance `base`: of its class or a subclass, and not
+        made by another construction (two `UnifiedCFM(estimator=...)` of two models are
+        two objects). A receiver not seen is no match: its store may be on any object."""
+        out: set = set()
+        for summary, value, receiver in self.index.stored(("F", name)):
+            said = len(self.why)
+            held = self.values(receiver, summary, None, depth + 1)
+            if any(v.kind == "inst" and v.dotted in self.index.defs and base.dotted in self.index.mro(v.dotted)
+                   and not _other_construction(v.made, base.made) for v in held):
+                out |= self.values(value, summary, None, depth + 1)
+            else:  # why another object's receiver is unseen is no reason of this site's
+                del self.why[said:]
+        return out
 
     @staticmethod
     def _container_method(base: Value, name: str) -> set:
@@ -1406,10 +1503,21 @@ class Resolver:
                     out |= {Value("bound", v.dotted, (arg(1),)) for v in arg(0) if v.kind == "func"}
                 elif dotted == "builtins.getattr":
                     # `getattr(self, name)`: the attribute of each name the argument can be
-                    for name in arg(1) if len(arg_terms) > 1 else ():
+                    names = arg(1) if len(arg_terms) > 1 else EMPTY
+                    for name in names:
                         if name.kind == "const" and name.dotted and name.dotted.isidentifier():
                             for base in arg(0):
                                 out |= self._attr(base, name.dotted, depth)
+                    if len(arg_terms) > 1 and not (names and all(n.kind == "const" for n in names)):
+                        # `getattr(models, cfg.arch)` on a module of the project: any name it exports
+                        said, exported = len(self.why), False
+                        for base in arg(0):
+                            members = self._module_members(base, depth, summary) if base.kind == "ext" else None
+                            if members is not None:
+                                exported = True
+                                out |= {v for held in members.values() for v in held}
+                        if not exported:  # (what the object is does not say which attribute)
+                            del self.why[said:]
                 elif dotted in ITERATION_BUILTINS:
                     out |= self._iterated(dotted, [arg(i) for i in range(len(arg_terms))])
                 elif dotted in NAMESPACES:
@@ -1621,6 +1729,11 @@ class Resolver:
             return held
         # the value's own unseen reasons are replaced: the annotation says what it is
         return frozenset(v for v in held if v.kind not in (UNKNOWN, "ext", "inst") or v.dotted in self.index.defs) | named
+
+
+def _other_construction(made, other) -> bool:
+    """Whether two instances' `made` keys name two different construction calls."""
+    return bool(made and other and made[0] == "call" and other[0] == "call" and made != other)
 
 
 def _omitted(defaults: dict, params, offset: int, arg_terms, kw_terms, limit: int) -> list:
