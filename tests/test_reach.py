@@ -1452,3 +1452,57 @@ def test_getattr_of_a_module_with_a_configured_name_is_any_name_it_exports(tmp_p
     assert names(site(data, "export.py", 8)) == ["models/big.py:Big", "models/small.py:Small"]
     assert names(site(data, "export.py", 12)) == ["models/big.py:Big", "models/small.py:Small"]
     assert site(data, "export.py", 14)["resolution"] == "unresolved"
+
+
+def test_a_registering_decorator_keys_its_store_by_the_def_name_through_a_local(tmp_path):
+    # FasterViT fastervit/models/registry.py (bench/dev6), timm's registry copied:
+    # `model_name = fn.__name__; _model_entrypoints[model_name] = fn`, then
+    # `create_model("faster_vit_0_224")` looks the constant up. Both model files register
+    # factories; only the one named runs (the other class was a wrong target)
+    _, data = project(tmp_path, {
+        "registry.py": """
+        _model_entrypoints = {}
+
+        def register_pip_model(fn):
+            model_name = fn.__name__
+            _model_entrypoints[model_name] = fn
+            return fn
+
+        def create_model(model_name, **kwargs):
+            create_fn = _model_entrypoints[model_name]
+            return create_fn(**kwargs)
+        """,
+        "small.py": """
+        from torch import nn
+        from registry import register_pip_model
+
+        class Small(nn.Module):
+            def forward(self, x):
+                return x
+
+        @register_pip_model
+        def small_224(**kw):
+            return Small()
+        """,
+        "big.py": """
+        from torch import nn
+        from registry import register_pip_model
+
+        class Big(nn.Module):
+            def forward(self, x):
+                return x
+
+        @register_pip_model
+        def big_any_res(**kw):
+            return Big()
+        """,
+        "convert.py": """
+        import torch
+        import small, big
+        from registry import create_model
+
+        model = create_model("small_224")
+        torch.jit.trace(model, torch.rand(1))
+        """,
+    })
+    assert names(site(data, "convert.py", 7)) == ["small.py:Small"]

@@ -1461,7 +1461,7 @@ class ProjectIndex:
                     if term[0] == "local" and (term[1] == prefix or term[1].startswith(prefix + ".")):
                         owner = f_summary.defs.get(term[1])
                         if owner is not None and owner.params and owner.params[0] == term[2]:
-                            out.append((location, self._registered_key(key, call, f_info, name), store))
+                            out.append((location, self._registered_key(key, call, f_summary, f_info, name), store))
         if func[0] == "attr" and func[2].startswith("register"):
             base = func[1]
             # `@REGISTRY.register("unet")`, `@MODELS.register_module(name="x")`; mmcv's
@@ -1479,10 +1479,12 @@ class ProjectIndex:
         return out
 
     @staticmethod
-    def _registered_key(key, call, f_info, name: str):
+    def _registered_key(key, call, f_summary, f_info, name: str):
         """The key of a store made inside a registering decorator: a constant; the
         decorator factory's parameter (`def register(name)`: the constant the
-        application passes); `fn.__name__`-style keys are the def's own name."""
+        application passes); `fn.__name__`-style keys, also through a local every binding
+        of which is one (`model_name = fn.__name__`, timm's registry), are the def's own
+        name."""
         if key is None:
             return None
         if key[0] == "const":
@@ -1495,6 +1497,10 @@ class ProjectIndex:
                 return arg[1] if arg is not None and arg[0] == "const" else None
         if key[0] == "attr" and key[2] == "__name__":
             return name
+        if key[0] == "local" and key[1] == f_info.qualname:
+            bound = f_summary.scopes.get(key[1], {}).get(key[2]) or ()
+            if bound and all(entry[2][0] == "attr" and entry[2][2] == "__name__" for entry in bound):
+                return name
         return None
 
     # -- sites -------------------------------------------------------------------------
