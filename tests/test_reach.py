@@ -1506,3 +1506,31 @@ def test_a_registering_decorator_keys_its_store_by_the_def_name_through_a_local(
         """,
     })
     assert names(site(data, "convert.py", 7)) == ["small.py:Small"]
+
+
+def test_a_module_dict_updated_with_a_dict_holds_each_entry_as_an_attribute(tmp_path):
+    # OLMo olmo/model.py (bench/dev6): `self.transformer = nn.ModuleDict(dict(wte=...))`,
+    # then `self.transformer.update({"blocks": nn.ModuleList(blocks)})`; scripts/train.py
+    # compiles `for block in olmo_model.transformer.blocks: block.compile()`
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "model.py": """
+        from torch import nn
+        from net import Net, Other
+
+        class Big(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.transformer = nn.ModuleDict(dict(wte=Other()))
+                blocks = [Net() for _ in range(n)]
+                self.transformer.update({"blocks": nn.ModuleList(blocks)})
+        """,
+        "train.py": """
+        from model import Big
+
+        model = Big(2)
+        for block in model.transformer.blocks:
+            block.compile()
+        """,
+    })
+    assert names(site(data, "train.py", 6)) == ["net.py:Net"]

@@ -533,8 +533,16 @@ class TermBuilder:
                 if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.args:
                     if call.func.attr in ("append", "add", "insert", "extend", "update", "add_module", "register_module"):
                         loc = self._location(call.func.value, scope)
-                        if loc is not None:
-                            arg = call.args[-1]
+                        arg = call.args[-1]
+                        if loc is not None and call.func.attr == "update" and isinstance(arg, ast.Dict) \
+                                and all(k is not None for k in arg.keys):
+                            # `self.transformer.update({"blocks": nn.ModuleList(blocks)})`: a
+                            # store under each key, as `d["blocks"] = ...` would be
+                            for k, v in zip(arg.keys, arg.values):
+                                value = self.term(v, scope, stmt.lineno)
+                                if value is not None:
+                                    self.stores.append((loc, value, self._key(k, scope, stmt.lineno)))
+                        elif loc is not None:
                             value = self.term(arg, scope, stmt.lineno)
                             if call.func.attr in ("extend", "update"):
                                 value = (ITEM, value, None) if value is not None else None
@@ -1355,6 +1363,10 @@ class Resolver:
             return {Value("ext", dotted)}
         if kind == "seq" and (name in CONTAINER_GETTERS or name in CONTAINER_VIEWS):
             return self._container_method(base, name)
+        if kind == "seq" and base.keys is not None and name in base.keys:
+            # what the project stored under a key of an `nn.ModuleDict` (its entries are its
+            # attributes: `transformer.blocks` after `transformer.update({"blocks": ...})`)
+            return set(base.elems[base.keys.index(name)])
         return set()
 
     def _project_name(self, dotted: str) -> Optional[str]:
