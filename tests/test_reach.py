@@ -1534,3 +1534,53 @@ def test_a_module_dict_updated_with_a_dict_holds_each_entry_as_an_attribute(tmp_
         """,
     })
     assert names(site(data, "train.py", 6)) == ["net.py:Net"]
+
+
+def test_timm_create_model_builds_what_the_project_registers_with_timm(tmp_path):
+    # FasterViT (bench/dev6) and Infinity (bench/dev2): `@register_model` defs of the
+    # project fill timm's registry; `timm.create_model("x_224")` builds the def of that
+    # name; a name from the command line may be any registered def or one of timm's own
+    # models (partial), unless an annotation says which class it is
+    _, data = project(tmp_path, {
+        "models.py": """
+        from torch import nn
+        from timm.models import register_model
+
+        class Small(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Big(nn.Module):
+            def forward(self, x):
+                return x
+
+        @register_model
+        def small_224(pretrained=False, **kw):
+            return Small()
+
+        @register_model
+        def big_any_res(pretrained=False, **kw):
+            return Big()
+        """,
+        "export.py": """
+        import timm
+        import torch
+        import models
+        from models import Big
+
+        def main(args):
+            fixed = timm.create_model("small_224.in1k", pretrained=True)
+            torch.onnx.export(fixed, torch.rand(1), "a.onnx")
+            chosen = timm.create_model(args.model)
+            torch.jit.script(chosen)
+            declared: Big = timm.create_model(args.model)
+            torch.compile(declared)
+            theirs = timm.create_model("resnet50")
+            torch.compile(theirs)
+        """,
+    })
+    assert names(site(data, "export.py", 9)) == ["models.py:Small"]
+    found = site(data, "export.py", 11)
+    assert found["resolution"] == "partial" and names(found) == ["models.py:Big", "models.py:Small"]
+    assert names(site(data, "export.py", 13)) == ["models.py:Big"]
+    assert site(data, "export.py", 15)["resolution"] == "unresolved"

@@ -1082,6 +1082,7 @@ class ProjectIndex:
         self._globals: dict = {}
         self._mros: dict = {}
         self._attr_terms: dict = {}
+        self._registered_with: dict = {}  # decorators -> registered_with()
         self._marked_at: dict = {}
         self._factory_entries: dict = {}
         self._callees: dict = {}  # (Ref, id(summary)) -> the defs a call of it runs (_callee_defs)
@@ -1395,6 +1396,24 @@ class ProjectIndex:
                     if value.kind in ("func", "bound", "class"):
                         self._decorated.setdefault(value.dotted, []).append((summary, value.kind, args[0]))
         return self._decorated.get(dotted, [])
+
+    def registered_with(self, decorators: frozenset) -> dict:
+        """{def name: [(summary, dotted)]} of the project's module-level defs decorated by
+        one of `decorators`, dotted names of another package's registering decorators
+        (timm's `@register_model`), bare or called."""
+        found = self._registered_with.get(decorators)
+        if found is None:
+            found = self._registered_with[decorators] = {}
+            for summary in self.summaries:
+                for qualname, info in summary.defs.items():
+                    if "." in qualname or not info.decorators:
+                        continue
+                    for deco in info.decorators:
+                        func = deco[1] if deco[0] == "call" else deco
+                        if func[0] == "g" and func[1] in decorators:
+                            found.setdefault(qualname, []).append((summary, summary.dotted(qualname)))
+                            break
+        return found
 
     def calls_named(self, name: str) -> list:
         """(summary, callee term, arg terms, kw terms) of every call of something named `name`."""

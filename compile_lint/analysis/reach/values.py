@@ -123,6 +123,12 @@ ITERATION_BUILTINS = frozenset(
     {"builtins.enumerate", "builtins.zip", "builtins.reversed", "builtins.sorted", "builtins.iter", "builtins.next",
      "builtins.filter"}
 )
+# timm's model registry: `@register_model` on a def of the project puts it in the registry
+# that `timm.create_model(name)` looks `name` up in (timm's own models are there too)
+TIMM_CREATE = frozenset({"timm.create_model", "timm.models.create_model", "timm.models._factory.create_model",
+                         "timm.models.factory.create_model"})
+TIMM_REGISTER = frozenset({"timm.models.register_model", "timm.models.registry.register_model",
+                           "timm.models._registry.register_model", "timm.register_model"})
 ARGS_MATTER = PASS_THROUGH | CONTAINER_MODULES | NAMESPACES | ITERATION_BUILTINS | {"builtins.getattr"}
 # calls of other packages whose result is known without their arguments
 OPAQUE_CALLS = ("torch.", "numpy.", "builtins.", "math.", "os.", "re.", "json.", "logging.", "typing.", "random.", "time.")
@@ -1092,8 +1098,12 @@ class Resolver:
             return self._narrowed(term, summary, env, depth)
         if tag == ANNOTATED:
             held = self.values(term[1], summary, env, depth)
-            if any(v.dotted in self.index.defs or v.kind == "seq" for v in held):
+            seen = [v.dotted in self.index.defs or v.kind == "seq" for v in held]
+            if seen and all(seen):
                 return held
+            # what the value shows of the project stays; its unseen part is what the
+            # annotation names (`gpt: Infinity = timm.create_model(name)`, `net: Net =
+            # torch.load(p)`): an instance of that class
             return self._declared(held, self.values(term[2], summary, env, depth))
         if tag == ITEM:
             index = term[2]
@@ -1369,6 +1379,26 @@ class Resolver:
             return set(base.elems[base.keys.index(name)])
         return set()
 
+    def _timm_created(self, names: frozenset, depth) -> set:
+        """What `timm.create_model(name)` builds in a project whose defs `@register_model`
+        into timm's registry: for a constant name the project's def of that name (a
+        pretrained tag, `name.tag`, names the same def), else one of timm's own models; for a
+        name not known here, any registered def of the project or one of timm's own."""
+        registered = self.index.registered_with(TIMM_REGISTER)
+        out: set = set()
+        wanted = [v.dotted.split(".", 1)[0] for v in names if v.kind == "const" and v.dotted]
+        if not names or len(wanted) < len(names):
+            wanted = sorted(registered)
+            out.add(Value(UNKNOWN, "`timm.create_model()` is given a name the code does not fix: one of the "
+                                   "project's `@register_model` defs or one of timm's own models"))
+        for name in wanted:
+            defs = registered.get(name)
+            if not defs:
+                out.add(Value("inst", "timm.create_model"))  # one of timm's own models
+            for d_summary, dotted in defs or ():
+                out |= self.values((CALL, (G, dotted), (), ()), d_summary, None, depth + 1)
+        return out
+
     def _project_name(self, dotted: str) -> Optional[str]:
         """The one def or module-level name of the project that an import name seen
         without its importing file stands for; None when none or several (two packages'
@@ -1530,6 +1560,9 @@ class Resolver:
                                 out |= {v for held in members.values() for v in held}
                         if not exported:  # (what the object is does not say which attribute)
                             del self.why[said:]
+                elif dotted in TIMM_CREATE and self.index.registered_with(TIMM_REGISTER):
+                    named = arg_terms[0] if arg_terms else next((t for k, t in kw_terms if k == "model_name"), None)
+                    out |= self._timm_created(self.values(named, summary, env, depth), depth)
                 elif dotted in ITERATION_BUILTINS:
                     out |= self._iterated(dotted, [arg(i) for i in range(len(arg_terms))])
                 elif dotted in NAMESPACES:
@@ -1739,8 +1772,14 @@ class Resolver:
         named = frozenset(v for v in declared if v.dotted in self.index.defs)
         if not named:
             return held
-        # the value's own unseen reasons are replaced: the annotation says what it is
-        return frozenset(v for v in held if v.kind not in (UNKNOWN, "ext", "inst") or v.dotted in self.index.defs) | named
+        # the value's own unseen reasons are replaced: the annotation says what it is; of
+        # the project instances it shows, those of the annotated classes (`m: Big =
+        # timm.create_model(name)` is no `Small` that name could also build), unless none is
+        kept = frozenset(v for v in held if v.kind not in (UNKNOWN, "ext", "inst") or v.dotted in self.index.defs)
+        classes = {v.dotted for v in named}
+        fitting = frozenset(v for v in kept if v.kind != "inst" or classes & set(self.index.mro(v.dotted)))
+        return (fitting if any(v.kind == "inst" for v in fitting) or not any(v.kind == "inst" for v in kept)
+                else kept) | named
 
 
 def _other_construction(made, other) -> bool:
