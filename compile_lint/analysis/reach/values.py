@@ -658,7 +658,7 @@ class TermBuilder:
                 # name with the receiver's term (Resolver._set_from_outside matches it)
                 receiver = self.term(base, scope, row)
                 if receiver is not None:
-                    self.stores.append((("F", target.attr), value, receiver))
+                    self.stores.append((("F", target.attr), value, (receiver, scope.key, row, self._loops > 0)))
         elif isinstance(target, ast.Subscript):
             loc = self._location(target.value, scope)
             if loc is not None and value is not None:
@@ -1089,8 +1089,12 @@ class Resolver:
             return self._def_value(term[1], instance=False)
         if tag == ATTR:
             out: set = set()
-            for base in self.values(term[1], summary, env, depth):
-                out |= self._attr(base, term[2], depth)
+            inner = term[1]
+            # where a read through a local name stands (a store after it in the same def,
+            # outside loops, is not seen: `_set_from_outside`)
+            read = (id(summary), inner[1], inner[3]) if inner[0] == LOCAL and inner[3] is not None else None
+            for base in self.values(inner, summary, env, depth):
+                out |= self._attr(base, term[2], depth, read)
             return frozenset(out)
         if tag == CALL:
             return self._call(term, summary, env, depth)
@@ -1152,7 +1156,7 @@ class Resolver:
         if tag == PATCH:
             return self._patched(term, summary, env, depth)
         if tag == FOREIGN:
-            return frozenset(self._set_from_outside(term[1], term[2], depth))
+            return frozenset(self._set_from_outside(term[1], term[2], depth, term[3]))
         if tag == STORED:
             return frozenset({self._stored_seq([s for loc in term[1] for s in self.index.stored(loc)], depth)})
         if tag == STARS:
@@ -1296,7 +1300,7 @@ class Resolver:
         return Value("seq", None, tuple(by_key[k] for k in keys), False, keys if any(k is not None for k in keys) else None)
 
     # -- attributes and items -------------------------------------------------------
-    def _attr(self, base: Value, name: str, depth) -> set:
+    def _attr(self, base: Value, name: str, depth, read=None) -> set:
         if base.patched:
             held = patched_attr(base, name)
             if held is not None:
@@ -1337,13 +1341,17 @@ class Resolver:
                 return {Value("bound", dotted, (frozenset({base}),))}
             if kind == "inst" and name in RETURNS_SELF:
                 return {Value("selfret", None, (frozenset({base}),))}
-            if kind == "inst" and not (name.startswith("__") and name.endswith("__")):
-                # asked only when the class neither stores nor defines the name: asking it
+            if kind == "inst" and not (name.startswith("__") and name.endswith("__")) \
+                    and not self.index.attr_terms(base.dotted, name) and not locations:
+                # asked only when the class neither stores nor defines the name (a store
+                # of its own whose value is unseen, `self.vae = pipe.vae`, is no gap that
+                # stores elsewhere fill: StreamDiffusion's `stream.vae = Engine(...)` made
+                # after the export took a wrong target): asking it
                 # of every attribute read took corpus M's index from 2 s to 97 s; a term,
                 # so that the answer is kept (and a cycle through it takes rounds) as any.
                 # (Python looks a dunder such as `__call__` up on the class, never on the
                 # instance: a store on the instance is not what calling it runs)
-                return set(self.values((FOREIGN, base, name), None, None, depth))
+                return set(self.values((FOREIGN, base, name, read), None, None, depth))
             return set()
         if kind == "inst":
             if base.elems is not None and (name in CONTAINER_GETTERS or name in CONTAINER_VIEWS):
@@ -1440,14 +1448,19 @@ class Resolver:
             return None
         return {name: self._global(f"{found.module}.{name}", found, depth) for name in names[:MAX_MEMBERS]}
 
-    def _set_from_outside(self, base: Value, name: str, depth) -> set:
+    def _set_from_outside(self, base: Value, name: str, depth, read=None) -> set:
         """What code outside the class stores in `<instance>.name` (`trainer.model =
         Net()`, `self.model.head = Head()` in another class): the stores of that attribute
         name whose receiver may be the instance `base`: of its class or a subclass, and not
         made by another construction (two `UnifiedCFM(estimator=...)` of two models are
-        two objects). A receiver not seen is no match: its store may be on any object."""
+        two objects). A receiver not seen is no match: its store may be on any object.
+        `read` (file, def, row) of a read through a local name: a store later in the same
+        def, outside loops, runs after it (`vae = stream.vae` ... `stream.vae =
+        Engine(...)`) and is not what it reads."""
         out: set = set()
-        for summary, value, receiver in self.index.stored(("F", name)):
+        for summary, value, (receiver, scope, row, looped) in self.index.stored(("F", name)):
+            if read is not None and read[0] == id(summary) and read[1] == scope and row > read[2] and not looped:
+                continue
             said = len(self.why)
             held = self.values(receiver, summary, None, depth + 1)
             if any(v.kind == "inst" and v.dotted in self.index.defs and base.dotted in self.index.mro(v.dotted)
