@@ -49,10 +49,13 @@ def calls_named(facts: ModuleFacts, name: str, mentioning: Optional[bytes] = Non
     `mentioning`, only in the files whose bytes hold it (and in this file); with
     `max_files`, nothing when more files than that may call it."""
     # most files that name a method only define or mention it: parse only the ones that
-    # may call it (timm: every model defines `reset_classifier`, few call it)
-    paths = facts.project.files_that_may_call(facts.get(ProjectFilesFact), name)
+    # may call it (timm: every model defines `reset_classifier`, few call it). The token
+    # first: it is one question of every file for all names, where each name is a
+    # question of its own (CL512 asks ~90 names of corpus M's 2,100 files)
+    paths = facts.get(ProjectFilesFact)
     if mentioning is not None:
         paths = [p for p in paths if p == facts.path or facts.project.mentions(p, mentioning)]
+    paths = facts.project.files_that_may_call(paths, name)
     if max_files is not None and len(paths) > max_files:
         return
     for path in paths:
