@@ -1411,6 +1411,38 @@ def test_a_module_name_both_imported_and_assigned_reads_the_import_first(tmp_pat
     assert names(site(data, "pytorch2onnx.py", 7)) == ["model/detector.py:Detector"]
 
 
+def test_a_module_bound_to_a_name_is_the_importing_files_sibling(tmp_path):
+    # two folders of one project each hold a `model/detector.py` (the second without
+    # `__init__.py`); `import model.detector` in zzz/export.py is zzz's: the module value
+    # is named as its importing file resolves it, not by the first package of that name
+    _, data = project(tmp_path, {
+        "aaa/model/__init__.py": "",
+        "aaa/model/detector.py": """
+        from torch import nn
+
+        class Detector(nn.Module):
+            def forward(self, x):
+                return x
+        """,
+        "zzz/model/detector.py": """
+        from torch import nn
+
+        class Detector(nn.Module):
+            def forward(self, x):
+                return x * 2
+        """,
+        "zzz/export.py": """
+        import torch
+        import model.detector
+
+        if __name__ == "__main__":
+            model = model.detector.Detector()
+            torch.onnx.export(model, torch.rand(1), "m.onnx")
+        """,
+    })
+    assert names(site(data, "zzz/export.py", 7)) == ["zzz/model/detector.py:Detector"]
+
+
 def test_getattr_of_a_module_with_a_configured_name_is_any_name_it_exports(tmp_path):
     # 3DDFA_V2 utils/onnx.py (bench/dev5): `getattr(models, kvs.get("arch"))(...)` over a
     # package that star-imports modules with `__all__`; the ImageNet example's

@@ -1083,6 +1083,7 @@ class ProjectIndex:
         self._mros: dict = {}
         self._attr_terms: dict = {}
         self._registered_with: dict = {}  # decorators -> registered_with()
+        self._packages: Optional[set] = None  # holds_module()
         self._marked_at: dict = {}
         self._factory_entries: dict = {}
         self._callees: dict = {}  # (Ref, id(summary)) -> the defs a call of it runs (_callee_defs)
@@ -1115,6 +1116,16 @@ class ProjectIndex:
         seen: set = set()
         found = self._candidates[key] = [c for c in out if not (c in seen or seen.add(c))]
         return found
+
+    def holds_module(self, dotted: str) -> bool:
+        """Whether `dotted` (as the index names modules) is a module of the project or a
+        package above one, namespace packages without `__init__.py` included."""
+        if self._packages is None:
+            self._packages = set(self.modules)
+            for module in self.modules:
+                parts = module.split(".")
+                self._packages.update(".".join(parts[:cut]) for cut in range(1, len(parts)))
+        return dotted in self._packages
 
     def import_roots(self) -> list[str]:
         """The module-name prefixes of folders that hold the project's packages without

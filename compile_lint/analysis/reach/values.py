@@ -1255,6 +1255,14 @@ class Resolver:
                 got = self._attr(Value("class", found[0].dotted(found[1].qualname)), attr, depth)
                 if got:
                     return frozenset(got)
+        if summary is not None:
+            # a module of the project (`import model.detector` bound to `model`): named as the
+            # index knows it, read from the importing file, so that an attribute chain on
+            # it later (`_attr`, which no longer knows that file) finds that file's sibling
+            # and not another package's module of the same name
+            module = next((c for c in self.index.candidates(dotted, summary) if self.index.holds_module(c)), None)
+            if module is not None:
+                return frozenset({Value("ext", module)})
         return frozenset({Value("ext", dotted)})
 
     def _local(self, summary, scope: str, name: str, row, env, depth) -> frozenset:
@@ -1408,16 +1416,15 @@ class Resolver:
         return out
 
     def _project_name(self, dotted: str) -> Optional[str]:
-        """The one def or module-level name of the project that an import name seen
-        without its importing file stands for; None when none or several (two packages'
-        `models.detector`): an ext value does not say which file imported it."""
-        hits = [c for c in self.index.candidates(dotted, None) if c in self.index.defs or self._module_level(c)]
-        return hits[0] if len(set(hits)) == 1 else None
-
-    def _module_level(self, dotted: str) -> bool:
+        """`dotted` when it names a def or module-level name of the project as the index
+        names it (a module value is named so by `_global`, read from its importing file);
+        else None. An import name is not matched here: an ext value does not say which
+        file imported it, and two packages may both have a `model.detector`."""
+        if dotted in self.index.defs:
+            return dotted
         module, _, name = dotted.rpartition(".")
         owner = self.index.modules.get(module)
-        return owner is not None and name in owner.scopes.get("", {})
+        return dotted if owner is not None and name in owner.scopes.get("", {}) else None
 
     def _module_members(self, module: Value, depth, summary=None, levels: int = 3) -> Optional[dict]:
         """{name: values} a module of the project exports, as `from module import *` takes
