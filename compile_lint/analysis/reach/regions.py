@@ -1036,6 +1036,13 @@ def statement_part(stmt: ast.stmt, context: SummaryContext, names: NameTable, pa
             terms.bindings, terms.returns, terms.attrs, terms.stores)
 
 
+def _runs_elements(value: Value, depth: int) -> bool:
+    """Whether compiling `value` runs its elements: a module container does; a list or
+    tuple compiled or traced itself runs nothing (`build_model(args)` returning
+    `(backbone, None, None)` on one branch), though one inside a container is elements."""
+    return value.elems is not None and (value.kind == "inst" or value.kind == "seq" and depth > 0)
+
+
 class ProjectIndex:
     """Regions across every summarized file of a run.
 
@@ -1593,9 +1600,7 @@ class ProjectIndex:
         if kind in ("func", "bound") and value.dotted in self.defs:
             summary, info = self.defs[value.dotted]
             return [(value.dotted, summary, info)]
-        # a module container runs its elements; a list or tuple compiled or traced itself
-        # runs nothing (`build_model(args)` returning `(backbone, None, None)` on one branch)
-        if value.elems is not None and (kind == "inst" or kind == "seq" and depth > 0):
+        if _runs_elements(value, depth):
             out = []
             for elems in value.elems:
                 for elem in sorted(elems, key=repr):
@@ -1653,7 +1658,7 @@ class ProjectIndex:
                 # `torch.compile(self.head.forward)`: the receivers' classes
                 return [t for v in sorted(value.elems[0], key=repr) for t in self._value_targets(v, depth + 1)]
             return [self.defs[value.dotted]]
-        if value.elems is not None and (value.kind == "inst" or value.kind == "seq" and depth > 0):  # (as _value_entries)
+        if _runs_elements(value, depth):
             return [t for elems in value.elems for elem in sorted(elems, key=repr) for t in self._value_targets(elem, depth + 1)]
         return []
 

@@ -1244,10 +1244,10 @@ class Resolver:
             g_summary, name = glob
             return self._local(g_summary, "", name, None, {}, depth)
         owner, _, attr = dotted.rpartition(".")
-        if attr == "__dict__" and owner:  # `models.__dict__[args.arch]`: what the module exports, by name
-            members = self._module_members(Value("ext", owner), depth, summary)
-            if members is not None:
-                return frozenset({Value("seq", None, tuple(members.values()), False, tuple(members))})
+        if attr == "__dict__" and owner:
+            exported = self._module_dict(Value("ext", owner), depth, summary)
+            if exported is not None:
+                return frozenset({exported})
         if owner and attr and _is_alternate_constructor(attr):
             # `Net.from_pretrained`: an attribute of a project class its own defs do not hold
             found = self.index.find_def(owner, summary)
@@ -1351,14 +1351,13 @@ class Resolver:
                 return {Value("selfret", None, (frozenset({base}),))}
             if kind == "inst" and not (name.startswith("__") and name.endswith("__")) \
                     and not self.index.attr_terms(base.dotted, name) and not locations:
-                # asked only when the class neither stores nor defines the name (a store
-                # of its own whose value is unseen, `self.vae = pipe.vae`, is no gap that
-                # stores elsewhere fill: StreamDiffusion's `stream.vae = Engine(...)` made
-                # after the export took a wrong target): asking it
-                # of every attribute read took corpus M's index from 2 s to 97 s; a term,
-                # so that the answer is kept (and a cycle through it takes rounds) as any.
-                # (Python looks a dunder such as `__call__` up on the class, never on the
-                # instance: a store on the instance is not what calling it runs)
+                # stores made outside the class, asked only when the class neither stores
+                # nor defines the name: its own store with an unseen value (`self.vae =
+                # pipe.vae`) is no gap (StreamDiffusion's later `stream.vae = Engine(...)`
+                # took a wrong target), and asking it of every attribute read took corpus
+                # M's index from 2 s to 97 s. A term, so that the answer is kept (and a
+                # cycle through it takes rounds) as any. Python looks a dunder such as
+                # `__call__` up on the class, never on the instance.
                 return set(self.values((FOREIGN, base, name, read), None, None, depth))
             return set()
         if kind == "inst":
@@ -1376,10 +1375,10 @@ class Resolver:
                 return set(base.elems[base.keys.index(name)])
             return set()
         if kind == "ext":
-            if name == "__dict__":  # `models.__dict__[args.arch]`: what the module exports, by name
-                members = self._module_members(base, depth)
-                if members is not None:
-                    return {Value("seq", None, tuple(members.values()), False, tuple(members))}
+            if name == "__dict__":
+                exported = self._module_dict(base, depth)
+                if exported is not None:
+                    return {exported}
             dotted = f"{base.dotted}.{name}"
             within = self._project_name(dotted)
             if within is not None:
@@ -1425,6 +1424,12 @@ class Resolver:
         module, _, name = dotted.rpartition(".")
         owner = self.index.modules.get(module)
         return dotted if owner is not None and name in owner.scopes.get("", {}) else None
+
+    def _module_dict(self, module: Value, depth, summary=None) -> Optional[Value]:
+        """`models.__dict__` (`models.__dict__[args.arch]()`): a container of what the
+        module exports, keyed by name; None as `_module_members`."""
+        members = self._module_members(module, depth, summary)
+        return Value("seq", None, tuple(members.values()), False, tuple(members)) if members is not None else None
 
     def _module_members(self, module: Value, depth, summary=None, levels: int = 3) -> Optional[dict]:
         """{name: values} a module of the project exports, as `from module import *` takes
