@@ -42,6 +42,7 @@ from typing import Optional
 
 from .values import CompileCall, CompiledValues, chain_text, compiled_values
 from ..semantic.facts import Fact, ModuleFacts
+from ..semantic.walk import walk
 from ..reach.queries import stmt_text
 from ..torch_api import MARK_STEP_FUNCS
 from ..reach.values import assigned_names
@@ -192,7 +193,7 @@ class _Interpreter:
 
     def _returned_output(self, func) -> Optional[CompileCall]:
         params = [a.arg for a in func.args.posonlyargs + func.args.args]
-        for node in ast.walk(func):
+        for node in walk(func):
             if not (isinstance(node, ast.Return) and node.value is not None):
                 continue
             expr = node.value

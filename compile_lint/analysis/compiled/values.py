@@ -592,7 +592,7 @@ def _assignments_of(facts: ModuleFacts, text: str, before: ast.AST) -> list[ast.
     scopes.append(facts.tree)
     for scope in scopes:
         out = []
-        for node in ast.walk(scope):
+        for node in walk(scope):
             if node is holder:
                 continue
             if isinstance(node, ast.Assign) and any(chain_text(t) == text for t in node.targets):

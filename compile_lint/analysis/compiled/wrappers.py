@@ -41,6 +41,7 @@ from ..semantic.bindings import BindingsFact, bindings_under
 from ..modules.classes import is_module_class, local_class, methods, module_construction, self_name, strip_returns_self
 from .values import CompileCall, CompiledValuesFact, chain_text, compiled_values
 from ..semantic.facts import Fact, ModuleFacts
+from ..semantic.walk import walk
 from ..project.context import path_for_module
 from ..project.calls import ProjectFilesFact, arguments_of
 from ..reach.values import RETURNS_SELF
@@ -188,7 +189,7 @@ class CompiledWrappers:
         table = self._chains.get(id(scope))
         if table is None:
             table = self._chains[id(scope)] = {}
-            for stmt in ast.walk(scope):
+            for stmt in walk(scope):
                 if isinstance(stmt, ast.Assign):
                     for target in stmt.targets:
                         text = chain_text(target)

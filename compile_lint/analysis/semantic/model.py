@@ -30,6 +30,7 @@ import ast
 from typing import Callable, NamedTuple, Optional
 
 from .names import NameTable
+from .walk import child_list, walk
 from ..reach.values import _target_names
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -290,7 +291,7 @@ def _expression_bindings(expr: ast.AST, bound: dict) -> None:
             continue
         if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
             bound[node.target.id] = LOCAL
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_list(node))
 
 
 def _pattern_names(pattern: ast.AST, bound: dict) -> None:
@@ -509,11 +510,11 @@ class FileBindings:
                 add(node.target.id, Bound("assign", node.lineno, node.col_offset, True, node, value=node.value))
             elif isinstance(node, ast.comprehension):
                 self._loop_target(node.target, node.iter, node.target, add)
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_list(node))
 
 
 def _names_in(target) -> list:
-    return [n for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return [n for n in walk(target) if isinstance(n, ast.Name)]
 
 
 def _holds(stmt: ast.AST, inner: ast.AST) -> bool:
@@ -523,5 +524,5 @@ def _holds(stmt: ast.AST, inner: ast.AST) -> bool:
     if isinstance(stmt, (ast.For, ast.AsyncFor)):
         stmt = stmt.iter  # the body sees the loop variable; the iterable does not
     elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return any(n is inner for item in stmt.items for n in ast.walk(item.context_expr))
-    return any(n is inner for n in ast.walk(stmt))
+        return any(n is inner for item in stmt.items for n in walk(item.context_expr))
+    return any(n is inner for n in walk(stmt))

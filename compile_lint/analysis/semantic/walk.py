@@ -29,6 +29,50 @@ def children(node: ast.AST) -> Iterator[ast.AST]:
             yield value
 
 
+def child_list(node: ast.AST) -> list[ast.AST]:
+    """`list(ast.iter_child_nodes(node))` without the `ctx` nodes (Load/Store)."""
+    out = []
+    for name in _FIELDS.get(node.__class__) or _fields(node.__class__):
+        value = getattr(node, name, None)
+        if value.__class__ is list:
+            out.extend(item for item in value if isinstance(item, ast.AST))
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
+
+
+def own_nodes(body: list) -> list[ast.AST]:
+    """The nodes of a def's `body` (a list of statements, or one expression for a lambda),
+    nested defs, classes and lambdas yielded but not entered; in the order of a stack walk
+    (last statement first, each node's children pushed in field order), without `ctx`
+    nodes. The order is the one the tensor guesses were written and measured with."""
+    out: list[ast.AST] = []
+    emit = out.append
+    stack = list(body)
+    pop = stack.pop
+    push = stack.append
+    known = _FIELDS
+    AST = ast.AST
+    while stack:
+        node = pop()
+        emit(node)
+        cls = node.__class__
+        if cls in _SCOPE_TYPES:
+            continue
+        names = known.get(cls)
+        if names is None:
+            names = _fields(cls)
+        for name in names:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        push(item)
+            elif isinstance(value, AST):
+                push(value)
+    return out
+
+
 def walk(node: ast.AST) -> list[ast.AST]:
     """Every node under `node` (itself included), as a list, in breadth-first order."""
     return _walk_plain(node)

@@ -40,6 +40,7 @@ from typing import Optional
 
 from ..semantic.facts import FUNCTION_NODES, ModuleFacts
 from ..project.context import module_def
+from ..semantic.walk import own_nodes, walk
 
 TENSOR, MASK, GENERATOR = "tensor", "mask", "generator"
 FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -93,6 +94,7 @@ class CallFlow:
         self._bindings: dict[int, dict] = {}  # id(def) -> {name: [whether each binding makes a generator]}
         self._assigned: dict[int, dict] = {}  # id(class) -> {attr: [values assigned to self.<attr>]}
         self._calls: Optional[dict[int, list]] = None  # id(def) -> [(call, offset)] in this file
+        self._callees: dict[int, Optional[tuple]] = {}  # id(call) -> callee(call)
         self._busy: set = set()
 
     # -- the guesses of a def of this file, with this flow ------------------------------
@@ -194,6 +196,12 @@ class CallFlow:
     def callee(self, call: ast.Call) -> Optional[tuple]:
         """(facts, def, offset) of the def `call` runs, when this file can see it; offset:
         how many leading parameters the call does not pass (`self`)."""
+        key = id(call)
+        if key not in self._callees:  # asked of a call by each guess that reads it
+            self._callees[key] = self._callee(call)
+        return self._callees[key]
+
+    def _callee(self, call: ast.Call) -> Optional[tuple]:
         facts, func = self.facts, call.func
         if isinstance(func, ast.Name):
             dotted = facts.resolve(func)
@@ -340,7 +348,7 @@ class CallFlow:
         if found is not None:
             return found
         found = self._assigned[id(cls)] = {}
-        for sub in ast.walk(cls):
+        for sub in walk(cls):
             if isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
                 for t in targets:
@@ -423,10 +431,4 @@ def _upgrade(declared, found):
 
 def _own_nodes(func):
     """The nodes of `func`'s body, not those of defs, classes or lambdas nested in it."""
-    stack = list(func.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        stack.extend(ast.iter_child_nodes(node))
+    return own_nodes(func.body)

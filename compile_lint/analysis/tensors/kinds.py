@@ -19,6 +19,7 @@ import ast
 from typing import Optional
 
 from ..semantic.facts import ModuleFacts
+from ..semantic.walk import own_nodes
 
 # Methods of a tensor that return Python values or non-tensors.
 NON_TENSOR_METHODS = frozenset(
@@ -107,7 +108,7 @@ class TensorGuess:
                     elif isinstance(kind, tuple):
                         self.seqs[arg.arg] = kind
         body = func.body if isinstance(func.body, list) else [func.body]
-        nodes = list(_walk_function(body))  # walked once, read three times
+        nodes = own_nodes(body)  # walked once, read three times
         # a name whose tensor-only methods are called is a tensor (`img.mean(1)`)
         for node in nodes:
             if (
@@ -309,7 +310,7 @@ class MaskGuess:
             for arg in func.args.posonlyargs + func.args.args + func.args.kwonlyargs:
                 if tensors.flow.param_kind(func, arg.arg) == MASK:
                     self._names.add(arg.arg)  # every caller in the file passes a mask
-        for node in _walk_function(body):
+        for node in own_nodes(body):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
                 node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)) else []
             for target in targets:
@@ -490,12 +491,3 @@ def _dtype_tested(facts: ModuleFacts, name: str, at: ast.AST) -> bool:
         child = anc
     return False
 
-
-def _walk_function(body):
-    stack = list(body)
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        stack.extend(ast.iter_child_nodes(node))
