@@ -7,6 +7,7 @@ import textwrap
 
 from test_values import project, region_defs
 
+from compile_lint.analysis.reach.values import MAX_DICT_ITEMS
 from compile_lint.config import Settings
 from compile_lint.engine import Linter, Selection
 
@@ -1661,3 +1662,143 @@ def test_a_class_that_stores_an_attribute_is_not_filled_in_by_stores_elsewhere(t
         """,
     })
     assert site(data, "app.py", 12)["resolution"] == "unresolved"
+
+
+def test_a_registry_dict_longer_than_sixteen_entries_is_looked_up_by_any_of_its_keys(tmp_path):
+    # deep-person-reid (bench/dev8): `__model_factory` spells 60 factories in one dict; the
+    # summary kept the first 16 and a lookup of a later key found nothing, so a union of
+    # keys named only the early entries' classes: a wrong target. A display longer than
+    # what is kept has an unknown member, never a dropped one
+    early = "".join(f'    "e{i}": Other,\n' for i in range(20))
+    late = "".join(f'    "x{i}": Other,\n' for i in range(MAX_DICT_ITEMS))
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "factory.py": "from net import Net, Other\n\nFACTORY = {\n" + early + '    "net": Net,\n}\n'
+                      "\nHUGE = {\n" + late + '    "net": Net,\n}\n'
+                      "\nMODELS = [" + "Other, " * 20 + "Net]\n",
+        "export.py": """
+        import torch
+        from factory import FACTORY, HUGE, MODELS
+
+        def pick(path):
+            for name in ["e0", "net"]:
+                if name in path:
+                    return name
+
+        def main(path):
+            torch.onnx.export(FACTORY[pick(path)](), torch.rand(1), "a.onnx")
+            torch.onnx.export(HUGE["net"](), torch.rand(1), "b.onnx")
+            torch.onnx.export(MODELS[int(path)](), torch.rand(1), "c.onnx")
+        """,
+    })
+    assert names(site(data, "export.py", 11)) == ["net.py:Net", "net.py:Other"]
+    # a key past the kept entries: unknown, not the kept entries' classes
+    assert site(data, "export.py", 12)["resolution"] == "unresolved"
+    found = site(data, "export.py", 13)  # an element of a long list: maybe one not kept
+    assert found["resolution"] == "partial" and names(found) == ["net.py:Other"]
+
+
+def test_keywords_passed_on_through_super_init_kwargs_reach_the_base_init(tmp_path):
+    # sam3 (bench/dev7): `Sam3VideoInference.__init__(self, ..., **kwargs)` calls
+    # `super().__init__(**kwargs)`; the builder passes `detector=` to the subclass, and
+    # the base stores it: what the callers pass by keyword goes on through each
+    # `**kwargs` (a def that names the parameter keeps it)
+    video = """
+        import torch
+        from torch import nn
+        from net import Net, Other
+
+        class Base(nn.Module):
+            def __init__(self, detector, tracker=None):
+                super().__init__()
+                self.detector = detector
+                self.tracker = tracker
+
+        class Mid(Base):
+            def __init__(self, window=4, **kwargs):
+                super().__init__(**kwargs)
+
+            def go(self):
+                torch.compile(self.detector)
+                torch.compile(self.tracker)
+
+        class Top(Mid):
+            def __init__(self, extra=0, **kwargs):
+                super().__init__(**kwargs)
+
+        def build():
+            return Top(detector=Net(), extra=1)
+        """
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    _, data = project(tmp_path / "a", {"net.py": NET, "video.py": video})
+    assert names(site(data, "video.py", 17)) == ["net.py:Net"]
+    assert site(data, "video.py", 18)["resolution"] == "unresolved"
+    # a sibling subclass that gives `detector` itself: which subclass built the instance
+    # decides, which the index does not follow: unknown (not Net for Keeps, not Other for Mid)
+    sibling = video + """
+        class Keeps(Base):
+            def __init__(self, detector=None, **kwargs):
+                super().__init__(detector=Other(), **kwargs)
+
+            def go(self):
+                torch.compile(self.detector)
+
+        def build_keeps():
+            return Keeps(detector=Net())
+        """
+    _, data = project(tmp_path / "b", {"net.py": NET, "video.py": sibling})
+    assert site(data, "video.py", 17)["resolution"] == "unresolved"
+    assert site(data, "video.py", 32)["resolution"] == "unresolved"
+
+
+def test_torchs_ema_wrapper_and_dynamic_quantization_hold_the_model_they_are_given(tmp_path):
+    # SRGAN-PyTorch (bench/dev7): `torch.compile(AveragedModel(g_model))` runs g_model
+    # (`AveragedModel.forward` is `self.module(...)`); dlrm (bench/dev8): the model after
+    # `torch.quantization.quantize_dynamic(dlrm, ...)` is the same class, layers swapped
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "train.py": """
+        import torch
+        from torch.optim.swa_utils import AveragedModel
+        from net import Net
+
+        def main(quantize):
+            model = Net()
+            torch.compile(AveragedModel(model, device="cpu"))
+            if quantize:
+                model = torch.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+            torch.onnx.export(model, torch.rand(1), "m.onnx")
+        """,
+    })
+    assert names(site(data, "train.py", 8)) == ["net.py:Net"]
+    found = site(data, "train.py", 11)
+    assert found["resolution"] == "resolved" and names(found) == ["net.py:Net"]
+
+
+def test_a_super_init_with_two_double_star_arguments_passes_on_its_own_kwargs(tmp_path):
+    # transformers 5.23: `super().__init__(**defaults, **kwargs)`; the first `**` is not
+    # the def's own parameter (this shape crashed the summary during development)
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "m.py": """
+        import torch
+        from torch import nn
+        from net import Net
+
+        class Base(nn.Module):
+            def __init__(self, detector=None, width=1):
+                super().__init__()
+                self.detector = detector
+
+        class Sub(Base):
+            def __init__(self, **kwargs):
+                defaults = {"width": 2}
+                super().__init__(**defaults, **kwargs)
+                torch.compile(self.detector)
+
+        def build():
+            return Sub(detector=Net())
+        """,
+    })
+    assert names(site(data, "m.py", 15)) == ["net.py:Net"]

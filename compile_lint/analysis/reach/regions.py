@@ -27,7 +27,7 @@ from typing import Iterable, Iterator, Optional
 from .declared import Recording, describe_declared
 from ..semantic.names import NameTable, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
-from .values import ATTR, CALL, DECORATED, EMPTY, LOCAL, RECORDED_ARGS, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
+from .values import ATTR, CALL, DECORATED, EMPTY, KWARGS, LOCAL, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
 from ..semantic.signatures import parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -456,6 +456,7 @@ class _Summarizer:
         _scan_scopes(tree, self._scopes, self.qualnames)
         self.terms = TermBuilder(names, names.module)
         self._decorator_calls: set[int] = set()
+        self._kwargs_params: dict[str, str] = {}  # def qualname -> its `**` parameter's name
         self._parents: Optional[dict[int, ast.AST]] = None  # made when a site needs its guards
 
     def _scope(self, owner) -> "ScopeNodes":
@@ -706,8 +707,11 @@ class _Summarizer:
         keywords): no model or function is passed, but it may omit a parameter."""
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        if name is None or name.startswith("__") or name in COMMON_METHODS:
+        if name is None or name in COMMON_METHODS:
             return
+        if name.startswith("__") and not (name == "__init__" and any(
+                k.arg is None and self._passed_on(k.value, scope) is not None for k in node.keywords)):
+            return  # (dunder calls are kept only to pass `**kwargs` on: `super().__init__(**kwargs)`)
         dotted = self.names.resolve(func)
         if dotted is not None and dotted.startswith(NOT_PROJECT):
             return
@@ -725,14 +729,38 @@ class _Summarizer:
                     kws = tuple([(k.arg, None) for k in node.keywords[:RECORDED_ARGS]])
                     self.summary.calls.append((name, callee, (None,) * min(len(node.args), RECORDED_ARGS), kws))
                 return
-        callee = self.terms.term(func, scope, node.lineno)
+        if name == "__init__":  # `super().__init__(**kwargs)` in a method of scope.cls
+            sup = func.value if isinstance(func, ast.Attribute) else None
+            if not (isinstance(sup, ast.Call) and isinstance(sup.func, ast.Name) and sup.func.id == "super"
+                    and not sup.args and scope.cls):
+                return
+            callee = (SUPER, scope.cls, name)
+        else:
+            callee = self.terms.term(func, scope, node.lineno)
         if callee is None:
             return
         terms = self.terms
         row = node.lineno
+        if callee[0] == SUPER:
+            # kept for what goes on through `**kwargs` alone, with the names it gives itself
+            # (Resolver._passed: a name one subclass gives and another passes on is left
+            # unknown, not given to every instance of the base)
+            passed_on = next(t for t in (self._passed_on(k.value, scope) for k in node.keywords if k.arg is None)
+                             if t is not None)
+            given = tuple(k.arg for k in node.keywords if k.arg)
+            self.summary.calls.append((name, callee, (), ((None, passed_on + (given, len(node.args))),)))
+            return
         args = tuple([terms.term(a, scope, row) for a in node.args[:RECORDED_ARGS]])
-        kws = tuple([(k.arg, terms.term(k.value, scope, row) if k.arg else None) for k in node.keywords[:RECORDED_ARGS]])
+        kws = tuple([(k.arg, terms.term(k.value, scope, row) if k.arg else self._passed_on(k.value, scope))
+                     for k in node.keywords[:RECORDED_ARGS]])
         self.summary.calls.append((name, callee, args, kws))
+
+    def _passed_on(self, value: ast.expr, scope: Scope):
+        """`**kwargs` of the enclosing def's own `**` parameter (`super().__init__(**kwargs)`):
+        (KWARGS, def): each keyword the def's callers pass it goes on to this call."""
+        if isinstance(value, ast.Name) and scope.key and self._kwargs_params.get(scope.key) == value.id:
+            return (KWARGS, scope.key)
+        return None
 
     def _visit_lambda(self, node: ast.Lambda, local, cls, cls_dotted, scope: Scope) -> None:
         info = DefInfo(lambda_qualname(node), "lambda", node.lineno)
@@ -759,6 +787,8 @@ class _Summarizer:
         positional = args.posonlyargs + args.args
         params = [a.arg for a in positional + args.kwonlyargs]
         info.params = tuple(params)
+        if args.kwarg is not None:
+            self._kwargs_params[qualname] = args.kwarg.arg
         self_kind = None
         # a def nested in a method is no method: its first parameter is not `self`
         # (`def _maybe_compile(mod, name)` inside `__init__`); it still sees the

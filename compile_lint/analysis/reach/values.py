@@ -53,6 +53,17 @@ ANNOTATED = "annotated"
 # `self.blocks.append(B())`) at those locations; made by the resolver, never by a file, so
 # that the container is one question, answered once
 STORED = "stored"
+# ("kwargs", def qualname): in a recorded call's keywords as (None, term), `**kwargs` that
+# is the calling def's own `**` parameter: what its callers pass by keyword goes on. A
+# `super().__init__(...)` call is kept with that term alone, extended with (the keyword
+# names it gives, how many positional arguments): ("kwargs", def, names, count)
+KWARGS = "kwargs"
+# ("super", class dotted, attr): `super().<attr>` in a method of the class: the first def
+# of that name after the class in its MRO, bound to the instance
+SUPER = "super"
+# ("unseen", why): a value the file shows but the summary does not keep (an entry past
+# the first MAX_DICT_ITEMS of a dict display): an unknown member, never dropped silently
+UNSEEN = "unseen"
 # ("foreign", instance Value, attr): what code outside the instance's class stores in its
 # attribute (Resolver._set_from_outside); made by the resolver, never by a file
 FOREIGN = "foreign"
@@ -65,6 +76,9 @@ PATCH = "patch"
 DECORATED = "@"
 
 MAX_ARGS = 16
+# entries a dict display keeps: registries spelled as one literal (`__model_factory = {...}`,
+# 60 names in deep-person-reid) are looked up by any of their keys
+MAX_DICT_ITEMS = 256
 RECORDED_ARGS = 8  # arguments (and keywords) a project call keeps in the index (regions._record_call)
 # node classes `TermBuilder._term` tells apart, as module globals (one lookup each)
 (_Name, _Attribute, _Call, _Subscript, _Constant, _List, _Tuple, _Set, _Dict, _ListComp, _GeneratorExp, _SetComp,
@@ -102,6 +116,12 @@ PASS_THROUGH = frozenset(
         "tensordict.nn.common.TensorDictModule",
         "tensordict.nn.CudaGraphModule",
         "tensordict.nn.cudagraphs.CudaGraphModule",
+        # torch's EMA wrapper runs the module it averages (`forward` is `self.module(...)`),
+        # and dynamic quantization returns the model (or its copy) with layers swapped
+        "torch.optim.swa_utils.AveragedModel",
+        "torch.ao.quantization.quantize_dynamic",
+        "torch.ao.quantization.quantize.quantize_dynamic",
+        "torch.quantization.quantize_dynamic",
         "copy.deepcopy",
         "copy.copy",
         "typing.cast",
@@ -357,11 +377,18 @@ class TermBuilder:
                 key = None
             return (ITEM, inner, key)
         if t in (_List, _Tuple, _Set):
-            return (SEQ, tuple([self.term(e, scope, row) for e in expr.elts[:MAX_ARGS]]), not any([isinstance(e, _Starred) for e in expr.elts]))
+            elems = tuple([self.term(e, scope, row) for e in expr.elts[:MAX_ARGS]])
+            if len(expr.elts) > MAX_ARGS:  # the rest is not kept: the display is not all seen
+                return (SEQ, elems + ((UNSEEN, f"an element past the first {MAX_ARGS} of a display"),), False)
+            return (SEQ, elems, not any([isinstance(e, _Starred) for e in expr.elts]))
         if t is _Dict:
-            pairs = [(k, v) for k, v in zip(expr.keys, expr.values) if k is not None][:MAX_ARGS]
-            keys = tuple([k.value if isinstance(k, _Constant) and isinstance(k.value, str) else None for k, _v in pairs])
-            values = tuple([self.term(v, scope, row) for _k, v in pairs])
+            pairs = [(k, v) for k, v in zip(expr.keys, expr.values) if k is not None]
+            kept = pairs[:MAX_DICT_ITEMS]
+            keys = tuple([k.value if isinstance(k, _Constant) and isinstance(k.value, str) else None for k, _v in kept])
+            values = tuple([self.term(v, scope, row) for _k, v in kept])
+            if len(kept) < len(pairs):  # an entry not kept may be the one a key asks for
+                values += ((UNSEEN, f"an entry past the first {MAX_DICT_ITEMS} of a dict display"),)
+                keys += (None,)
             if len(pairs) < len(expr.keys):  # `{**base, ...}`: keys not all known
                 values += tuple([(STAR, self.term(v, scope, row)) for k, v in zip(expr.keys, expr.values) if k is None])
                 keys += (None,) * (len(values) - len(keys))
@@ -846,6 +873,7 @@ class Resolver:
         self._log: list = []
         self._callees: dict = {}  # call name -> its calls by callee (_calls_by_callee)
         self._callees_this_round: dict = {}  # the same, from provisional answers
+        self._through_busy: set = set()  # (def, keyword) whose `**kwargs` callers are being asked
         # whether an answer inside the open cycle grew past what a question of the cycle
         # was given for it: the cycle's lowest question takes another round
         self._dirty = False
@@ -1153,6 +1181,16 @@ class Resolver:
             return self.values(term[1], summary, env, depth)
         if tag == CONST:
             return frozenset({Value("const", term[1])})
+        if tag == SUPER:
+            for owner in self.index.mro(term[1])[1:]:
+                found = self.index.defs.get(f"{owner}.{term[2]}")
+                if found is not None:
+                    receiver = frozenset({Value("inst", term[1])})
+                    return frozenset({Value("bound", found[0].dotted(found[1].qualname), (receiver,))})
+            return EMPTY
+        if tag == UNSEEN:
+            self.why.append(term[1])
+            return frozenset({Value(UNKNOWN, term[1])})
         if tag == PATCH:
             return self._patched(term, summary, env, depth)
         if tag == FOREIGN:
@@ -1723,7 +1761,20 @@ class Resolver:
         # the default is passed by a call that omits the parameter, and where no call
         # names it at all (callers the index cannot see: `model_cls(**kwargs)`)
         named = omitted = False
+        # `super().__init__(**kwargs)` of subclasses: what their callers pass on, unless one
+        # of them gives `name` itself (then which subclass built the instance decides, and
+        # the index does not follow that: unknown, as before these calls were kept)
+        supers = [(c_summary, kws[0][1]) for _n, _i, _kind, c_summary, _args, kws in calls
+                  if len(kws) == 1 and kws[0][0] is None and kws[0][1] is not None and len(kws[0][1]) == 4]
+        if supers and not any(name in term[2] or index - 1 < term[3] for _s, term in supers):
+            for c_summary, term in supers:
+                through = self._passed_through(c_summary, term[1], name, depth)
+                if through:
+                    named = True
+                    out |= through
         for _n, _i, kind, c_summary, args, kws in calls:
+            if len(kws) == 1 and kws[0][0] is None and kws[0][1] is not None and len(kws[0][1]) == 4:
+                continue  # (a `super().__init__` call: above)
             if kind == "class":
                 offset = 1  # `Net(block)` calls `Net.__init__(self, block)`
             else:
@@ -1738,6 +1789,13 @@ class Resolver:
                     out |= self.values(term, c_summary, None, depth)
             if index in info.defaults and index in _omitted(info.defaults, info.params, offset, args, kws, RECORDED_ARGS):
                 omitted = True
+            for kw, term in kws:
+                if kw is None and term is not None and term[0] == KWARGS and not any(k == name for k, _t in kws):
+                    # `build(**kwargs)` in a def of `**kwargs`: what its callers pass as `name`
+                    through = self._passed_through(c_summary, term[1], name, depth)
+                    if through:
+                        named = True
+                        out |= through
         # `@deco` applied to a def passes the def as the first argument; `@Wrapper` passes it
         # to `Wrapper.__init__(self, fn)`
         applications = [a for a in self.index.decorated_by(dotted) if a[1] != "class"]
@@ -1754,6 +1812,22 @@ class Resolver:
         if index in info.defaults and (omitted or not named):
             out |= self._default(dotted, info, index, depth)
         return frozenset(out)
+
+    def _passed_through(self, summary, qualname: str, name: str, depth) -> frozenset:
+        """What the calls of def `qualname` pass by keyword `name` into its `**` parameter
+        (and on through theirs): a def with a parameter `name` keeps it for itself."""
+        found = self.index.defs.get(summary.dotted(qualname))
+        if found is None or name in found[1].params:
+            return EMPTY
+        key = (summary.dotted(qualname), name)
+        if key in self._through_busy:  # a cycle of `**kwargs` pass-throughs
+            return EMPTY
+        self._through_busy.add(key)
+        try:
+            # no position reaches `**kwargs`: an index past every parameter asks for keywords only
+            return self._passed(summary, qualname, len(found[1].params) + MAX_ARGS, name, depth + 1)
+        finally:
+            self._through_busy.discard(key)
 
     def _calls_by_callee(self, call_name: str, depth) -> dict:
         """The project's calls of something named `call_name`, by what the callee is:
