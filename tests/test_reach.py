@@ -1802,3 +1802,37 @@ def test_a_super_init_with_two_double_star_arguments_passes_on_its_own_kwargs(tm
         """,
     })
     assert names(site(data, "m.py", 15)) == ["net.py:Net"]
+
+
+def test_a_comprehension_holds_the_items_its_loop_names_stand_for(tmp_path):
+    # segmentation_models.pytorch (bench/dev7): `MAPPING = {a.__name__.lower(): a for a in
+    # ARCHITECTURES}` and `create_model(arch)` returns `MAPPING[arch](...)`: the loop name
+    # holds each class of the list; before, it was read as an unbound global (nothing)
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "models.py": """
+        from net import Net, Other
+
+        ARCHITECTURES = [Net, Other]
+        MAPPING = {a.__name__.lower(): a for a in ARCHITECTURES}
+        PAIRS = [(name, cls) for name, cls in [("n", Net)]]
+
+        def create_model(arch):
+            return MAPPING[arch.lower()]()
+        """,
+        "test_models.py": """
+        import torch
+        from models import create_model, PAIRS
+
+        class Tester:
+            model_type = None
+
+            def test_compile(self):
+                torch.compile(create_model(self.model_type))
+                torch.compile(PAIRS[0][1]())
+                torch.compile([m for m in (1, 2)][0])
+        """,
+    })
+    assert names(site(data, "test_models.py", 9)) == ["net.py:Net", "net.py:Other"]
+    assert names(site(data, "test_models.py", 10)) == ["net.py:Net"]
+    assert site(data, "test_models.py", 11)["resolution"] == "unresolved"

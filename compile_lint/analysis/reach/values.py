@@ -317,6 +317,7 @@ class TermBuilder:
         self.module_scope: Optional[Scope] = None  # (set by the summarizer)
         self._ends: list = []  # last rows of the nested blocks being collected
         self._terms: dict = {}  # (id(expr), id(scope), row) -> (expr, scope, term)
+        self._comprehended: dict = {}  # a comprehension's loop names -> their terms, while its element is built
 
     def dotted(self, qualname: str) -> str:
         return f"{self.module}.{qualname}" if self.module else qualname
@@ -337,6 +338,8 @@ class TermBuilder:
     def _term(self, expr, scope: Scope, row: Optional[int]):
         t = type(expr)
         if t is _Name:
+            if self._comprehended and expr.id in self._comprehended:
+                return self._comprehended[expr.id]
             return self.name_term(expr.id, scope, row)
         if t is _Attribute:
             base = expr.value
@@ -394,9 +397,9 @@ class TermBuilder:
                 keys += (None,) * (len(values) - len(keys))
             return (SEQ, values, False, keys) if any(keys) else (SEQ, values, False)
         if t in (_ListComp, _GeneratorExp, _SetComp):
-            return (SEQ, (self.term(expr.elt, scope, row),), False)
+            return (SEQ, (self._comprehended_term(expr, expr.elt, scope, row),), False)
         if t is _DictComp:
-            return (SEQ, (self.term(expr.value, scope, row),), False)
+            return (SEQ, (self._comprehended_term(expr, expr.value, scope, row),), False)
         if t is _IfExp:
             return (UNION, (self.term(expr.body, scope, row), self.term(expr.orelse, scope, row)))
         if t is _BoolOp:
@@ -423,6 +426,31 @@ class TermBuilder:
                 return False
             s = s.parent
         return name not in self.module_bound
+
+    def _comprehended_term(self, comp, elt, scope: Scope, row: Optional[int]):
+        """The term of a comprehension's element, its loop names standing for the items of
+        what they loop over: `{a.__name__.lower(): a for a in ARCHITECTURES}` holds the
+        classes of ARCHITECTURES (smp's create_model registry). Built apart from the term
+        memo: the same name nodes read outside this question mean something else."""
+        loops = {}
+        for gen in comp.generators:
+            items = self.term(gen.iter, scope, row)
+            item = (ITEM, items, None) if items is not None else None
+            targets = [(gen.target, item)]
+            while targets:
+                target, held = targets.pop()
+                if isinstance(target, _Name):
+                    loops[target.id] = held
+                elif isinstance(target, (ast.Tuple, ast.List)):
+                    targets += [(e, (ITEM, held, i) if held is not None else None) for i, e in enumerate(target.elts)]
+        if not loops:
+            return self.term(elt, scope, row)
+        saved_memo, saved = self._terms, self._comprehended
+        self._terms, self._comprehended = {}, {**saved, **loops}
+        try:
+            return self.term(elt, scope, row)
+        finally:
+            self._terms, self._comprehended = saved_memo, saved
 
     def name_term(self, name: str, scope: Scope, row: Optional[int]):
         s, here = scope, True
