@@ -435,7 +435,8 @@ class TermBuilder:
         loops = {}
         for gen in comp.generators:
             items = self.term(gen.iter, scope, row)
-            item = (ITEM, items, None) if items is not None else None
+            # `for i in range(depth)` (most comprehensions of model code) loops over ints
+            item = (ITEM, items, None) if items is not None and items[:2] != (CALL, (G, "builtins.range")) else None
             targets = [(gen.target, item)]
             while targets:
                 target, held = targets.pop()
@@ -902,6 +903,8 @@ class Resolver:
         self._callees: dict = {}  # call name -> its calls by callee (_calls_by_callee)
         self._callees_this_round: dict = {}  # the same, from provisional answers
         self._through_busy: set = set()  # (def, keyword) whose `**kwargs` callers are being asked
+        # _widen's answers while a question is open (its parts recur round after round)
+        self._widened: dict = {}
         # whether an answer inside the open cycle grew past what a question of the cycle
         # was given for it: the cycle's lowest question takes another round
         self._dirty = False
@@ -973,7 +976,7 @@ class Resolver:
                     # nest one more each round)
                     result = result | question.approx
                     if rounds >= 2 or seed is not None:
-                        result = _widen(result, MAX_NESTING)
+                        result = _widen(result, MAX_NESTING, self._widened)
                     changed = result != question.approx
                 if question.low is not question:
                     # a cycle through a question below: that question's rounds bring this
@@ -999,6 +1002,7 @@ class Resolver:
             if not stack:
                 self._seeds.clear()
                 self._callees_this_round.clear()
+                self._widened.clear()
         if len(result) > 1:
             result = _bounded(result)
         why = tuple(self.why[said : said + 1])  # the index reports the first reason only
