@@ -1836,3 +1836,23 @@ def test_a_comprehension_holds_the_items_its_loop_names_stand_for(tmp_path):
     assert names(site(data, "test_models.py", 9)) == ["net.py:Net", "net.py:Other"]
     assert names(site(data, "test_models.py", 10)) == ["net.py:Net"]
     assert site(data, "test_models.py", 11)["resolution"] == "unresolved"
+
+
+def test_fsdp_wrappers_hold_the_module_they_shard(tmp_path):
+    # open_lm (bench/dev8): `model = FSDP(model, ...)` before `torch.compile(model)` runs
+    # the model's forward; FSDP2's `fully_shard(m)` returns m itself
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "train.py": """
+        import torch
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, fully_shard
+        from net import Net
+
+        def main(two):
+            model = Net()
+            model = fully_shard(model) if two else FSDP(model, use_orig_params=True)
+            torch.compile(model)
+        """,
+    })
+    found = site(data, "train.py", 9)
+    assert found["resolution"] == "resolved" and names(found) == ["net.py:Net"]

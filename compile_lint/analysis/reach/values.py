@@ -103,6 +103,13 @@ PASS_THROUGH = frozenset(
         "torch.nn.parallel.DataParallel",
         "torch.nn.parallel.DistributedDataParallel",
         "torch.nn.parallel.distributed.DistributedDataParallel",
+        # FSDP runs the module it shards (`FullyShardedDataParallel(m).forward` calls m's);
+        # FSDP2's `fully_shard(m)` returns m itself
+        "torch.distributed.fsdp.FullyShardedDataParallel",
+        "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
+        "torch.distributed.fsdp.fully_shard",
+        "torch.distributed.fsdp._fully_shard._fully_shard.fully_shard",
+        "torch.distributed._composable.fsdp.fully_shard",
         "torch.jit.script",
         # a traced, frozen or FX-traced module runs the code it was made from:
         # `torch.onnx.export(torch.jit.trace(net, x), ...)` exports the net's forward
