@@ -55,8 +55,10 @@ class NanGradInWhere(Rule):
     tuple, count too); when the where's result cannot reach a loss (everything
     derived from it only feeds torch ops and Python numbers, such as
     `int(needed.min().item())`, and nothing of it is returned as a tensor, stored,
-    passed to project code or used in place); and code lexically under
-    `torch.no_grad()` / `torch.inference_mode()`. The
+    passed to project code or used in place); code lexically under
+    `torch.no_grad()` / `torch.inference_mode()`; and code in the branch where
+    `torch.is_grad_enabled()` is false (`if torch.is_grad_enabled(): ... else: where(...)`,
+    Depth-Anything-3, two findings on bench/dev7 before). The
     NaN appears in gradients only; a function merely called under `no_grad` elsewhere is
     still reported, since the same function usually serves training.
 
@@ -215,6 +217,21 @@ class NanGradInWhere(Rule):
                     return torch.where(u <= 0.04045, u / 12.92, ((u + 0.055) / 1.055) ** 2.4)
             """,
             note="under torch.no_grad(): no gradient is recorded",
+        ),
+        Case(
+            """
+            import torch
+
+            def sqrt_positive_part(x):
+                ret = torch.zeros_like(x)
+                positive_mask = x > 0
+                if torch.is_grad_enabled():
+                    ret[positive_mask] = torch.sqrt(x[positive_mask])
+                else:
+                    ret = torch.where(positive_mask, torch.sqrt(x), ret)
+                return ret
+            """,
+            note="Depth-Anything-3 (bench/dev7): the where runs only where torch.is_grad_enabled() is false",
         ),
         Case(
             """

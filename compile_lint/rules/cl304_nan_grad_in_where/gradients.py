@@ -428,8 +428,17 @@ def _python_number_annotation(annotation: Optional[ast.AST]) -> bool:
 
 def under_no_grad(facts, node: ast.AST) -> bool:
     """`node` runs under `with torch.no_grad():` / `torch.inference_mode()`, or in a def
-    decorated with them, in the same function."""
+    decorated with them, or where `torch.is_grad_enabled()` is known false (the `else`
+    of `if torch.is_grad_enabled():`, the body of `if not torch.is_grad_enabled():`:
+    Depth-Anything-3's `_sqrt_positive_part` takes `torch.where` only there), in the
+    same function."""
+    child = node
     for anc in facts.ancestors(node):
+        if isinstance(anc, ast.If):
+            enabled = _grad_enabled_test(facts, anc.test)
+            if enabled is not None and any(child is s for s in anc.body) != enabled:
+                return True
+        child = anc
         if isinstance(anc, (ast.With, ast.AsyncWith)):
             for item in anc.items:
                 ctx = item.context_expr
@@ -443,6 +452,16 @@ def under_no_grad(facts, node: ast.AST) -> bool:
                     return True
             return False
     return False
+
+
+def _grad_enabled_test(facts, test: ast.AST) -> Optional[bool]:
+    """True for `torch.is_grad_enabled()`, False for `not torch.is_grad_enabled()`, None
+    for any other test."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    call = test.operand if negated else test
+    if isinstance(call, ast.Call) and not call.args and facts.resolve(call.func) == "torch.is_grad_enabled":
+        return not negated
+    return None
 
 
 def _own_nodes(func):
