@@ -100,6 +100,25 @@ class TracerFrozenPythonState(Rule):
             """\
             import torch
             from torch import nn
+            class ChargePredict(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.dim_size = 0
+                def forward(self, x, batch):
+                    if torch.jit.is_scripting():
+                        if self.dim_size == 0:
+                            self.dim_size = 4
+                    return x.sum()
+                def resize(self, n):
+                    self.dim_size = n
+            traced = torch.jit.trace(ChargePredict(), (torch.rand(2), torch.zeros(2)))
+            """,
+            note="torchmd-net (bench/dev8): `torch.jit.is_scripting()` is False while tracing: its branch is not traced",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
             class Blend(nn.Module):
                 def __init__(self):
                     super().__init__()

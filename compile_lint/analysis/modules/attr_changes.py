@@ -129,10 +129,52 @@ def changed_reads(facts: ModuleFacts, region_kind: str, kinds: frozenset) -> Ite
         if not init_kinds or not is_module_class(facts, cls):
             continue
         writes = state.writes(cls)
+        if region_kind == "compiled":
+            # a write on the eager side of a compile test in a compiled method never runs
+            # compiled (the eager warm-up that sets it once does not repeat)
+            writes = {a: kept for a, ws in writes.items()
+                      if (kept := [w for w in ws if not _never_runs_in(facts, w.node, region_kind)])}
         for name, (method, region) in in_region.items():
             for attr, node, augmented in attr_uses(method, facts):
-                if attr in init_kinds and attr in writes:
+                if attr in init_kinds and attr in writes and not _never_runs_in(facts, node, region_kind):
                     yield ChangedRead(cls, name, method, region, attr, node, init_kinds[attr], writes[attr][0], augmented, writes[attr])
+
+
+def _never_runs_in(facts: ModuleFacts, node: ast.AST, region_kind: str) -> bool:
+    """`node` sits on a branch the region's tracer never takes: the eager side of a compile
+    test for Dynamo (`if torch.compiler.is_compiling(): pass elif torch.jit.is_scripting():
+    <read>`, torchmd-net's `mol_sum`: bench/dev8); for torch.jit.trace, where
+    `is_tracing()` is True and `is_scripting()` / `is_compiling()` are False, the other side."""
+    if region_kind == "compiled":
+        from ..branches.compiling import eager_only
+
+        return eager_only(facts, node)
+    child = node
+    for anc in facts.ancestors(node):
+        if isinstance(anc, ast.If) and child is not anc.test:
+            value = _tracing_value(facts, anc.test)
+            if value is not None and value != any(child is s for s in anc.body):
+                return True
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False
+        child = anc
+    return False
+
+
+def _tracing_value(facts: ModuleFacts, test: ast.AST) -> Optional[bool]:
+    """What `test` is while torch.jit.trace runs (None: unknown)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _tracing_value(facts, test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Call) and not test.args:
+        from ..reach.queries import is_compiling_test
+
+        dotted = facts.resolve(test.func)
+        if dotted in ("torch.jit.is_tracing", "torch._C._get_tracing_state"):
+            return True
+        if dotted == "torch.jit.is_scripting" or is_compiling_test(facts, test):
+            return False
+    return None
 
 
 @dataclass

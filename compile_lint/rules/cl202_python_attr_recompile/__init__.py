@@ -130,6 +130,28 @@ class PythonAttrRecompile(Rule):
             """\
             import torch
             from torch import nn
+            class ChargePredict(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.dim_size = 0
+                    self.static_shapes = True
+                def forward(self, x, batch):
+                    if torch.compiler.is_compiling():
+                        pass
+                    elif torch.jit.is_scripting():
+                        if not self.static_shapes or self.dim_size == 0:
+                            self.dim_size = int(batch.max().item() + 1)
+                    else:
+                        self.dim_size = int(batch.max().item() + 1)
+                    return x.sum() * self.dim_size
+            model = torch.compile(ChargePredict())
+            """,
+            note="torchmd-net (bench/dev8): the reads and writes on the eager side of `is_compiling()` never run compiled",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
             class Denoiser(nn.Module):
                 def __init__(self, steps: int = 10):
                     super().__init__()
