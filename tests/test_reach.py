@@ -1856,3 +1856,43 @@ def test_fsdp_wrappers_hold_the_module_they_shard(tmp_path):
     })
     found = site(data, "train.py", 9)
     assert found["resolution"] == "resolved" and names(found) == ["net.py:Net"]
+
+
+def test_super_in_a_method_reads_the_next_class_in_the_receivers_mro(tmp_path):
+    # surya (bench/dev9): a project mixin's classmethod `from_pretrained` returns
+    # `super().from_pretrained(...)`, another package's alternate constructor: an instance
+    # of the class it is called on. kornia: `Sam.to_onnx` calls `super().to_onnx(model=
+    # self.image_encoder)`, the mixin's def that exports its `model`
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "models.py": """
+        import torch
+        from transformers import PreTrainedModel
+        from net import Net
+
+        class Downloader:
+            @classmethod
+            def from_pretrained(cls, path, **kw):
+                return super().from_pretrained(path, **kw)
+
+        class Segmenter(Downloader, PreTrainedModel):
+            def forward(self, x):
+                return x
+
+        class Export:
+            def to_onnx(self, model=None):
+                torch.onnx.export(model, torch.rand(1), "m.onnx")
+
+        class Sam(Export):
+            def __init__(self):
+                self.encoder = Net()
+
+            def to_onnx(self):
+                return super().to_onnx(model=self.encoder)
+
+        def load():
+            torch.compile(Segmenter.from_pretrained("s3://segmenter"))
+        """,
+    })
+    assert names(site(data, "models.py", 17)) == ["net.py:Net"]
+    assert names(site(data, "models.py", 27)) == ["models.py:Segmenter"]

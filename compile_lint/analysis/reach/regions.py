@@ -741,7 +741,7 @@ class _Summarizer:
             return
         terms = self.terms
         row = node.lineno
-        if callee[0] == SUPER:
+        if name == "__init__":  # (a `super().__init__(**kwargs)`, see above)
             # kept for what goes on through `**kwargs` alone, with the names it gives itself
             # (Resolver._passed: a name one subclass gives and another passes on is left
             # unknown, not given to every instance of the base)

@@ -349,6 +349,10 @@ class TermBuilder:
                 return self._comprehended[expr.id]
             return self.name_term(expr.id, scope, row)
         if t is _Attribute:
+            sup = expr.value
+            if type(sup) is _Call and type(sup.func) is _Name and sup.func.id == "super" and not sup.args \
+                    and scope.cls and scope.self_kind and "super" not in scope.bound:
+                return (SUPER, scope.cls, expr.attr)
             base = expr.value
             while isinstance(base, _Attribute):
                 base = base.value
@@ -1221,12 +1225,7 @@ class Resolver:
         if tag == CONST:
             return frozenset({Value("const", term[1])})
         if tag == SUPER:
-            for owner in self.index.mro(term[1])[1:]:
-                found = self.index.defs.get(f"{owner}.{term[2]}")
-                if found is not None:
-                    receiver = frozenset({Value("inst", term[1])})
-                    return frozenset({Value("bound", found[0].dotted(found[1].qualname), (receiver,))})
-            return EMPTY
+            return self._super(term[1], term[2], env.get("self") if env else None, depth)
         if tag == UNSEEN:
             self.why.append(term[1])
             return frozenset({Value(UNKNOWN, term[1])})
@@ -1243,6 +1242,29 @@ class Resolver:
                     return self._global(dotted, summary, depth)
             return EMPTY  # (or a builtin, or a name of another package's `*`)
         return EMPTY
+
+    def _super(self, cls: str, attr: str, receivers, depth) -> frozenset:
+        """`super().<attr>` in a method of `cls`, for each receiver (the instance or class
+        the method runs on; an instance of `cls` when unknown): the first def of that
+        name after `cls` in the receiver's MRO, bound to it; past the project's bases, an
+        alternate constructor (`super().from_pretrained(...)` in a mixin's classmethod,
+        surya: bench/dev9) builds the receiver's class, as `_attr` reads one inherited
+        from another package."""
+        out: set = set()
+        for receiver in receivers or (Value("inst", cls),):
+            if receiver.kind not in ("inst", "class") or not receiver.dotted:
+                continue
+            mro = self.index.mro(receiver.dotted)
+            after = mro[mro.index(cls) + 1:] if cls in mro else self.index.mro(cls)[1:]
+            for owner in after:
+                found = self.index.defs.get(f"{owner}.{attr}")
+                if found is not None:
+                    out.add(Value("bound", found[0].dotted(found[1].qualname), (frozenset({receiver}),)))
+                    break
+            else:
+                if receiver.kind == "class" and _is_alternate_constructor(attr) and self.index.leaves_project(receiver.dotted):
+                    out.add(receiver)
+        return frozenset(out)
 
     def _patched(self, term, summary, env, depth) -> frozenset:
         """The values of `obj` after `obj.<attr> = value`: each instance (or unseen value)
