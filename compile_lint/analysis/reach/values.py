@@ -516,8 +516,11 @@ class TermBuilder:
 
     def _record(self, scope: Scope, name: str, row: int, depth: int, term) -> None:
         if term is not None:
-            if self._elsewhere:
-                entry = (row, depth, term, self._guards, self._elsewhere)
+            # (only arms below the binding matter: `_chosen` asks `_inside` for uses after
+            # it; an `elif` chain's earlier arms made the spans grow with its length)
+            spans = tuple([span for span in self._elsewhere if span[1] >= row]) if self._elsewhere else ()
+            if spans:
+                entry = (row, depth, term, self._guards, spans)
             else:
                 entry = (row, depth, term, self._guards) if self._guards else (row, depth, term)
             self.bindings.setdefault(scope.key, {}).setdefault(name, []).append(entry)
