@@ -30,6 +30,7 @@ from typing import Optional
 from ...analysis.semantic.bindings import bindings_for
 from ...analysis.semantic.facts import Fact
 from ...analysis.semantic.signatures import parameter_defaults
+from ...analysis.semantic.walk import own_nodes
 
 # methods whose result never requires grad
 NO_GRAD_METHODS = frozenset({
@@ -466,12 +467,7 @@ def _grad_enabled_test(facts, test: ast.AST) -> Optional[bool]:
 
 def _own_nodes(func):
     """The nodes of a def's body, not descending into nested defs, classes or lambdas."""
-    stack = list(func.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
+    return own_nodes(func.body if isinstance(func.body, list) else [func.body])
 
 
 class GradientsFact(Fact):
