@@ -22,7 +22,9 @@ class CompiledStateDictKeys(Rule):
     the project that keeps one as a submodule (`self.net = torch.compile(Net())`),
     saved whole (`owner.state_dict()`, `self.state_dict()`). Code that unwraps the
     wrapper on the way (`m._orig_mod`, `getattr(m, "_orig_mod", m)`) is left alone,
-    as is `model.compile()`, which compiles in place.
+    as is `model.compile()`, which compiles in place, and a read where
+    `isinstance(m, OptimizedModule)` is known false (`if not isinstance(...)`, or the
+    `else` of the test: nnUNet, two findings on bench/dev9 before).
 
     ## Why is this bad?
     `torch.compile(model)` returns a new module that holds `model` as `_orig_mod`, so
@@ -93,6 +95,23 @@ class CompiledStateDictKeys(Rule):
     verify_target = False  # nothing an eager-vs-compiled run of the function shows
 
     valid = [
+        Case(
+            """\
+            import torch
+            from torch._dynamo import OptimizedModule
+
+            class Predictor:
+                def __init__(self, network, compile_it):
+                    self.network = torch.compile(network) if compile_it else network
+
+                def load(self, params):
+                    if not isinstance(self.network, OptimizedModule):
+                        self.network.load_state_dict(params)
+                    else:
+                        self.network._orig_mod.load_state_dict(params)
+            """,
+            note="nnUNet (bench/dev9): a plain load only where the network is known not to be the wrapper",
+        ),
         Case("import torch\nmodel = Net()\nmodel.compile()\ntorch.save(model.state_dict(), 'm.pt')\n", note="compiled in place: plain keys"),
         Case("import torch\nm = torch.compile(Net())\ntorch.save(m._orig_mod.state_dict(), 'm.pt')\n", note="the original module"),
         Case("import torch\nm = torch.compile(Net())\ntorch.save(getattr(m, '_orig_mod', m).state_dict(), 'm.pt')\n"),

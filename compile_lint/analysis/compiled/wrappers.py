@@ -92,6 +92,8 @@ class CompiledWrappers:
     def holding(self, expr: ast.AST) -> Optional[Wrapped]:
         """What `expr`, read where it stands, may hold: the wrapper itself before a
         holder before an owner; None for no wrapper, or when the code unwraps it."""
+        if self._not_a_wrapper_here(expr):
+            return None
         found = self._holding(expr, 0, self.guards(expr))
         if UNWRAPPED in found:
             return None
@@ -99,6 +101,8 @@ class CompiledWrappers:
 
     def wrapper(self, expr: ast.AST) -> Optional[Wrapped]:
         """The OptimizedModule `expr` may hold (not a holder or an owner of one)."""
+        if self._not_a_wrapper_here(expr):
+            return None
         found = self._holding(expr, 0, self.guards(expr))
         if UNWRAPPED in found:
             return None
@@ -243,6 +247,26 @@ class CompiledWrappers:
             found |= wrappers._holding(arg, depth + 1, wrappers.guards(arg))
         self._params[key] = found
         return found
+
+    def _not_a_wrapper_here(self, expr: ast.AST) -> bool:
+        """`expr` is read where `isinstance(expr, OptimizedModule)` is known false: the
+        `else` of that test, the body of `if not isinstance(...)` (nnUNet loads its weights
+        into `self.network._orig_mod` in the other branch: bench/dev9)."""
+        facts = self.facts
+        text = facts.text(expr)
+        child = expr
+        for anc in facts.ancestors(expr):
+            if isinstance(anc, (ast.If, ast.IfExp)) and child is not anc.test:
+                test, polarity = _polarity(anc.test)
+                if isinstance(test, ast.Call) and facts.resolve(test.func) == "builtins.isinstance" \
+                        and len(test.args) == 2 and facts.text(test.args[0]) == text and _names_optimized_module(facts, test.args[1]):
+                    branch = child in (anc.body if isinstance(anc, ast.If) else [anc.body])
+                    if branch != polarity:
+                        return True
+            if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                return False
+            child = anc
+        return False
 
     def guards(self, node: ast.AST) -> dict[str, bool]:
         """{test text: branch} for the `if` statements and conditional expressions around
@@ -399,6 +423,13 @@ def _names_no_module(facts: ModuleFacts, ann: ast.AST) -> bool:
     if isinstance(ann, (ast.Name, ast.Attribute)):
         return facts.resolve(ann) in NOT_MODULES
     return False
+
+
+def _names_optimized_module(facts: ModuleFacts, classes: ast.AST) -> bool:
+    """`classes` (an isinstance second argument) is torch's OptimizedModule, alone or in a tuple."""
+    items = classes.elts if isinstance(classes, ast.Tuple) else [classes]
+    return any((facts.resolve(c) or "").startswith("torch.") and (facts.resolve(c) or "").endswith(".OptimizedModule")
+               for c in items)
 
 
 def _polarity(test: ast.AST) -> tuple[ast.AST, bool]:
