@@ -42,6 +42,7 @@ from ..modules.classes import is_module_class, local_class, methods, module_cons
 from .values import CompileCall, CompiledValuesFact, chain_text, compiled_values
 from ..semantic.facts import Fact, ModuleFacts
 from ..semantic.walk import walk
+from ..branches.around import tests_around
 from ..project.context import path_for_module
 from ..project.calls import ProjectFilesFact, arguments_of
 from ..reach.values import RETURNS_SELF
@@ -254,19 +255,10 @@ class CompiledWrappers:
         into `self.network._orig_mod` in the other branch: bench/dev9)."""
         facts = self.facts
         text = facts.text(expr)
-        child = expr
-        for anc in facts.ancestors(expr):
-            if isinstance(anc, (ast.If, ast.IfExp)) and child is not anc.test:
-                test, polarity = _polarity(anc.test)
-                if isinstance(test, ast.Call) and facts.resolve(test.func) == "builtins.isinstance" \
-                        and len(test.args) == 2 and facts.text(test.args[0]) == text and _names_optimized_module(facts, test.args[1]):
-                    branch = child in (anc.body if isinstance(anc, ast.If) else [anc.body])
-                    if branch != polarity:
-                        return True
-            if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                return False
-            child = anc
-        return False
+        return any(
+            not truth and isinstance(test, ast.Call) and facts.resolve(test.func) == "builtins.isinstance"
+            and len(test.args) == 2 and facts.text(test.args[0]) == text and _names_optimized_module(facts, test.args[1])
+            for test, truth in tests_around(facts, expr, conditional_expressions=True))
 
     def guards(self, node: ast.AST) -> dict[str, bool]:
         """{test text: branch} for the `if` statements and conditional expressions around
@@ -428,8 +420,8 @@ def _names_no_module(facts: ModuleFacts, ann: ast.AST) -> bool:
 def _names_optimized_module(facts: ModuleFacts, classes: ast.AST) -> bool:
     """`classes` (an isinstance second argument) is torch's OptimizedModule, alone or in a tuple."""
     items = classes.elts if isinstance(classes, ast.Tuple) else [classes]
-    return any((facts.resolve(c) or "").startswith("torch.") and (facts.resolve(c) or "").endswith(".OptimizedModule")
-               for c in items)
+    dotted = [facts.resolve(c) or "" for c in items]
+    return any(d.startswith("torch.") and d.endswith(".OptimizedModule") for d in dotted)
 
 
 def _polarity(test: ast.AST) -> tuple[ast.AST, bool]:

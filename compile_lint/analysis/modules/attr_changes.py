@@ -149,23 +149,14 @@ def _never_runs_in(facts: ModuleFacts, node: ast.AST, region_kind: str) -> bool:
         from ..branches.compiling import eager_only
 
         return eager_only(facts, node)
-    child = node
-    for anc in facts.ancestors(node):
-        if isinstance(anc, ast.If) and child is not anc.test:
-            value = _tracing_value(facts, anc.test)
-            if value is not None and value != any(child is s for s in anc.body):
-                return True
-        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            return False
-        child = anc
-    return False
+    from ..branches.around import tests_around
+
+    return any((value := _tracing_value(facts, test)) is not None and value != truth
+               for test, truth in tests_around(facts, node))
 
 
 def _tracing_value(facts: ModuleFacts, test: ast.AST) -> Optional[bool]:
-    """What `test` is while torch.jit.trace runs (None: unknown)."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _tracing_value(facts, test.operand)
-        return None if inner is None else not inner
+    """What `test` (no `not` around it) is while torch.jit.trace runs (None: unknown)."""
     if isinstance(test, ast.Call) and not test.args:
         from ..reach.queries import is_compiling_test
 

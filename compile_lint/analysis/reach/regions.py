@@ -709,9 +709,10 @@ class _Summarizer:
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
         if name is None or name in COMMON_METHODS:
             return
-        if name.startswith("__") and not (name == "__init__" and any(
-                k.arg is None and self._passed_on(k.value, scope) is not None for k in node.keywords)):
-            return  # (dunder calls are kept only to pass `**kwargs` on: `super().__init__(**kwargs)`)
+        if name.startswith("__"):  # dunder calls are kept only to pass `**kwargs` on
+            if name == "__init__":
+                self._record_super_init(node, scope)
+            return
         dotted = self.names.resolve(func)
         if dotted is not None and dotted.startswith(NOT_PROJECT):
             return
@@ -729,31 +730,30 @@ class _Summarizer:
                     kws = tuple([(k.arg, None) for k in node.keywords[:RECORDED_ARGS]])
                     self.summary.calls.append((name, callee, (None,) * min(len(node.args), RECORDED_ARGS), kws))
                 return
-        if name == "__init__":  # `super().__init__(**kwargs)` in a method of scope.cls
-            sup = func.value if isinstance(func, ast.Attribute) else None
-            if not (isinstance(sup, ast.Call) and isinstance(sup.func, ast.Name) and sup.func.id == "super"
-                    and not sup.args and scope.cls):
-                return
-            callee = (SUPER, scope.cls, name)
-        else:
-            callee = self.terms.term(func, scope, node.lineno)
+        callee = self.terms.term(func, scope, node.lineno)
         if callee is None:
             return
         terms = self.terms
         row = node.lineno
-        if name == "__init__":  # (a `super().__init__(**kwargs)`, see above)
-            # kept for what goes on through `**kwargs` alone, with the names it gives itself
-            # (Resolver._passed: a name one subclass gives and another passes on is left
-            # unknown, not given to every instance of the base)
-            passed_on = next(t for t in (self._passed_on(k.value, scope) for k in node.keywords if k.arg is None)
-                             if t is not None)
-            given = tuple(k.arg for k in node.keywords if k.arg)
-            self.summary.calls.append((name, callee, (), ((None, passed_on + (given, len(node.args))),)))
-            return
         args = tuple([terms.term(a, scope, row) for a in node.args[:RECORDED_ARGS]])
         kws = tuple([(k.arg, terms.term(k.value, scope, row) if k.arg else self._passed_on(k.value, scope))
                      for k in node.keywords[:RECORDED_ARGS]])
         self.summary.calls.append((name, callee, args, kws))
+
+    def _record_super_init(self, node: ast.Call, scope: Scope) -> None:
+        """`super().__init__(..., **kwargs)` with the def's own `**` parameter, kept for what
+        goes on through `**kwargs` alone, with the names it gives itself (Resolver._passed:
+        a name one subclass gives and another passes on is left unknown, not given to
+        every instance of the base): the keywords are one ("kwargs", def, names, count)."""
+        passed_on = next((t for t in (self._passed_on(k.value, scope) for k in node.keywords if k.arg is None)
+                          if t is not None), None)
+        if passed_on is None:
+            return
+        callee = self.terms.term(node.func, scope, node.lineno)
+        if callee is None or callee[0] != SUPER:
+            return
+        given = tuple(k.arg for k in node.keywords if k.arg)
+        self.summary.calls.append(("__init__", callee, (), ((None, passed_on + (given, len(node.args))),)))
 
     def _passed_on(self, value: ast.expr, scope: Scope):
         """`**kwargs` of the enclosing def's own `**` parameter (`super().__init__(**kwargs)`):

@@ -1828,8 +1828,8 @@ class Resolver:
         # `super().__init__(**kwargs)` of subclasses: what their callers pass on, unless one
         # of them gives `name` itself (then which subclass built the instance decides, and
         # the index does not follow that: unknown, as before these calls were kept)
-        supers = [(c_summary, kws[0][1]) for _n, _i, _kind, c_summary, _args, kws in calls
-                  if len(kws) == 1 and kws[0][0] is None and kws[0][1] is not None and len(kws[0][1]) == 4]
+        supers = [(c_summary, term) for _n, _i, _kind, c_summary, _args, kws in calls
+                  if (term := _super_init_through(kws)) is not None]
         if supers and not any(name in term[2] or index - 1 < term[3] for _s, term in supers):
             for c_summary, term in supers:
                 through = self._passed_through(c_summary, term[1], name, depth)
@@ -1837,7 +1837,7 @@ class Resolver:
                     named = True
                     out |= through
         for _n, _i, kind, c_summary, args, kws in calls:
-            if len(kws) == 1 and kws[0][0] is None and kws[0][1] is not None and len(kws[0][1]) == 4:
+            if _super_init_through(kws) is not None:
                 continue  # (a `super().__init__` call: above)
             if kind == "class":
                 offset = 1  # `Net(block)` calls `Net.__init__(self, block)`
@@ -1960,6 +1960,14 @@ def _omitted(defaults: dict, params, offset: int, arg_terms, kw_terms, limit: in
         return []
     named = {k for k, _t in kw_terms}
     return [i for i in defaults if i >= len(arg_terms) + offset and params[i] not in named]
+
+
+def _super_init_through(kws: tuple) -> Optional[tuple]:
+    """The ("kwargs", def, names, count) term of a recorded `super().__init__(...)` call
+    (regions._record_super_init), None for any other call's keywords."""
+    if len(kws) == 1 and kws[0][0] is None and kws[0][1] is not None and len(kws[0][1]) == 4:
+        return kws[0][1]
+    return None
 
 
 def _is_alternate_constructor(name: str) -> bool:

@@ -30,7 +30,7 @@ import ast
 from typing import Callable, NamedTuple, Optional
 
 from .names import NameTable
-from .walk import child_list, walk
+from .walk import children, walk
 from ..reach.values import _target_names
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -291,7 +291,7 @@ def _expression_bindings(expr: ast.AST, bound: dict) -> None:
             continue
         if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
             bound[node.target.id] = LOCAL
-        stack.extend(child_list(node))
+        stack.extend(children(node))
 
 
 def _pattern_names(pattern: ast.AST, bound: dict) -> None:
@@ -510,7 +510,7 @@ class FileBindings:
                 add(node.target.id, Bound("assign", node.lineno, node.col_offset, True, node, value=node.value))
             elif isinstance(node, ast.comprehension):
                 self._loop_target(node.target, node.iter, node.target, add)
-            stack.extend(child_list(node))
+            stack.extend(children(node))
 
 
 def _names_in(target) -> list:

@@ -29,18 +29,6 @@ def children(node: ast.AST) -> Iterator[ast.AST]:
             yield value
 
 
-def child_list(node: ast.AST) -> list[ast.AST]:
-    """`list(ast.iter_child_nodes(node))` without the `ctx` nodes (Load/Store)."""
-    out = []
-    for name in _FIELDS.get(node.__class__) or _fields(node.__class__):
-        value = getattr(node, name, None)
-        if value.__class__ is list:
-            out.extend(item for item in value if isinstance(item, ast.AST))
-        elif isinstance(value, ast.AST):
-            out.append(value)
-    return out
-
-
 def own_nodes(body: list) -> list[ast.AST]:
     """The nodes of a def's `body` (a list of statements, or one expression for a lambda),
     nested defs, classes and lambdas yielded but not entered; in the order of a stack walk

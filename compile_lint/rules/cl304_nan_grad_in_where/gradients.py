@@ -31,6 +31,7 @@ from ...analysis.semantic.bindings import bindings_for
 from ...analysis.semantic.facts import Fact
 from ...analysis.semantic.signatures import parameter_defaults
 from ...analysis.semantic.walk import own_nodes
+from ...analysis.branches.around import tests_around
 
 # methods whose result never requires grad
 NO_GRAD_METHODS = frozenset({
@@ -433,13 +434,10 @@ def under_no_grad(facts, node: ast.AST) -> bool:
     of `if torch.is_grad_enabled():`, the body of `if not torch.is_grad_enabled():`:
     Depth-Anything-3's `_sqrt_positive_part` takes `torch.where` only there), in the
     same function."""
-    child = node
+    if any(not truth and _grad_enabled_call(facts, test)
+           for test, truth in tests_around(facts, node, stop=(ast.FunctionDef, ast.AsyncFunctionDef))):
+        return True
     for anc in facts.ancestors(node):
-        if isinstance(anc, ast.If):
-            enabled = _grad_enabled_test(facts, anc.test)
-            if enabled is not None and any(child is s for s in anc.body) != enabled:
-                return True
-        child = anc
         if isinstance(anc, (ast.With, ast.AsyncWith)):
             for item in anc.items:
                 ctx = item.context_expr
@@ -455,14 +453,9 @@ def under_no_grad(facts, node: ast.AST) -> bool:
     return False
 
 
-def _grad_enabled_test(facts, test: ast.AST) -> Optional[bool]:
-    """True for `torch.is_grad_enabled()`, False for `not torch.is_grad_enabled()`, None
-    for any other test."""
-    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-    call = test.operand if negated else test
-    if isinstance(call, ast.Call) and not call.args and facts.resolve(call.func) == "torch.is_grad_enabled":
-        return not negated
-    return None
+def _grad_enabled_call(facts, test: ast.AST) -> bool:
+    """`test` is `torch.is_grad_enabled()`."""
+    return isinstance(test, ast.Call) and not test.args and facts.resolve(test.func) == "torch.is_grad_enabled"
 
 
 def _own_nodes(func):

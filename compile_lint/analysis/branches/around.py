@@ -1,0 +1,29 @@
+"""The `if`s around a node, up to its def: which side of each test the node is on.
+
+Rules that ask "does this node run where X is known false?" (a tensor read under
+`torch.is_grad_enabled()`, a load under `isinstance(m, OptimizedModule)`, a read under
+`torch.jit.is_scripting()`) each read one test out of this walk."""
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def tests_around(facts, node: ast.AST, conditional_expressions: bool = False,
+                 stop: tuple = FUNCTIONS) -> Iterator[tuple[ast.AST, bool]]:
+    """(test, truth) for each `if` around `node` (and each `a if test else b`, with
+    `conditional_expressions`), innermost first, up to the first enclosing node of a `stop`
+    type: `node` runs only where `test` is `truth`. `not` is taken off the test
+    (`if not t: ... else: <node>` gives (t, True)); a node in a test itself is on no side."""
+    child = node
+    for anc in facts.ancestors(node):
+        if (isinstance(anc, ast.If) or conditional_expressions and isinstance(anc, ast.IfExp)) and child is not anc.test:
+            test, truth = anc.test, child in anc.body if isinstance(anc, ast.If) else child is anc.body
+            while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, truth = test.operand, not truth
+            yield test, truth
+        if isinstance(anc, stop):
+            return
+        child = anc
