@@ -143,8 +143,8 @@ def changed_reads(facts: ModuleFacts, region_kind: str, kinds: frozenset) -> Ite
 def _never_runs_in(facts: ModuleFacts, node: ast.AST, region_kind: str) -> bool:
     """`node` sits on a branch the region's tracer never takes: the eager side of a compile
     test for Dynamo (`if torch.compiler.is_compiling(): pass elif torch.jit.is_scripting():
-    <read>`, torchmd-net's `mol_sum`: bench/dev8); for torch.jit.trace, where
-    `is_tracing()` is True and `is_scripting()` / `is_compiling()` are False, the other side."""
+    <read>`, torchmd-net's `mol_sum`: bench/dev8); for a traced region, the body of
+    `if torch.jit.is_scripting():`, which no tracer takes."""
     if region_kind == "compiled":
         from ..branches.compiling import eager_only
 
@@ -156,15 +156,13 @@ def _never_runs_in(facts: ModuleFacts, node: ast.AST, region_kind: str) -> bool:
 
 
 def _tracing_value(facts: ModuleFacts, test: ast.AST) -> Optional[bool]:
-    """What `test` (no `not` around it) is while torch.jit.trace runs (None: unknown)."""
-    if isinstance(test, ast.Call) and not test.args:
-        from ..reach.queries import is_compiling_test
-
-        dotted = facts.resolve(test.func)
-        if dotted in ("torch.jit.is_tracing", "torch._C._get_tracing_state"):
-            return True
-        if dotted == "torch.jit.is_scripting" or is_compiling_test(facts, test):
-            return False
+    """What `test` (no `not` around it) is in every traced region (None: unknown or it
+    depends on the tracer). "Traced" is torch.jit.trace, torch.fx, torch.export and
+    torch.onnx.export alike: `is_scripting()` is False under all of them, but
+    `is_tracing()` is True only under torch.jit.trace and `is_compiling()` True under
+    torch.export (Dynamo), so those two decide nothing here."""
+    if isinstance(test, ast.Call) and not test.args and facts.resolve(test.func) == "torch.jit.is_scripting":
+        return False
     return None
 
 
