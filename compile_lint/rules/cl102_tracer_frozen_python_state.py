@@ -30,7 +30,9 @@ class TracerFrozenPythonState(Rule):
       defined in another file too.
 
     Traced means passed to `torch.jit.trace`, `torch.fx.symbolic_trace`,
-    `torch.export.export` or `torch.onnx.export`, or reached from such code.
+    `torch.export.export` or `torch.onnx.export`, or reached from such code. A read in
+    the body of `if torch.jit.is_scripting():` is not traced by any of them and is not
+    reported (torchmd-net, bench/dev8: one false finding before).
 
     ## Why is this bad?
     Tracers run `forward` once and record tensor operations; a Python value read on

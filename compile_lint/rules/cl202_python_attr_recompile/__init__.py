@@ -33,6 +33,10 @@ class PythonAttrRecompile(Rule):
       (`for n in (10, 20, 50): model.steps = n; out = compiled(x)`), reported at the
       change; this works when the class is defined in another file too.
 
+    Reads and writes on the eager side of a compile test (`if torch.compiler.is_compiling():
+    ... else: <here>`) never run compiled and do not count (torchmd-net, bench/dev8: two
+    false findings before).
+
     When a recorded run (`compile-lint record`, docs/record.md) saw recompiles at the
     region's compile site, the message says how many.
 
