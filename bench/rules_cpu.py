@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     settings = Settings(root=args.folder)
     rules = all_rules()
     codes = sorted(args.rules.split(",")) if args.rules else sorted(rules)
-    sources = Sources()
+    sources = Sources(snapshot=True)  # as a pool worker reads them (lint_file.init_worker): one state of the files
     cpu = time.process_time
     spent: dict[str, float] = defaultdict(float)
     out = []

@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     files = sorted(os.path.join(d, f) for d, _, fs in os.walk(args.folder) for f in fs if f.endswith(".py"))
     settings = Settings(root=args.folder)
     codes = sorted(all_rules())
-    sources = Sources()
+    sources = Sources(snapshot=True)  # as a pool worker reads them (lint_file.init_worker): one state of the files
     cpu = time.process_time
     spent: dict[str, float] = defaultdict(float)
     collections = 0

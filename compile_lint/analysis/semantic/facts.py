@@ -102,6 +102,7 @@ class ModuleFacts:
         self._parents: dict[ast.AST, ast.AST] = shape.parents
         self._by_type: dict[type, list[ast.AST]] = shape.by_type
         self._local_kinds: Optional[set[str]] = None  # has_region: the kinds of this module's regions
+        self._function_regions: dict[int, Optional[RegionInfo]] = {}  # id(def or lambda) -> region_of
         # an incremental relint (compile_lint/incremental.py) runs a statement-local rule
         # on some of the file's top-level statements: their nodes by type (`primary`)
         self.focus: Optional[dict[type, list[ast.AST]]] = None
@@ -215,17 +216,25 @@ class ModuleFacts:
 
     def region_of(self, node: ast.AST) -> Optional[RegionInfo]:
         """The region the innermost function around `node` belongs to, if any."""
-        for anc in ([node] if isinstance(node, FUNCTION_NODES) else []) + list(self.ancestors(node)):
-            if isinstance(anc, FUNCTION_NODES):
-                qualname = self.qualname_of(anc)
-                if qualname is None:
-                    continue
-                region = self._regions.get(self._dotted(qualname))
-                if region is not None:
-                    return region
-                if not isinstance(anc, ast.Lambda):
-                    return None  # a def that is not a region: do not look further out
-        return None
+        regions = self._regions  # (declared by the asking rule)
+        func = node if isinstance(node, FUNCTION_NODES) else self.enclosing_function(node)
+        return self._function_region(regions, func) if func is not None else None
+
+    def _function_region(self, regions: RegionView, func: ast.AST) -> Optional[RegionInfo]:
+        """region_of for a function node, once per function: rules ask it of every node
+        of the file (CL508's compiled_nodes: 77k questions in corpus M's pass 2)."""
+        key = id(func)
+        if key in self._function_regions:
+            return self._function_regions[key]
+        qualname = self.qualname_of(func)
+        region = regions.get(self._dotted(qualname)) if qualname is not None else None
+        if region is None and (qualname is None or isinstance(func, ast.Lambda)):
+            # a lambda (or a def without a qualname) runs where the function around it runs;
+            # a def that is not a region: no further out
+            outer = self.enclosing_function(func)
+            region = self._function_region(regions, outer) if outer is not None else None
+        self._function_regions[key] = region
+        return region
 
     def region_of_def(self, dotted: str) -> Optional[RegionInfo]:
         """The region of a def by its dotted name as this file's imports write it

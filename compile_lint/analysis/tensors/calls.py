@@ -304,7 +304,11 @@ class CallFlow:
     def _calls_of(self, func) -> list:
         if self._calls is None:
             self._calls = {}
+            module = self.facts.names.module
             for call in self.facts.nodes(ast.Call):
+                if isinstance(call.func, ast.Name) and (
+                        not module or (self.facts.resolve(call.func) or "").rpartition(".")[0] != module):
+                    continue  # a def of another file (module_def would read that file to say so)
                 target = self.callee(call)
                 if target is not None and target[0] is self.facts:
                     self._calls.setdefault(id(target[1]), []).append((call, target[2]))
