@@ -1896,3 +1896,142 @@ def test_super_in_a_method_reads_the_next_class_in_the_receivers_mro(tmp_path):
     })
     assert names(site(data, "models.py", 17)) == ["net.py:Net"]
     assert names(site(data, "models.py", 27)) == ["models.py:Segmenter"]
+
+
+def test_a_test_compiles_what_its_pytest_fixture_returns_or_yields(tmp_path):
+    # orb-models (bench/dev11): `def test_gns_can_torch_compile(gns_model, graph)` compiles
+    # the `gns_model` fixture of tests/.../conftest.py, which returns `gns.MoleculeGNS(...)`.
+    # pytest picks the closest fixture of that name: the test's class, its module, then the
+    # conftest.py of its folder and of each folder above; a fixture may request fixtures
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "tests/conftest.py": """
+        import pytest
+        from net import Net, Other
+
+        @pytest.fixture
+        def model():
+            return Net()
+
+        @pytest.fixture(name="other_model")
+        def _other():
+            yield Other()
+
+        @pytest.fixture
+        def wrapped(model):
+            return model
+        """,
+        "tests/unit/test_compile.py": """
+        import pytest
+        import torch
+        from net import Other
+
+        def test_model(model):
+            torch.compile(model)
+
+        def test_yielded(other_model):
+            torch.compile(other_model)
+
+        def test_through_a_fixture(wrapped):
+            torch.compile(wrapped)
+
+        class TestOverride:
+            @pytest.fixture
+            def model(self):
+                return Other()
+
+            def test_model(self, model):
+                torch.compile(model)
+
+        def helper(model):
+            torch.compile(model)
+        """,
+        "tests/other/test_missing.py": """
+        import torch
+
+        def test_unknown_fixture(no_such_fixture):
+            torch.compile(no_such_fixture)
+        """,
+    })
+    assert names(site(data, "tests/unit/test_compile.py", 7)) == ["net.py:Net"]
+    assert names(site(data, "tests/unit/test_compile.py", 10)) == ["net.py:Other"]
+    assert names(site(data, "tests/unit/test_compile.py", 13)) == ["net.py:Net"]
+    assert names(site(data, "tests/unit/test_compile.py", 21)) == ["net.py:Other"]  # the class's own fixture
+    assert names(site(data, "tests/unit/test_compile.py", 24)) == []  # not a test: pytest does not call it
+    assert names(site(data, "tests/other/test_missing.py", 5)) == []
+
+
+def test_a_name_a_package_reexports_is_read_through_the_package_as_a_value(tmp_path):
+    # Transformers4Rec (bench/dev11): `from .. import torch as torch4rec` inside a method,
+    # then `torch4rec.Head(...).to_model()`; the package's __init__ has
+    # `from .model.base import Head, Model`
+    _, data = project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/models/__init__.py": "from .base import Head\n",
+        "pkg/models/base.py": NET + """
+class Head(nn.Module):
+    def to_model(self):
+        return Net()
+""",
+        "pkg/config.py": """
+        import torch
+
+        class Config:
+            def build(self):
+                from . import models as m
+                return m.Head().to_model()
+
+        def export():
+            torch.jit.trace(Config().build(), torch.rand(1))
+        """,
+    })
+    assert names(site(data, "pkg/config.py", 10)) == ["pkg/models/base.py:Net"]
+
+
+def test_a_module_found_in_a_folder_an_imported_init_paths_puts_on_sys_path(tmp_path):
+    # CenterTrack (bench/dev11) src/convert_onnx.py: `import _init_paths` (which does
+    # `add_path(osp.join(osp.dirname(__file__), 'lib'))`) and then
+    # `from model.model import create_model`, which is src/lib/model/model.py
+    _, data = project(tmp_path, {
+        # (no __init__.py: a namespace package, found only through sys.path)
+        "src/lib/model/model.py": NET + "\ndef create_model():\n    return Net()\n",
+        "src/_init_paths.py": """
+        import os.path as osp
+        import sys
+
+        def add_path(path):
+            if path not in sys.path:
+                sys.path.insert(0, path)
+
+        this_dir = osp.dirname(__file__)
+        lib_path = osp.join(this_dir, 'lib')
+        add_path(lib_path)
+        """,
+        "src/convert_onnx.py": """
+        import _init_paths
+        import torch
+        from model.model import create_model
+
+        torch.onnx.export(create_model(), torch.rand(1), "m.onnx")
+        """,
+        "tools/direct.py": """
+        import sys
+        from pathlib import Path
+        sys.path.append(str(Path(__file__).resolve().parent.parent / "src" / "lib"))
+        import torch
+        from model.model import create_model
+
+        torch.compile(create_model())
+        """,
+        "tools/cwd.py": """
+        import sys
+        sys.path.insert(0, "src/lib")  # relative to the working directory: not followed
+        import torch
+        from model.model import create_model
+
+        torch.compile(create_model())
+        """,
+    })
+    assert names(site(data, "src/convert_onnx.py", 6)) == ["src/lib/model/model.py:Net"]
+    assert names(site(data, "tools/direct.py", 8)) == ["src/lib/model/model.py:Net"]
+    assert names(site(data, "tools/cwd.py", 7)) == []

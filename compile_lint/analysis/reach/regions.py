@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator, Optional
 
 from .declared import Recording, describe_declared
+from .sys_paths import added_folders
 from ..semantic.names import NameTable, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
 from .values import ATTR, CALL, DECORATED, EMPTY, KWARGS, LOCAL, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
@@ -165,6 +166,9 @@ class DefInfo:
     # one, resolved by the index): ((term, row, col), ...); not torch's own, which are
     # sites of the summary, nor well-known decorators of other libraries
     applied: tuple = ()
+    # pytest fixtures (`@pytest.fixture`): (the name a test requests it by, terms of what
+    # it yields); what it returns is in the summary's `returns` as for any def
+    fixture: Optional[tuple] = None
 
 
 @dataclass
@@ -186,6 +190,7 @@ class ModuleSummary:
     star_imports: tuple = ()  # `from m import *` modules, in order (NameTable.star_imports)
     calls: list = field(default_factory=list)  # (callee name, callee term, arg terms, kw terms)
     declared: list = field(default_factory=list)  # `# compile-lint: compiled` markers (analysis/reach/declared.py)
+    sys_paths: tuple = ()  # folders the module puts on sys.path, relative to its own (sys_paths.py)
 
     def dotted(self, qualname: str) -> str:
         return f"{self.module}.{qualname}" if self.module else qualname
@@ -667,6 +672,7 @@ class _Summarizer:
         summary.attrs = self.terms.attrs
         summary.stores = self.terms.stores
         summary.import_prefixes = import_prefixes(self.path)
+        summary.sys_paths = added_folders(self.tree, self.names)
         return summary
 
     def _visit_body(self, nodes, local, cls, cls_dotted, owner: Optional[DefInfo], scope: Scope) -> None:
@@ -828,6 +834,8 @@ class _Summarizer:
         for inner in nodes.defs:  # nested defs are bound in this scope
             terms.bind(scope, inner.name, inner.lineno, 0, (G, self.summary.dotted(self.qualnames[id(inner)])))
         terms.collect(node.body, scope)
+        if node.decorator_list:
+            info.fixture = self._fixture(node, scope)
         local = dict(outer_local)
         local.update(self._scope_types(nodes))
         for inner in nodes.defs:  # nested defs shadow module names
@@ -839,6 +847,23 @@ class _Summarizer:
         self._wraps_param = None
         info.wraps = self._wrapper_shape(nodes, wrapped, defaults)
         info.wraps_param = self._wraps_param
+
+    def _fixture(self, node, scope: Scope) -> Optional[tuple]:
+        """DefInfo.fixture of a def decorated `@pytest.fixture` or `@pytest.fixture(...)`
+        (`name="..."` renames it); None for any other def."""
+        for deco in node.decorator_list:
+            call = deco if isinstance(deco, ast.Call) else None
+            if self.names.resolve(call.func if call is not None else deco) != "pytest.fixture":
+                continue
+            name = node.name
+            for kw in call.keywords if call is not None else ():
+                if kw.arg == "name" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+                    name = kw.value.value
+            # a yield fixture hands the test what it yields (the yield's value, once)
+            yields = tuple(t for t in (self.terms.term(n.value, scope, n.lineno) for n in walk_scope(node.body)
+                                       if isinstance(n, ast.Yield) and n.value is not None) if t is not None)
+            return name, yields
+        return None
 
     def _parametrized(self, node, params: list, outer: Scope) -> dict:
         """What `@pytest.mark.parametrize("model_cls, size", [(Net, 64), pytest.param(Other,
@@ -1125,6 +1150,7 @@ class ProjectIndex:
         self._factory_entries: dict = {}
         self._callees: dict = {}  # (Ref, id(summary)) -> the defs a call of it runs (_callee_defs)
         self._file_folders: Optional[set] = None
+        self._fixtures: Optional[dict] = None  # fixture name -> [(summary, DefInfo)] (fixture_for)
 
     # -- names -----------------------------------------------------------------------
     def candidates(self, dotted: str, summary: Optional[ModuleSummary]) -> list[str]:
@@ -1141,10 +1167,12 @@ class ProjectIndex:
         folders = self._near_folders.get(id(summary))
         if folders is None or folders[0] is not summary:  # (the summary kept: its id is not reused)
             folder = os.path.dirname(os.path.abspath(summary.path))
-            folders = self._near_folders[id(summary)] = (summary, folder, os.path.dirname(folder), os.path.dirname(os.path.dirname(folder)))
-        folders = folders[1:]
+            folders = self._near_folders[id(summary)] = (summary, folder, os.path.dirname(folder), os.path.dirname(os.path.dirname(folder)),
+                                                         self._sys_path_folders(summary, folder))
+        folders, added = folders[1:4], folders[4]
         by_path = [self._by_file(f, parts) for f in folders]
         out = [c for c in by_path[:1] if c]
+        out += [c for c in (self._by_file(f, parts) for f in added) if c]
         out += [prefix + dotted for prefix in summary.import_prefixes]
         out += [c for c in by_path[1:] if c]
         # the project's packages under an import folder of their own (`src/pkg/...`, the
@@ -1153,6 +1181,18 @@ class ProjectIndex:
         seen: set = set()
         found = self._candidates[key] = [c for c in out if not (c in seen or seen.add(c))]
         return found
+
+    def _sys_path_folders(self, summary: ModuleSummary, folder: str) -> tuple:
+        """The folders `summary`'s module puts on sys.path, and those of the project modules
+        next to it that it imports (`import _init_paths`), as absolute paths."""
+        out = [os.path.normpath(os.path.join(folder, rel)) for rel in summary.sys_paths]
+        for dotted in summary.bindings.values():
+            module = self._by_file(folder, dotted.split("."))
+            imported = self.modules.get(module) if module else None
+            if imported is not None and imported.sys_paths and imported is not summary:
+                there = os.path.dirname(os.path.abspath(imported.path))
+                out += [os.path.normpath(os.path.join(there, rel)) for rel in imported.sys_paths]
+        return tuple(dict.fromkeys(out))
 
     def holds_module(self, dotted: str) -> bool:
         """Whether `dotted` (as the index names modules) is a module of the project or a
@@ -1464,6 +1504,36 @@ class ProjectIndex:
                             found.setdefault(qualname, []).append((summary, summary.dotted(qualname)))
                             break
         return found
+
+    def fixture_for(self, summary: ModuleSummary, qualname: str, name: str) -> Optional[tuple]:
+        """(summary, DefInfo) of the pytest fixture `name` that pytest gives a parameter of
+        the test or fixture `qualname` of `summary`: the closest one, as pytest picks it
+        (the test's class, its module, then the `conftest.py` of its folder and of each
+        folder above); None when the project defines none there."""
+        if self._fixtures is None:
+            self._fixtures = {}
+            for s in self.summaries:
+                for info in s.defs.values():
+                    if info.fixture is not None:
+                        self._fixtures.setdefault(info.fixture[0], []).append((s, info))
+        found = self._fixtures.get(name)
+        if not found:
+            return None
+        owner = qualname.rpartition(".")[0]
+        here = [(s, info) for s, info in found if s is summary]
+        for wanted in ([owner] if owner else []) + [""]:  # the test's class, then module level
+            for s, info in here:
+                if info.qualname.rpartition(".")[0] == wanted:
+                    return s, info
+        folder = os.path.dirname(os.path.abspath(summary.path))
+        best = None
+        for s, info in found:
+            if "." in info.qualname or os.path.basename(s.path) != "conftest.py":
+                continue
+            above = os.path.dirname(os.path.abspath(s.path))
+            if (folder == above or folder.startswith(above.rstrip(os.sep) + os.sep)) and (best is None or len(above) > best[0]):
+                best = (len(above), s, info)
+        return best[1:] if best is not None else None
 
     def calls_named(self, name: str) -> list:
         """(summary, callee term, arg terms, kw terms) of every call of something named `name`."""

@@ -26,6 +26,7 @@ assumed (an empty set, never a guess).
 from __future__ import annotations
 
 import ast
+import os
 from typing import NamedTuple, Optional
 
 # -- terms -------------------------------------------------------------------------
@@ -1525,7 +1526,9 @@ class Resolver:
             return dotted
         module, _, name = dotted.rpartition(".")
         owner = self.index.modules.get(module)
-        return dotted if owner is not None and name in owner.scopes.get("", {}) else None
+        # (a name the module imports counts: `from .model.base import Head` in the package's
+        # `__init__` makes `pkg.Head` the project's Head, whoever reads it through `pkg`)
+        return dotted if owner is not None and (name in owner.scopes.get("", {}) or name in owner.bindings) else None
 
     def _module_dict(self, module: Value, depth, summary=None) -> Optional[Value]:
         """`models.__dict__` (`models.__dict__[args.arch]()`): a container of what the
@@ -1873,6 +1876,14 @@ class Resolver:
         if index in info.parametrized:  # pytest calls the test with each row
             named = True
             out |= self.values(info.parametrized[index], found[0], None, depth)
+        elif not named and _requests_fixtures(summary, qualname, info):
+            fixture = self.index.fixture_for(summary, qualname, name)
+            if fixture is not None:  # pytest passes what the fixture of that name returns or yields
+                named = True
+                f_summary, f_info = fixture
+                out |= self.returns_of(f_summary, f_info, None, depth + 1)
+                for term in f_info.fixture[1]:
+                    out |= self.values(term, f_summary, None, depth + 1)
         if index in info.defaults and (omitted or not named):
             out |= self._default(dotted, info, index, depth)
         return frozenset(out)
@@ -1960,6 +1971,18 @@ def _omitted(defaults: dict, params, offset: int, arg_terms, kw_terms, limit: in
         return []
     named = {k for k, _t in kw_terms}
     return [i for i in defaults if i >= len(arg_terms) + offset and params[i] not in named]
+
+
+def _requests_fixtures(summary, qualname: str, info) -> bool:
+    """A def pytest calls with fixtures for its parameters: a fixture, or a test as
+    pytest collects it by default (`test*` at module level or in a `Test*` class, in a
+    `test_*.py` or `*_test.py` file)."""
+    if info.fixture is not None:
+        return True
+    owner, _, short = qualname.rpartition(".")
+    base = os.path.basename(summary.path)
+    return short.startswith("test") and (not owner or (owner.startswith("Test") and "." not in owner)) \
+        and base.endswith(".py") and (base.startswith("test_") or base.endswith("_test.py"))
 
 
 def _super_init_through(kws: tuple) -> Optional[tuple]:
