@@ -2035,3 +2035,75 @@ def test_a_module_found_in_a_folder_an_imported_init_paths_puts_on_sys_path(tmp_
     assert names(site(data, "src/convert_onnx.py", 6)) == ["src/lib/model/model.py:Net"]
     assert names(site(data, "tools/direct.py", 8)) == ["src/lib/model/model.py:Net"]
     assert names(site(data, "tools/cwd.py", 7)) == []
+
+
+def test_a_module_class_without_a_forward_is_named_in_the_reason(tmp_path):
+    # dreamerv3-torch (bench/dev11): `self._wm = torch.compile(self._wm)` of a WorldModel
+    # that defines no forward; its training methods are called on the wrapper, eagerly
+    _, data = project(tmp_path, {
+        "models.py": """
+        from torch import nn
+
+        class WorldModel(nn.Module):
+            def train_step(self, x):
+                return x
+        """,
+        "dreamer.py": """
+        import torch
+        import models
+
+        wm = torch.compile(models.WorldModel())
+        """,
+    })
+    found = site(data, "dreamer.py", 5)
+    assert found["targets"] == []
+    assert found["unresolved"].startswith("`WorldModel` (models.py) defines no forward")
+
+
+def test_accelerate_prepare_returns_what_it_is_given(tmp_path):
+    # 1xgpt (bench/dev13) train.py: `model, optimizer, ... = accelerator.prepare(model,
+    # optimizer, ...)`, then `torch.compile(model)`
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "train.py": """
+        import torch
+        from accelerate import Accelerator
+        from net import Net, Other
+
+        accelerator = Accelerator()
+        model, opt, loader = accelerator.prepare(Net(), torch.optim.Adam([]), [])
+        one = accelerator.prepare(Other())
+        fast = torch.compile(model)
+        other = torch.compile(one)
+        raw = torch.compile(accelerator.unwrap_model(model))
+        """,
+    })
+    assert names(site(data, "train.py", 9)) == ["net.py:Net"]
+    assert names(site(data, "train.py", 10)) == ["net.py:Other"]
+    assert names(site(data, "train.py", 11)) == ["net.py:Net"]
+
+
+def test_an_isinstance_test_on_an_unseen_value_admits_its_project_classes(tmp_path):
+    # ZipVoice (bench/dev13): `for name, m in model.named_modules(): ... elif is_onnx and
+    # isinstance(m, CompactRelPositionalEncoding): d[name] = torch.jit.script(m)`
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "convert.py": """
+        import torch
+        from net import Base, Other
+
+        def convert(model, is_onnx):
+            for name, m in model.named_modules():
+                if isinstance(m, torch.nn.Dropout):
+                    pass
+                elif is_onnx and isinstance(m, Other):
+                    torch.jit.script(m)
+                elif isinstance(m, Base):
+                    torch.compile(m)
+                elif isinstance(m, torch.nn.Linear):
+                    torch.compile(m)
+        """,
+    })
+    assert names(site(data, "convert.py", 10)) == ["net.py:Other"]
+    assert names(site(data, "convert.py", 12)) == ["net.py:Base", "net.py:Net"]  # a subclass passes too
+    assert names(site(data, "convert.py", 14)) == []  # torch's class: not the project's

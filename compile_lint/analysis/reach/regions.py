@@ -344,6 +344,7 @@ _KIND = {
     ast.ImportFrom: _IMPORT,
 }
 _LEAVES = frozenset({ast.Name, ast.Constant})
+TORCH_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 # fields `_scan_scopes` need not read: `ctx`, and those that never hold a node it looks
 # for (names, numbers and flags; `names` of an import holds aliases, of `global` strings)
 _SKIP_FIELDS = frozenset(
@@ -541,7 +542,7 @@ class _Summarizer:
         if func in self.script_funcs:
             first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "obj"), None)
             target = self.ref_of(first, local, cls, cls_dotted) if first is not None else None
-            term = self.terms.term(first, scope, call.lineno) if first is not None else None
+            term = self._guarded(first, call, self.terms.term(first, scope, call.lineno), scope) if first is not None else None
             return Site(SCRIPTED, target, self.path, call.lineno, func, module=self.summary.module, col=call.col_offset, term=term)
         if func in self.compile_funcs or func in self.trace_funcs:
             keywords = self._keywords(call)
@@ -559,6 +560,7 @@ class _Summarizer:
                 receiver = self.ref_of(call.func.value, local, cls, cls_dotted)
                 term = self.terms.term(call.func.value, scope, call.lineno)
                 if (receiver is not None and receiver.instance) or (term is not None and term[0] != G):
+                    term = self._guarded(call.func.value, call, term, scope)
                     keywords = self._keywords(call)
                     mode, dynamic, cg = compile_options(keywords, scope.defaults)
                     return Site(COMPILE, receiver if receiver is not None and receiver.instance else None, self.path,
@@ -1151,6 +1153,7 @@ class ProjectIndex:
         self._callees: dict = {}  # (Ref, id(summary)) -> the defs a call of it runs (_callee_defs)
         self._file_folders: Optional[set] = None
         self._fixtures: Optional[dict] = None  # fixture name -> [(summary, DefInfo)] (fixture_for)
+        self._subclasses: Optional[dict] = None  # class dotted -> its project subclasses (classes_admitted)
 
     # -- names -----------------------------------------------------------------------
     def candidates(self, dotted: str, summary: Optional[ModuleSummary]) -> list[str]:
@@ -1394,6 +1397,23 @@ class ProjectIndex:
             found = self._mros[cls_dotted] = self._mro(cls_dotted)
         return found
 
+    def classes_admitted(self, classes: set) -> tuple:
+        """The project classes an `isinstance(x, classes)` test admits: the project classes
+        among `classes` and their project subclasses; () when any of `classes` is not a
+        project class (then the test admits what the index cannot list)."""
+        if not classes or any(self.defs.get(c, (None, None))[1] is None or self.defs[c][1].kind != "class" for c in classes):
+            return ()
+        if self._subclasses is None:
+            self._subclasses = {}
+            for dotted, (_summary, info) in self.defs.items():
+                if info.kind == "class":
+                    for base in self.mro(dotted)[1:]:
+                        self._subclasses.setdefault(base, set()).add(dotted)
+        found = set(classes)
+        for c in classes:
+            found |= self._subclasses.get(c, set())
+        return tuple(sorted(found))
+
     def classes_built_by(self, init_dotted: str) -> frozenset:
         """The project classes whose instances `init_dotted` (a `Class.__init__`)
         initializes: its class and the subclasses that inherit it."""
@@ -1431,6 +1451,11 @@ class ProjectIndex:
                         break
             self._stores_params[cls_dotted] = found
         return found
+
+    def _derives_module(self, cls_dotted: str) -> bool:
+        """Whether a project class derives from torch's nn.Module itself (a mixin without
+        it, read as `self` in its own methods, stands for a subclass the index does not pick)."""
+        return any(base in TORCH_MODULE for c in self.mro(cls_dotted) for base in (self.defs[c][1].bases if c in self.defs else ()))
 
     def leaves_project(self, cls_dotted: str) -> bool:
         """Whether a project class has a base outside the project (other than object)."""
@@ -1782,6 +1807,15 @@ class ProjectIndex:
                 return describe_external(value.dotted, value.kind == "inst")
         if why:
             return why[0]
+        classes = [self.defs[d] for d in sorted(v.dotted for v in values if v.kind in ("inst", "class")
+                                                and v.dotted in self.defs and self.defs[v.dotted][1].kind == "class"
+                                                and not self.leaves_project(v.dotted) and self._derives_module(v.dotted))]
+        if classes:
+            # (dreamerv3-torch, bench/dev11: `torch.compile(self._wm)` of a WorldModel whose
+            # training methods are then called on the wrapper: they run eagerly)
+            summary, info = classes[0]
+            return (f"`{info.qualname}` ({os.path.basename(summary.path)}) defines no forward, nor does a project "
+                    f"base: compiling or tracing it runs no project code")
         if values:
             return "the value has no forward or function the index knows"
         return "no binding of the target is visible (a value from a config, a loader or another package)"
