@@ -2107,3 +2107,41 @@ def test_an_isinstance_test_on_an_unseen_value_admits_its_project_classes(tmp_pa
     assert names(site(data, "convert.py", 10)) == ["net.py:Other"]
     assert names(site(data, "convert.py", 12)) == ["net.py:Base", "net.py:Net"]  # a subclass passes too
     assert names(site(data, "convert.py", 14)) == []  # torch's class: not the project's
+
+
+def test_a_return_annotation_naming_a_subclassed_base_does_not_pick_the_base(tmp_path):
+    # ptlflow (bench/dev12): `def get_model(name, ...) -> BaseModel` returns a class from a
+    # registry filled at import; the annotation says "some BaseModel", and the project has
+    # a hundred of them: not BaseModel itself. A class nobody subclasses is what it says.
+    _, data = project(tmp_path, {
+        "models.py": """
+        import torch
+        from torch import nn
+
+        _models = {}
+
+        class BaseModel(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Raft(BaseModel):
+            def forward(self, x):
+                return x + 1
+
+        class Leaf(nn.Module):
+            def forward(self, x):
+                return x
+
+        def get_model(name) -> BaseModel:
+            return _models[name]()
+
+        def load_leaf(path) -> Leaf:
+            return torch.load(path)
+
+        torch.onnx.export(get_model("raft"), torch.rand(1), "m.onnx")
+        torch.compile(load_leaf("leaf.pt"))
+        """,
+    })
+    found = site(data, "models.py", 25)
+    assert names(found) == [] and "some `BaseModel`" in found["unresolved"]
+    assert names(site(data, "models.py", 26)) == ["models.py:Leaf"]

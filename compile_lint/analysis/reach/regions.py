@@ -1809,7 +1809,9 @@ class ProjectIndex:
             return why[0]
         classes = [self.defs[d] for d in sorted(v.dotted for v in values if v.kind in ("inst", "class")
                                                 and v.dotted in self.defs and self.defs[v.dotted][1].kind == "class"
-                                                and not self.leaves_project(v.dotted) and self._derives_module(v.dotted))]
+                                                and not self.leaves_project(v.dotted) and self._derives_module(v.dotted)
+                                                # (a base class the project subclasses may stand for a subclass)
+                                                and len(self.classes_admitted({v.dotted})) == 1)]
         if classes:
             # (dreamerv3-torch, bench/dev11: `torch.compile(self._wm)` of a WorldModel whose
             # training methods are then called on the wrapper: they run eagerly)

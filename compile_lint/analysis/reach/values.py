@@ -1958,7 +1958,16 @@ class Resolver:
             out |= self.values(term, summary, env, depth)
         if info.ret_ann is not None and not any(v.dotted in self.index.defs for v in out):
             # `def load() -> Net: return torch.load(...)`
-            return self._declared(frozenset(out), self.values(info.ret_ann, summary, env, depth))
+            declared = self.values(info.ret_ann, summary, env, depth)
+            based = sorted(v.dotted for v in declared if v.kind == "inst" and len(self.index.classes_admitted({v.dotted})) > 1)
+            if based and all(v.kind == UNKNOWN for v in out):
+                # `-> BaseModel` over a registry lookup: a base class the project subclasses
+                # says "one of these", not which (ptlflow, bench/dev12: the model a name picks)
+                why = (f"`{info.qualname}()` returns some `{based[0].rsplit('.', 1)[-1]}` (its annotation), "
+                       f"a class the project subclasses: which one is not seen")
+                self.why.append(why)
+                return frozenset({Value(UNKNOWN, why)})
+            return self._declared(frozenset(out), declared)
         return frozenset(out)
 
     def _declared(self, held: frozenset, declared: frozenset) -> frozenset:
