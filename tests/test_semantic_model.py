@@ -112,3 +112,40 @@ def test_a_parameter_shadowing_a_config_import_is_not_reported_by_cl501(tmp_path
     linter = Linter(lambda _p: Settings(root=str(tmp_path)), Selection(select=("CL501",)))
     found = [(f.code, f.row) for r in linter.lint([str(path)]) for f in r.findings]
     assert found == [("CL501", 5)]
+
+
+REBOUND = '''
+import a, b, c, d, e, f, g, h
+import torch
+
+def uses():
+    with open() as a:
+        a.x                                      # 7
+    try:
+        pass
+    except E as b:
+        b.x                                      # 11
+    for c in []:
+        c.x                                      # 13
+    if (d := 1):
+        d.x                                      # 15
+    match v:
+        case {"k": e, **f}:
+            e.x, f.x                             # 18
+    import os as g
+    g.x                                          # 20
+    h.x, torch.x                                 # 21: nothing rebinds them
+'''
+
+
+@pytest.mark.parametrize("row, text, want", [
+    (7, "a.x", None), (11, "b.x", None), (13, "c.x", None), (15, "d.x", None), (18, "e.x", None),
+    (18, "f.x", None), (20, "g.x", "os.x"), (21, "h.x", "h.x"), (21, "torch.x", "torch.x"),
+])
+def test_every_binding_form_shadows_a_module_import(row, text, want):
+    # the model reads the names some scope may bind once from the file's nodes by type
+    # (SemanticModel.rebound) and asks the scopes only about those: each form must be in it
+    tree = ast.parse(REBOUND)
+    facts = ModuleFacts(SourceFile("m.py", REBOUND.encode()), tree, NameTable.build(tree, "m"))
+    assert "torch" not in facts.semantic.rebound
+    assert at(facts, row, text) == want

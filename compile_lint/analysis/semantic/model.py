@@ -71,13 +71,18 @@ class SemanticModel:
     nothing."""
 
     def __init__(self, tree: ast.Module, names: NameTable, parent_of: Callable[[ast.AST], Optional[ast.AST]],
-                 walrus: bool = True):
+                 walrus: bool = True, by_type: Optional[dict] = None):
         """`walrus`: whether the file may hold `:=` (the engine knows from its walk; a
-        scan of every expression for it is most of the cost of a scope's names)."""
+        scan of every expression for it is most of the cost of a scope's names).
+        `by_type`: the file's nodes by type (the engine's walk), from which the names
+        that something binds anywhere are read once, so that a name nothing rebinds
+        (`torch` in most files) is resolved without walking the scopes around it."""
         self.tree = tree
         self.names = names
         self.parent_of = parent_of
         self.walrus = walrus
+        self._by_type = by_type
+        self._rebound: Optional[frozenset] = None
 
         self._bindings: Optional["FileBindings"] = None
         self._scopes: dict[int, tuple[ast.AST, ScopeNames]] = {}
@@ -109,7 +114,7 @@ class SemanticModel:
         hit = self._name_memo.get(id(node))
         if hit is not None and hit[0] is node:
             return hit[1]
-        found, dotted = self.local_binding(name, node)
+        found, dotted = self.local_binding(name, node) if name in self.rebound else (False, None)
         if not found:
             # the module's own binding: an import there names its target (the table
             # drops a name that two scopes import differently); an alias or a def of
@@ -119,6 +124,39 @@ class SemanticModel:
                 dotted = self._module_scope.bound.get(name) or table_meaning
         self._name_memo[id(node)] = (node, dotted)
         return dotted
+
+    @property
+    def rebound(self) -> frozenset:
+        """A superset of the names some function, class, lambda or comprehension of the
+        file binds (all names stored anywhere, parameters, defs, imports below the module
+        level, handlers and patterns): local_binding finds nothing for any other name.
+        Everything (no pruning) without the engine's nodes by type."""
+        if self._rebound is None:
+            by_type = self._by_type
+            if by_type is None:
+                self._rebound = _EVERYTHING
+            else:
+                out = {n.id for n in by_type.get(ast.Name, ()) if n.ctx.__class__ is not ast.Load}
+                out.update(a.arg for a in by_type.get(ast.arg, ()))
+                for t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                    out.update(n.name for n in by_type.get(t, ()))
+                for t in (ast.Import, ast.ImportFrom):
+                    for n in by_type.get(t, ()):
+                        if self._below_module(n):  # (the module's own imports are the table's)
+                            out.update(a.asname or a.name.split(".", 1)[0] for a in n.names)
+                for t in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
+                    out.update(n.name for n in by_type.get(t, ()) if n.name)
+                out.update(n.rest for n in by_type.get(ast.MatchMapping, ()) if n.rest)
+                self._rebound = frozenset(out)
+        return self._rebound
+
+    def _below_module(self, node: ast.AST) -> bool:
+        parent = self.parent_of(node)
+        while parent is not None:
+            if parent.__class__ in _FUNCTION_TYPES or parent.__class__ is ast.ClassDef:
+                return True
+            parent = self.parent_of(parent)
+        return False
 
     @property
     def _module_scope(self) -> ScopeNames:
@@ -180,6 +218,14 @@ class SemanticModel:
         self._scopes[id(scope)] = (scope, found)
         return found
 
+
+
+class _Everything(frozenset):
+    def __contains__(self, item) -> bool:
+        return True
+
+
+_EVERYTHING = _Everything()
 
 
 def _comprehension_targets(comp: ast.AST) -> set:
