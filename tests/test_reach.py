@@ -2145,3 +2145,32 @@ def test_a_return_annotation_naming_a_subclassed_base_does_not_pick_the_base(tmp
     found = site(data, "models.py", 25)
     assert names(found) == [] and "some `BaseModel`" in found["unresolved"]
     assert names(site(data, "models.py", 26)) == ["models.py:Leaf"]
+
+
+def test_the_sys_path_folders_a_module_adds_are_read_from_its_spellings():
+    # the spellings found across the development sets' apps (`grep sys.path.append` over
+    # bench/dev*): __file__-relative ones are read, working-directory ones are not
+    import ast
+
+    from compile_lint.analysis.reach.sys_paths import added_folders
+    from compile_lint.analysis.semantic.names import NameTable
+
+    source = textwrap.dedent('''
+        import os, sys
+        import os.path as osp
+        from pathlib import Path
+        FILE = Path(__file__).resolve()
+        ROOT = FILE.parents[0]
+        if str(ROOT / "lib") not in sys.path:
+            sys.path.append(str(ROOT / "lib"))
+        here = os.path.dirname(os.path.abspath(__file__))
+        sys.path.append(here + "/vendor")
+        sys.path.append(f"{here}/third_party/x")
+        sys.path.insert(0, str(FILE.parents[1] / "src"))
+        sys.path.insert(0, osp.join(osp.dirname(__file__), "..", "tools"))
+        sys.path.append("rel")
+        sys.path.append(os.getcwd())
+        sys.path.append(sys.argv[1])
+    ''')
+    tree = ast.parse(source)
+    assert added_folders(tree, NameTable.build(tree, "m")) == ("lib", "vendor", "third_party/x", "../src", "../tools")

@@ -40,7 +40,7 @@ def added_folders(tree: ast.Module, names: NameTable) -> tuple[str, ...]:
     helpers = _adding_helpers(tree, names)
     env: dict[str, Optional[str]] = {}
     out: list[str] = []
-    for stmt in tree.body:
+    for stmt in _top_level(tree.body):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             env[stmt.targets[0].id] = _path(stmt.value, env, names)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
@@ -58,6 +58,19 @@ def added_folders(tree: ast.Module, names: NameTable) -> tuple[str, ...]:
             if folder is not None and folder != _FILE and folder not in out:
                 out.append(folder)
     return tuple(out)
+
+
+def _top_level(body: list):
+    """The module's statements in order, those of its `if` / `try` blocks included
+    (`if str(ROOT) not in sys.path: sys.path.append(str(ROOT))`)."""
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            yield from _top_level(stmt.body)
+            yield from _top_level(stmt.orelse)
+        elif isinstance(stmt, ast.Try):
+            yield from _top_level(stmt.body)
+        else:
+            yield stmt
 
 
 def _adding_helpers(tree: ast.Module, names: NameTable) -> dict[str, int]:
@@ -84,6 +97,19 @@ def _path(expr: ast.AST, env: dict, names: NameTable) -> Optional[str]:
         return _dirname(_path(expr.value, env, names))
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
         return _join(_path(expr.left, env, names), [expr.right])
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add) and isinstance(expr.right, ast.Constant) \
+            and isinstance(expr.right.value, str) and expr.right.value.startswith("/"):
+        return _join(_path(expr.left, env, names), [ast.Constant(expr.right.value.lstrip("/"))])  # `here + "/lib"`
+    if isinstance(expr, ast.JoinedStr) and len(expr.values) == 2 and isinstance(expr.values[0], ast.FormattedValue) \
+            and isinstance(expr.values[1], ast.Constant) and str(expr.values[1].value).startswith("/"):
+        # `f"{here}/lib"`
+        return _join(_path(expr.values[0].value, env, names), [ast.Constant(str(expr.values[1].value).lstrip("/"))])
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "parents" \
+            and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, int) and expr.slice.value >= 0:
+        path = _path(expr.value.value, env, names)  # `Path(__file__).resolve().parents[1]`
+        for _ in range(expr.slice.value + 1):
+            path = _dirname(path)
+        return path
     if not isinstance(expr, ast.Call):
         return None
     func = expr.func
@@ -111,5 +137,5 @@ def _join(path: Optional[str], parts: list) -> Optional[str]:
     for part in parts:
         if not (isinstance(part, ast.Constant) and isinstance(part.value, str)) or posixpath.isabs(part.value):
             return None
-        path = posixpath.join(path, part.value)
+        path = posixpath.join(path, part.value) if part.value else path
     return posixpath.normpath(path)
