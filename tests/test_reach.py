@@ -2076,11 +2076,13 @@ def test_accelerate_prepare_returns_what_it_is_given(tmp_path):
         fast = torch.compile(model)
         other = torch.compile(one)
         raw = torch.compile(accelerator.unwrap_model(model))
+        gathered = torch.compile(accelerator.gather(Net()))
         """,
     })
     assert names(site(data, "train.py", 9)) == ["net.py:Net"]
     assert names(site(data, "train.py", 10)) == ["net.py:Other"]
     assert names(site(data, "train.py", 11)) == ["net.py:Net"]
+    assert names(site(data, "train.py", 12)) == []  # not one of the methods that hand back their argument
 
 
 def test_an_isinstance_test_on_an_unseen_value_admits_its_project_classes(tmp_path):

@@ -1686,7 +1686,7 @@ class Resolver:
                 dotted = f.dotted
                 if dotted in PASS_THROUGH:
                     out |= arg(0)
-                elif dotted.startswith("accelerate.Accelerator."):
+                elif dotted.startswith("accelerate.Accelerator.") and dotted[23:] in ACCELERATOR_PREPARE:
                     # (ACCELERATOR_PREPARE) each argument comes back; a `*` argument: not told which
                     if any(t is not None and t[0] == STAR for t in arg_terms):
                         out.add(Value(UNKNOWN, "`accelerator.prepare(*...)`: which values it is given is not seen"))
