@@ -227,10 +227,36 @@ class CallFlow:
     def returns_kind(self, call: ast.Call):
         target = self.callee(call)
         if target is None:
-            return None
+            return self._submodule_returns(call)
         other, func, _ = target
         flow = self if other is self.facts else flow_for(other)
         return flow.def_returns(func)
+
+    def _submodule_returns(self, call: ast.Call):
+        """What `self.<attr>(...)` returns, in a method, when every assignment of
+        `self.<attr>` in the class builds a module class of this file: the kind its
+        `forward` returns (surya, bench/dev9: `embeddings, output_dimensions =
+        self.patch_embeddings(pixel_values)`, whose forward returns a tensor and a tuple
+        of ints); None when not told (then the call is read as a tensor, as any module's)."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return None
+        method = self._enclosing_method(call)
+        cls = self._enclosing_class(call)
+        if method is None or cls is None or func.value.id != _first_param(method):
+            return None
+        values = self._self_assignments(cls).get(func.attr)
+        found, seen = None, False
+        for value in values or ():
+            owner = self._class_named(value.func.id) if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+                and self.facts.resolve(value.func) in (None, f"{self.facts.names.module}.{value.func.id}") else None
+            forward = self._method(owner, "forward") if owner is not None else None
+            if forward is None:
+                return None
+            kind = self.def_returns(forward)
+            found = kind if not seen else meet(found, kind)
+            seen = True
+        return found
 
     def def_returns(self, func):
         key = id(func)

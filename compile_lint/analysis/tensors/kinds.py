@@ -152,6 +152,8 @@ class TensorGuess:
                                 self._names[elt.id] = True
                 if isinstance(node, ast.Assign) and self.is_tensor(node.value):
                     for target in node.targets:
+                        if isinstance(target, (ast.Tuple, ast.List)) and self.parts(node.value, len(target.elts)) is not None:
+                            continue  # what each part is was said above
                         # `vals, idx = torch.topk(...)`, `a, b = t.unbind(0)`: each part is a tensor
                         for name in ([target] if isinstance(target, ast.Name) else target.elts
                                      if isinstance(target, (ast.Tuple, ast.List)) else []):
