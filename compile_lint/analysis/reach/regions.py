@@ -1401,7 +1401,7 @@ class ProjectIndex:
         """The project classes an `isinstance(x, classes)` test admits: the project classes
         among `classes` and their project subclasses; () when any of `classes` is not a
         project class (then the test admits what the index cannot list)."""
-        if not classes or any(self.defs.get(c, (None, None))[1] is None or self.defs[c][1].kind != "class" for c in classes):
+        if not classes or any(c not in self.defs or self.defs[c][1].kind != "class" for c in classes):
             return ()
         if self._subclasses is None:
             self._subclasses = {}

@@ -180,8 +180,7 @@ class ModuleFacts:
     @cached_property
     def semantic(self) -> SemanticModel:
         """The file's semantic model: scopes and what a name holds where it is used."""
-        return SemanticModel(self.tree, self.names, self._parents.get, walrus=ast.NamedExpr in self._by_type,
-                             by_type=self._by_type)
+        return SemanticModel(self.tree, self.names, self._parents.get, self._by_type)
 
     def resolve(self, expr: ast.AST) -> Optional[str]:
         """The dotted name `expr` stands for where it is, through imports, aliases and

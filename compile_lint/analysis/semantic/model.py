@@ -71,16 +71,16 @@ class SemanticModel:
     nothing."""
 
     def __init__(self, tree: ast.Module, names: NameTable, parent_of: Callable[[ast.AST], Optional[ast.AST]],
-                 walrus: bool = True, by_type: Optional[dict] = None):
-        """`walrus`: whether the file may hold `:=` (the engine knows from its walk; a
-        scan of every expression for it is most of the cost of a scope's names).
-        `by_type`: the file's nodes by type (the engine's walk), from which the names
-        that something binds anywhere are read once, so that a name nothing rebinds
-        (`torch` in most files) is resolved without walking the scopes around it."""
+                 by_type: dict):
+        """`by_type`: the file's nodes by type (the engine's walk). From it the model
+        knows whether the file may hold `:=` (`walrus`: a scan of every expression for it
+        is most of the cost of a scope's names), and reads once the names that something
+        binds anywhere, so that a name nothing rebinds (`torch` in most files) is
+        resolved without walking the scopes around it."""
         self.tree = tree
         self.names = names
         self.parent_of = parent_of
-        self.walrus = walrus
+        self.walrus = ast.NamedExpr in by_type
         self._by_type = by_type
         self._rebound: Optional[frozenset] = None
 
@@ -129,25 +129,21 @@ class SemanticModel:
     def rebound(self) -> frozenset:
         """A superset of the names some function, class, lambda or comprehension of the
         file binds (all names stored anywhere, parameters, defs, imports below the module
-        level, handlers and patterns): local_binding finds nothing for any other name.
-        Everything (no pruning) without the engine's nodes by type."""
+        level, handlers and patterns): local_binding finds nothing for any other name."""
         if self._rebound is None:
             by_type = self._by_type
-            if by_type is None:
-                self._rebound = _EVERYTHING
-            else:
-                out = {n.id for n in by_type.get(ast.Name, ()) if n.ctx.__class__ is not ast.Load}
-                out.update(a.arg for a in by_type.get(ast.arg, ()))
-                for t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-                    out.update(n.name for n in by_type.get(t, ()))
-                for t in (ast.Import, ast.ImportFrom):
-                    for n in by_type.get(t, ()):
-                        if self._below_module(n):  # (the module's own imports are the table's)
-                            out.update(a.asname or a.name.split(".", 1)[0] for a in n.names)
-                for t in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
-                    out.update(n.name for n in by_type.get(t, ()) if n.name)
-                out.update(n.rest for n in by_type.get(ast.MatchMapping, ()) if n.rest)
-                self._rebound = frozenset(out)
+            out = {n.id for n in by_type.get(ast.Name, ()) if n.ctx.__class__ is not ast.Load}
+            out.update(a.arg for a in by_type.get(ast.arg, ()))
+            for t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                out.update(n.name for n in by_type.get(t, ()))
+            for t in (ast.Import, ast.ImportFrom):
+                for n in by_type.get(t, ()):
+                    if self._below_module(n):  # (the module's own imports are the table's)
+                        out.update(a.asname or a.name.split(".", 1)[0] for a in n.names)
+            for t in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
+                out.update(n.name for n in by_type.get(t, ()) if n.name)
+            out.update(n.rest for n in by_type.get(ast.MatchMapping, ()) if n.rest)
+            self._rebound = frozenset(out)
         return self._rebound
 
     def _below_module(self, node: ast.AST) -> bool:
@@ -218,14 +214,6 @@ class SemanticModel:
         self._scopes[id(scope)] = (scope, found)
         return found
 
-
-
-class _Everything(frozenset):
-    def __contains__(self, item) -> bool:
-        return True
-
-
-_EVERYTHING = _Everything()
 
 
 def _comprehension_targets(comp: ast.AST) -> set:

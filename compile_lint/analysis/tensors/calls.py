@@ -210,9 +210,8 @@ class CallFlow:
             found = module_def(facts, dotted)
             return (found[0], found[1], 0) if found is not None else None
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            method = self._enclosing_method(call)
-            cls = self._enclosing_class(call)
-            if method is not None and cls is not None and func.value.id == _first_param(method):
+            cls = self._receiver_class(call, func.value)
+            if cls is not None:
                 found = self._method(cls, func.attr)
                 if found is not None:
                     return facts, found, 0 if _is_static(found) else 1
@@ -239,11 +238,8 @@ class CallFlow:
         self.patch_embeddings(pixel_values)`, whose forward returns a tensor and a tuple
         of ints); None when not told (then the call is read as a tensor, as any module's)."""
         func = call.func
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
-            return None
-        method = self._enclosing_method(call)
-        cls = self._enclosing_class(call)
-        if method is None or cls is None or func.value.id != _first_param(method):
+        cls = self._receiver_class(call, func.value) if isinstance(func, ast.Attribute) else None
+        if cls is None:
             return None
         values = self._self_assignments(cls).get(func.attr)
         found, seen = None, False
@@ -343,10 +339,8 @@ class CallFlow:
     # -- attributes ----------------------------------------------------------------------
     def attr_kind(self, node: ast.Attribute):
         """The kind of `self.<attr>` read at `node` (in a method of a class of this file)."""
-        method = self._enclosing_method(node)
-        cls = self._enclosing_class(node)
-        if method is None or cls is None or not isinstance(node.value, ast.Name) \
-                or node.value.id != _first_param(method):
+        cls = self._receiver_class(node, node.value)
+        if cls is None:
             return None
         key = (id(cls), node.attr)
         if key not in self._attrs:
@@ -401,10 +395,14 @@ class CallFlow:
             func = self.facts.enclosing_function(func)
         return func
 
-    def _enclosing_class(self, node):
+    def _receiver_class(self, node, receiver: ast.expr) -> Optional[ast.ClassDef]:
+        """The class of the method around `node` when `receiver` is that method's first
+        parameter (`self.<attr>`, `self.method(...)`); None otherwise."""
+        if not isinstance(receiver, ast.Name):
+            return None
         method = self._enclosing_method(node)
-        parent = self.facts.parent(method) if method is not None else None
-        return parent if isinstance(parent, ast.ClassDef) else None
+        cls = self.facts.parent(method) if method is not None else None
+        return cls if isinstance(cls, ast.ClassDef) and receiver.id == _first_param(method) else None
 
     def _class_named(self, name: str) -> Optional[ast.ClassDef]:
         return next((n for n in self.facts.tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
