@@ -39,7 +39,7 @@ def main(argv=None) -> int:
     from compile_lint.analysis.reach.regions import ProjectIndex, summarize
     from compile_lint.analysis.semantic.walk import walk_with_parents
     from compile_lint.config import Settings
-    from compile_lint.lint_file import GC_EVERY, project_for
+    from compile_lint.lint_file import HandCollector, project_for
     from compile_lint.rules import all_rules
     from compile_lint.source import ParseFailure, source_for
 
@@ -57,10 +57,11 @@ def main(argv=None) -> int:
         import cProfile
 
         profiler = cProfile.Profile()
+    collector = HandCollector()
     gc.disable()
     for path in files:
-        if gc.get_count()[0] > GC_EVERY:
-            gc.collect(1)
+        if collector.due():
+            collector.collect()
         with open(path, "rb") as fh:
             data = fh.read()
         source = source_for(path, data)

@@ -10,8 +10,8 @@ Stages, as the engine runs them (compile_lint/engine.py, lint_file.py):
   with --rules-every N only every N-th file gets the index and rules (their CPU
   is scaled back up by N in the table, marked "est.").
 - index: ProjectIndex(all summaries).regions(), the serial step between the passes.
-Garbage collection runs as in a pool worker (off, collected by hand every GC_EVERY
-allocations) and is its own row.
+Garbage collection runs as in a pool worker (off, collected by hand as
+lint_file.HandCollector says) and is its own row.
 Pass 2 re-runs parse, walk, names and the rules on the files whose region facts
 changed; its cost per file is the pass-1 cost without `summarize`.
 
@@ -41,7 +41,7 @@ def main(argv=None) -> int:
     from compile_lint.analysis.reach.regions import ProjectIndex, summarize
     from compile_lint.analysis.semantic.walk import walk_with_parents
     from compile_lint.config import Settings
-    from compile_lint.lint_file import FULL_GC_EVERY, GC_EVERY, ParsedFile, project_for, run_rules
+    from compile_lint.lint_file import HandCollector, ParsedFile, project_for, run_rules
     from compile_lint.rules import all_rules
     from compile_lint.source import ParseFailure, source_for
 
@@ -51,15 +51,14 @@ def main(argv=None) -> int:
     sources = Sources(snapshot=True)  # as a pool worker reads them (lint_file.init_worker): one state of the files
     cpu = time.process_time
     spent: dict[str, float] = defaultdict(float)
-    collections = 0
+    collector = HandCollector()
     summaries = []
     # as a pool worker does (lint_file.init_worker/lint_one): GC off, collected by hand
     gc.disable()
     for i, path in enumerate(files):
-        if gc.get_count()[0] > GC_EVERY:
+        if collector.due():
             t = cpu()
-            collections += 1
-            gc.collect(2 if collections % FULL_GC_EVERY == 0 else 1)
+            collector.collect()
             spent["pass 1: garbage collection"] += cpu() - t
         with open(path, "rb") as fh:
             source = source_for(path, fh.read())
