@@ -1,6 +1,7 @@
 """The byte probes a rule asks of other files instead of parsing them
 (analysis/project/context.py PROBES): a probe may let through a file without the call, never
 drop one with it."""
+import os
 import re
 
 import pytest
@@ -56,3 +57,34 @@ def test_a_question_asked_of_every_file_is_recorded_for_each_of_them(tmp_path):
     for project in (first, second):
         assert project.probes == {(paths[0], "may_call", "reset"): True, (paths[1], "may_call", "reset"): False,
                                   (paths[2], "may_call", "reset"): False}
+
+
+# -- calls_named with `mentioning`: the files that spell the token, and the asking file ----
+def _calls_named_in(tmp_path, files, asking, name, mentioning):
+    from compile_lint.analysis.project.calls import calls_named
+    from compile_lint.analysis.project.context import Sources
+    from compile_lint.analysis.semantic.facts import ModuleFacts
+    from compile_lint.analysis.semantic.names import NameTable
+    from compile_lint.config import Settings
+    from compile_lint.lint_file import project_for
+    from compile_lint.source import SourceFile
+
+    (tmp_path / "pyproject.toml").write_text("")
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    path = str(tmp_path / asking)
+    source = SourceFile(path, (tmp_path / asking).read_bytes())
+    tree = source.parse()
+    project = project_for(Settings(), {}, None, Sources(snapshot=True))
+    facts = ModuleFacts(source, tree, NameTable.build(tree, asking[:-3]), project=project)
+    return sorted((os.path.basename(other.path), call.lineno) for other, call in calls_named(facts, name, mentioning))
+
+
+def test_calls_named_reads_the_asking_file_whatever_it_spells(tmp_path):
+    files = {
+        "helpers.py": "def ready(m):\n    return m\n\nready(1)\n",
+        "train.py": "# compile\nfrom helpers import ready\nready(2)\n",
+        "other.py": "from helpers import ready\nready(3)\n",
+    }
+    assert _calls_named_in(tmp_path, files, "helpers.py", "ready", b"compile") == [("helpers.py", 4), ("train.py", 3)]
+    assert _calls_named_in(tmp_path, files, "helpers.py", "ready", None) == [("helpers.py", 4), ("other.py", 2), ("train.py", 3)]

@@ -53,9 +53,16 @@ def calls_named(facts: ModuleFacts, name: str, mentioning: Optional[bytes] = Non
     # first: it is one question of every file for all names, where each name is a
     # question of its own (CL512 asks ~90 names of corpus M's 2,100 files)
     paths = facts.get(ProjectFilesFact)
+    own = False  # this file, read whatever it mentions
     if mentioning is not None:
-        paths = [p for p in paths if p == facts.path or facts.project.mentions(p, mentioning)]
+        # (one list per project listing and token, the same object for every name asked:
+        # files_that_may_call answers it once per name, not once per linted file)
+        mentioned, mentioned_set = facts.project.files_mentioning(paths, mentioning)
+        own = facts.path not in mentioned_set and facts.path in paths
+        paths = mentioned
     paths = facts.project.files_that_may_call(paths, name)
+    if own and facts.project.may_call(facts.path, name):
+        paths = [facts.path, *paths]
     if max_files is not None and len(paths) > max_files:
         return
     for path in paths:

@@ -137,7 +137,7 @@ class Sources:
         self._snapshot = snapshot
         self._stats: dict[str, Optional[tuple[str, int, int]]] = {}
         self._listings: dict[str, list[str]] = {}
-        self._asked_of_all: dict[tuple[int, str], tuple[list[str], dict]] = {}  # may_call_among
+        self._asked_of_all: dict[tuple, tuple[list[str], object]] = {}  # may_call_among, mentioning_among
         self._module_paths: dict[tuple[str, str], Optional[str]] = {}  # (folder, module) -> file (module_path)
         self._derived: dict[tuple, object] = {}  # (file version, kind) -> derived (made once per version)
 
@@ -245,6 +245,26 @@ class Sources:
             found = self._asked_of_all[key] = (paths, {(path, "may_call", name): self.may_call(path, name) for path in paths})
         return found[1]
 
+    def mentioning_among(self, paths: list[str], token: bytes) -> tuple[list[str], frozenset, dict]:
+        """(the paths whose bytes hold `token`, the same as a set, {(path, "mentions",
+        token): found} for every path), as may_call_among: in a snapshot made once per
+        list and token, so the list is the same object each time (may_call_among then
+        answers it from its own table too)."""
+        arg = token.decode("latin-1")
+
+        def make():
+            answers = {(path, "mentions", arg): self.mentions(path, token) for path in paths}
+            kept = [key[0] for key, found in answers.items() if found]
+            return kept, frozenset(kept), answers
+
+        if not self._snapshot:
+            return make()
+        key = (id(paths), "mentions", arg)
+        found = self._asked_of_all.get(key)
+        if found is None or found[0] is not paths:
+            found = self._asked_of_all[key] = (paths, make())
+        return found[1]
+
     def _probe(self, path: str, kind: str, arg: str) -> bool:
         """PROBES[kind] asked of the file's bytes, once per file version."""
         key = self._stat(path)
@@ -339,6 +359,13 @@ class Project:
         found = self.sources.may_call(path, name)
         self.probes[(path, "may_call", name)] = found
         return found
+
+    def files_mentioning(self, paths: list[str], token: bytes) -> tuple[list[str], frozenset]:
+        """The paths whose files contain `token` (a list and a set), every answer
+        recorded as a probe."""
+        kept, kept_set, answers = self.sources.mentioning_among(paths, token)
+        self.probes.update(answers)
+        return kept, kept_set
 
     def files_that_may_call(self, paths: list[str], name: str) -> list[str]:
         """The paths whose files may call `name`, every answer recorded as a probe."""
