@@ -2176,3 +2176,96 @@ def test_the_sys_path_folders_a_module_adds_are_read_from_its_spellings():
     ''')
     tree = ast.parse(source)
     assert added_folders(tree, NameTable.build(tree, "m")) == ("lib", "vendor", "third_party/x", "../src", "../tools")
+
+
+# -- `*args` / `**kwargs` a def passes on, and `None` defaults --------------------------
+ENCODER_DECODER = """
+from torch import nn
+from net import Net
+
+
+class Decoder(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class EncoderDecoder(nn.Module):
+    def __init__(self, config=None, encoder=None, decoder=None):
+        super().__init__()
+        if decoder is None:
+            decoder = Decoder()
+        self.encoder = encoder
+        self.decoder = decoder
+"""
+
+
+def test_a_none_default_no_call_passes_holds_no_model(tmp_path):
+    # joliGEN, surya (bench/dev2, dev9): `def __init__(self, decoder=None)`, then `if
+    # decoder is None: decoder = Decoder()`; no call gives `decoder`, so it is the Decoder
+    # alone, not also an unseen value some call might pass
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "model.py": ENCODER_DECODER,
+        "run.py": """
+        import torch
+        from model import EncoderDecoder
+
+        model = EncoderDecoder("cfg")
+        fast = torch.compile(model.decoder)
+        """,
+    })
+    found = site(data, "run.py", 6)
+    assert names(found) == ["model.py:Decoder"]
+    assert found["resolution"] == "resolved"
+
+
+def test_args_and_kwargs_a_classmethod_passes_on_are_what_its_callers_give(tmp_path):
+    # surya (bench/dev9): a mixin's `from_pretrained(cls, path, *args, **kwargs)` returns
+    # `cls(path, *args, **kwargs)`; its callers give `config=` alone, so `decoder` is left
+    # to its default
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "model.py": ENCODER_DECODER + """
+
+class Loading:
+    @classmethod
+    def load(cls, path, *args, **kwargs):
+        return cls(path, *args, **kwargs)
+
+
+class Loaded(Loading, EncoderDecoder):
+    pass
+""",
+        "run.py": """
+        import torch
+        from model import Loaded
+        from net import Net
+
+        model = Loaded.load("weights", config="cfg")
+        fast = torch.compile(model.decoder)
+        given = Loaded.load("weights", encoder=Net())
+        enc = torch.compile(given.encoder)
+        """,
+    })
+    found = site(data, "run.py", 7)
+    assert names(found) == ["model.py:Decoder"]
+    assert found["resolution"] == "resolved"
+    assert names(site(data, "run.py", 9)) == ["net.py:Net"]
+
+
+def test_kwargs_passed_on_from_a_def_no_call_of_which_is_seen_stay_unseen(tmp_path):
+    # a library entry point: what outside callers give `**kwargs` is not known
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "model.py": ENCODER_DECODER,
+        "api.py": """
+        import torch
+        from model import EncoderDecoder
+
+        def build(**kwargs):
+            model = EncoderDecoder(**kwargs)
+            return torch.compile(model.encoder)
+        """,
+    })
+    found = site(data, "api.py", 7)
+    assert found["resolution"] != "resolved"

@@ -156,6 +156,7 @@ class DefInfo:
     wraps: Optional[tuple[int, str, tuple]] = None  # returns compile/trace(param i): (i, api, opts)
     wraps_param: Optional[str] = None  # the name of that parameter
     params: tuple = ()  # parameter names, positional first
+    positional: int = -1  # how many of them are positional, in a def of `*args` or `**kwargs`
     method_kind: Optional[str] = None  # "static" | "class" | "property" for decorated methods
     ret_ann: Optional[tuple] = None  # term of the return annotation
     defaults: dict = field(default_factory=dict)  # parameter index -> term of its default
@@ -254,6 +255,15 @@ def lambda_qualname(node: ast.Lambda) -> str:
 
 # the node types `ast.literal_eval` accepts at the top (any other raises ValueError)
 _LITERAL_SHAPES = frozenset({ast.Tuple, ast.List, ast.Set, ast.Call, ast.Dict, ast.BinOp, ast.UnaryOp})
+
+
+# the term of a `None` default: a union of nothing (a call that leaves the parameter out
+# passes no model, as one that leaves out any other default passes that default)
+NONE_DEFAULT = (UNION, ())
+
+
+def _is_none(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is None
 
 
 def _literal(expr: Optional[ast.expr]):
@@ -797,6 +807,9 @@ class _Summarizer:
         info.params = tuple(params)
         if args.kwarg is not None:
             self._kwargs_params[qualname] = args.kwarg.arg
+        if args.vararg is not None or args.kwarg is not None:
+            info.positional = len(positional)
+            self.terms.star_params[qualname] = (args.vararg.arg if args.vararg else None, args.kwarg.arg if args.kwarg else None)
         self_kind = None
         # a def nested in a method is no method: its first parameter is not `self`
         # (`def _maybe_compile(mod, name)` inside `__init__`); it still sees the
@@ -829,6 +842,8 @@ class _Summarizer:
                 default = terms.term(defaults[a.arg], outer, node.lineno)
                 if default is not None:
                     info.defaults[i] = default
+                elif _is_none(defaults[a.arg]):
+                    info.defaults[i] = NONE_DEFAULT  # (`decoder=None`: left out, it holds no model)
             if i == 0 and self_kind:
                 continue
             ann = terms.annotation_term(a.annotation, outer)

@@ -59,6 +59,9 @@ STORED = "stored"
 # `super().__init__(...)` call is kept with that term alone, extended with (the keyword
 # names it gives, how many positional arguments): ("kwargs", def, names, count)
 KWARGS = "kwargs"
+# ("varargs", def qualname): `*args` in a call, the calling def's own `*` parameter (as
+# (STAR, ("varargs", def))): the positional arguments its callers pass after its own
+VARARGS = "varargs"
 # ("super", class dotted, attr): `super().<attr>` in a method of the class: the first def
 # of that name after the class in its MRO, bound to the instance
 SUPER = "super"
@@ -331,6 +334,8 @@ class TermBuilder:
         self._ends: list = []  # last rows of the nested blocks being collected
         self._terms: dict = {}  # (id(expr), id(scope), row) -> (expr, scope, term)
         self._comprehended: dict = {}  # a comprehension's loop names -> their terms, while its element is built
+        # def qualname -> (its `*` parameter's name, its `**` parameter's name), None where it has none
+        self.star_params: dict[str, tuple] = {}
 
     def dotted(self, qualname: str) -> str:
         return f"{self.module}.{qualname}" if self.module else qualname
@@ -378,9 +383,14 @@ class TermBuilder:
                     func = (G, partial.target)
             if func[0] == G and func[1].startswith(OPAQUE_CALLS) and func[1] not in ARGS_MATTER:
                 return (CALL, func, (), ())  # `torch.cat(...)`: what it returns does not hang on its arguments
-            args = tuple([self.term(a, scope, row) for a in expr.args[:MAX_ARGS]])
-            # `**kw` is (None, None): it may name any parameter
-            kws = tuple([(k.arg, self.term(k.value, scope, row) if k.arg else None) for k in expr.keywords[:MAX_ARGS]])
+            star, double = self.star_params.get(scope.key, (None, None)) if scope.key else (None, None)
+            args = tuple([(STAR, (VARARGS, scope.key)) if star and a.__class__ is _Starred and a.value.__class__ is _Name
+                          and a.value.id == star else self.term(a, scope, row) for a in expr.args[:MAX_ARGS]])
+            # `**kw` is (None, None): it may name any parameter; `**kwargs` of the def's own
+            # `**` parameter is (None, (KWARGS, def)): what the def's callers pass on
+            kws = tuple([(k.arg, self.term(k.value, scope, row)) if k.arg else
+                         (None, (KWARGS, scope.key) if double and k.value.__class__ is _Name and k.value.id == double else None)
+                         for k in expr.keywords[:MAX_ARGS]])
             return (CALL, func, args, kws)
         if t is _Subscript:
             inner = self.term(expr.value, scope, row)
@@ -1074,7 +1084,7 @@ class Resolver:
 
     def _reads_uncached(self, term, summary):
         tag = term[0]
-        if tag == G or tag == CONST or tag == STARS or tag == STORED:
+        if tag == G or tag == CONST or tag == STARS or tag == STORED or tag == KWARGS or tag == VARARGS:
             return frozenset()
         if tag == PARAM:
             ann = self._reads(term[4], summary) if term[4] is not None else frozenset()
@@ -1231,6 +1241,9 @@ class Resolver:
             return frozenset(out)
         if tag == STAR:
             return self.values(term[1], summary, env, depth)
+        if tag == VARARGS:
+            # (what the callers pass on through `*args` is bound where a call is: _bind)
+            return EMPTY
         if tag == CONST:
             return frozenset({Value("const", term[1])})
         if tag == SUPER:
@@ -1805,6 +1818,7 @@ class Resolver:
         `only`: the indexes to evaluate (None: all)."""
         params = list(info.params)
         offset = 1 if skip_first and info.method_kind != "static" else 0
+        arg_terms, kw_terms, through = self._forwarded(arg_terms, kw_terms, summary, depth)
         bound: dict = _Env()
         for i, t in enumerate(arg_terms):
             if t is not None and t[0] == STAR:
@@ -1819,12 +1833,95 @@ class Resolver:
             for name, t in kw_terms:
                 index = position.get(name)
                 if index is not None and (only is None or index in only):
-                    bound[(info.qualname, index)] = self.values(t, summary, env, depth)
+                    if t is not None:
+                        bound[(info.qualname, index)] = self.values(t, summary, env, depth)
+                    elif through is not None and (info.qualname, index) not in bound:
+                        # a keyword the calling def's callers give its `**kwargs`
+                        bound[(info.qualname, index)] = self._passed_through(summary, through, name, depth)
         if info.defaults:
             for index in _omitted(info.defaults, params, offset, arg_terms, kw_terms, MAX_ARGS):
                 if (only is None or index in only) and (info.qualname, index) not in bound:
                     bound[(info.qualname, index)] = self._default(dotted, info, index, depth)
         return bound
+
+    def _forwarded(self, arg_terms, kw_terms, summary, depth) -> tuple:
+        """A call's arguments with `*args` and `**kwargs` that the calling def takes itself
+        (`super().from_pretrained(path, *args, **kwargs)`, `return Net(**kwargs)`) made
+        plain where every call of that def is seen: `*args` dropped when no caller passes a
+        positional argument past the def's own, `**kwargs` the names its callers give it,
+        each a keyword of no term (what it holds: `_passed_through`). (arg terms, keyword
+        terms, the def whose `**kwargs` they are or None); unchanged where not known."""
+        through = None
+        if arg_terms and arg_terms[-1] is not None and arg_terms[-1][0] == STAR and arg_terms[-1][1] is not None \
+                and arg_terms[-1][1][0] == VARARGS and self._extra_positional(summary, arg_terms[-1][1][1], depth) == 0:
+            arg_terms = arg_terms[:-1]
+        forwarded = [t for k, t in kw_terms if k is None]
+        if len(forwarded) == 1 and forwarded[0] is not None and forwarded[0][0] == KWARGS and len(forwarded[0]) == 2:
+            names = self._kwargs_names(summary, forwarded[0][1], depth)
+            if names is not None:
+                given = {k for k, _t in kw_terms if k is not None}
+                kw_terms = tuple(kw for kw in kw_terms if kw[0] is not None) + tuple((n, None) for n in sorted(names - given))
+                through = forwarded[0][1]
+        return arg_terms, kw_terms, through
+
+    def _calls_of_def(self, summary, qualname: str, depth) -> Optional[list]:
+        """(kind, caller summary, args, kws) of every call of a function or method def the
+        index sees; None for a class's `__init__` (built in more ways than called) or a
+        def no call of which is seen (a caller outside the project may pass anything)."""
+        dotted = summary.dotted(qualname)
+        short = qualname.rsplit(".", 1)[-1]
+        if short == "__init__" or dotted not in self.index.defs:
+            return None
+        calls = [(kind, c_summary, args, kws) for _i, kind, c_summary, args, kws in self._calls_by_callee(short, depth).get(dotted, ())
+                 if kind != "class"]
+        return calls or None
+
+    def _extra_positional(self, summary, qualname: str, depth) -> Optional[int]:
+        """How many positional arguments past its own parameters the calls of a def pass
+        into its `*args` at most; None when not known."""
+        calls = self._calls_of_def(summary, qualname, depth)
+        info = self.index.defs[summary.dotted(qualname)][1] if calls is not None else None
+        if info is None or info.positional < 0:
+            return None
+        most = 0
+        for kind, _c_summary, args, _kws in calls:
+            if len(args) >= RECORDED_ARGS or any(a is not None and a[0] == STAR for a in args):
+                return None
+            offset = 1 if kind == "bound" and info.method_kind != "static" else 0
+            most = max(most, len(args) + offset - info.positional)
+        return most
+
+    def _kwargs_names(self, summary, qualname: str, depth) -> Optional[frozenset]:
+        """The keyword names the calls of a def give its `**kwargs` (and on, through the
+        `**kwargs` of their own defs); None when not known: a call of `**` something else,
+        or more keywords than a call keeps, or no call seen."""
+        key = (summary.dotted(qualname), "names")
+        if key in self._through_busy:  # a cycle of `**kwargs` pass-throughs
+            return None
+        calls = self._calls_of_def(summary, qualname, depth)
+        if calls is None:
+            return None
+        own = set(self.index.defs[summary.dotted(qualname)][1].params)
+        names: set = set()
+        self._through_busy.add(key)
+        try:
+            for _kind, c_summary, args, kws in calls:
+                if len(kws) >= RECORDED_ARGS:
+                    return None
+                for k, t in kws:
+                    if k is not None:
+                        if k not in own:
+                            names.add(k)
+                    elif t is not None and t[0] == KWARGS and len(t) == 2:
+                        more = self._kwargs_names(c_summary, t[1], depth + 1)
+                        if more is None:
+                            return None
+                        names |= more - own
+                    else:
+                        return None
+        finally:
+            self._through_busy.discard(key)
+        return frozenset(names)
 
     def _default(self, dotted: str, info, index: int, depth) -> frozenset:
         """The value of parameter `index`'s default, evaluated where the def is."""
