@@ -2269,3 +2269,32 @@ def test_kwargs_passed_on_from_a_def_no_call_of_which_is_seen_stay_unseen(tmp_pa
     })
     found = site(data, "api.py", 7)
     assert found["resolution"] != "resolved"
+
+
+def test_a_def_handed_to_a_runner_that_calls_it_with_its_args_gets_the_arguments_after_it(tmp_path):
+    # segment-anything-fast (bench/dev4): `runner(build_results, data, predictor)` with
+    # `def identity_runner(fn, *args, **kwargs): return fn(*args, **kwargs)`
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "run.py": """
+        import torch
+        from net import Net, Other
+
+        def identity_runner(fn, *args, **kwargs):
+            return fn(*args, **kwargs)
+
+        def timed_runner(fn, *args):
+            return fn(0, *args)
+
+        def build_results(data, predictor):
+            return torch.compile(predictor)(data)
+
+        def evaluate(step, model):
+            return torch.compile(model)(step)
+
+        identity_runner(build_results, [], Net())
+        timed_runner(evaluate, Other())
+        """,
+    })
+    assert names(site(data, "run.py", 12)) == ["net.py:Net"]
+    assert names(site(data, "run.py", 15)) == ["net.py:Other"]

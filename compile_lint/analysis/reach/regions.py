@@ -157,6 +157,9 @@ class DefInfo:
     wraps_param: Optional[str] = None  # the name of that parameter
     params: tuple = ()  # parameter names, positional first
     positional: int = -1  # how many of them are positional, in a def of `*args` or `**kwargs`
+    # a def that calls a parameter with its own `*args` (`def run(fn, *args): return
+    # fn(*args)`): ((the parameter's index, positional arguments before `*args`), ...)
+    calls_params: tuple = ()
     method_kind: Optional[str] = None  # "static" | "class" | "property" for decorated methods
     ret_ann: Optional[tuple] = None  # term of the return annotation
     defaults: dict = field(default_factory=dict)  # parameter index -> term of its default
@@ -260,6 +263,21 @@ _LITERAL_SHAPES = frozenset({ast.Tuple, ast.List, ast.Set, ast.Call, ast.Dict, a
 # the term of a `None` default: a union of nothing (a call that leaves the parameter out
 # passes no model, as one that leaves out any other default passes that default)
 NONE_DEFAULT = (UNION, ())
+
+
+def _calls_params(calls: list, positional: list, varargs: str) -> tuple:
+    """((index, leading), ...) for the calls of a positional parameter of the def that
+    end with the def's own `*args` (`fn(*args, **kwargs)`, `fn(x, *args)`)."""
+    out = []
+    for call in calls:
+        func, given = call.func, call.args
+        if func.__class__ is ast.Name and func.id in positional and given and given[-1].__class__ is ast.Starred \
+                and given[-1].value.__class__ is ast.Name and given[-1].value.id == varargs \
+                and not any(a.__class__ is ast.Starred for a in given[:-1]):
+            found = (positional.index(func.id), len(given) - 1)
+            if found not in out:
+                out.append(found)
+    return tuple(out)
 
 
 def _is_none(expr: ast.expr) -> bool:
@@ -828,6 +846,8 @@ class _Summarizer:
         defaults = parameter_defaults(args)
         parent = outer if outer.key == "" or cls is None else outer
         nodes = self._scope(node)
+        if args.vararg is not None:
+            info.calls_params = _calls_params(nodes.calls, params[: len(positional)], args.vararg.arg)
         scope = Scope(qualname, nodes.bound | set(params), tuple(params), self_kind, cls_dotted, parent, defaults,
                       nodes.globals)
         terms = self.terms
@@ -1141,6 +1161,7 @@ class ProjectIndex:
         self.resolver = Resolver(self)
         self._stores: Optional[dict] = None
         self._calls: Optional[dict] = None
+        self._passing: Optional[dict] = None  # calls_passing
         self._inits: Optional[dict] = None  # `Class.__init__` dotted -> the classes it initializes
         self._stores_params: dict = {}  # class dotted -> stores_init_params()
         self._decorated: Optional[dict] = None  # def dotted -> decorator applications (decorated_by)
@@ -1574,6 +1595,20 @@ class ProjectIndex:
             if (folder == above or folder.startswith(above.rstrip(os.sep) + os.sep)) and (best is None or len(above) > best[0]):
                 best = (len(above), s, info)
         return best[1:] if best is not None else None
+
+    def calls_passing(self, name: str) -> list:
+        """(summary, callee term, arg terms, kw terms, position) of every call that passes,
+        as a positional argument, a module-level name whose last part is `name`
+        (`runner(build_results, data, predictor)`)."""
+        if self._passing is None:
+            passing: dict = {}
+            for summary in self.summaries:
+                for _c_name, callee, args, kws in summary.calls:
+                    for position, arg in enumerate(args):
+                        if arg is not None and arg[0] == G:
+                            passing.setdefault(arg[1].rpartition(".")[2], []).append((summary, callee, args, kws, position))
+            self._passing = passing
+        return self._passing.get(name, [])
 
     def calls_named(self, name: str) -> list:
         """(summary, callee term, arg terms, kw terms) of every call of something named `name`."""

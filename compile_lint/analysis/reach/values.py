@@ -1988,6 +1988,16 @@ class Resolver:
                     if through:
                         named = True
                         out |= through
+        if "." not in qualname:
+            # `runner(build_results, data, predictor)` of a project `runner(fn, *args)` that
+            # calls `fn(*args)`: the arguments after the def are its arguments
+            for c_summary, callee, args, _kws, position in self.index.calls_passing(short):
+                for at in self._handed_on(c_summary, callee, args, position, dotted, index, depth):
+                    if at >= len(args):
+                        omitted = True
+                    elif not any(a is not None and a[0] == STAR for a in args[: at + 1]):
+                        named = True
+                        out |= self.values(args[at], c_summary, None, depth)
         # `@deco` applied to a def passes the def as the first argument; `@Wrapper` passes it
         # to `Wrapper.__init__(self, fn)`
         applications = [a for a in self.index.decorated_by(dotted) if a[1] != "class"]
@@ -2012,6 +2022,22 @@ class Resolver:
         if index in info.defaults and (omitted or not named):
             out |= self._default(dotted, info, index, depth)
         return frozenset(out)
+
+    def _handed_on(self, c_summary, callee, args, position: int, dotted: str, index: int, depth) -> list:
+        """Where, among a call's arguments, the argument the def `dotted` (passed at
+        `position`) receives as its parameter `index` is, for each project function the
+        callee may be that calls that parameter with its own `*args`."""
+        if not any(v.kind == "func" and v.dotted == dotted for v in self.values(args[position], c_summary, None, depth)):
+            return []
+        out = []
+        for g in self.values(callee, c_summary, None, depth):
+            found = self.index.defs.get(g.dotted) if g.kind == "func" else None
+            if found is None:
+                continue
+            for param, leading in found[1].calls_params:
+                if param == position and index >= leading:
+                    out.append(found[1].positional + index - leading)
+        return out
 
     def _passed_through(self, summary, qualname: str, name: str, depth) -> frozenset:
         """What the calls of def `qualname` pass by keyword `name` into its `**` parameter
