@@ -2298,3 +2298,51 @@ def test_a_def_handed_to_a_runner_that_calls_it_with_its_args_gets_the_arguments
     })
     assert names(site(data, "run.py", 12)) == ["net.py:Net"]
     assert names(site(data, "run.py", 15)) == ["net.py:Other"]
+
+
+def test_getattr_self_called_with_no_input_runs_methods_not_a_submodule_that_needs_one(tmp_path):
+    # joliGEN (bench/dev2): `for f in self.forward_functions: getattr(self, f)()` reached
+    # every submodule; a metric whose forward takes images is not one a call of no
+    # arguments can run, while `getattr(self, f"layer{i}")(x)` runs the layers
+    _, data = project(tmp_path, {
+        "app.py": """
+        import torch
+        from torch import nn
+
+        class Metric(nn.Module):
+            def forward(self, image, target):
+                return image
+
+        class Layer(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Steps(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.metric = Metric()
+                self.layer0 = Layer()
+                self.steps = ["step_a"]
+
+            def step_a(self):
+                return 1
+
+            def forward(self):
+                for name in self.steps:
+                    getattr(self, name)()
+
+        class Stack(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer0 = Layer()
+
+            def forward(self, x):
+                return getattr(self, "layer" + str(0))(x)
+
+        fast = torch.compile(Steps())
+        stack = torch.compile(Stack())
+        """,
+    })
+    regions = region_defs(data)
+    assert "app.Metric.forward" not in regions
+    assert "app.Layer.forward" in regions

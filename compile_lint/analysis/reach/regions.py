@@ -156,7 +156,9 @@ class DefInfo:
     wraps: Optional[tuple[int, str, tuple]] = None  # returns compile/trace(param i): (i, api, opts)
     wraps_param: Optional[str] = None  # the name of that parameter
     params: tuple = ()  # parameter names, positional first
-    positional: int = -1  # how many of them are positional, in a def of `*args` or `**kwargs`
+    positional: int = -1  # how many of them are positional
+    positional_defaults: int = 0  # how many positional parameters have a default (the last ones)
+    varargs: bool = False  # it takes `*args`
     # a def that calls a parameter with its own `*args` (`def run(fn, *args): return
     # fn(*args)`): ((the parameter's index, positional arguments before `*args`), ...)
     calls_params: tuple = ()
@@ -825,8 +827,8 @@ class _Summarizer:
         info.params = tuple(params)
         if args.kwarg is not None:
             self._kwargs_params[qualname] = args.kwarg.arg
+        info.positional, info.positional_defaults, info.varargs = len(positional), len(args.defaults), args.vararg is not None
         if args.vararg is not None or args.kwarg is not None:
-            info.positional = len(positional)
             self.terms.star_params[qualname] = (args.vararg.arg if args.vararg else None, args.kwarg.arg if args.kwarg else None)
         self_kind = None
         # a def nested in a method is no method: its first parameter is not `self`
@@ -950,11 +952,20 @@ class _Summarizer:
         while todo:
             nodes = self._scopes[id(todo.pop())]
             found.update(attr for name, attr in nodes.attrs if name == me)
+            # `getattr(self, name)(x, y)`: an attribute called with two positional arguments
+            called = {id(c.func): len(c.args) for c in nodes.calls if c.func.__class__ is ast.Call
+                      and not any(a.__class__ is ast.Starred for a in c.args) and all(k.arg for k in c.keywords)}
             for call in nodes.calls:
                 func = call.func
                 if func.__class__ is ast.Name and func.id == "getattr" and call.args \
                         and call.args[0].__class__ is ast.Name and call.args[0].id == me:
-                    found.add(ANY_ATTR)  # `getattr(self, name)`: any attribute
+                    name = call.args[1] if len(call.args) > 1 else None
+                    if name.__class__ is ast.Constant and isinstance(name.value, str):
+                        found.add(name.value)  # `getattr(self, "head", None)`: that attribute
+                    elif id(call) in called:
+                        found.add(f"{ANY_ATTR}{called[id(call)]}")
+                    else:
+                        found.add(ANY_ATTR)  # `getattr(self, name)`: any attribute
             todo.extend(d for d in nodes.defs if d.__class__ is not ast.ClassDef)
         if found & _GENERIC_CHILDREN:
             found.add(ANY_ATTR)
@@ -2062,7 +2073,7 @@ class ProjectIndex:
                 # an inherited forward runs on the subclass's submodules too
                 reads = set(info.self_reads)
                 callees += [ref for c in self.mro(receiver) if c != owner_name
-                            for attr, ref in self.defs[c][1].attr_submodules if attr in reads or ANY_ATTR in reads]
+                            for attr, ref in self.defs[c][1].attr_submodules if self._read(attr, ref, reads, summary)]
         short = info.qualname
         for callee in callees:
             next_receiver = None
@@ -2100,13 +2111,32 @@ class ProjectIndex:
             for ref in method.calls:
                 if ref.dotted.startswith(prefix):
                     todo.append(f"{cls.qualname}.{ref.dotted[len(prefix):]}")
-        out = [ref for attr, ref in cls.attr_submodules if attr in reads or ANY_ATTR in reads]
+        out = [ref for attr, ref in cls.attr_submodules if self._read(attr, ref, reads, summary)]
         for ref in cls.submodules:
             target = self.lookup(ref.dotted, 0, summary)
             if target is not None and target[1].kind == "class":
                 out.append(ref)
         self._callees[key] = out
         return out
+
+    def _read(self, attr: str, ref: Ref, reads: set, summary: ModuleSummary) -> bool:
+        """Whether methods that read `reads` may run the submodule `ref` stored on `attr`:
+        they read it, or any attribute (`getattr(self, name)`), or call any attribute with
+        as many positional arguments as its class's forward takes (`getattr(self, name)()`
+        runs methods, not a module whose forward needs an input)."""
+        if attr in reads or ANY_ATTR in reads:
+            return True
+        counts = [int(r[len(ANY_ATTR):]) for r in reads if r[:len(ANY_ATTR)] == ANY_ATTR and r[len(ANY_ATTR):].isdigit()]
+        if not counts:
+            return False
+        forward = self.lookup(f"{ref.dotted}.forward", 0, summary)
+        if forward is None or forward[1].kind != "function" or forward[1].positional < 0:
+            return True  # (a forward the index does not see may take anything)
+        info = forward[1]
+        if info.varargs:
+            return True
+        most = info.positional - 1  # (self)
+        return any(most - info.positional_defaults <= n <= most for n in counts)
 
     def _callee_defs(self, ref: Ref, summary: Optional[ModuleSummary] = None):
         key = (ref, id(summary))  # (every summary lives as long as the index: ids are not reused)
