@@ -492,7 +492,6 @@ class _Summarizer:
         _scan_scopes(tree, self._scopes, self.qualnames)
         self.terms = TermBuilder(names, names.module)
         self._decorator_calls: set[int] = set()
-        self._kwargs_params: dict[str, str] = {}  # def qualname -> its `**` parameter's name
         self._parents: Optional[dict[int, ast.AST]] = None  # made when a site needs its guards
 
     def _scope(self, owner) -> "ScopeNodes":
@@ -774,7 +773,7 @@ class _Summarizer:
         terms = self.terms
         row = node.lineno
         args = tuple([terms.term(a, scope, row) for a in node.args[:RECORDED_ARGS]])
-        kws = tuple([(k.arg, terms.term(k.value, scope, row) if k.arg else self._passed_on(k.value, scope))
+        kws = tuple([(k.arg, terms.term(k.value, scope, row) if k.arg else terms.passed_on(k.value, scope))
                      for k in node.keywords[:RECORDED_ARGS]])
         self.summary.calls.append((name, callee, args, kws))
 
@@ -783,7 +782,7 @@ class _Summarizer:
         goes on through `**kwargs` alone, with the names it gives itself (Resolver._passed:
         a name one subclass gives and another passes on is left unknown, not given to
         every instance of the base): the keywords are one ("kwargs", def, names, count)."""
-        passed_on = next((t for t in (self._passed_on(k.value, scope) for k in node.keywords if k.arg is None)
+        passed_on = next((t for t in (self.terms.passed_on(k.value, scope) for k in node.keywords if k.arg is None)
                           if t is not None), None)
         if passed_on is None:
             return
@@ -792,13 +791,6 @@ class _Summarizer:
             return
         given = tuple(k.arg for k in node.keywords if k.arg)
         self.summary.calls.append(("__init__", callee, (), ((None, passed_on + (given, len(node.args))),)))
-
-    def _passed_on(self, value: ast.expr, scope: Scope):
-        """`**kwargs` of the enclosing def's own `**` parameter (`super().__init__(**kwargs)`):
-        (KWARGS, def): each keyword the def's callers pass it goes on to this call."""
-        if isinstance(value, ast.Name) and scope.key and self._kwargs_params.get(scope.key) == value.id:
-            return (KWARGS, scope.key)
-        return None
 
     def _visit_lambda(self, node: ast.Lambda, local, cls, cls_dotted, scope: Scope) -> None:
         info = DefInfo(lambda_qualname(node), "lambda", node.lineno)
@@ -825,8 +817,6 @@ class _Summarizer:
         positional = args.posonlyargs + args.args
         params = [a.arg for a in positional + args.kwonlyargs]
         info.params = tuple(params)
-        if args.kwarg is not None:
-            self._kwargs_params[qualname] = args.kwarg.arg
         info.positional, info.positional_defaults, info.varargs = len(positional), len(args.defaults), args.vararg is not None
         if args.vararg is not None or args.kwarg is not None:
             self.terms.star_params[qualname] = (args.vararg.arg if args.vararg else None, args.kwarg.arg if args.kwarg else None)
@@ -952,14 +942,15 @@ class _Summarizer:
         while todo:
             nodes = self._scopes[id(todo.pop())]
             found.update(attr for name, attr in nodes.attrs if name == me)
-            # `getattr(self, name)(x, y)`: an attribute called with two positional arguments
-            called = {id(c.func): len(c.args) for c in nodes.calls if c.func.__class__ is ast.Call
-                      and not any(a.__class__ is ast.Starred for a in c.args) and all(k.arg for k in c.keywords)}
+            called = None
             for call in nodes.calls:
                 func = call.func
                 if func.__class__ is ast.Name and func.id == "getattr" and call.args \
                         and call.args[0].__class__ is ast.Name and call.args[0].id == me:
                     name = call.args[1] if len(call.args) > 1 else None
+                    if called is None:  # `getattr(self, name)(x, y)`: called with two positional arguments
+                        called = {id(c.func): len(c.args) for c in nodes.calls if c.func.__class__ is ast.Call
+                                  and not any(a.__class__ is ast.Starred for a in c.args) and all(k.arg for k in c.keywords)}
                     if name.__class__ is ast.Constant and isinstance(name.value, str):
                         found.add(name.value)  # `getattr(self, "head", None)`: that attribute
                     elif id(call) in called:

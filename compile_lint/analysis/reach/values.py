@@ -54,10 +54,11 @@ ANNOTATED = "annotated"
 # `self.blocks.append(B())`) at those locations; made by the resolver, never by a file, so
 # that the container is one question, answered once
 STORED = "stored"
-# ("kwargs", def qualname): in a recorded call's keywords as (None, term), `**kwargs` that
-# is the calling def's own `**` parameter: what its callers pass by keyword goes on. A
-# `super().__init__(...)` call is kept with that term alone, extended with (the keyword
-# names it gives, how many positional arguments): ("kwargs", def, names, count)
+# ("kwargs", def qualname): in a call's keywords (a term's or a recorded call's) as (None,
+# term), `**kwargs` that is the calling def's own `**` parameter (TermBuilder.passed_on):
+# what its callers pass by keyword goes on. A `super().__init__(...)` call is kept with
+# that term alone, extended with (the keyword names it gives, how many positional
+# arguments): ("kwargs", def, names, count)
 KWARGS = "kwargs"
 # ("varargs", def qualname): `*args` in a call, the calling def's own `*` parameter (as
 # (STAR, ("varargs", def))): the positional arguments its callers pass after its own
@@ -383,13 +384,12 @@ class TermBuilder:
                     func = (G, partial.target)
             if func[0] == G and func[1].startswith(OPAQUE_CALLS) and func[1] not in ARGS_MATTER:
                 return (CALL, func, (), ())  # `torch.cat(...)`: what it returns does not hang on its arguments
-            star, double = self.star_params.get(scope.key, (None, None)) if scope.key else (None, None)
+            star = self.star_params.get(scope.key, (None, None))[0] if scope.key else None
             args = tuple([(STAR, (VARARGS, scope.key)) if star and a.__class__ is _Starred and a.value.__class__ is _Name
                           and a.value.id == star else self.term(a, scope, row) for a in expr.args[:MAX_ARGS]])
             # `**kw` is (None, None): it may name any parameter; `**kwargs` of the def's own
             # `**` parameter is (None, (KWARGS, def)): what the def's callers pass on
-            kws = tuple([(k.arg, self.term(k.value, scope, row)) if k.arg else
-                         (None, (KWARGS, scope.key) if double and k.value.__class__ is _Name and k.value.id == double else None)
+            kws = tuple([(k.arg, self.term(k.value, scope, row) if k.arg else self.passed_on(k.value, scope))
                          for k in expr.keywords[:MAX_ARGS]])
             return (CALL, func, args, kws)
         if t is _Subscript:
@@ -444,6 +444,13 @@ class TermBuilder:
             return self.term(expr.value, scope, row)
         if t is _Await:
             return self.term(expr.value, scope, row)
+        return None
+
+    def passed_on(self, value, scope: Scope):
+        """The term of `**value` in a call: (KWARGS, def) when `value` is the enclosing
+        def's own `**` parameter (each keyword its callers pass it goes on), else None."""
+        if value.__class__ is _Name and scope.key and self.star_params.get(scope.key, (None, None))[1] == value.id:
+            return (KWARGS, scope.key)
         return None
 
     def _is_global_name(self, name: str, scope: Scope) -> bool:
@@ -1880,9 +1887,9 @@ class Resolver:
         """How many positional arguments past its own parameters the calls of a def pass
         into its `*args` at most; None when not known."""
         calls = self._calls_of_def(summary, qualname, depth)
-        info = self.index.defs[summary.dotted(qualname)][1] if calls is not None else None
-        if info is None or info.positional < 0:
+        if calls is None:
             return None
+        info = self.index.defs[summary.dotted(qualname)][1]
         most = 0
         for kind, _c_summary, args, _kws in calls:
             if len(args) >= RECORDED_ARGS or any(a is not None and a[0] == STAR for a in args):
