@@ -1502,6 +1502,73 @@ def test_getattr_of_a_module_with_a_configured_name_is_any_name_it_exports(tmp_p
     assert site(data, "export.py", 14)["resolution"] == "unresolved"
 
 
+def test_a_module_namespace_keyed_by_a_configuration_names_no_target_among_different_models(tmp_path):
+    # SRGAN-PyTorch train_gan.py (bench/dev7): `model.__dict__[config["MODEL"]["G"]["NAME"]]()`
+    # with `config = yaml.full_load(f)`; the module exports the generator and its
+    # discriminator, and the YAML picks one: naming both named a target never compiled
+    # there (6 wrong sites). Where every exported name builds one class, that is the target
+    _, data = project(tmp_path, {
+        "model.py": """
+        from torch import nn
+        __all__ = ["SRResNet", "Discriminator", "srresnet_x4", "discriminator"]
+
+        class SRResNet(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Discriminator(nn.Module):
+            def forward(self, x):
+                return x
+
+        def srresnet_x4(**kw):
+            return SRResNet(**kw)
+
+        def discriminator(**kw):
+            return Discriminator(**kw)
+        """,
+        "zoo.py": """
+        from torch import nn
+        __all__ = ["Net", "net_small", "net_big"]
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+
+        def net_small():
+            return Net()
+
+        def net_big():
+            return Net()
+        """,
+        "train.py": """
+        import argparse
+        import torch
+        import yaml
+        import model
+        import zoo
+
+        def build(config):
+            g_model = model.__dict__[config["G"]["NAME"]](channels=3)
+            return torch.compile(g_model)
+
+        def main():
+            with open("c.yaml") as f:
+                config = yaml.full_load(f)
+            build(config)
+            args = argparse.ArgumentParser().parse_args()
+            net = getattr(model, args.arch)()
+            torch.compile(net)
+            one = zoo.__dict__[args.arch]()
+            torch.compile(one)
+        """,
+    })
+    for row in (10, 18):
+        found = site(data, "train.py", row)
+        assert not found["targets"]
+        assert "a configuration names the model" in found["unresolved"]
+    assert names(site(data, "train.py", 20)) == ["zoo.py:Net"]
+
+
 def test_a_registering_decorator_keys_its_store_by_the_def_name_through_a_local(tmp_path):
     # FasterViT fastervit/models/registry.py (bench/dev6), timm's registry copied:
     # `model_name = fn.__name__; _model_entrypoints[model_name] = fn`, then

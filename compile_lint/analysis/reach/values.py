@@ -179,11 +179,34 @@ LOADERS = ("torch.load", "torch.jit.load", "torch.hub.load", "torch.export.load"
            "joblib.load", "safetensors.")
 
 
+CONFIGURED = "the value comes from a configuration"
+# the unknown member of an entry a configuration picks by key (`MODELS[args.arch]`)
+CHOSEN = ("a configuration names the model among what a module exports, and those build different models: "
+          "the code does not say which (declare it with `compiled = [...]`, or record a run)")
+
+
+def _from_configuration(value: "Value") -> bool:
+    """Whether `value` is one a configuration gives (an argument, a YAML entry)."""
+    return value.kind == UNKNOWN and bool(value.dotted) and value.dotted.startswith(CONFIGURED)
+
+
+def _picked(members, names) -> frozenset:
+    """What a module's namespace gives for a name the code does not fix (`models.__dict__[
+    args.arch]`, `getattr(models, cfg.name)`): the names it exports, which, unlike a
+    registry's entries, are not alternatives of one role (a generator and its
+    discriminator, helpers). When a configuration gives the name, the choice among
+    several is the configuration's: an unknown member (CHOSEN) with them, which regions'
+    `resolve_site` drops only when they all build one model."""
+    if len(members) > 1 and any(_from_configuration(v) for v in names) and not any(v.kind == "const" for v in names):
+        return frozenset(members) | {Value(UNKNOWN, CHOSEN)}
+    return frozenset(members)
+
+
 def describe_external(dotted: str, called: bool) -> str:
     """Why a value from outside the project's code has no target, in words a user acts on."""
     shown = f"`{dotted}{'()' if called else ''}`"
     if dotted.startswith(CONFIG_SOURCES):
-        return (f"the value comes from a configuration ({shown}): the code does not say which model it is "
+        return (f"{CONFIGURED} ({shown}): the code does not say which model it is "
                 "(declare it with `compiled = [...]`, or record a run)")
     if dotted.startswith(LOADERS) or dotted.rsplit(".", 1)[-1] in ("from_pretrained", "load_from_checkpoint", "load_model"):
         return f"{shown} loads a model the code does not define (unpickled or from another package)"
@@ -401,8 +424,10 @@ class TermBuilder:
                 return inner  # `blocks[1:]`: a part of the same container
             if isinstance(index, _Constant) and isinstance(index.value, (int, str)) and not isinstance(index.value, bool):
                 key = index.value if isinstance(index.value, int) else (CONST, index.value)
-            elif isinstance(index, _Name):
-                key = self.term(index, scope, row)  # a key known where it is evaluated (`MODELS[name]`)
+            elif isinstance(index, (_Name, _Attribute, _Subscript)):
+                # a key known where it is evaluated (`MODELS[name]`), or one a configuration
+                # picks (`models.__dict__[args.arch]`, `REGISTRY[cfg["model"]["name"]]`)
+                key = self.term(index, scope, row)
             else:
                 key = None
             return (ITEM, inner, key)
@@ -1215,12 +1240,15 @@ class Resolver:
                 element = inner[1][index]
                 if element is not None and element[0] != STAR:
                     return self.values(element, summary, env, depth)
+            keys = EMPTY
             if type(index) is tuple:  # a key: the constants it can be, or None (any)
                 keys = self.values(index, summary, env, depth)
                 index = frozenset(v.dotted for v in keys) if keys and all(v.kind == "const" for v in keys) else None
             out = set()
             for base in self.values(term[1], summary, env, depth):
-                out |= self._elements(base, index)
+                got = self._elements(base, index)
+                out |= _picked(got, keys) if base.kind == "seq" and base.dotted else got  # (a module's namespace)
+
             return frozenset(out)
         if tag == SEQ:
             elems, ordered = [], term[2]
@@ -1569,7 +1597,9 @@ class Resolver:
         """`models.__dict__` (`models.__dict__[args.arch]()`): a container of what the
         module exports, keyed by name; None as `_module_members`."""
         members = self._module_members(module, depth, summary)
-        return Value("seq", None, tuple(members.values()), False, tuple(members)) if members is not None else None
+        if members is None:
+            return None
+        return Value("seq", f"{module.dotted}.__dict__", tuple(members.values()), False, tuple(members))
 
     def _module_members(self, module: Value, depth, summary=None, levels: int = 3) -> Optional[dict]:
         """{name: values} a module of the project exports, as `from module import *` takes
@@ -1636,7 +1666,9 @@ class Resolver:
         if base.kind == UNKNOWN:
             return {base}
         if base.elems is None and base.kind == "inst" and base.dotted:
-            if base.dotted.startswith(LOADERS):  # `torch.load(p)["model"]`: what was saved
+            if base.dotted.startswith(LOADERS + CONFIG_SOURCES):
+                # `torch.load(p)["model"]`: what was saved; `yaml.safe_load(f)["model"]`: what
+                # a configuration says
                 return {Value(UNKNOWN, describe_external(base.dotted, True))}
             if base.dotted in self.index.defs:  # an item of a project container class (an Ensemble)
                 return {Value(UNKNOWN, f"an item of `{base.dotted.rsplit('.', 1)[-1]}`, which the index does not follow")}
@@ -1730,7 +1762,7 @@ class Resolver:
                             members = self._module_members(base, depth, summary) if base.kind == "ext" else None
                             if members is not None:
                                 exported = True
-                                out |= {v for held in members.values() for v in held}
+                                out |= _picked(frozenset(v for held in members.values() for v in held), names)
                         if not exported:  # (what the object is does not say which attribute)
                             del self.why[said:]
                 elif dotted in TIMM_CREATE and self.index.registered_with(TIMM_REGISTER):
