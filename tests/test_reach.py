@@ -1560,6 +1560,13 @@ def test_a_module_namespace_keyed_by_a_configuration_names_no_target_among_diffe
             torch.compile(net)
             one = zoo.__dict__[args.arch]()
             torch.compile(one)
+            export(model.__dict__[args.arch]())
+
+        def export(net):
+            torch.onnx.export(net, torch.rand(1), "g.onnx")
+
+        def test_export():
+            export(model.srresnet_x4())
         """,
     })
     for row in (10, 18):
@@ -1567,6 +1574,11 @@ def test_a_module_namespace_keyed_by_a_configuration_names_no_target_among_diffe
         assert not found["targets"]
         assert "a configuration names the model" in found["unresolved"]
     assert names(site(data, "train.py", 20)) == ["zoo.py:Net"]
+    # doctr's export_model_to_onnx (bench/dev12): its tests pass the models they build,
+    # a reference script `classification.__dict__[args.arch](...)`, which is not every
+    # name the package exports (its predictors were a wrong target): partial
+    exported = site(data, "train.py", 24)
+    assert names(exported) == ["model.py:SRResNet"] and exported["resolution"] == "partial"
 
 
 def test_a_registering_decorator_keys_its_store_by_the_def_name_through_a_local(tmp_path):

@@ -28,7 +28,7 @@ from .declared import Recording, describe_declared
 from .sys_paths import added_folders
 from ..semantic.names import NameTable, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
-from .values import ATTR, CALL, CHOSEN, DECORATED, EMPTY, KWARGS, LOCAL, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
+from .values import ATTR, CALL, DECORATED, EMPTY, KWARGS, LOCAL, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
 from ..semantic.signatures import parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -1817,14 +1817,6 @@ class ProjectIndex:
                     seen.add(entry[0])
                     entries.append(entry)
             named += self._value_targets(value, 0)
-        if unseen and all(v.kind == UNKNOWN and v.dotted == CHOSEN for v in unseen):
-            # entries picked by a configuration's key: the site is what they build when
-            # they all build one model (factories of one class, or the only class the
-            # call's arguments fit), else the configuration says which
-            if len({(id(t[0]), t[1].qualname) for t in named}) > 1:
-                self.site_targets[site_key(site)] = []
-                return [], CHOSEN
-            unseen = []
         self.site_targets[site_key(site)] = named
         if entries:
             # a union with a member the index cannot see is partial, never resolved

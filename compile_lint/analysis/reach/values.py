@@ -180,7 +180,7 @@ LOADERS = ("torch.load", "torch.jit.load", "torch.hub.load", "torch.export.load"
 
 
 CONFIGURED = "the value comes from a configuration"
-# the unknown member of an entry a configuration picks by key (`MODELS[args.arch]`)
+# what a module's namespace gives for a name a configuration picks (`models.__dict__[args.arch]`)
 CHOSEN = ("a configuration names the model among what a module exports, and those build different models: "
           "the code does not say which (declare it with `compiled = [...]`, or record a run)")
 
@@ -188,18 +188,6 @@ CHOSEN = ("a configuration names the model among what a module exports, and thos
 def _from_configuration(value: "Value") -> bool:
     """Whether `value` is one a configuration gives (an argument, a YAML entry)."""
     return value.kind == UNKNOWN and bool(value.dotted) and value.dotted.startswith(CONFIGURED)
-
-
-def _picked(members, names) -> frozenset:
-    """What a module's namespace gives for a name the code does not fix (`models.__dict__[
-    args.arch]`, `getattr(models, cfg.name)`): the names it exports, which, unlike a
-    registry's entries, are not alternatives of one role (a generator and its
-    discriminator, helpers). When a configuration gives the name, the choice among
-    several is the configuration's: an unknown member (CHOSEN) with them, which regions'
-    `resolve_site` drops only when they all build one model."""
-    if len(members) > 1 and any(_from_configuration(v) for v in names) and not any(v.kind == "const" for v in names):
-        return frozenset(members) | {Value(UNKNOWN, CHOSEN)}
-    return frozenset(members)
 
 
 def describe_external(dotted: str, called: bool) -> str:
@@ -1247,8 +1235,7 @@ class Resolver:
             out = set()
             for base in self.values(term[1], summary, env, depth):
                 got = self._elements(base, index)
-                out |= _picked(got, keys) if base.kind == "seq" and base.dotted else got  # (a module's namespace)
-
+                out |= self._picked(got, keys, depth) if base.kind == "seq" and base.dotted else got  # (a module's namespace)
             return frozenset(out)
         if tag == SEQ:
             elems, ordered = [], term[2]
@@ -1660,6 +1647,30 @@ class Resolver:
             return {Value("getter", None, base.elems)}
         return {Value("view", name, base.elems, base.ordered, base.keys)}
 
+    def _picked(self, members, names, depth) -> frozenset:
+        """What a module's namespace gives for a name the code does not fix (`models.__dict__[
+        args.arch]`, `getattr(models, cfg.name)`): the names it exports. Unlike a registry's
+        entries they are not alternatives of one role (a generator and its discriminator,
+        helpers, predictors): when a configuration gives the name and they build different
+        models, which one is the configuration's (unknown, CHOSEN)."""
+        if len(members) > 1 and any(_from_configuration(v) for v in names) and not any(v.kind == "const" for v in names):
+            if len(self._built_by(members, depth)) > 1:
+                self.why.append(CHOSEN)
+                return frozenset({Value(UNKNOWN, CHOSEN)})
+        return frozenset(members)
+
+    def _built_by(self, entries, depth) -> set:
+        """The project classes that `entries` are or build when called (a factory counts
+        as the classes it returns; `net_small()` and `net_big()` both build a Net)."""
+        built: set = set()
+        for v in entries:
+            if v.kind == "func" and v.dotted in self.index.defs:
+                made = self.values((CALL, (G, v.dotted), (), ()), self.index.defs[v.dotted][0], None, depth + 1)
+                built |= {m.dotted for m in made if m.kind == "inst" and m.dotted in self.index.defs} or {v.dotted}
+            elif v.dotted in self.index.defs:
+                built.add(v.dotted)
+        return built
+
     def _elements(self, base: Value, index) -> set:
         """What `base[index]` can hold: `index` an int position, a frozenset of the
         string keys it can be, or None (unknown: every element)."""
@@ -1762,7 +1773,7 @@ class Resolver:
                             members = self._module_members(base, depth, summary) if base.kind == "ext" else None
                             if members is not None:
                                 exported = True
-                                out |= _picked(frozenset(v for held in members.values() for v in held), names)
+                                out |= self._picked(frozenset(v for held in members.values() for v in held), names, depth)
                         if not exported:  # (what the object is does not say which attribute)
                             del self.why[said:]
                 elif dotted in TIMM_CREATE and self.index.registered_with(TIMM_REGISTER):
