@@ -1573,6 +1573,7 @@ def test_a_module_namespace_keyed_by_a_configuration_names_no_target_among_diffe
         found = site(data, "train.py", row)
         assert not found["targets"]
         assert "a configuration names the model" in found["unresolved"]
+        assert "(Discriminator, SRResNet)" in found["unresolved"]
     assert names(site(data, "train.py", 20)) == ["zoo.py:Net"]
     # doctr's export_model_to_onnx (bench/dev12): its tests pass the models they build,
     # a reference script `classification.__dict__[args.arch](...)`, which is not every

@@ -181,8 +181,7 @@ LOADERS = ("torch.load", "torch.jit.load", "torch.hub.load", "torch.export.load"
 
 CONFIGURED = "the value comes from a configuration"
 # what a module's namespace gives for a name a configuration picks (`models.__dict__[args.arch]`)
-CHOSEN = ("a configuration names the model among what a module exports, and those build different models: "
-          "the code does not say which (declare it with `compiled = [...]`, or record a run)")
+CHOSEN = "a configuration names the model among what a module exports, and those build different models"
 
 
 def _from_configuration(value: "Value") -> bool:
@@ -1654,9 +1653,14 @@ class Resolver:
         helpers, predictors): when a configuration gives the name and they build different
         models, which one is the configuration's (unknown, CHOSEN)."""
         if len(members) > 1 and any(_from_configuration(v) for v in names) and not any(v.kind == "const" for v in names):
-            if len(self._built_by(members, depth)) > 1:
-                self.why.append(CHOSEN)
-                return frozenset({Value(UNKNOWN, CHOSEN)})
+            built = sorted(self._built_by(members, depth), key=lambda d: d.rsplit(".", 1)[-1])
+            if len(built) > 1:
+                built = [d.rsplit(".", 1)[-1] for d in built]
+                shown = ", ".join(built[:4]) + (f" and {len(built) - 4} more" if len(built) > 4 else "")
+                said = (f"{CHOSEN} ({shown}): the code does not say which (declare it with `compiled = [...]`, "
+                        "or record a run)")
+                self.why.append(said)
+                return frozenset({Value(UNKNOWN, said)})
         return frozenset(members)
 
     def _built_by(self, entries, depth) -> set:
