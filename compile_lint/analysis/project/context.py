@@ -237,13 +237,8 @@ class Sources:
         """{(path, "may_call", name): may_call(path, name)} for every path: one rule asks
         it of every file of the project, for each linted file; in a snapshot the answer
         is made once and shared (Project.probes takes it whole)."""
-        if not self._snapshot:
-            return {(path, "may_call", name): self.may_call(path, name) for path in paths}
-        key = (id(paths), name)
-        found = self._asked_of_all.get(key)
-        if found is None or found[0] is not paths:  # (the list kept: its id is not reused)
-            found = self._asked_of_all[key] = (paths, {(path, "may_call", name): self.may_call(path, name) for path in paths})
-        return found[1]
+        return self._asked_of_list(paths, (name,),
+                                   lambda: {(path, "may_call", name): self.may_call(path, name) for path in paths})
 
     def mentioning_among(self, paths: list[str], token: bytes) -> tuple[list[str], frozenset, dict]:
         """(the paths whose bytes hold `token`, the same as a set, {(path, "mentions",
@@ -257,11 +252,16 @@ class Sources:
             kept = [key[0] for key, found in answers.items() if found]
             return kept, frozenset(kept), answers
 
+        return self._asked_of_list(paths, ("mentions", arg), make)
+
+    def _asked_of_list(self, paths: list[str], question: tuple, make: Callable[[], object]):
+        """make(), the answer to `question` about every file of `paths`: in a snapshot
+        made once per list and question, and shared."""
         if not self._snapshot:
             return make()
-        key = (id(paths), "mentions", arg)
+        key = (id(paths), *question)
         found = self._asked_of_all.get(key)
-        if found is None or found[0] is not paths:
+        if found is None or found[0] is not paths:  # (the list kept: its id is not reused)
             found = self._asked_of_all[key] = (paths, make())
         return found[1]
 

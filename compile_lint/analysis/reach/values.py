@@ -1581,7 +1581,8 @@ class Resolver:
 
     def _module_dict(self, module: Value, depth, summary=None) -> Optional[Value]:
         """`models.__dict__` (`models.__dict__[args.arch]()`): a container of what the
-        module exports, keyed by name; None as `_module_members`."""
+        module exports, keyed by name and named `<module>.__dict__` (no registry's
+        container has a name: `_picked` tells a namespace by it); None as `_module_members`."""
         members = self._module_members(module, depth, summary)
         if members is None:
             return None
