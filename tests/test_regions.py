@@ -180,6 +180,46 @@ def test_cross_file_regions(tmp_path):
     assert regions["pkg.ops.blend"].via == "UpBlock.forward"
 
 
+def test_a_wrapper_called_by_a_name_imports_gave_it_is_a_site(tmp_path):
+    """The index looks up only calls spelled with a wrapper's name or a name an import
+    bound it to (ProjectIndex._wrapper_names): renamed twice, through a package, it is
+    still found; a call of another def with the wrapper's argument shape is not a site."""
+    regions = regions_for(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from .wrappers import fast as speed\n",
+            "pkg/wrappers.py": """
+            import torch
+
+            def fast(model):
+                return torch.compile(model)
+
+            def slow(model):
+                return model
+            """,
+            "app.py": """
+            from torch import nn
+            from pkg import speed as go
+            from pkg.wrappers import slow
+
+            class Net(nn.Module):
+                def forward(self, x):
+                    return x
+
+            class Eager(nn.Module):
+                def forward(self, x):
+                    return x
+
+            net = go(Net())
+            other = slow(Eager())
+            """,
+        },
+    )
+    assert regions["app.Net.forward"].kinds == {"compiled"}
+    assert "compiled by fast()" in regions["app.Net.forward"].describe()
+    assert "app.Eager.forward" not in regions
+
+
 def test_configured_wrappers(tmp_path):
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "lib.py").write_text("def trace_it(m):\n    return magic(m)\n")
