@@ -88,3 +88,32 @@ def test_attributes_and_generators():
     assert not flow.is_generator(forward, ret[4])  # optional: None is fine for an op
     assert flow.is_generator(forward, ret[4], receiver=True)  # a method call on None would raise
     assert flow.is_generator(forward, ret[5]) and flow.is_generator(forward, ret[6])
+
+
+def test_what_the_plain_forms_rule_out_no_guess_calls_a_tensor_or_a_mask():
+    """plainly_not_tensor / plainly_not_mask answer before any guess is built (CL508 asks
+    them of every `if` test, size and index of compiled code): each form they rule out
+    must be one the guesses never call a tensor or a mask, even where every name is one."""
+    from compile_lint.analysis.tensors.kinds import plainly_not_mask, plainly_not_tensor
+
+    flow, defs = flow_of(
+        """
+        import torch
+        def f(x: torch.Tensor, m: torch.Tensor, n: int):
+            mask = x > 0
+            y = x * 2
+            exprs = (x, x.shape, x.shape[0], x.size(1), x.dim(), x.sum(), x.T, x.dtype, not x, -x,
+                     x is None, m in y, x > y, x.shape[0] > 2, 3, "s", n + 1, x + 1, x[0], x.shape[1:],
+                     x.size(0) * 2, mask, mask & mask, ~mask, mask[0], x.bool(), (x, y), [x], x if n else y,
+                     mask.any(), x.view(-1), len(x), torch.zeros(3), y.data, x.numel() > 1, x == y)
+            return y
+        """
+    )
+    func = defs["f"]
+    guess, masks = flow.guess(func), flow.masks(func)
+    exprs = next(n.value for n in ast.walk(func) if isinstance(n, ast.Assign) and n.targets[0].id == "exprs").elts
+    ruled_out = [e for e in exprs if plainly_not_tensor(flow.facts, e)]
+    assert ruled_out and not any(guess.is_tensor(e) for e in ruled_out)
+    assert {ast.unparse(e) for e in ruled_out} >= {"x.shape", "x.shape[0]", "x.size(1)", "not x", "x is None", "3"}
+    not_masks = [e for e in exprs if plainly_not_mask(e)]
+    assert not_masks and not any(masks.is_mask(e, e) for e in not_masks)

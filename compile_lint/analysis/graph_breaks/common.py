@@ -31,7 +31,7 @@ from ..semantic.signatures import parameter_defaults
 from .ids import LOOP_ID, describe
 from ..reach.queries import dynamo_flag_on, eager_only
 from ..tensors.calls import flow_for
-from ..tensors.kinds import MaskGuess, TensorGuess, not_tensors_at
+from ..tensors.kinds import MaskGuess, TensorGuess, not_tensors_at, plainly_not_mask, plainly_not_tensor
 
 COMPOUND = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
             ast.AsyncFunctionDef, ast.ClassDef, ast.Match)
@@ -204,6 +204,8 @@ class Breaks:
 
     def is_tensor(self, node: ast.AST, expr: ast.AST) -> bool:
         """`expr`, read at `node`, holds a tensor (an `isinstance` test above may say it cannot)."""
+        if plainly_not_tensor(self.facts, expr):
+            return False
         guess = self.tensors(node)
         if guess is None:
             return False
@@ -215,6 +217,8 @@ class Breaks:
 
     def only_tensor(self, node: ast.AST, expr: ast.AST) -> bool:
         """`expr`, read at `node`, holds a tensor on every assignment (TensorGuess.only_tensor)."""
+        if plainly_not_tensor(self.facts, expr):
+            return False
         guess = self.tensors(node)
         if guess is None:
             return False
@@ -225,6 +229,8 @@ class Breaks:
             guess.hidden = frozenset()
 
     def is_mask(self, node: ast.AST, expr: ast.AST) -> bool:
+        if plainly_not_mask(expr):
+            return False
         guess = self.masks(node)
         if guess is None:
             return False

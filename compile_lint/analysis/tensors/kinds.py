@@ -292,6 +292,52 @@ class TensorGuess:
         return False
 
 
+def plainly_not_tensor(facts: ModuleFacts, expr: ast.AST) -> bool:
+    """Whether TensorGuess.is_tensor answers False for `expr` whatever the guess of its
+    function: its form alone says so (a constant, `x is None`, `not x`, `x.shape[0]`,
+    `x.size(1)`). It mirrors is_tensor, branch for branch. Asked first, it spares the
+    guess of a function whose only questions are of that form (CL508 asks every `if`
+    test and size argument of compiled code; a guess costs milliseconds)."""
+    from .calls import Known
+
+    if isinstance(expr, (ast.Name, Known)):
+        return False
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        return isinstance(func, ast.Attribute) and func.attr in NON_TENSOR_METHODS and facts.resolve(func) is None
+    if isinstance(expr, ast.BinOp):
+        return plainly_not_tensor(facts, expr.left) and plainly_not_tensor(facts, expr.right)
+    if isinstance(expr, ast.BoolOp):
+        return all(plainly_not_tensor(facts, v) for v in expr.values)
+    if isinstance(expr, ast.UnaryOp):
+        return isinstance(expr.op, ast.Not) or plainly_not_tensor(facts, expr.operand)
+    if isinstance(expr, ast.Compare):
+        if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in expr.ops):
+            return True
+        return plainly_not_tensor(facts, expr.left) and all(plainly_not_tensor(facts, c) for c in expr.comparators)
+    if isinstance(expr, ast.Subscript):
+        return not isinstance(expr.value, ast.Name) and plainly_not_tensor(facts, expr.value)
+    if isinstance(expr, ast.Attribute):
+        return expr.attr in NON_TENSOR_ATTRS
+    return True
+
+
+def plainly_not_mask(expr: ast.AST) -> bool:
+    """Whether MaskGuess.is_mask answers False for `expr` whatever the guesses: a form it
+    never reads as a mask (a constant, a slice, an attribute, `a + b`), or a part of one.
+    It mirrors is_mask's branches, as plainly_not_tensor mirrors is_tensor's."""
+    from .calls import Known
+
+    while isinstance(expr, ast.Subscript):
+        expr = expr.value
+    if isinstance(expr, ast.BinOp):
+        return not isinstance(expr.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) or (
+            plainly_not_mask(expr.left) and plainly_not_mask(expr.right))
+    if isinstance(expr, ast.UnaryOp):
+        return not isinstance(expr.op, ast.Invert) or plainly_not_mask(expr.operand)
+    return not isinstance(expr, (ast.Name, Known, ast.Compare, ast.Call))
+
+
 class MaskGuess:
     """Which expressions of one function are boolean tensors (masks), on top of a
     TensorGuess of the same function."""
