@@ -1582,6 +1582,73 @@ def test_a_module_namespace_keyed_by_a_configuration_names_no_target_among_diffe
     assert names(exported) == ["model.py:SRResNet"] and exported["resolution"] == "partial"
 
 
+def test_a_module_namespace_without_all_is_read_by_a_constant_key_and_by_one_model(tmp_path):
+    # V-JEPA 2 app/vjepa_droid/utils.py (bench/dev13): `vit_ac_pred.__dict__["vit_ac_predictor"](...)`
+    # is the module's `vit_ac_predictor`, though the module has no `__all__`; and
+    # `video_vit.__dict__[model_name](...)`, with the name from a parameter no call shows,
+    # is a VisionTransformer whichever factory it picks: every public class and function
+    # the module defines builds one. A module whose own defs build other things too (a
+    # helper, a second model) stays unresolved, and a name the module does not hold is
+    # nothing, not "another package"
+    _, data = project(tmp_path, {
+        "vit.py": """
+        from torch import nn
+        from blocks import Block
+
+        class VisionTransformer(nn.Module):
+            def forward(self, x):
+                return x
+
+        def vit_tiny(**kw):
+            return VisionTransformer(**kw)
+
+        def vit_base(**kw):
+            return VisionTransformer(**kw)
+        """,
+        "blocks.py": """
+        from torch import nn
+
+        class Block(nn.Module):
+            def forward(self, x):
+                return x
+        """,
+        "pred.py": """
+        from torch import nn
+
+        class Predictor(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Head(nn.Module):
+            def forward(self, x):
+                return x
+
+        def predictor(**kw):
+            return Predictor(**kw)
+        """,
+        "train.py": """
+        import torch
+        import vit
+        import pred
+
+        def main(args):
+            encoder = vit.__dict__[args["model_name"]](depth=2)
+            torch.compile(encoder)
+            predictor = pred.__dict__["predictor"](depth=2)
+            torch.compile(predictor)
+            other = pred.__dict__[args["name"]]()
+            torch.compile(other)
+            missing = pred.__dict__["nothing_here"]()
+            torch.compile(missing)
+        """,
+    })
+    assert names(site(data, "train.py", 8)) == ["vit.py:VisionTransformer"]
+    assert names(site(data, "train.py", 10)) == ["pred.py:Predictor"]
+    assert not site(data, "train.py", 12)["targets"]
+    missing = site(data, "train.py", 14)
+    assert not missing["targets"] and "is from another package" not in missing["unresolved"]
+
+
 def test_a_registering_decorator_keys_its_store_by_the_def_name_through_a_local(tmp_path):
     # FasterViT fastervit/models/registry.py (bench/dev6), timm's registry copied:
     # `model_name = fn.__name__; _model_entrypoints[model_name] = fn`, then

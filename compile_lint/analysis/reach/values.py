@@ -1233,6 +1233,16 @@ class Resolver:
                 index = frozenset(v.dotted for v in keys) if keys and all(v.kind == "const" for v in keys) else None
             out = set()
             for base in self.values(term[1], summary, env, depth):
+                if isinstance(index, frozenset) and base.kind in ("seq", "ext") and base.dotted \
+                        and base.dotted.endswith(".__dict__"):
+                    # `models.__dict__["vit_base"]` is `models.vit_base`, exported or not; a
+                    # name a module of the project does not hold is nothing, not another package's
+                    module = base.dotted[: -len(".__dict__")]
+                    own = any(self.index.holds_module(c) for c in self.index.candidates(module, summary))
+                    for name in sorted(index):
+                        got = self.values((G, f"{module}.{name}"), summary, None, depth)
+                        out |= {v for v in got if not (own and v.kind == "ext" and v.dotted == f"{module}.{name}")}
+                    continue
                 got = self._elements(base, index)
                 out |= self._picked(got, keys, depth) if base.kind == "seq" and base.dotted else got  # (a module's namespace)
             return frozenset(out)
@@ -1583,10 +1593,33 @@ class Resolver:
         """`models.__dict__` (`models.__dict__[args.arch]()`): a container of what the
         module exports, keyed by name and named `<module>.__dict__` (no registry's
         container has a name: `_picked` tells a namespace by it); None as `_module_members`."""
-        members = self._module_members(module, depth, summary)
+        members = self._namespace_members(module, depth, summary)
         if members is None:
             return None
         return Value("seq", f"{module.dotted}.__dict__", tuple(members.values()), False, tuple(members))
+
+    def _namespace_members(self, module: Value, depth, summary=None) -> Optional[dict]:
+        """{name: values} a name the code does not fix may pick from a project module's
+        namespace (`models.__dict__[args.arch]`, `getattr(models, name)`): what it exports
+        (`_module_members`); for a module without `__all__`, its own public classes and
+        functions when they all build one model (V-JEPA's `vit_tiny` ... `vit_gigantic`,
+        each returning a VisionTransformer): whichever the name is, that model. Other
+        modules without `__all__` export helpers too: None, no guess."""
+        members = self._module_members(module, depth, summary)
+        if members is not None:
+            return members
+        modules = [c for c in self.index.candidates(module.dotted, summary) if c in self.index.modules]
+        if not modules or summary is None and len(set(modules)) > 1:
+            return None
+        found = self.index.modules[modules[0]]
+        if "__all__" in found.scopes.get("", {}) or found.star_imports:
+            return None
+        names = sorted(q for q in found.defs if "." not in q and not q.startswith(("_", "<")))
+        if len(names) < 2:
+            return None
+        members = {name: self._global(found.dotted(name), found, depth) for name in names[:MAX_MEMBERS]}
+        built = self._built_by(frozenset(v for held in members.values() for v in held), depth)
+        return members if len(built) == 1 and len(names) <= MAX_MEMBERS else None
 
     def _module_members(self, module: Value, depth, summary=None, levels: int = 3) -> Optional[dict]:
         """{name: values} a module of the project exports, as `from module import *` takes
@@ -1775,7 +1808,7 @@ class Resolver:
                         # `getattr(models, cfg.arch)` on a module of the project: any name it exports
                         said, exported = len(self.why), False
                         for base in arg(0):
-                            members = self._module_members(base, depth, summary) if base.kind == "ext" else None
+                            members = self._namespace_members(base, depth, summary) if base.kind == "ext" else None
                             if members is not None:
                                 exported = True
                                 out |= self._picked(frozenset(v for held in members.values() for v in held), names, depth)
