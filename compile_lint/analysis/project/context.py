@@ -412,17 +412,31 @@ def _module_path(path: str, module: str) -> Optional[str]:
         above = os.path.dirname(above)
         folders.append(above)
     parts = module.split(".")
+    tried: set = set()
+    for folder in folders:
+        found = None if folder in tried else _module_file(folder, parts)
+        if found is not None:
+            return found
+        tried.add(folder)
     # then the project's packages under an import folder of their own (`src/pkg`), as
-    # the region index's import roots
-    folders += [f for f in _import_folders(above) if os.path.isfile(os.path.join(f, parts[0], "__init__.py"))]
-    for folder in dict.fromkeys(folders):
-        base = os.path.join(folder, *parts)
-        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
-            if os.path.isfile(candidate):
-                return candidate
+    # the region index's import roots (listed only when the folders above lack the module)
+    for folder in _import_folders(above):
+        if folder not in tried and os.path.isfile(os.path.join(folder, parts[0], "__init__.py")):
+            found = _module_file(folder, parts)
+            if found is not None:
+                return found
+            tried.add(folder)
     # a module name of the region index starts with the folders below the project root,
     # where a dot in a folder's name is written `_` (`proj.v2/pkg` is `proj_v2.pkg`)
     return _spelled_path(above, parts) if prefix and any("_" in part for part in parts) else None
+
+
+def _module_file(folder: str, parts: list) -> Optional[str]:
+    base = os.path.join(folder, *parts)
+    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
 
 
 def _import_folders(root: str, _cache: dict = {}) -> tuple:
