@@ -412,12 +412,11 @@ def _module_path(path: str, module: str) -> Optional[str]:
         above = os.path.dirname(above)
         folders.append(above)
     parts = module.split(".")
-    tried: set = set()
-    for folder in folders:
-        found = None if folder in tried else _module_file(folder, parts)
+    tried = dict.fromkeys(folders)
+    for folder in tried:
+        found = _module_file(folder, parts)
         if found is not None:
             return found
-        tried.add(folder)
     # then the project's packages under an import folder of their own (`src/pkg`), as
     # the region index's import roots (listed only when the folders above lack the module)
     for folder in _import_folders(above):
@@ -425,7 +424,6 @@ def _module_path(path: str, module: str) -> Optional[str]:
             found = _module_file(folder, parts)
             if found is not None:
                 return found
-            tried.add(folder)
     # a module name of the region index starts with the folders below the project root,
     # where a dot in a folder's name is written `_` (`proj.v2/pkg` is `proj_v2.pkg`)
     return _spelled_path(above, parts) if prefix and any("_" in part for part in parts) else None

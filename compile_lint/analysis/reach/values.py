@@ -1608,29 +1608,32 @@ class Resolver:
         members = self._module_members(module, depth, summary)
         if members is not None:
             return members
+        found = self._project_module(module, summary)
+        if found is None or "__all__" in found.scopes.get("", {}) or found.star_imports:
+            return None
+        names = sorted(q for q in found.defs if "." not in q and not q.startswith(("_", "<")))
+        if not 2 <= len(names) <= MAX_MEMBERS:
+            return None
+        members = {name: self._global(f"{found.module}.{name}", found, depth) for name in names}
+        built = self._built_by(frozenset(v for held in members.values() for v in held), depth)
+        return members if len(built) == 1 else None
+
+    def _project_module(self, module: Value, summary=None):
+        """The summary of the project module `module` names, read where it is named when
+        that is known (`summary`); else only a name no two packages share. None otherwise."""
         modules = [c for c in self.index.candidates(module.dotted, summary) if c in self.index.modules]
         if not modules or summary is None and len(set(modules)) > 1:
             return None
-        found = self.index.modules[modules[0]]
-        if "__all__" in found.scopes.get("", {}) or found.star_imports:
-            return None
-        names = sorted(q for q in found.defs if "." not in q and not q.startswith(("_", "<")))
-        if len(names) < 2:
-            return None
-        members = {name: self._global(found.dotted(name), found, depth) for name in names[:MAX_MEMBERS]}
-        built = self._built_by(frozenset(v for held in members.values() for v in held), depth)
-        return members if len(built) == 1 and len(names) <= MAX_MEMBERS else None
+        return self.index.modules[modules[0]]
 
     def _module_members(self, module: Value, depth, summary=None, levels: int = 3) -> Optional[dict]:
         """{name: values} a module of the project exports, as `from module import *` takes
         them: its `__all__`, or, for a package `__init__` that only star-imports, what
         those modules export. None when the module is not the project's or its exports are
         not all known (a module without `__all__` also exports its helpers: no guess)."""
-        # (read where it is named when that is known; else only a name no two packages share)
-        modules = [c for c in self.index.candidates(module.dotted, summary) if c in self.index.modules]
-        if not modules or levels == 0 or summary is None and len(set(modules)) > 1:
+        found = self._project_module(module, summary) if levels else None
+        if found is None:
             return None
-        found = self.index.modules[modules[0]]
         names: list = []
         if found.scopes.get("", {}).get("__all__"):
             for held in self._local(found, "", "__all__", None, {}, depth):
