@@ -220,6 +220,54 @@ def test_a_wrapper_called_by_a_name_imports_gave_it_is_a_site(tmp_path):
     assert "app.Eager.forward" not in regions
 
 
+def test_a_submodule_read_only_in_a_disabled_nested_def_is_not_reached(tmp_path):
+    """doctr's compiled forward hands its post-processor to a nested def decorated
+    `torch.compiler.disable`: that def runs eagerly, so the post-processor is outside the
+    region; a submodule the forward reads itself, or in a plain nested def, is inside."""
+    regions = regions_for(
+        tmp_path,
+        {
+            "app.py": """
+            import torch
+            from torch import nn
+
+            class Post(nn.Module):
+                def forward(self, x):
+                    return x
+
+            class Head(nn.Module):
+                def forward(self, x):
+                    return x
+
+            class Body(nn.Module):
+                def forward(self, x):
+                    return x
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.post = Post()
+                    self.head = Head()
+                    self.body = Body()
+
+                def forward(self, x):
+                    @torch.compiler.disable
+                    def _postprocess(y):
+                        return self.post(y)
+
+                    def _run(y):
+                        return self.body(y)
+
+                    return _postprocess(self.head(_run(x)))
+
+            net = torch.compile(Net())
+            """,
+        },
+    )
+    assert "app.Head.forward" in regions and "app.Body.forward" in regions
+    assert "app.Post.forward" not in regions
+
+
 def test_configured_wrappers(tmp_path):
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "lib.py").write_text("def trace_it(m):\n    return magic(m)\n")

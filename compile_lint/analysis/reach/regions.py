@@ -931,8 +931,10 @@ class _Summarizer:
 
     def _self_reads(self, method) -> tuple:
         """The attributes a method reads on its first parameter (`self.head(x)`, `for blk
-        in self.blocks`), nested defs included (they close over `self`), from the scope
-        scan's attribute lists (no walk of its own)."""
+        in self.blocks`), nested defs included (they close over `self`) but for those
+        decorated `torch.compiler.disable`, which run eagerly (doctr's forward reads
+        `self.postprocessor` only in such a def: bench/dev12), from the scope scan's
+        attribute lists (no walk of its own)."""
         params = method.args.posonlyargs + method.args.args
         if not params:
             return ()
@@ -957,7 +959,8 @@ class _Summarizer:
                         found.add(f"{ANY_ATTR}{called[id(call)]}")
                     else:
                         found.add(ANY_ATTR)  # `getattr(self, name)`: any attribute
-            todo.extend(d for d in nodes.defs if d.__class__ is not ast.ClassDef)
+            todo.extend(d for d in nodes.defs if d.__class__ is not ast.ClassDef
+                        and not any(self._is_disable(deco) for deco in d.decorator_list))
         if found & _GENERIC_CHILDREN:
             found.add(ANY_ATTR)
         return tuple(sorted(found))
