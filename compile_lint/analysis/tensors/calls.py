@@ -133,8 +133,8 @@ class CallFlow:
         tensors = self.guess(func)
         if tensors is not None and tensors.is_tensor(expr):
             return TENSOR
-        if tensors is not None and isinstance(expr, ast.Name) and expr.id in tensors.seqs:
-            return tensors.seqs[expr.id]
+        if tensors is not None and isinstance(expr, ast.Name) and tensors.seq(expr.id) is not None:
+            return tensors.seq(expr.id)
         return None
 
     def is_generator(self, func, expr: ast.AST, receiver: bool = False) -> bool:

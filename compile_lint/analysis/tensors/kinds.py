@@ -84,7 +84,8 @@ class TensorGuess:
         # `self.<attr>` buffers); None: this def alone
         self.flow = flow
         self._names: dict[str, bool] = {}
-        self.seqs: dict[str, tuple] = {}  # names holding a tuple of tensors: name -> the kinds of its elements
+        self._seqs: dict[str, tuple] = {}  # names holding a tuple of tensors: name -> the kinds of its elements
+        self._unsettled: set[str] = set()  # parameters whose callers are not read yet (see _settle)
         # names whose every item is a tensor, however many (`params: Dict[str, torch.Tensor]`,
         # `factors = tuple(params[k] for k in KEYS)`): an item read from them is a tensor
         self.holders: set[str] = set()
@@ -102,11 +103,9 @@ class TensorGuess:
                 elif arg.annotation is not None and self._holds_tensors(arg.annotation):
                     self.holders.add(arg.arg)
                 elif self.flow is not None:
-                    kind = self.flow.param_kind(func, arg.arg)
-                    if is_tensor_kind(kind):
-                        self._names[arg.arg] = True
-                    elif isinstance(kind, tuple):
-                        self.seqs[arg.arg] = kind
+                    # what the callers pass is read when first asked: most parameters never
+                    # are, and each asks every caller's guess (CL508's largest cost)
+                    self._unsettled.add(arg.arg)
         body = func.body if isinstance(func.body, list) else [func.body]
         nodes = own_nodes(body)  # walked once, read three times
         # a name whose tensor-only methods are called is a tensor (`img.mean(1)`)
@@ -163,6 +162,23 @@ class TensorGuess:
                     if node.value is not None and self.is_tensor(node.value):
                         self._names[node.target.id] = True
 
+    def _settle(self, name: str) -> None:
+        """Read what this file's callers pass for parameter `name`, once."""
+        if name in self._unsettled:
+            from .calls import is_tensor_kind
+
+            self._unsettled.discard(name)
+            kind = self.flow.param_kind(self.func, name)
+            if is_tensor_kind(kind):
+                self._names[name] = True
+            elif isinstance(kind, tuple):
+                self._seqs[name] = kind
+
+    def seq(self, name: str) -> Optional[tuple]:
+        """The kinds of the elements of the tuple `name` holds (None: not a known tuple)."""
+        self._settle(name)
+        return self._seqs.get(name)
+
     def bound_values(self, name: str) -> list:
         """The values assigned to `name` in the function (None: a binding with no plain
         value, a loop target or an augmented assignment)."""
@@ -174,8 +190,8 @@ class TensorGuess:
         from .calls import Known
 
         kinds = None
-        if isinstance(value, ast.Name) and value.id in self.seqs:
-            kinds = self.seqs[value.id]
+        if isinstance(value, ast.Name) and self.seq(value.id) is not None:
+            kinds = self.seq(value.id)
         elif isinstance(value, ast.Call) and self.flow is not None:
             kinds = self.flow.returns_kind(value)
         if not isinstance(kinds, tuple) or len(kinds) != n:
@@ -247,7 +263,10 @@ class TensorGuess:
         from .calls import Known, is_tensor_kind
 
         if isinstance(expr, ast.Name):
-            return expr.id not in self.hidden and self._names.get(expr.id, False)
+            if expr.id in self.hidden:
+                return False
+            self._settle(expr.id)
+            return self._names.get(expr.id, False)
         if isinstance(expr, Known):
             return is_tensor_kind(expr.kind)
         if isinstance(expr, ast.Call):
@@ -278,9 +297,9 @@ class TensorGuess:
         if isinstance(expr, ast.Subscript):
             if isinstance(expr.value, ast.Name) and expr.value.id in self.holders and not isinstance(expr.slice, ast.Slice):
                 return expr.value.id not in self.hidden
-            if isinstance(expr.value, ast.Name) and expr.value.id in self.seqs and isinstance(expr.slice, ast.Constant) \
-                    and isinstance(expr.slice.value, int):
-                kinds = self.seqs[expr.value.id]
+            if isinstance(expr.value, ast.Name) and isinstance(expr.slice, ast.Constant) \
+                    and isinstance(expr.slice.value, int) and self.seq(expr.value.id) is not None:
+                kinds = self.seq(expr.value.id)
                 return -len(kinds) <= expr.slice.value < len(kinds) and is_tensor_kind(kinds[expr.slice.value])
             return self.is_tensor(expr.value)
         if isinstance(expr, ast.Attribute):
@@ -352,12 +371,10 @@ class MaskGuess:
         # name -> (statement, value) of each binding, value None unless a plain `name = value`
         # (for the binding that reaches a use)
         self._plain: dict[str, list[tuple[ast.stmt, Optional[ast.expr]]]] = {}
+        # parameters every caller in the file passes a mask: read when first asked (TensorGuess._settle)
+        self._unsettled: set[str] = set()
         if tensors.flow is not None and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            from .calls import MASK
-
-            for arg in func.args.posonlyargs + func.args.args + func.args.kwonlyargs:
-                if tensors.flow.param_kind(func, arg.arg) == MASK:
-                    self._names.add(arg.arg)  # every caller in the file passes a mask
+            self._unsettled = {arg.arg for arg in func.args.posonlyargs + func.args.args + func.args.kwonlyargs}
         for node in own_nodes(body):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
                 node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)) else []
@@ -398,6 +415,10 @@ class MaskGuess:
 
         facts, tensors = self.facts, self.tensors
         if isinstance(expr, ast.Name):
+            if expr.id in self._unsettled:
+                self._unsettled.discard(expr.id)
+                if tensors.flow.param_kind(tensors.func, expr.id) == MASK:
+                    self._names.add(expr.id)
             return expr.id in self._names or (at is not None and (
                 _dtype_tested(facts, expr.id, at) or self._reaching_mask(expr.id, at)))
         if isinstance(expr, Known):

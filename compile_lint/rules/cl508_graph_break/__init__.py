@@ -575,6 +575,20 @@ class GraphBreak(Rule):
             at=[(9, 27), (10, 12)],
             note="a router converted to its dtype (new parameters in float16: GB0264); `if not t.all():` (GB0170)",
         ),
+        Case(
+            "import torch\nfrom torch import nn\nclass Hiera(nn.Module):\n"
+            "    def random_mask(self, x: torch.Tensor, ratio: float) -> torch.Tensor:\n"
+            "        batch = x.shape[0]\n        windows = 16\n"
+            "        mask = torch.zeros([batch, windows], device=x.device)\n        return mask.bool()\n"
+            "    def forward_features(self, x: torch.Tensor, mask=None):\n        if self.training:\n"
+            "            mask = self.random_mask(x, ratio=0.5)\n        if mask is not None:\n"
+            "            x = x[mask[..., None].tile(1, 1, x.shape[2])]\n        return x\n"
+            "    def forward(self, x: torch.Tensor, mask=None):\n        return self.forward_features(x, mask=mask)\n"
+            "net = torch.compile(Hiera())\n",
+            at=[(13, 17)],
+            note="timm's Hiera: the mask `random_mask` returns, asked about while the guesses of its callers "
+                 "were still being built (what callers pass is read when asked, so none is half built)",
+        ),
     ]
 
     def check(self, facts):

@@ -115,7 +115,7 @@ def python_sequence(facts, at: ast.AST, expr: ast.AST, breaks: Breaks, depth: in
     if guess is None or depth > 2:
         return False
     if isinstance(expr, ast.Name):
-        if expr.id in guess.seqs:
+        if guess.seq(expr.id) is not None:
             return True
         func = guess.func
         values = [v for v in guess.bound_values(expr.id)]
