@@ -202,7 +202,7 @@ class SemanticModel:
         model uses (what a use of a name can hold here, as AST): built per scope on
         first use."""
         if self._bindings is None:
-            self._bindings = FileBindings(self.tree, self.parent_of)
+            self._bindings = FileBindings(self.tree, self.parent_of, self._by_type)
         return self._bindings
 
     # -- scopes ----------------------------------------------------------------------
@@ -376,10 +376,23 @@ class FileBindings:
     """The bindings of every scope of one file (module, defs, lambdas), by name, in
     source order. `parent_of(node)` gives a node's parent (the engine links them)."""
 
-    def __init__(self, tree: ast.Module, parent_of):
+    def __init__(self, tree: ast.Module, parent_of, by_type: Optional[dict] = None):
+        """`by_type`: the file's nodes by type (the engine's walk), when parent links
+        exist: an expression is then searched for `:=` and comprehension targets only
+        along the paths that lead to one (that search of every expression was most of
+        the cost of a table)."""
         self.tree = tree
         self.parent_of = parent_of
         self._tables: dict[int, dict[str, list[Bound]]] = {}
+        self._toward_binders: Optional[set[int]] = None
+        if by_type is not None:
+            toward: set[int] = set()
+            for kind in (ast.NamedExpr, ast.comprehension):
+                for node in by_type.get(kind, ()):
+                    while node is not None and id(node) not in toward:
+                        toward.add(id(node))
+                        node = parent_of(node)
+            self._toward_binders = toward
 
     # -- scopes ------------------------------------------------------------------
     def scope_around(self, node: ast.AST):
@@ -535,6 +548,9 @@ class FileBindings:
     def _expressions(self, expr, add, conditional: bool) -> None:
         """Bindings made inside an expression: `:=` (in this scope), comprehension targets
         (in the comprehension's own scope: kept here, positioned at the comprehension)."""
+        toward = self._toward_binders
+        if toward is not None and id(expr) not in toward:
+            return  # no `:=` or comprehension below
         stack = [expr]
         while stack:
             node = stack.pop()
@@ -544,7 +560,10 @@ class FileBindings:
                 add(node.target.id, Bound("assign", node.lineno, node.col_offset, True, node, value=node.value))
             elif isinstance(node, ast.comprehension):
                 self._loop_target(node.target, node.iter, node.target, add)
-            stack.extend(children(node))
+            if toward is None:
+                stack.extend(children(node))
+            else:  # (the same nodes in the same order, less the subtrees with no binder)
+                stack.extend(c for c in children(node) if id(c) in toward)
 
 
 def _names_in(target) -> list:
