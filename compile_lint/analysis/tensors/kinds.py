@@ -60,6 +60,7 @@ BOOL_OPS = frozenset(
 )
 BOOL_REDUCTIONS = frozenset({"any", "all"})  # of a mask over a dimension: a mask
 MIN_MAX = frozenset({"builtins.max", "builtins.min"})
+PYTHON_SCALARS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.complex"})
 TENSOR_TORCH_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.HalfTensor", "torch.BoolTensor",
                                 "torch.LongTensor", "torch.IntTensor", "torch.DoubleTensor", "torch.ByteTensor"})
@@ -102,7 +103,10 @@ class TensorGuess:
                     self._names[arg.arg] = True
                 elif arg.annotation is not None and self._holds_tensors(arg.annotation):
                     self.holders.add(arg.arg)
-                elif self.flow is not None:
+                elif self.flow is not None and not (arg.annotation is not None and self.facts.resolve(
+                        arg.annotation) in PYTHON_SCALARS):
+                    # (`x: float`: the code says a number, whatever a guess of a caller's
+                    # argument says; doctr's numpy post-processing, bench/dev12)
                     # what the callers pass is read when first asked: most parameters never
                     # are, and each asks every caller's guess (CL508's largest cost)
                     self._unsettled.add(arg.arg)
