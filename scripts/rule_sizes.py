@@ -37,7 +37,7 @@ def logic_lines(source: str) -> int:
                 exclude(body[0])
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             exclude(node)
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):  # (`valid += [...]` too)
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id in CASE_LISTS for t in targets):
                 exclude(node)

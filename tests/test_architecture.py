@@ -151,6 +151,9 @@ class Rule:
     valid = [
         "x = 1",
     ]
+    valid += [
+        "y = 2",
+    ]
 
     def check(self, facts):
         # a comment
