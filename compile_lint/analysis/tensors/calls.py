@@ -133,7 +133,7 @@ class CallFlow:
         tensors = self.guess(func)
         if tensors is not None and tensors.is_tensor(expr):
             return TENSOR
-        if tensors is not None and isinstance(expr, ast.Name) and tensors.seq(expr.id) is not None:
+        if tensors is not None and isinstance(expr, ast.Name):
             return tensors.seq(expr.id)
         return None
 

@@ -105,10 +105,10 @@ class TensorGuess:
                     self.holders.add(arg.arg)
                 elif self.flow is not None and not (arg.annotation is not None and self.facts.resolve(
                         arg.annotation) in PYTHON_SCALARS):
-                    # (`x: float`: the code says a number, whatever a guess of a caller's
-                    # argument says; doctr's numpy post-processing, bench/dev12)
                     # what the callers pass is read when first asked: most parameters never
-                    # are, and each asks every caller's guess (CL508's largest cost)
+                    # are, and each asks every caller's guess (CL508's largest cost). Not for
+                    # `x: float`: the code says a number, whatever a guess of a caller's
+                    # argument says (doctr's NumPy post-processing, bench/dev12)
                     self._unsettled.add(arg.arg)
         body = func.body if isinstance(func.body, list) else [func.body]
         nodes = own_nodes(body)  # walked once, read three times
@@ -194,7 +194,7 @@ class TensorGuess:
         from .calls import Known
 
         kinds = None
-        if isinstance(value, ast.Name) and self.seq(value.id) is not None:
+        if isinstance(value, ast.Name):
             kinds = self.seq(value.id)
         elif isinstance(value, ast.Call) and self.flow is not None:
             kinds = self.flow.returns_kind(value)
@@ -302,8 +302,7 @@ class TensorGuess:
             if isinstance(expr.value, ast.Name) and expr.value.id in self.holders and not isinstance(expr.slice, ast.Slice):
                 return expr.value.id not in self.hidden
             if isinstance(expr.value, ast.Name) and isinstance(expr.slice, ast.Constant) \
-                    and isinstance(expr.slice.value, int) and self.seq(expr.value.id) is not None:
-                kinds = self.seq(expr.value.id)
+                    and isinstance(expr.slice.value, int) and (kinds := self.seq(expr.value.id)) is not None:
                 return -len(kinds) <= expr.slice.value < len(kinds) and is_tensor_kind(kinds[expr.slice.value])
             return self.is_tensor(expr.value)
         if isinstance(expr, ast.Attribute):
