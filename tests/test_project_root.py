@@ -49,3 +49,26 @@ def test_a_dotted_folder_above_the_package_keeps_cross_file_findings(tmp_path):
     out = subprocess.run([sys.executable, "-m", "compile_lint", "check", ".", "--no-cache", "--output-format", "concise"],
                          cwd=tmp_path, capture_output=True, text=True)
     assert "proj.v2/pkg/export.py:4:1: CL104" in out.stdout, out.stdout + out.stderr
+
+
+def test_a_clone_folder_with_an_init_but_no_importable_name_is_the_import_root(tmp_path):
+    """A clone named `algorithmic-efficiency` that holds an `__init__.py` (mlcommons's
+    AlgoPerf, bench/dev15) cannot be imported by that name: its code imports `algoperf`
+    from inside it. Its modules were named from the folders above it, and no import of
+    the project matched them (no subclass, no inherited method, across files)."""
+    from compile_lint.analysis.semantic.names import module_name_for
+
+    repo = tmp_path / "algorithmic-efficiency"
+    pkg = repo / "algoperf"
+    pkg.mkdir(parents=True)
+    (repo / "pyproject.toml").write_text("[project]\nname = 'algoperf'\n")
+    (repo / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "spec.py").write_text("")
+    assert module_name_for(str(pkg / "spec.py"), {}) == ("algoperf.spec", False)
+    named = tmp_path / "algoperf_repo"
+    (named / "sub").mkdir(parents=True)
+    (named / "__init__.py").write_text("")
+    (named / "sub" / "__init__.py").write_text("")
+    (named / "sub" / "m.py").write_text("")
+    assert module_name_for(str(named / "sub" / "m.py"), {})[0].endswith("algoperf_repo.sub.m")

@@ -32,9 +32,14 @@ ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git", "compile-lint
 
 
 def _has_init(folder: str, cache: dict) -> bool:
+    """Whether `folder` is a package its parent's importers can name: it holds an
+    `__init__.py` and its name is an identifier. A clone named `algorithmic-efficiency`
+    or `proj.v2` that holds an `__init__.py` cannot be imported by that name: its code
+    imports its packages from inside it (`from algoperf import spec`)."""
     has_init = cache.get(folder)
     if has_init is None:
-        has_init = cache[folder] = os.path.isfile(os.path.join(folder, "__init__.py"))
+        has_init = cache[folder] = (os.path.basename(folder).isidentifier()
+                                    and os.path.isfile(os.path.join(folder, "__init__.py")))
     return has_init
 
 
