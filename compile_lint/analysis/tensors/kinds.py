@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..semantic.bindings import bindings_under
 from ..semantic.facts import ModuleFacts
 from ..semantic.walk import own_nodes
 
@@ -91,6 +92,10 @@ class TensorGuess:
         # `factors = tuple(params[k] for k in KEYS)`): an item read from them is a tensor
         self.holders: set[str] = set()
         self.hidden: frozenset = frozenset()  # names known not to hold a tensor where asked (see not_tensors_at)
+        self._params: set[str] = set()
+        # names a tensor for a reason other than an assignment: a parameter's annotation or
+        # callers, a tensor method called on it (see _before_assignment)
+        self._evidence: set[str] = set()
         self._collect()
 
     def _collect(self) -> None:
@@ -99,8 +104,10 @@ class TensorGuess:
         func = self.func
         if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for arg in func.args.posonlyargs + func.args.args + func.args.kwonlyargs:
+                self._params.add(arg.arg)
                 if arg.annotation is not None and self._is_tensor_annotation(arg.annotation):
                     self._names[arg.arg] = True
+                    self._evidence.add(arg.arg)
                 elif arg.annotation is not None and self._holds_tensors(arg.annotation):
                     self.holders.add(arg.arg)
                 elif self.flow is not None and not (arg.annotation is not None and self.facts.resolve(
@@ -122,6 +129,7 @@ class TensorGuess:
                 and self.facts.resolve(node.func.value) is None
             ):
                 self._names[node.func.value.id] = True
+                self._evidence.add(node.func.value.id)
         # two rounds so `b = a * 2` after `a = torch.rand(...)` is seen either way round
         assigns = [node for node in nodes if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
         self._bound: dict[str, list] = {}  # name -> the values assigned to it (None: unknown)
@@ -166,6 +174,19 @@ class TensorGuess:
                     if node.value is not None and self.is_tensor(node.value):
                         self._names[node.target.id] = True
 
+    def _before_assignment(self, name: ast.Name) -> bool:
+        """A parameter that only an assignment makes a tensor, read where no assignment
+        reaches: it holds what the caller passed (`if max_length and max_length > 0:
+        max_length = max_length * torch.ones(n)`, AlgoPerf's SpecAug, bench/dev15). Not
+        in a loop, where an assignment below reaches the next round."""
+        for anc in self.facts.ancestors(name):
+            if anc is self.func:
+                break
+            if isinstance(anc, (ast.For, ast.AsyncFor, ast.While, ast.comprehension)):
+                return False
+        reaching = bindings_under(self.facts).reaching(name)
+        return bool(reaching) and all(b.kind == "param" for b in reaching)
+
     def _settle(self, name: str) -> None:
         """Read what this file's callers pass for parameter `name`, once."""
         if name in self._unsettled:
@@ -175,6 +196,7 @@ class TensorGuess:
             kind = self.flow.param_kind(self.func, name)
             if is_tensor_kind(kind):
                 self._names[name] = True
+                self._evidence.add(name)
             elif isinstance(kind, tuple):
                 self._seqs[name] = kind
 
@@ -270,7 +292,10 @@ class TensorGuess:
             if expr.id in self.hidden:
                 return False
             self._settle(expr.id)
-            return self._names.get(expr.id, False)
+            found = self._names.get(expr.id, False)
+            if found and expr.id in self._params and expr.id not in self._evidence and self._before_assignment(expr):
+                return False
+            return found
         if isinstance(expr, Known):
             return is_tensor_kind(expr.kind)
         if isinstance(expr, ast.Call):

@@ -276,6 +276,9 @@ class GraphBreak(Rule):
         ),
     ]
     valid += [
+        Case("import torch\n@torch.compile\ndef mask(x, n, max_length=None):\n    if max_length and max_length > 0:\n"
+             "        max_length = max_length * torch.ones(n)\n    return x\n",
+             note="a parameter read before the assignment that makes it a tensor (AlgoPerf's SpecAugment)"),
         Case("import torch\ndef lookup(table, x: float, y: float):\n    xi = 0 if x < 0 else int(x)\n"
              "    yi = 0 if y < 0 else int(y)\n    return table[:, yi, xi]\n@torch.compile\ndef run(table, cells):\n"
              "    cell = cells[0].reshape(4, 2)\n    return lookup(table, cell[0][0], cell[0][1])\n",
@@ -368,6 +371,9 @@ class GraphBreak(Rule):
         ),
     ]
     invalid = [
+        Case("import torch\n@torch.compile\ndef mask(x, n, scale=None):\n    scale = scale * torch.ones(n)\n"
+             "    if scale:\n        return x\n    return -x\n",
+             at=[(5, 8)], note="the parameter read after the assignment that makes it a tensor"),
         Case(
             "import torch\n@torch.compile\ndef route(h: torch.Tensor, router):\n    mask, probs = router(h)\n"
             "    mask = mask.bool()\n    out = h[mask]\n    other = router(h)\n    if probs is None:\n"
