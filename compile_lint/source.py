@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import io
+import sys
 import tokenize
 import warnings
 from dataclasses import dataclass, field
@@ -97,6 +98,10 @@ class SourceFile:
             row = exc.lineno or 1
             col = exc.offset or 1
             msg = exc.msg or "invalid syntax"
+            if msg.startswith("f-string") and sys.version_info < (3, 12):
+                # PEP 701 (3.12) lets an f-string reuse its quotes inside `{}`; this
+                # Python's parser, which compile-lint reads files with, does not
+                msg += f" (valid from Python 3.12 on; compile-lint runs on {sys.version_info[0]}.{sys.version_info[1]})"
             raise ParseFailure(f"SyntaxError: {msg}", row, max(col, 1)) from None
         except (ValueError, UnicodeDecodeError, MemoryError, RecursionError) as exc:
             raise ParseFailure(f"cannot parse: {exc}") from None

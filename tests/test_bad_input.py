@@ -46,6 +46,20 @@ def test_undecodable_bytes_are_a_cl000_finding(project):
     assert_hazard_still_reported(proc)
 
 
+def test_a_pep_701_f_string_says_which_python_reads_it(project):
+    """`f"{row["image"]}"` is valid from Python 3.12 (sleap-nn's tests, bench/dev15); on an
+    older Python the finding says so instead of calling the user's file broken."""
+    (project / "quotes.py").write_text('row = {"image": 1}\nprint(f"{row["image"]}")\n')
+    proc = run("check", ".", "--no-cache", cwd=project)
+    if sys.version_info >= (3, 12):
+        assert "quotes.py" not in proc.stdout, proc.stdout
+    else:
+        assert proc.returncode == 1
+        assert "quotes.py:2:" in proc.stdout and "CL000" in proc.stdout
+        assert f"valid from Python 3.12 on; compile-lint runs on 3.{sys.version_info[1]}" in proc.stdout, proc.stdout
+    assert_hazard_still_reported(proc)
+
+
 def test_binary_file_named_py(project):
     (project / "blob.py").write_bytes(bytes(range(256)) * 64)
     proc = run("check", ".", "--no-cache", cwd=project)
