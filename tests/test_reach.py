@@ -2493,3 +2493,170 @@ def test_getattr_self_called_with_no_input_runs_methods_not_a_submodule_that_nee
     regions = region_defs(data)
     assert "app.Metric.forward" not in regions
     assert "app.Layer.forward" in regions
+
+
+# -- casts, abstract classes and the method resolution order (bench/dev15) -------------------
+def test_typing_cast_holds_its_value_and_its_type_only_where_the_value_is_unseen(tmp_path):
+    """`cast(T, value)` returns `value`: it was read as its first argument, the class `T`
+    itself (graph-pes scripts `cast(GraphPESModel, pl_module.model)`)."""
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "app.py": """
+        from typing import cast
+        import torch
+        from net import Base, Net, Other
+
+        def export(module, loaded):
+            a = torch.jit.script(cast(Base, Other()))
+            b = torch.jit.script(cast(Net, loaded))
+            return a, b
+        """,
+    })
+    assert names(site(data, "app.py", 7)) == ["net.py:Other"]
+    assert names(site(data, "app.py", 8)) == ["net.py:Net"]
+
+
+def test_an_abstract_class_declared_as_the_type_says_one_of_its_subclasses_not_which(tmp_path):
+    """A class with an unimplemented `@abstractmethod` is never instantiated: a parameter
+    annotated with it holds what its callers pass, and where none is seen it is unknown,
+    not the abstract class (algoperf's `workload: spec.Workload` named the abstract
+    `Workload.loss_fn`; graph-pes's `cast(GraphPESModel, ...)`: wrong targets, bench/dev15).
+    A concrete annotation still says the class."""
+    _, data = project(tmp_path, {
+        "models.py": """
+        import abc
+        from torch import nn
+
+        class Model(nn.Module, abc.ABC):
+            @abc.abstractmethod
+            def forward(self, x): ...
+
+            @abc.abstractmethod
+            def loss(self, y): ...
+
+        class Half(Model):  # still abstract: `loss` is not implemented
+            def forward(self, x):
+                return x
+
+        class Full(Half):
+            def loss(self, y):
+                return y
+        """,
+        "app.py": """
+        from typing import cast
+        import torch
+        from models import Full, Half, Model
+
+        def run(model: Model, half: Half, full: Full):
+            a = torch.compile(model)
+            b = torch.compile(model.loss)
+            c = torch.compile(half)
+            d = torch.compile(full)
+            e = torch.compile(cast(Model, unknown_loader()))
+            return a, b, c, d, e
+
+        def passed(model: Model):
+            return torch.compile(model)
+
+        passed(Full())
+        """,
+    })
+    for row in (7, 8, 9, 11):
+        assert site(data, "app.py", row)["resolution"] == "unresolved", row
+    assert names(site(data, "app.py", 10)) == ["models.py:Full"]
+    assert names(site(data, "app.py", 15)) == ["models.py:Full"]
+
+
+def test_an_inherited_method_is_found_in_python_method_resolution_order(tmp_path):
+    """`class Vit(BaseVit, ResNetWorkload)` with both bases deriving `Workload`: Python's
+    C3 order finds `ResNetWorkload.loss_fn` before the shared base's; a depth-first search
+    of the bases found the shared base's (algoperf, bench/dev15)."""
+    _, data = project(tmp_path, {
+        "work.py": """
+        import torch
+
+        class Workload:
+            def loss_fn(self, y):
+                raise NotImplementedError
+
+        class BaseVit(Workload):
+            pass
+
+        class ResNetWorkload(Workload):
+            def loss_fn(self, y):
+                return y * 2
+
+        class Vit(BaseVit, ResNetWorkload):
+            pass
+
+        fn = torch.compile(Vit().loss_fn)
+        """,
+    })
+    assert names(site(data, "work.py", 18)) == ["work.py:ResNetWorkload.loss_fn"]
+
+
+def test_an_attribute_a_classmethod_sets_on_cls_is_what_instances_read(tmp_path):
+    """unittest's `setUpClass(cls)` builds the model as `cls.model` (and `cls.models[k]`);
+    the test methods trace `self.model` (apple's ml-ane-transformers, bench/dev15)."""
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "test_net.py": """
+        import unittest
+        import torch
+        from net import Net, Other
+
+        class TestNet(unittest.TestCase):
+            @classmethod
+            def setUpClass(cls):
+                cls.model = Net()
+                cls.models = {}
+                cls.models["other"] = Other()
+
+            def test_trace(self):
+                torch.jit.trace(self.model, torch.rand(1))
+                torch.jit.trace(self.models["other"], torch.rand(1))
+        """,
+    })
+    assert names(site(data, "test_net.py", 14)) == ["net.py:Net"]
+    assert names(site(data, "test_net.py", 15)) == ["net.py:Other"]
+
+
+def test_a_decorator_factory_whose_callers_leave_its_function_parameter_none_is_resolved(tmp_path):
+    """`def smart_compile(func=None, **kw)` serves as `@smart_compile` and, here only, as
+    `@smart_compile(...)`: the calls in decorator position leave `func` None, so its
+    `decorator(func)` branch passes nothing. Those calls were not recorded, and `func`
+    was "no call passes a known value": partial (NextStep-1, bench/dev14)."""
+    _, data = project(tmp_path, {
+        "deco.py": """
+        import functools
+        import torch
+
+        def smart_compile(func=None, **kw):
+            def decorator(fn):
+                compiled = torch.compile(fn, **kw)
+
+                @functools.wraps(fn)
+                def wrapper(*args, **kwargs):
+                    return compiled(*args, **kwargs)
+                return wrapper
+            if func is not None:
+                return decorator(func)
+            return decorator
+        """,
+        "head.py": """
+        from torch import nn
+        from deco import smart_compile
+
+        class Head(nn.Module):
+            @smart_compile()
+            def forward(self, x):
+                return x
+
+            @smart_compile(fullgraph=True)
+            def sample(self, x):
+                return x
+        """,
+    })
+    found = site(data, "deco.py", 7)
+    assert found["resolution"] == "resolved", found["unresolved"]
+    assert names(found) == ["head.py:Head.forward", "head.py:Head.sample"]

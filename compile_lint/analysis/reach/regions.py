@@ -28,7 +28,7 @@ from .declared import Recording, describe_declared
 from .sys_paths import added_folders
 from ..semantic.names import NameTable, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
-from .values import ATTR, CALL, DECORATED, EMPTY, KWARGS, LOCAL, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
+from .values import ATTR, CALL, DECORATED, EMPTY, KWARGS, LOCAL, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
 from ..semantic.signatures import parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -262,11 +262,6 @@ def lambda_qualname(node: ast.Lambda) -> str:
 _LITERAL_SHAPES = frozenset({ast.Tuple, ast.List, ast.Set, ast.Call, ast.Dict, ast.BinOp, ast.UnaryOp})
 
 
-# the term of a `None` default: a union of nothing (a call that leaves the parameter out
-# passes no model, as one that leaves out any other default passes that default)
-NONE_DEFAULT = (UNION, ())
-
-
 def _calls_params(calls: list, positional: list, varargs: str) -> tuple:
     """((index, leading), ...) for the calls of a positional parameter of the def that
     end with the def's own `*args` (`fn(*args, **kwargs)`, `fn(x, *args)`)."""
@@ -375,6 +370,8 @@ _KIND = {
 }
 _LEAVES = frozenset({ast.Name, ast.Constant})
 TORCH_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+# decorator terms that make a method abstract (`@abstractmethod`, `@abc.abstractmethod`)
+ABSTRACT_DECORATORS = frozenset({("g", "abc.abstractmethod"), ("g", "abc.abstractproperty")})
 # fields `_scan_scopes` need not read: `ctx`, and those that never hold a node it looks
 # for (names, numbers and flags; `names` of an import holds aliases, of `global` strings)
 _SKIP_FIELDS = frozenset(
@@ -718,7 +715,10 @@ class _Summarizer:
                     self._visit_lambda(node, local, cls, cls_dotted, scope)
             elif isinstance(node, ast.Call):
                 if id(node) in self._decorator_calls:
-                    continue  # `@torch.compile(...)`: the decorator site has its target
+                    # `@torch.compile(...)`: the decorator site has its target; a factory's
+                    # call (`@smart_compile(fullgraph=True)`) passes, or leaves out, its parameters
+                    self._record_call(node, scope)
+                    continue
                 site = self._site_from_call(node, local, cls, cls_dotted, scope)
                 if site is not None:
                     self.summary.sites.append(site)
@@ -1196,6 +1196,8 @@ class ProjectIndex:
         self._file_folders: Optional[set] = None
         self._fixtures: Optional[dict] = None  # fixture name -> [(summary, DefInfo)] (fixture_for)
         self._subclasses: Optional[dict] = None  # class dotted -> its project subclasses (classes_admitted)
+        self._abstract: Optional[dict] = None  # project class -> the methods it declares abstract (is_abstract)
+        self._abstract_classes: dict = {}  # class -> is_abstract
 
     # -- names -----------------------------------------------------------------------
     def candidates(self, dotted: str, summary: Optional[ModuleSummary]) -> list[str]:
@@ -1362,9 +1364,15 @@ class ProjectIndex:
                 target = self._star_exports(summary).get(head)
                 if target is not None and target != ".".join(parts[: cut + 1]):
                     return self.lookup(".".join([target] + parts[cut + 1 :]), _depth + 1, summary)
-            # a method inherited from a base class
-            owner = self.defs.get(".".join(parts[:-1]))
+            # a method inherited from a base class: the first of the class's MRO that
+            # defines it, then (bases outside the project) each base as written
+            owner_dotted = ".".join(parts[:-1])
+            owner = self.defs.get(owner_dotted)
             if owner is not None and owner[1].kind == "class":
+                for c in self.mro(owner_dotted)[1:]:
+                    inherited = self.defs.get(f"{c}.{parts[-1]}")
+                    if inherited is not None:
+                        return inherited
                 for base in owner[1].bases:
                     found = self.lookup(f"{base}.{parts[-1]}", _depth + 1, owner[0])
                     if found is not None:
@@ -1434,8 +1442,10 @@ class ProjectIndex:
         return out
 
     def mro(self, cls_dotted: str) -> list[str]:
+        """The project classes of `cls_dotted`'s method resolution order, itself first."""
         found = self._mros.get(cls_dotted)
         if found is None:
+            self._mros[cls_dotted] = [cls_dotted] if cls_dotted in self.defs else []  # (a cycle of bases)
             found = self._mros[cls_dotted] = self._mro(cls_dotted)
         return found
 
@@ -1455,6 +1465,35 @@ class ProjectIndex:
         for c in classes:
             found |= self._subclasses.get(c, set())
         return tuple(sorted(found))
+
+    def is_abstract(self, cls_dotted: str) -> bool:
+        """Whether a project class has a method that is abstract (`@abstractmethod`) where
+        its MRO finds it: declared so by the class or a base and not overridden. Such a
+        class is never instantiated: a value declared to be one is one of its subclasses."""
+        if self._abstract is None:
+            self._abstract = {}  # class -> the names it declares abstract
+            for dotted, (_summary, info) in self.defs.items():
+                if info.kind == "function" and any(t in ABSTRACT_DECORATORS for t in info.decorators):
+                    owner, _, name = dotted.rpartition(".")
+                    found = self.defs.get(owner)
+                    if found is not None and found[1].kind == "class":
+                        self._abstract.setdefault(owner, set()).add(name)
+        if not self._abstract:
+            return False
+        found = self._abstract_classes.get(cls_dotted)
+        if found is None:
+            found = self._abstract_classes[cls_dotted] = any(
+                self._first_in_mro(cls_dotted, name) == f"{c}.{name}"
+                for c in self.mro(cls_dotted) for name in self._abstract.get(c, ()))
+        return found
+
+    def _first_in_mro(self, cls_dotted: str, name: str) -> Optional[str]:
+        """The dotted name of the def `cls_dotted.<name>` runs (the first class of its MRO
+        that defines it)."""
+        for c in self.mro(cls_dotted):
+            if f"{c}.{name}" in self.defs:
+                return f"{c}.{name}"
+        return None
 
     def classes_built_by(self, init_dotted: str) -> frozenset:
         """The project classes whose instances `init_dotted` (a `Class.__init__`)
@@ -1509,6 +1548,23 @@ class ProjectIndex:
         return False
 
     def _mro(self, cls_dotted: str) -> list[str]:
+        """Python's C3 linearization over the project's bases (a diamond `class
+        Vit(BaseVit, ResNetWorkload)` finds `ResNetWorkload.loss_fn` before the shared
+        base's abstract one); where the bases admit none, breadth-first order."""
+        found = self.defs.get(cls_dotted)
+        if found is None or found[1].kind != "class":
+            return []
+        bases = []
+        for base in found[1].bases:
+            base_found = self.lookup(base, 0, found[0])
+            if base_found is not None and base_found[1].kind == "class":
+                bases.append(base_found[0].dotted(base_found[1].qualname))
+        merged = _c3_merge([list(self.mro(b)) for b in bases] + [list(bases)])
+        if merged is not None:
+            return ([cls_dotted] + merged)[:16]
+        return self._breadth_first_mro(cls_dotted)
+
+    def _breadth_first_mro(self, cls_dotted: str) -> list[str]:
         out: list[str] = []
         todo = [cls_dotted]
         while todo and len(out) < 16:
@@ -2182,3 +2238,20 @@ class ProjectIndex:
         if ref.instance and info.kind == "function":
             return self._entry_defs(Ref(c_summary.dotted(info.qualname), True))
         return [(c_summary.dotted(info.qualname), c_summary, info)]
+
+
+def _c3_merge(sequences: list) -> Optional[list]:
+    """The C3 merge of linearizations (Python's MRO), or None where they admit no order."""
+    out: list = []
+    sequences = [seq for seq in sequences if seq]
+    while sequences:
+        for seq in sequences:
+            head = seq[0]
+            if not any(head in other[1:] for other in sequences):
+                break
+        else:
+            return None
+        out.append(head)
+        sequences = [[c for c in seq if c != head] for seq in sequences]
+        sequences = [seq for seq in sequences if seq]
+    return out

@@ -40,6 +40,9 @@ CALL = "call"  # ("call", func term, arg terms, ((kw, term), ...))
 ITEM = "item"  # ("item", term, index|None)
 SEQ = "seq"  # ("seq", element terms, ordered)
 UNION = "union"  # ("union", terms)
+# the term of a `None` default: a union of nothing (a call that leaves the parameter out
+# passes no model, as one that leaves out any other default passes that default)
+NONE_DEFAULT = (UNION, ())
 ANN = "ann"  # ("ann", term): an instance of the annotated class
 STAR = "star"  # ("star", term): `*xs` in a call or display
 CONST = "const"  # ("const", "text"): a string constant (chooses branches guarded on it)
@@ -136,7 +139,6 @@ PASS_THROUGH = frozenset(
         "torch.quantization.quantize_dynamic",
         "copy.deepcopy",
         "copy.copy",
-        "typing.cast",
         # `partial(torch.compile, mode=...)` is called like torch.compile
         "functools.partial",
     }
@@ -166,7 +168,9 @@ TIMM_CREATE = frozenset({"timm.create_model", "timm.models.create_model", "timm.
                          "timm.models.factory.create_model"})
 TIMM_REGISTER = frozenset({"timm.models.register_model", "timm.models.registry.register_model",
                            "timm.models._registry.register_model", "timm.register_model"})
-ARGS_MATTER = PASS_THROUGH | CONTAINER_MODULES | NAMESPACES | ITERATION_BUILTINS | {"builtins.getattr"}
+# `typing.cast(T, value)` returns `value`; `T` says what it is where the value shows no project code
+CASTS = frozenset({"typing.cast"})
+ARGS_MATTER = PASS_THROUGH | CONTAINER_MODULES | NAMESPACES | ITERATION_BUILTINS | CASTS | {"builtins.getattr"}
 # calls of other packages whose result is known without their arguments
 OPAQUE_CALLS = ("torch.", "numpy.", "builtins.", "math.", "os.", "re.", "json.", "logging.", "typing.", "random.", "time.")
 TYPING_WRAPPERS = frozenset({"Optional", "Union", "Type", "type"})
@@ -749,7 +753,9 @@ class TermBuilder:
                 self._assign(elt, (ITEM, value, i) if value is not None else None, scope, row, depth, cls_attrs)
         elif isinstance(target, ast.Attribute):
             base = target.value
-            if scope.self_kind == "self" and isinstance(base, ast.Name) and scope.params and base.id == scope.params[0]:
+            if scope.self_kind and isinstance(base, ast.Name) and scope.params and base.id == scope.params[0]:
+                # `self.x = v`, and `cls.x = v` in a classmethod (unittest's `setUpClass`):
+                # an attribute every instance reads
                 if value is not None:
                     self.attrs.setdefault(scope.cls, {}).setdefault(target.attr, []).append(value)
             elif isinstance(base, ast.Name) and base.id in scope.bound and value is not None \
@@ -793,7 +799,7 @@ class TermBuilder:
                     return ("I", dotted)  # another module's container (`from registry import MODELS`)
             return None
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
-            if scope.self_kind == "self" and scope.params and expr.value.id == scope.params[0]:
+            if scope.self_kind and scope.params and expr.value.id == scope.params[0]:
                 return ("A", scope.cls, expr.attr)
         return None
 
@@ -1171,7 +1177,7 @@ class Resolver:
             if bound is not None:
                 return bound
             declared = self.values(ann, summary, env, depth) if ann is not None else EMPTY
-            if any(v.dotted in self.index.defs for v in declared):
+            if any(v.dotted in self.index.defs and not self.index.is_abstract(v.dotted) for v in declared):
                 # `model: Transformer`: an instance of the annotation; which ones its callers
                 # build is asked only where an attribute of it is read (`_made_env`): asking
                 # every annotated parameter's callers costs minutes on transformers
@@ -1179,9 +1185,13 @@ class Resolver:
                 self._made.setdefault(made, (summary, None))
                 return frozenset(v._replace(made=made) if v.kind == "inst" and v.dotted in self.index.defs else v
                                  for v in declared)
-            passed = self._passed(summary, scope, index, name, depth)
+            passed, called = self._passed_by_callers(summary, scope, index, name, depth)
             if passed:
                 return passed
+            if called and self._defaults_to_none(summary, scope, index):
+                # every call the project makes leaves it None (`def smart_compile(func=None,
+                # **kw)` used as `@smart_compile()`): it holds nothing, not an unknown
+                return EMPTY
             # an annotation of another package's base class (`model: nn.Module`) says
             # what kind of thing is passed, not which one: the value is not seen
             shown = f" (annotated `{sorted(v.dotted for v in declared)[0]}`)" if declared else ""
@@ -1263,13 +1273,7 @@ class Resolver:
                 out |= self.values(t, summary, env, depth)
             return frozenset(out)
         if tag == ANN:
-            out = set()
-            for v in self.values(term[1], summary, env, depth):
-                if v.kind == "class":
-                    out.add(Value("inst", v.dotted))
-                elif v.kind == "ext":
-                    out.add(Value("inst", v.dotted))
-            return frozenset(out)
+            return self._instances_of(self.values(term[1], summary, env, depth))
         if tag == STAR:
             return self.values(term[1], summary, env, depth)
         if tag == VARARGS:
@@ -1790,6 +1794,12 @@ class Resolver:
                 dotted = f.dotted
                 if dotted in PASS_THROUGH:
                     out |= arg(0)
+                elif dotted in CASTS:
+                    if len(arg_terms) == 2:
+                        declared = self._instances_of(arg(0))
+                        held = arg(1)
+                        out |= held if all(v.dotted in self.index.defs or v.kind == "seq" for v in held) and held \
+                            else self._declared(held, declared)
                 elif dotted.startswith("accelerate.Accelerator.") and dotted[23:] in ACCELERATOR_PREPARE:
                     # (ACCELERATOR_PREPARE) each argument comes back; a `*` argument: not told which
                     if any(t is not None and t[0] == STAR for t in arg_terms):
@@ -2014,6 +2024,10 @@ class Resolver:
             self._through_busy.discard(key)
         return frozenset(names)
 
+    def _defaults_to_none(self, summary, qualname: str, index: int) -> bool:
+        found = self.index.defs.get(summary.dotted(qualname))
+        return found is not None and found[1].defaults.get(index) == NONE_DEFAULT
+
     def _default(self, dotted: str, info, index: int, depth) -> frozenset:
         """The value of parameter `index`'s default, evaluated where the def is."""
         found = self.index.defs.get(dotted)
@@ -2023,10 +2037,14 @@ class Resolver:
         """What the calls of def `qualname` anywhere in the project pass for one parameter.
         For a class's `__init__`, the calls that build the class (`Net(block)`, a subclass
         that inherits that `__init__`, `cls(**kw)` in a classmethod) pass its parameters."""
+        return self._passed_by_callers(summary, qualname, index, name, depth)[0]
+
+    def _passed_by_callers(self, summary, qualname: str, index: int, name: str, depth) -> tuple[frozenset, bool]:
+        """(_passed's answer, whether the project calls or applies the def at all)."""
         dotted = summary.dotted(qualname)
         found = self.index.defs.get(dotted)
         if found is None or found[1].kind != "function":
-            return EMPTY
+            return EMPTY, False
         info = found[1]
         out: set = set()
         short = qualname.rsplit(".", 1)[-1]
@@ -2112,7 +2130,7 @@ class Resolver:
                     out |= self.values(term, f_summary, None, depth + 1)
         if index in info.defaults and (omitted or not named):
             out |= self._default(dotted, info, index, depth)
-        return frozenset(out)
+        return frozenset(out), bool(calls or applications or named)
 
     def _handed_on(self, c_summary, callee, args, position: int, dotted: str, index: int, depth) -> list:
         """Where, among a call's arguments, the argument the def `dotted` (passed at
@@ -2189,12 +2207,20 @@ class Resolver:
             return self._declared(frozenset(out), declared)
         return frozenset(out)
 
+    @staticmethod
+    def _instances_of(classes: frozenset) -> frozenset:
+        """What a value declared to be of `classes` (an annotation, `typing.cast`) holds:
+        an instance of each."""
+        return frozenset(Value("inst", v.dotted) for v in classes if v.kind in ("class", "ext"))
+
     def _declared(self, held: frozenset, declared: frozenset) -> frozenset:
         """What a value declared by an annotation holds, when the value itself shows no
         project code: the project classes the annotation names. An annotation naming
         another package's class (`-> nn.Module`) says what kind of thing it is, not
         which one: the value stays what it was (unseen, or partial)."""
-        named = frozenset(v for v in declared if v.dotted in self.index.defs)
+        # (an abstract class says "one of its subclasses", not which: `workload:
+        # spec.Workload`, `cast(GraphPESModel, module.model)`, bench/dev15)
+        named = frozenset(v for v in declared if v.dotted in self.index.defs and not self.index.is_abstract(v.dotted))
         if not named:
             return held
         # the value's own unseen reasons are replaced: the annotation says what it is; of
