@@ -2660,3 +2660,137 @@ def test_a_decorator_factory_whose_callers_leave_its_function_parameter_none_is_
     found = site(data, "deco.py", 7)
     assert found["resolution"] == "resolved", found["unresolved"]
     assert names(found) == ["head.py:Head.forward", "head.py:Head.sample"]
+
+
+def test_a_script_creates_only_the_timm_models_its_imports_register(tmp_path):
+    """A repo of several subprojects, each `train.py` importing its own models: a
+    registration runs when its module is imported, so `timm.create_model(args.model)` in
+    `ghostnet/train.py` can build ghostnet's models, not cmt's (huawei-noah's
+    Efficient-AI-Backbones, bench/dev17). `import pkg.sub` runs `pkg/sub.py` (RepViT's
+    `model/__init__.py`, bench/dev9). A module that imports no registration, and one
+    another file imports, is no program: every registration counts."""
+    _, data = project(tmp_path, {
+        "ghostnet/ghost.py": """
+        from torch import nn
+        from timm.models import register_model
+
+        class Ghost(nn.Module):
+            def forward(self, x):
+                return x
+
+        @register_model
+        def ghost_1x(pretrained=False, **kw):
+            return Ghost()
+        """,
+        "ghostnet/train.py": """
+        import timm
+        import torch
+        import ghost
+
+        model = torch.compile(timm.create_model(args.model))
+        """,
+        "cmt/cmt.py": """
+        from torch import nn
+        from timm.models import register_model
+
+        class CMT(nn.Module):
+            def forward(self, x):
+                return x
+
+        @register_model
+        def cmt_s(pretrained=False, **kw):
+            return CMT()
+        """,
+        "cmt/train.py": """
+        import timm
+        import torch
+        import models.cmt_pkg
+
+        model = torch.compile(timm.create_model(args.model))
+        """,
+        "cmt/models/__init__.py": "",
+        "cmt/models/cmt_pkg.py": """
+        from torch import nn
+        from timm.models import register_model
+
+        class CMTv2(nn.Module):
+            def forward(self, x):
+                return x
+
+        @register_model
+        def cmt_v2(pretrained=False, **kw):
+            return CMTv2()
+        """,
+        "shared/build.py": """
+        import timm
+        import torch
+
+        def build(name):
+            return torch.compile(timm.create_model(name))
+        """,
+        "ghostnet/helper.py": """
+        import timm
+        import torch
+        import ghost
+
+        def build(name):
+            return torch.compile(timm.create_model(name))
+        """,
+        "ghostnet/run.py": "from helper import build\n",
+    })
+    assert names(site(data, "ghostnet/train.py", 6)) == ["ghostnet/ghost.py:Ghost"]
+    assert names(site(data, "cmt/train.py", 6)) == ["cmt/models/cmt_pkg.py:CMTv2"]
+    everything = ["cmt/cmt.py:CMT", "cmt/models/cmt_pkg.py:CMTv2", "ghostnet/ghost.py:Ghost"]
+    assert names(site(data, "shared/build.py", 6)) == everything
+    assert names(site(data, "ghostnet/helper.py", 7)) == everything
+
+
+def test_a_module_container_with_an_element_the_index_cannot_see_is_partial(tmp_path):
+    """`nn.Sequential(self.backbone, head)` with a backbone built from a config the index
+    cannot follow runs that backbone too: naming the head alone was a resolved, wrong
+    target (VoiceprintRecognition, bench/dev17)."""
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "app.py": """
+        import importlib
+        import torch
+        from torch import nn
+        from net import Net
+
+        def build(cfg):
+            backbone = getattr(importlib.import_module(cfg.module), cfg.name)()
+            both = torch.jit.script(nn.Sequential(backbone, Net()))
+            known = torch.jit.script(nn.Sequential(nn.ReLU(), Net()))
+            return both, known
+        """,
+    })
+    found = site(data, "app.py", 9)
+    assert found["resolution"] == "partial" and names(found) == ["net.py:Net"]
+    assert site(data, "app.py", 10)["resolution"] == "resolved"
+
+
+def test_scripting_a_module_compiles_its_jit_exported_methods(tmp_path):
+    """`torch.jit.script(module)` compiles `forward` and every method decorated
+    `@torch.jit.export` (sherpa's silero-vad `Wrapper` has only an exported
+    `audio_forward`: "defines no forward", bench/dev17); compiling it does not."""
+    _, data = project(tmp_path, {
+        "wrap.py": """
+        import torch
+
+        class Wrapper(torch.nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            @torch.jit.export
+            def audio_forward(self, x: torch.Tensor):
+                return x * 2
+
+        scripted = torch.jit.script(Wrapper(None))
+        compiled = torch.compile(Wrapper(None))
+        """,
+    })
+    scripted = site(data, "wrap.py", 13)
+    assert scripted["resolution"] == "resolved" and names(scripted) == ["wrap.py:Wrapper"]
+    assert "wrap.Wrapper.audio_forward" in region_defs(data)
+    assert site(data, "wrap.py", 14)["resolution"] == "unresolved"

@@ -194,6 +194,7 @@ class ModuleSummary:
     stores: list = field(default_factory=list)
     import_prefixes: tuple = ("",)
     star_imports: tuple = ()  # `from m import *` modules, in order (NameTable.star_imports)
+    imports: tuple = ()  # the modules `import a.b` statements name, anywhere in the file (program_modules)
     calls: list = field(default_factory=list)  # (callee name, callee term, arg terms, kw terms)
     declared: list = field(default_factory=list)  # `# compile-lint: compiled` markers (analysis/reach/declared.py)
     sys_paths: tuple = ()  # folders the module puts on sys.path, relative to its own (sys_paths.py)
@@ -370,6 +371,7 @@ _KIND = {
 }
 _LEAVES = frozenset({ast.Name, ast.Constant})
 TORCH_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+JIT_EXPORT = ("g", "torch.jit.export")  # the decorator term of a method scripting compiles too
 # decorator terms that make a method abstract (`@abstractmethod`, `@abc.abstractmethod`)
 ABSTRACT_DECORATORS = frozenset({("g", "abc.abstractmethod"), ("g", "abc.abstractproperty")})
 # fields `_scan_scopes` need not read: `ctx`, and those that never hold a node it looks
@@ -381,9 +383,10 @@ _SKIP_FIELDS = frozenset(
 _REVERSED_FIELDS: dict = {}
 
 
-def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict) -> None:
+def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict, imported: Optional[set] = None) -> None:
     """Fill `scopes` (id(owner) -> ScopeNodes, for the module and every def and class)
-    and `qualnames` (id(def) -> qualname, as `def_qualnames`) in one walk. Each scope
+    and `qualnames` (id(def) -> qualname, as `def_qualnames`) in one walk, and `imported`
+    with the modules `import a.b` statements name (the names table keeps `a`). Each scope
     holds what `walk_scope(owner.body)` yields, sorted by kind, and the names its
     statements bind (`values.assigned_names`: every statement of a scope is walked)."""
     todo = [(tree, "")]
@@ -452,6 +455,8 @@ def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict) -> None:
                         for alias in node.names:
                             if alias.name != "*":
                                 bound.add(alias.asname or alias.name.split(".", 1)[0])
+                    if imported is not None and cls is ast.Import:
+                        imported.update(alias.name for alias in node.names)
                     continue
                 else:  # _DECLARES
                     declared.update(node.names)
@@ -486,7 +491,8 @@ class _Summarizer:
         # def's qualname: one walk of the tree
         self.qualnames: dict[int, str] = {}
         self._scopes: dict[int, ScopeNodes] = {}
-        _scan_scopes(tree, self._scopes, self.qualnames)
+        self._imported_names: set[str] = set()
+        _scan_scopes(tree, self._scopes, self.qualnames, self._imported_names)
         self.terms = TermBuilder(names, names.module)
         self._decorator_calls: set[int] = set()
         self._parents: Optional[dict[int, ast.AST]] = None  # made when a site needs its guards
@@ -701,6 +707,7 @@ class _Summarizer:
         summary.stores = self.terms.stores
         summary.import_prefixes = import_prefixes(self.path)
         summary.sys_paths = added_folders(self.tree, self.names)
+        summary.imports = tuple(sorted(self._imported_names))
         return summary
 
     def _visit_body(self, nodes, local, cls, cls_dotted, owner: Optional[DefInfo], scope: Scope) -> None:
@@ -1196,6 +1203,9 @@ class ProjectIndex:
         self._file_folders: Optional[set] = None
         self._fixtures: Optional[dict] = None  # fixture name -> [(summary, DefInfo)] (fixture_for)
         self._subclasses: Optional[dict] = None  # class dotted -> its project subclasses (classes_admitted)
+        self._jit_exports: Optional[dict] = None  # class -> its methods decorated @torch.jit.export (jit_exported)
+        self._imports: Optional[dict] = None  # module -> the project modules it imports (program_modules)
+        self._imported: set = set()
         self._abstract: Optional[dict] = None  # project class -> the methods it declares abstract (is_abstract)
         self._abstract_classes: dict = {}  # class -> is_abstract
 
@@ -1628,6 +1638,42 @@ class ProjectIndex:
                             break
         return found
 
+    def program_modules(self, summary: ModuleSummary) -> Optional[frozenset]:
+        """The project modules a program run as the script `summary` imports, directly or
+        through the modules it imports (a package's `__init__` with them); None when some
+        project module imports `summary` (then the program is another file, whose imports
+        are not known here) or when one of them imports by name at run time
+        (`importlib.import_module`, `__import__`)."""
+        if self._imports is None:
+            self._imports = {}
+            for other in self.summaries:
+                found = set()
+                for dotted in list(other.bindings.values()) + list(other.star_imports) + list(other.imports):
+                    for candidate in self.candidates(dotted, other):
+                        module = candidate if candidate in self.modules else candidate.rpartition(".")[0]
+                        if module in self.modules:
+                            found.add(module)
+                            break
+                found.discard(other.module)
+                self._imports[other.module] = found
+            self._imported = {m for found in self._imports.values() for m in found}
+        if summary.module in self._imported:
+            return None
+        seen, todo = {summary.module}, [summary.module]
+        while todo:
+            module = todo.pop()
+            owner = self.modules.get(module)
+            if owner is not None and any(call[0] in ("import_module", "__import__") for call in owner.calls):
+                return None
+            for imported in self._imports.get(module, ()):
+                parts = imported.split(".")
+                for k in range(1, len(parts) + 1):  # `import a.b` runs `a/__init__` first
+                    step = ".".join(parts[:k])
+                    if step in self.modules and step not in seen:
+                        seen.add(step)
+                        todo.append(step)
+        return frozenset(seen)
+
     def fixture_for(self, summary: ModuleSummary, qualname: str, name: str) -> Optional[tuple]:
         """(summary, DefInfo) of the pytest fixture `name` that pytest gives a parameter of
         the test or fixture `qualname` of `summary`: the closest one, as pytest picks it
@@ -1847,6 +1893,46 @@ class ProjectIndex:
             return out
         return []
 
+    def jit_exported(self, cls_dotted: str) -> list:
+        """The methods of a project class (its own or inherited) decorated
+        `@torch.jit.export`: `torch.jit.script(module)` compiles them with `forward`
+        (sherpa's silero-vad `Wrapper`, whose only method is an exported
+        `audio_forward`, bench/dev17)."""
+        if self._jit_exports is None:
+            self._jit_exports = {}
+            for dotted, (_summary, info) in self.defs.items():
+                if info.kind == "function" and JIT_EXPORT in info.decorators:
+                    owner, _, name = dotted.rpartition(".")
+                    if owner in self.defs and self.defs[owner][1].kind == "class":
+                        self._jit_exports.setdefault(owner, []).append(name)
+        if not self._jit_exports:
+            return []
+        out, seen = [], set()
+        for c in self.mro(cls_dotted):
+            for name in self._jit_exports.get(c, ()):
+                if name not in seen:
+                    seen.add(name)
+                    found = self.defs[f"{c}.{name}"]
+                    if self._first_in_mro(cls_dotted, name) == f"{c}.{name}":
+                        out.append((f"{c}.{name}",) + found)
+        return out
+
+    def _opaque_elements(self, value: Value, depth: int) -> list:
+        """The elements of a module container `value` runs (as `_value_entries` walks
+        them) that no project code stands for."""
+        if depth > 4 or not _runs_elements(value, depth) or patched_attr(value, "forward") is not None:
+            return []
+        if value.kind in ("class", "inst") and value.dotted in self.defs:
+            return []
+        out = []
+        for elems in value.elems:
+            for elem in sorted(elems, key=repr):
+                if self._opaque(elem):
+                    out.append(elem)
+                else:
+                    out += self._opaque_elements(elem, depth + 1)
+        return out
+
     def _project_compile_method(self, value: Value) -> bool:
         """`obj.compile()` on a class of the project that defines its own `compile`."""
         if value.kind != "inst" or value.dotted not in self.defs:
@@ -1870,8 +1956,14 @@ class ProjectIndex:
         entries, seen, unseen, named = [], set(), [], []
         for value in sorted(values, key=repr):
             found = self._value_entries(value, 0)
+            if site.kind == SCRIPTED and value.kind in ("class", "inst") and value.dotted in self.defs:
+                found = found + self.jit_exported(value.dotted)
             if not found and self._opaque(value):
                 unseen.append(value)
+            elif found:
+                # `nn.Sequential(backbone, head)` with a backbone from a config: its
+                # elements the index cannot see make the site partial too
+                unseen += self._opaque_elements(value, 0)
             for entry in found:
                 if entry[0] not in seen:
                     seen.add(entry[0])

@@ -1560,15 +1560,24 @@ class Resolver:
             return set(base.elems[base.keys.index(name)])
         return set()
 
-    def _timm_created(self, names: frozenset, depth) -> set:
+    def _timm_created(self, names: frozenset, depth, summary) -> set:
         """What `timm.create_model(name)` builds in a project whose defs `@register_model`
         into timm's registry: for a constant name the project's def of that name (a
         pretrained tag, `name.tag`, names the same def), else one of timm's own models; for a
-        name not known here, any registered def of the project or one of timm's own."""
+        name not known here, any registered def of the project or one of timm's own. A
+        registration runs when its module is imported: called from a script, only those of
+        the modules the script imports are in the registry (one of several subprojects'
+        `train.py`, bench/dev17)."""
         registered = self.index.registered_with(TIMM_REGISTER)
         out: set = set()
         wanted = [v.dotted.split(".", 1)[0] for v in names if v.kind == "const" and v.dotted]
         if not names or len(wanted) < len(names):
+            program = self.index.program_modules(summary) if summary is not None else None
+            if program is not None:
+                # (a file no project module imports that imports no registration either is
+                # a library's entry, called from outside: every registration counts)
+                own = {name: [d for d in defs if d[0].module in program] for name, defs in registered.items()}
+                registered = {name: defs for name, defs in own.items() if defs} or registered
             wanted = sorted(registered)
             out.add(Value(UNKNOWN, "`timm.create_model()` is given a name the code does not fix: one of the "
                                    "project's `@register_model` defs or one of timm's own models"))
@@ -1829,7 +1838,7 @@ class Resolver:
                             del self.why[said:]
                 elif dotted in TIMM_CREATE and self.index.registered_with(TIMM_REGISTER):
                     named = arg_terms[0] if arg_terms else next((t for k, t in kw_terms if k == "model_name"), None)
-                    out |= self._timm_created(self.values(named, summary, env, depth), depth)
+                    out |= self._timm_created(self.values(named, summary, env, depth), depth, summary)
                 elif dotted in ITERATION_BUILTINS:
                     out |= self._iterated(dotted, [arg(i) for i in range(len(arg_terms))])
                 elif dotted in NAMESPACES:
@@ -1839,6 +1848,11 @@ class Resolver:
                 elif dotted in CONTAINER_MODULES:
                     elems = [arg(i) for i in range(len(arg_terms))]
                     flat: set = set()
+                    if dotted.startswith("torch.") and any(not values and arg_terms[i] is not None and arg_terms[i][0] != STAR
+                                                           for i, values in enumerate(elems)):
+                        # `nn.Sequential(backbone, head)` with a backbone the index cannot
+                        # follow: the container runs it too (`_opaque_elements`)
+                        flat.add(Value(UNKNOWN, f"an element of `{dotted.rsplit('.', 1)[-1]}(...)` the index cannot see"))
                     for values in elems:
                         for v in values:
                             if v.kind == "seq":
