@@ -2794,3 +2794,36 @@ def test_scripting_a_module_compiles_its_jit_exported_methods(tmp_path):
     assert scripted["resolution"] == "resolved" and names(scripted) == ["wrap.py:Wrapper"]
     assert "wrap.Wrapper.audio_forward" in region_defs(data)
     assert site(data, "wrap.py", 14)["resolution"] == "unresolved"
+
+
+def test_a_class_fixture_a_test_class_inherits_is_the_one_pytest_gives(tmp_path):
+    """A fixture defined in a mixin the test class derives from is the class's own
+    (fms's `Qwen3DecoderFixtures` gives `TestQwen3Decoder.test_model_compile_no_graph_breaks`
+    its `model`, bench/dev16); the class's own fixture, where it has one, wins."""
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "test_net.py": """
+        import pytest
+        import torch
+        from net import Net, Other
+
+        class Fixtures:
+            @pytest.fixture(scope="class")
+            def model(self):
+                return Net()
+
+        class TestNet(Fixtures):
+            def test_compile(self, model):
+                torch.compile(model)
+
+        class TestOther(Fixtures):
+            @pytest.fixture
+            def model(self):
+                return Other()
+
+            def test_compile(self, model):
+                torch.compile(model)
+        """,
+    })
+    assert names(site(data, "test_net.py", 13)) == ["net.py:Net"]
+    assert names(site(data, "test_net.py", 21)) == ["net.py:Other"]

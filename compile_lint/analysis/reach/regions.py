@@ -1677,8 +1677,9 @@ class ProjectIndex:
     def fixture_for(self, summary: ModuleSummary, qualname: str, name: str) -> Optional[tuple]:
         """(summary, DefInfo) of the pytest fixture `name` that pytest gives a parameter of
         the test or fixture `qualname` of `summary`: the closest one, as pytest picks it
-        (the test's class, its module, then the `conftest.py` of its folder and of each
-        folder above); None when the project defines none there."""
+        (the test's class and the classes it derives from, its module, then the
+        `conftest.py` of its folder and of each folder above); None when the project
+        defines none there."""
         if self._fixtures is None:
             self._fixtures = {}
             for s in self.summaries:
@@ -1689,11 +1690,16 @@ class ProjectIndex:
         if not found:
             return None
         owner = qualname.rpartition(".")[0]
-        here = [(s, info) for s, info in found if s is summary]
-        for wanted in ([owner] if owner else []) + [""]:  # the test's class, then module level
-            for s, info in here:
-                if info.qualname.rpartition(".")[0] == wanted:
-                    return s, info
+        if owner:
+            # a class fixture is an attribute: the test class's own, else the first of its
+            # bases' (fms's `Qwen3DecoderFixtures` mixin gives `TestQwen3Decoder` its `model`)
+            by_class = {s.dotted(info.qualname.rpartition(".")[0]): (s, info) for s, info in found if "." in info.qualname}
+            for c in self.mro(summary.dotted(owner)) or [summary.dotted(owner)]:
+                if c in by_class:
+                    return by_class[c]
+        for s, info in found:  # then module level
+            if s is summary and "." not in info.qualname:
+                return s, info
         folder = os.path.dirname(os.path.abspath(summary.path))
         best = None
         for s, info in found:
