@@ -371,7 +371,7 @@ _KIND = {
 }
 _LEAVES = frozenset({ast.Name, ast.Constant})
 TORCH_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
-JIT_EXPORT = ("g", "torch.jit.export")  # the decorator term of a method scripting compiles too
+JIT_EXPORT = frozenset({("g", "torch.jit.export")})  # the decorator of a method scripting compiles too
 # decorator terms that make a method abstract (`@abstractmethod`, `@abc.abstractmethod`)
 ABSTRACT_DECORATORS = frozenset({("g", "abc.abstractmethod"), ("g", "abc.abstractproperty")})
 # fields `_scan_scopes` need not read: `ctx`, and those that never hold a node it looks
@@ -1203,10 +1203,9 @@ class ProjectIndex:
         self._file_folders: Optional[set] = None
         self._fixtures: Optional[dict] = None  # fixture name -> [(summary, DefInfo)] (fixture_for)
         self._subclasses: Optional[dict] = None  # class dotted -> its project subclasses (classes_admitted)
-        self._jit_exports: Optional[dict] = None  # class -> its methods decorated @torch.jit.export (jit_exported)
         self._imports: Optional[dict] = None  # module -> the project modules it imports (program_modules)
         self._imported: set = set()
-        self._abstract: Optional[dict] = None  # project class -> the methods it declares abstract (is_abstract)
+        self._decorated_tables: dict = {}  # decorator terms -> _decorated_methods
         self._abstract_classes: dict = {}  # class -> is_abstract
 
     # -- names -----------------------------------------------------------------------
@@ -1379,10 +1378,9 @@ class ProjectIndex:
             owner_dotted = ".".join(parts[:-1])
             owner = self.defs.get(owner_dotted)
             if owner is not None and owner[1].kind == "class":
-                for c in self.mro(owner_dotted)[1:]:
-                    inherited = self.defs.get(f"{c}.{parts[-1]}")
-                    if inherited is not None:
-                        return inherited
+                inherited = self._first_in_mro(owner_dotted, parts[-1])
+                if inherited is not None:
+                    return self.defs[inherited]
                 for base in owner[1].bases:
                     found = self.lookup(f"{base}.{parts[-1]}", _depth + 1, owner[0])
                     if found is not None:
@@ -1480,21 +1478,27 @@ class ProjectIndex:
         """Whether a project class has a method that is abstract (`@abstractmethod`) where
         its MRO finds it: declared so by the class or a base and not overridden. Such a
         class is never instantiated: a value declared to be one is one of its subclasses."""
-        if self._abstract is None:
-            self._abstract = {}  # class -> the names it declares abstract
-            for dotted, (_summary, info) in self.defs.items():
-                if info.kind == "function" and any(t in ABSTRACT_DECORATORS for t in info.decorators):
-                    owner, _, name = dotted.rpartition(".")
-                    found = self.defs.get(owner)
-                    if found is not None and found[1].kind == "class":
-                        self._abstract.setdefault(owner, set()).add(name)
-        if not self._abstract:
+        declared = self._decorated_methods(ABSTRACT_DECORATORS)
+        if not declared:
             return False
         found = self._abstract_classes.get(cls_dotted)
         if found is None:
             found = self._abstract_classes[cls_dotted] = any(
                 self._first_in_mro(cls_dotted, name) == f"{c}.{name}"
-                for c in self.mro(cls_dotted) for name in self._abstract.get(c, ()))
+                for c in self.mro(cls_dotted) for name in declared.get(c, ()))
+        return found
+
+    def _decorated_methods(self, decorators: frozenset) -> dict:
+        """{project class: [the names of its methods decorated by one of `decorators`
+        (decorator terms)]}, in definition order; made once per set of decorators."""
+        found = self._decorated_tables.get(decorators)
+        if found is None:
+            found = self._decorated_tables[decorators] = {}
+            for dotted, (_summary, info) in self.defs.items():
+                if info.kind == "function" and any(t in decorators for t in info.decorators):
+                    owner, _, name = dotted.rpartition(".")
+                    if owner in self.defs and self.defs[owner][1].kind == "class":
+                        found.setdefault(owner, []).append(name)
         return found
 
     def _first_in_mro(self, cls_dotted: str, name: str) -> Optional[str]:
@@ -1904,23 +1908,16 @@ class ProjectIndex:
         `@torch.jit.export`: `torch.jit.script(module)` compiles them with `forward`
         (sherpa's silero-vad `Wrapper`, whose only method is an exported
         `audio_forward`, bench/dev17)."""
-        if self._jit_exports is None:
-            self._jit_exports = {}
-            for dotted, (_summary, info) in self.defs.items():
-                if info.kind == "function" and JIT_EXPORT in info.decorators:
-                    owner, _, name = dotted.rpartition(".")
-                    if owner in self.defs and self.defs[owner][1].kind == "class":
-                        self._jit_exports.setdefault(owner, []).append(name)
-        if not self._jit_exports:
+        exported = self._decorated_methods(JIT_EXPORT)
+        if not exported:
             return []
         out, seen = [], set()
         for c in self.mro(cls_dotted):
-            for name in self._jit_exports.get(c, ()):
+            for name in exported.get(c, ()):
                 if name not in seen:
                     seen.add(name)
-                    found = self.defs[f"{c}.{name}"]
                     if self._first_in_mro(cls_dotted, name) == f"{c}.{name}":
-                        out.append((f"{c}.{name}",) + found)
+                        out.append((f"{c}.{name}",) + self.defs[f"{c}.{name}"])
         return out
 
     def _opaque_elements(self, value: Value, depth: int) -> list:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional
 
 # -- terms -------------------------------------------------------------------------
 G = "g"  # ("g", dotted): a name resolved through imports, or a def of this file
@@ -1220,14 +1220,7 @@ class Resolver:
         if tag == NARROW:
             return self._narrowed(term, summary, env, depth)
         if tag == ANNOTATED:
-            held = self.values(term[1], summary, env, depth)
-            seen = [v.dotted in self.index.defs or v.kind == "seq" for v in held]
-            if seen and all(seen):
-                return held
-            # what the value shows of the project stays; its unseen part is what the
-            # annotation names (`gpt: Infinity = timm.create_model(name)`, `net: Net =
-            # torch.load(p)`): an instance of that class
-            return self._declared(held, self.values(term[2], summary, env, depth))
+            return self._annotated(self.values(term[1], summary, env, depth), lambda: self.values(term[2], summary, env, depth))
         if tag == ITEM:
             index = term[2]
             inner = term[1]
@@ -1805,10 +1798,8 @@ class Resolver:
                     out |= arg(0)
                 elif dotted in CASTS:
                     if len(arg_terms) == 2:
-                        declared = self._instances_of(arg(0))
-                        held = arg(1)
-                        out |= held if all(v.dotted in self.index.defs or v.kind == "seq" for v in held) and held \
-                            else self._declared(held, declared)
+                        declared = self._instances_of(arg(0))  # (its reasons come first, as the type's)
+                        out |= self._annotated(arg(1), lambda: declared)
                 elif dotted.startswith("accelerate.Accelerator.") and dotted[23:] in ACCELERATOR_PREPARE:
                     # (ACCELERATOR_PREPARE) each argument comes back; a `*` argument: not told which
                     if any(t is not None and t[0] == STAR for t in arg_terms):
@@ -2226,6 +2217,16 @@ class Resolver:
         """What a value declared to be of `classes` (an annotation, `typing.cast`) holds:
         an instance of each."""
         return frozenset(Value("inst", v.dotted) for v in classes if v.kind in ("class", "ext"))
+
+    def _annotated(self, held: frozenset, declared: Callable[[], frozenset]) -> frozenset:
+        """What `held`, declared to be of a type (`declared()`: the instances the type
+        names, evaluated only when needed), holds: itself where all of it is project code;
+        else what it shows of the project stays and its unseen part is what the annotation
+        names (`gpt: Infinity = timm.create_model(name)`, `net: Net = torch.load(p)`,
+        `cast(Net, loaded)`): an instance of that class."""
+        if held and all(v.dotted in self.index.defs or v.kind == "seq" for v in held):
+            return held
+        return self._declared(held, declared())
 
     def _declared(self, held: frozenset, declared: frozenset) -> frozenset:
         """What a value declared by an annotation holds, when the value itself shows no
