@@ -42,7 +42,7 @@ from typing import Callable, Optional
 from .analysis.semantic.facts import ModuleFacts, declared_facts
 from .analysis.project.context import TreeShape
 from .analysis.reach.regions import def_qualnames, statement_part
-from .analysis.semantic.walk import _fields
+from .analysis.semantic.walk import _plan
 from .lint_file import ParsedFile, parse_file
 from .model import Finding
 from .rules import all_rules
@@ -338,11 +338,11 @@ def _walked(unit: Unit) -> tuple:
             depth += 1
             below = []
             for node in current:
-                for name in _fields(node.__class__):
+                for name, mixed in _plan(node.__class__):
                     value = getattr(node, name, None)
                     if value.__class__ is list:
                         for item in value:
-                            if isinstance(item, AST):
+                            if not mixed or isinstance(item, AST):
                                 parents[item] = node
                                 below.append(item)
                                 if isinstance(item, _SHARED):

@@ -9,7 +9,7 @@ import textwrap
 from compile_lint.analysis.semantic.names import NameTable, imports_in_walk_order
 from compile_lint.analysis.project.context import TreeShape
 from compile_lint.analysis.reach.regions import ProjectIndex, summarize
-from compile_lint.analysis.semantic.walk import walk_by_type, walk_with_parents
+from compile_lint.analysis.semantic.walk import walk, walk_by_type, walk_with_parents
 from compile_lint.lint_file import single_file_regions
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -37,6 +37,41 @@ NESTED_IMPORTS = textwrap.dedent(
     """
 )
 
+# every field that holds something other than nodes, beside the node fields: the walks
+# skip identifier fields and test the items of Dict.keys and arguments.kw_defaults only
+SYNTAX_CORNERS = textwrap.dedent(
+    """
+    from .. import a as b, c
+    import d.e as f
+    x: int = 1
+    g = {**h, "k": 1, 2: i}
+    def fn(p, /, q=1, *args, r, s=2, **kw) -> "T":
+        global x
+        def inner():
+            nonlocal q
+            return (y := q), f"{q!r:>{s}}", lambda t, *, u: t
+        return [v async for v in w if v] if q else {k: v for k, v in kw.items()}
+    @deco(1)
+    class C(B, metaclass=M):
+        z = x.attr[1:2, ::3]
+    match cmd:
+        case Point(x=0, y=yy) | [1, *rest] | {"k": v, **others} | None | str() as named:
+            pass
+    try:
+        pass
+    except* ValueError as err:
+        raise Error() from err
+    with open(p) as fh, other():
+        del fh
+    async def co():
+        async with a as b:
+            await b
+        async for i in c:
+            yield i
+    assert not -x + ~y, "m"
+    """
+)
+
 
 def _python_sources():
     folder = os.path.join(ROOT, "compile_lint")
@@ -46,6 +81,7 @@ def _python_sources():
                 with open(os.path.join(base, name), "rb") as fh:
                     yield os.path.join(base, name), fh.read()
     yield "nested.py", NESTED_IMPORTS.encode()
+    yield "corners.py", SYNTAX_CORNERS.encode()
 
 
 def test_walk_by_type_is_walk_with_parents_and_tree_shape():
@@ -63,6 +99,7 @@ def test_walk_by_type_is_walk_with_parents_and_tree_shape():
         shape = TreeShape.of(tree, nodes, parents)
         nodes2, parents2, by_type = walk_by_type(tree)
         assert [id(n) for n in nodes2] == [id(n) for n in nodes], path
+        assert [id(n) for n in walk(tree)] == [id(n) for n in nodes], path
         assert parents2 == parents, path
         assert walk_with_parents(tree)[1] == parents, path
         assert list(by_type) == list(shape.by_type), path

@@ -18,7 +18,7 @@ import re
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, NamedTuple, Optional
 
 from ...source import ParseFailure, SourceFile
-from ..semantic.names import NameTable, import_root, module_name_for
+from ..semantic.names import NameTable, import_root, imports_in_walk_order, module_name_for
 from ..reach.regions import RegionInfo
 from ..semantic.walk import walk_by_type
 
@@ -203,7 +203,8 @@ class Sources:
         else:
             module, is_package = module_name_for(path)
             shape = TreeShape.of(tree)
-            found = (source, tree, NameTable.build(tree, module, is_package, shape.nodes), shape)
+            names = NameTable.build(tree, module, is_package, imports=imports_in_walk_order(shape.by_type, shape.parents))
+            found = (source, tree, names, shape)
         if len(self._parsed) >= self._max:  # forget the least recently used one
             del self._parsed[next(iter(self._parsed))]
         self._parsed[key] = found

@@ -103,6 +103,7 @@ class ModuleFacts:
         self._by_type: dict[type, list[ast.AST]] = shape.by_type
         self._local_kinds: Optional[set[str]] = None  # has_region: the kinds of this module's regions
         self._function_regions: dict[int, Optional[RegionInfo]] = {}  # id(def or lambda) -> region_of
+        self._enclosing: dict[ast.AST, Optional[ast.AST]] = {}  # node -> enclosing_function(node)
         # an incremental relint (compile_lint/incremental.py) runs a statement-local rule
         # on some of the file's top-level statements: their nodes by type (`primary`)
         self.focus: Optional[dict[type, list[ast.AST]]] = None
@@ -123,6 +124,7 @@ class ModuleFacts:
         """Forget the computed facts. Many hold these facts (a reference cycle the
         cyclic GC would have to find); the engine drops them once the file is linted."""
         self._computed.clear()
+        self._enclosing.clear()
 
     @property
     def _regions(self) -> RegionView:
@@ -166,10 +168,30 @@ class ModuleFacts:
             node = self.parent(node)
 
     def enclosing_function(self, node: ast.AST):
-        for anc in self.ancestors(node):
-            if isinstance(anc, FUNCTION_NODES):
-                return anc
-        return None
+        """The innermost def or lambda around `node` (not `node` itself), or None.
+
+        Rules ask it of most nodes of a file (region_nodes, region_of), so each answer is
+        kept for the nodes on the way up: a node that is no function has the same answer
+        as its parent's."""
+        known = self._enclosing
+        if node in known:
+            return known[node]
+        parents = self._parents
+        climbed = [node]
+        found = None
+        current = parents.get(node)
+        while current is not None:
+            if isinstance(current, FUNCTION_NODES):
+                found = current
+                break
+            if current in known:
+                found = known[current]
+                break
+            climbed.append(current)
+            current = parents.get(current)
+        for seen in climbed:
+            known[seen] = found
+        return found
 
     def statement_of(self, node: ast.AST) -> ast.stmt:
         while not isinstance(node, ast.stmt):

@@ -4,11 +4,45 @@ each node type that can hold nodes, computed once per type."""
 from __future__ import annotations
 
 import ast
+from collections import defaultdict
 from typing import Iterator
 
 _SKIP = frozenset({"ctx", "type_comment", "type_ignores"})
 _FIELDS: dict[type, tuple[str, ...]] = {}
 SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+# Fields the grammar (Python.asdl) types as identifiers, strings, ints or constants: they
+# never hold a node, so the walks do not read them (a Name's `id`, a Constant's `value`:
+# most nodes of a file are Names and Constants). Named by class, so a later Python's
+# node type that reuses a field name for a node (3.12's `TypeAlias.name`) is walked.
+_NOT_NODES = frozenset({
+    ("Name", "id"), ("Attribute", "attr"), ("FunctionDef", "name"), ("AsyncFunctionDef", "name"),
+    ("ClassDef", "name"), ("alias", "name"), ("alias", "asname"), ("ImportFrom", "module"),
+    ("ImportFrom", "level"), ("keyword", "arg"), ("arg", "arg"), ("Constant", "value"), ("Constant", "kind"),
+    ("FormattedValue", "conversion"), ("comprehension", "is_async"), ("AnnAssign", "simple"),
+    ("ExceptHandler", "name"), ("MatchSingleton", "value"), ("MatchStar", "name"), ("MatchAs", "name"),
+    ("MatchMapping", "rest"), ("MatchClass", "kwd_attrs"), ("Global", "names"), ("Nonlocal", "names"),
+    ("TypeVar", "name"), ("ParamSpec", "name"), ("TypeVarTuple", "name"),
+})
+# List fields whose items are not all nodes: `{**d}` leaves None in Dict.keys, a keyword-only
+# parameter without a default None in arguments.kw_defaults. Every other list the grammar
+# has holds nodes only (its identifier lists are in _NOT_NODES).
+_MIXED_LISTS = frozenset({("Dict", "keys"), ("arguments", "kw_defaults")})
+
+
+class _Plans(dict):
+    """type -> _plan(type), filled on first ask (`_PLANS[cls]`: a subscript, not a call,
+    in the walks' inner loops)."""
+
+    def __missing__(self, cls: type) -> tuple[tuple[str, bool], ...]:
+        name = cls.__name__
+        plan = self[cls] = tuple(
+            (f, (name, f) in _MIXED_LISTS) for f in _fields(cls) if (name, f) not in _NOT_NODES
+        )
+        return plan
+
+
+_PLANS = _Plans()
 
 
 def _fields(cls: type) -> tuple[str, ...]:
@@ -18,12 +52,18 @@ def _fields(cls: type) -> tuple[str, ...]:
     return fields
 
 
+def _plan(cls: type) -> tuple[tuple[str, bool], ...]:
+    """The fields of `cls` that may hold nodes, in field order, each with whether the
+    items of a list there must be tested for being nodes."""
+    return _PLANS[cls]
+
+
 def children(node: ast.AST) -> Iterator[ast.AST]:
-    for name in _fields(node.__class__):
+    for name, mixed in _plan(node.__class__):
         value = getattr(node, name, None)
         if value.__class__ is list:
             for item in value:
-                if isinstance(item, ast.AST):
+                if not mixed or isinstance(item, ast.AST):
                     yield item
         elif isinstance(value, ast.AST):
             yield value
@@ -39,7 +79,8 @@ def own_nodes(body: list) -> list[ast.AST]:
     stack = list(body)
     pop = stack.pop
     push = stack.append
-    known = _FIELDS
+    extend = stack.extend
+    plans = _PLANS
     AST = ast.AST
     while stack:
         node = pop()
@@ -47,15 +88,15 @@ def own_nodes(body: list) -> list[ast.AST]:
         cls = node.__class__
         if cls in _SCOPE_TYPES:
             continue
-        names = known.get(cls)
-        if names is None:
-            names = _fields(cls)
-        for name in names:
+        for name, mixed in plans[cls]:
             value = getattr(node, name, None)
             if value.__class__ is list:
-                for item in value:
-                    if isinstance(item, AST):
-                        push(item)
+                if mixed:
+                    for item in value:
+                        if isinstance(item, AST):
+                            push(item)
+                elif value:
+                    extend(value)
             elif isinstance(value, AST):
                 push(value)
     return out
@@ -82,55 +123,55 @@ def walk_by_type(node: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.AST], 
     `TreeShape.of` sorts them): the one walk of a linted file."""
     out = [node]
     parents: dict[ast.AST, ast.AST] = {}
-    by_type: dict[type, list[ast.AST]] = {}
+    by_type: defaultdict[type, list[ast.AST]] = defaultdict(list)
     append = out.append
-    known = _FIELDS
+    extend = out.extend
+    plans = _PLANS
     AST = ast.AST
     for current in out:  # grows while it is read: breadth-first
         cls = current.__class__
-        same = by_type.get(cls)
-        if same is None:
-            by_type[cls] = [current]
-        else:
-            same.append(current)
-        names = known.get(cls)
-        if names is None:
-            names = _fields(cls)
-        for name in names:
+        by_type[cls].append(current)
+        for name, mixed in plans[cls]:
             value = getattr(current, name, None)
             if value.__class__ is list:
-                for item in value:
-                    if isinstance(item, AST):
+                if mixed:
+                    for item in value:
+                        if isinstance(item, AST):
+                            parents[item] = current
+                            append(item)
+                elif value:
+                    for item in value:
                         parents[item] = current
-                        append(item)
+                    extend(value)
             elif isinstance(value, AST):
                 parents[value] = current
                 append(value)
-    return out, parents, by_type
+    return out, parents, dict(by_type)
 
 
 def _walk_plain(node: ast.AST) -> list[ast.AST]:
     out = [node]
     append = out.append
-    known = _FIELDS
+    extend = out.extend
+    plans = _PLANS
     AST = ast.AST
     for current in out:  # grows while it is read: breadth-first
         cls = current.__class__
-        names = known.get(cls)
-        if names is None:
-            names = _fields(cls)
-        for name in names:
+        for name, mixed in plans[cls]:
             value = getattr(current, name, None)
             if value.__class__ is list:
-                for item in value:
-                    if isinstance(item, AST):
-                        append(item)
+                if mixed:
+                    for item in value:
+                        if isinstance(item, AST):
+                            append(item)
+                elif value:
+                    extend(value)
             elif isinstance(value, AST):
                 append(value)
     return out
 
 
-_REVERSED: dict[type, tuple[str, ...]] = {}
+_REVERSED: dict[type, tuple[tuple[str, bool], ...]] = {}
 _SCOPE_TYPES = frozenset(SCOPE_NODES)
 
 
@@ -143,6 +184,7 @@ def walk_scope(body: list) -> list[ast.AST]:
     stack = body[::-1]
     pop = stack.pop
     push = stack.append
+    extend = stack.extend
     reversed_fields = _REVERSED
     AST = ast.AST
     while stack:
@@ -153,15 +195,18 @@ def walk_scope(body: list) -> list[ast.AST]:
             if cls is not ast.Lambda:
                 stack.extend(node.decorator_list[::-1])
             continue
-        names = reversed_fields.get(cls)
-        if names is None:
-            names = reversed_fields[cls] = _fields(cls)[::-1]
-        for name in names:
+        plan = reversed_fields.get(cls)
+        if plan is None:
+            plan = reversed_fields[cls] = _plan(cls)[::-1]
+        for name, mixed in plan:
             value = getattr(node, name, None)
             if value.__class__ is list:
-                for item in reversed(value):
-                    if isinstance(item, AST):
-                        push(item)
+                if mixed:
+                    for item in reversed(value):
+                        if isinstance(item, AST):
+                            push(item)
+                elif value:
+                    extend(value[::-1])
             elif isinstance(value, AST):
                 push(value)
     return out
