@@ -2827,3 +2827,194 @@ def test_a_class_fixture_a_test_class_inherits_is_the_one_pytest_gives(tmp_path)
     })
     assert names(site(data, "test_net.py", 13)) == ["net.py:Net"]
     assert names(site(data, "test_net.py", 21)) == ["net.py:Other"]
+
+
+def test_an_attribute_read_in_the_value_that_stores_it_is_what_it_held_before(tmp_path):
+    """`self.f = wrap(torch.compile(self.f))` compiles what `self.f` held before the
+    statement (here the method), not what the statement stores (the wrapper's inner def):
+    sam-3d-objects' `clone_output_wrapper`, a wrong target (bench/dev19). Another store of
+    the attribute is still a value of the read; a lambda in the value reads it later."""
+    _, data = project(tmp_path, {
+        "pipe.py": """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Other(nn.Module):
+            def forward(self, x):
+                return x
+
+        def clone_output(f):
+            def wrapped(*args):
+                return f(*args)
+            return wrapped
+
+        class Pipeline:
+            def __init__(self, fast):
+                self.net = Net()
+                if fast:
+                    self.net = Other()
+
+            def embed(self, x):
+                return x
+
+            def setup(self):
+                self.embed = clone_output(torch.compile(self.embed))
+                self.net = clone_output(torch.compile(self.net))
+                self.late = lambda: torch.compile(self.late)
+        """,
+    })
+    assert names(site(data, "pipe.py", 28)) == ["pipe.py:Pipeline.embed"]
+    assert names(site(data, "pipe.py", 29)) == ["pipe.py:Net", "pipe.py:Other"]
+    assert names(site(data, "pipe.py", 30)) == ["pipe.py:<lambda@30:20>"]  # run after the store
+
+
+def test_a_name_bound_to_torch_compile_on_one_branch_is_a_compile_site(tmp_path):
+    """`compile = torch.compile if flag else lambda m: m` in a def (sgm's IdentityWrapper,
+    Vista: bench/dev19) or at module level, then `compile(model)`: a compile site, as a
+    name bound to `re.compile` is not."""
+    _, data = project(tmp_path, {
+        "wrap.py": """
+        import re
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+
+        fast = torch.compile if torch.cuda.is_available() else (lambda m: m)
+
+        class Wrapper(nn.Module):
+            def __init__(self, use_compile):
+                super().__init__()
+                compile = torch.compile if use_compile else lambda x: x
+                self.net = compile(Net())
+                self.other = fast(Net())
+                pattern = re.compile
+                self.rx = pattern("a+")
+        """,
+    })
+    assert names(site(data, "wrap.py", 16)) == ["wrap.py:Net"]
+    assert names(site(data, "wrap.py", 17)) == ["wrap.py:Net"]
+    assert [s["row"] for s in data["sites"]] == [16, 17]
+
+
+def test_module_compile_called_on_the_class_compiles_its_first_argument(tmp_path):
+    """`torch.nn.Module.compile(self.model)` is `self.model.compile()` (Hunyuan3D-2.1's
+    Diffuser, bench/dev19): an in-place compile site of the model."""
+    _, data = project(tmp_path, {
+        "diffuser.py": """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Diffuser:
+            def __init__(self):
+                self.model = Net()
+                torch.nn.Module.compile(self.model)
+                nn.Module.compile(self.model, mode="max-autotune")
+        """,
+    })
+    assert names(site(data, "diffuser.py", 12)) == ["diffuser.py:Net"]
+    assert names(site(data, "diffuser.py", 13)) == ["diffuser.py:Net"]
+    assert {s["api"] for s in data["sites"]} == {"Module.compile"}
+
+
+def test_a_try_whose_body_and_every_handler_assign_a_name_replaces_what_it_held(tmp_path):
+    """After `try: model = A() except KeyError: model = B()`, `model` is A or B, never what
+    an earlier line bound (open_clip's `load_openai_model`: a `torch.jit.load` the next
+    lines replace made every `create_model` site partial, bench/dev18). A handler that
+    leaves (raise) does not bind; one that neither binds nor leaves keeps the old value."""
+    _, data = project(tmp_path, {
+        "load.py": """
+        import torch
+        from torch import nn
+
+        class A(nn.Module):
+            def forward(self, x):
+                return x
+
+        class B(A):
+            pass
+
+        def load(path):
+            model = torch.jit.load(path)
+            try:
+                model = A()
+            except KeyError:
+                model = B()
+            except ValueError:
+                raise
+            return torch.jit.script(model)
+
+        def load_or_keep(path):
+            model = torch.jit.load(path)
+            try:
+                model = A()
+            except KeyError:
+                pass
+            return torch.jit.script(model)
+        """,
+    })
+    first = site(data, "load.py", 20)
+    assert names(first) == ["load.py:A", "load.py:B"] and first["resolution"] == "resolved"
+    second = site(data, "load.py", 28)
+    assert names(second) == ["load.py:A"] and second["resolution"] == "partial"
+
+
+def test_scripting_a_class_that_is_no_module_compiles_its_methods(tmp_path):
+    """`@torch.jit.script class BoxTransform:` makes a TorchScript class: every method is
+    compiled (yolov7_d2's box coder, bench/dev21, was unresolved for want of a forward).
+    A scripted nn.Module without forward still names nothing."""
+    _, data = project(tmp_path, {
+        "boxes.py": """
+        import torch
+        from torch import nn
+
+        class Base(object):
+            def scale(self, x: torch.Tensor) -> torch.Tensor:
+                return x * 2
+
+        @torch.jit.script
+        class BoxTransform(Base):
+            def __init__(self, clamp: float):
+                self.clamp = clamp
+
+            def apply(self, deltas: torch.Tensor) -> torch.Tensor:
+                return deltas.clamp(max=self.clamp)
+
+        class Empty(nn.Module):
+            pass
+
+        scripted = torch.jit.script(Empty())
+        """,
+    })
+    scripted = site(data, "boxes.py", 9)
+    assert names(scripted) == ["boxes.py:BoxTransform"] and scripted["resolution"] == "resolved"
+    assert site(data, "boxes.py", 20)["targets"] == []
+
+
+def test_convert_sync_batchnorm_returns_the_module_it_converts(tmp_path):
+    """`nn.SyncBatchNorm.convert_sync_batchnorm(model)` returns `model` with its BatchNorm
+    layers swapped: compiling the result compiles the model (DEIMv2's warp_model)."""
+    _, data = project(tmp_path, {
+        "train.py": """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+
+        model = nn.SyncBatchNorm.convert_sync_batchnorm(Net())
+        compiled = torch.compile(model)
+        """,
+    })
+    assert names(site(data, "train.py", 10)) == ["train.py:Net"]

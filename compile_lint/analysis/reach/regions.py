@@ -28,7 +28,7 @@ from .declared import Recording, describe_declared
 from .sys_paths import added_folders
 from ..semantic.names import NameTable, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
-from .values import ATTR, CALL, DECORATED, EMPTY, KWARGS, LOCAL, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
+from .values import ATTR, PRIOR, CALL, DECORATED, EMPTY, KWARGS, LOCAL, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
 from ..semantic.signatures import parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -247,12 +247,16 @@ def _from_parameter(term, summary: ModuleSummary) -> bool:
         return all(_from_parameter(t, summary) for t in term[1])
     if term is not None and term[0] == CALL and term[1] is not None and term[1][0] == G:
         return True
-    while term is not None and term[0] in (ATTR, CALL):
+    while term is not None and term[0] in (ATTR, PRIOR, CALL):
         term = term[1]
     if term is not None and term[0] == LOCAL and term[1]:
         bound = summary.scopes.get(term[1], {}).get(term[2], ())
         return bool(bound) and all(entry[2] is not None and entry[2][0] == PARAM for entry in bound)
     return term is not None and term[0] == PARAM
+
+
+# nn.Module.compile called on the class with the module as its first argument
+UNBOUND_MODULE_COMPILE = frozenset({"torch.nn.Module.compile", "torch.nn.modules.module.Module.compile"})
 
 
 def lambda_qualname(node: ast.Lambda) -> str:
@@ -571,6 +575,9 @@ class _Summarizer:
 
     def _site_from_call(self, call: ast.Call, local, cls, cls_dotted, scope: Scope) -> Optional[Site]:
         func = self.names.resolve(call.func)
+        if call.func.__class__ is ast.Name and func not in self.compile_funcs and func not in self.trace_funcs \
+                and func not in self.script_funcs:
+            func = self._aliased_api(call.func.id, scope, call.lineno) or func
         if func in self.script_funcs:
             first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "obj"), None)
             target = self.ref_of(first, local, cls, cls_dotted) if first is not None else None
@@ -586,6 +593,15 @@ class _Summarizer:
                 return Site(COMPILE, target, self.path, call.lineno, func, mode, dynamic, cg, self.summary.module,
                             call.col_offset, fullgraph_option(keywords), term)
             return Site(TRACED, target, self.path, call.lineno, func, module=self.summary.module, col=call.col_offset, term=term)
+        if func in UNBOUND_MODULE_COMPILE and call.args:
+            # `torch.nn.Module.compile(self.model)`: the method called unbound, `self.model.compile()`
+            receiver = self.ref_of(call.args[0], local, cls, cls_dotted)
+            term = self._guarded(call.args[0], call, self.terms.term(call.args[0], scope, call.lineno), scope)
+            keywords = self._keywords(call)
+            mode, dynamic, cg = compile_options(keywords, scope.defaults)
+            return Site(COMPILE, receiver if receiver is not None and receiver.instance else None, self.path,
+                        call.lineno, "Module.compile", mode, dynamic, cg, self.summary.module,
+                        call.col_offset, fullgraph_option(keywords), term)
         # `m.compile(...)` on something that is not a module-level function
         if isinstance(call.func, ast.Attribute) and call.func.attr == "compile":
             if func is None or func.startswith(f"{self.summary.module}.") or not func.startswith(("re.", "builtins.", "torch.", "regex.")):
@@ -598,6 +614,26 @@ class _Summarizer:
                     return Site(COMPILE, receiver if receiver is not None and receiver.instance else None, self.path,
                                 call.lineno, "Module.compile", mode, dynamic, cg, self.summary.module,
                                 call.col_offset, fullgraph_option(keywords), term)
+        return None
+
+    def _aliased_api(self, name: str, scope: Scope, row: int) -> Optional[str]:
+        """The compile, trace or script function a name bound by an assignment in a def or
+        the module may hold where it is called (`compile = torch.compile if flag else
+        lambda m: m`, then `compile(model)`: sgm's IdentityWrapper), else None."""
+        term = self.terms.name_term(name, scope, row)
+        if term is None or term[0] != LOCAL:
+            return None
+        for entry in self.terms.bindings.get(term[1], {}).get(name, ()):
+            todo = [entry[2]]
+            while todo:
+                held = todo.pop()
+                if held is None:
+                    continue
+                if held[0] == UNION:
+                    todo.extend(held[1])
+                elif held[0] == G and (held[1] in self.compile_funcs or held[1] in self.trace_funcs
+                                       or held[1] in self.script_funcs):
+                    return held[1]
         return None
 
     # -- guards: what an isinstance test lets reach a compile ---------------------------
@@ -1920,6 +1956,23 @@ class ProjectIndex:
                         out.append((f"{c}.{name}",) + self.defs[f"{c}.{name}"])
         return out
 
+    def _script_class_methods(self, cls_dotted: str) -> list:
+        """The methods of a project class that is no nn.Module, in MRO order: scripting the
+        class (`@torch.jit.script class BoxTransform:`, a TorchScript class) compiles
+        every one (detectron2-style box coders, bench/dev21)."""
+        if self.defs[cls_dotted][1].kind != "class":
+            return []
+        out, seen = [], set()
+        for c in self.mro(cls_dotted):
+            prefix = f"{c}."
+            for dotted, (summary, info) in self.defs.items():
+                if dotted.startswith(prefix) and info.kind == "function" and "." not in dotted[len(prefix):]:
+                    name = dotted[len(prefix):]
+                    if name not in seen:
+                        seen.add(name)
+                        out.append((dotted, summary, info))
+        return out
+
     def _opaque_elements(self, value: Value, depth: int) -> list:
         """The elements of a module container `value` runs (as `_value_entries` walks
         them) that no project code stands for."""
@@ -1961,6 +2014,8 @@ class ProjectIndex:
             found = self._value_entries(value, 0)
             if site.kind == SCRIPTED and value.kind in ("class", "inst") and value.dotted in self.defs:
                 found = found + self.jit_exported(value.dotted)
+                if not found and value.kind == "class" and not self._derives_module(value.dotted):
+                    found = self._script_class_methods(value.dotted)
             if not found and self._opaque(value):
                 unseen.append(value)
             elif found:

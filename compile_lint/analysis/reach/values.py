@@ -29,6 +29,8 @@ import ast
 import os
 from typing import Callable, NamedTuple, Optional
 
+from ..semantic.walk import walk_scope
+
 # -- terms -------------------------------------------------------------------------
 G = "g"  # ("g", dotted): a name resolved through imports, or a def of this file
 LOCAL = "local"  # ("local", scope, name, row|None): a name bound in scope ("" = module)
@@ -36,6 +38,10 @@ PARAM = "param"  # ("param", scope, index, name, annotation term|None)
 SELF = "self"  # ("self", class dotted): `self` in a method
 CLS = "cls"  # ("cls", class dotted): `cls` in a classmethod
 ATTR = "attr"  # ("attr", term, name)
+# ("prior", term, name, row): `self.<name>` read in the value of the statement at `row` that
+# stores `self.<name>` (`self.f = wrap(torch.compile(self.f))`): the attribute as it was
+# before that statement, so every value but the one the statement stores
+PRIOR = "prior"
 CALL = "call"  # ("call", func term, arg terms, ((kw, term), ...))
 ITEM = "item"  # ("item", term, index|None)
 SEQ = "seq"  # ("seq", element terms, ordered)
@@ -137,6 +143,9 @@ PASS_THROUGH = frozenset(
         "torch.ao.quantization.quantize_dynamic",
         "torch.ao.quantization.quantize.quantize_dynamic",
         "torch.quantization.quantize_dynamic",
+        # SyncBatchNorm's converter returns the module it is given, its BatchNorm layers swapped
+        "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+        "torch.nn.modules.batchnorm.SyncBatchNorm.convert_sync_batchnorm",
         "copy.deepcopy",
         "copy.copy",
         # `partial(torch.compile, mode=...)` is called like torch.compile
@@ -321,6 +330,32 @@ def _patches(attr: str, value) -> bool:
     return (func[0] == ATTR and func[2] == "__get__") or (func[0] == G and func[1] == "types.MethodType")
 
 
+def _definitely_assigned(body: list) -> set:
+    """Names an assignment among `body`'s own statements (or a `with` body's) binds."""
+    out: set = set()
+    for stmt in body:
+        t = stmt.__class__
+        if t is ast.Assign:
+            for target in stmt.targets:
+                _target_names(target, out)
+        elif t is ast.AnnAssign and stmt.value is not None:
+            _target_names(stmt.target, out)
+        elif t is ast.With or t is ast.AsyncWith:
+            out |= _definitely_assigned(stmt.body)
+    return out
+
+
+def _leaves(body: list) -> bool:
+    return bool(body) and body[-1].__class__ in (ast.Raise, ast.Return, ast.Continue, ast.Break)
+
+
+def _holds_term(term, part) -> bool:
+    """Whether `part` is `term` or one of the terms it is made of."""
+    if term == part:
+        return True
+    return type(term) is tuple and any(type(t) is tuple and _holds_term(t, part) for t in term)
+
+
 def _target_names(target, out: set) -> None:
     if isinstance(target, ast.Name):
         out.add(target.id)
@@ -349,6 +384,9 @@ class TermBuilder:
         self._ends: list = []  # last rows of the nested blocks being collected
         self._terms: dict = {}  # (id(expr), id(scope), row) -> (expr, scope, term)
         self._comprehended: dict = {}  # a comprehension's loop names -> their terms, while its element is built
+        # id(`self.x` node) -> (node, row): reads of an attribute in the value of a statement
+        # at `row` that stores that attribute (TermBuilder._mark_prior_reads)
+        self._prior_reads: dict = {}
         # def qualname -> (its `*` parameter's name, its `**` parameter's name), None where it has none
         self.star_params: dict[str, tuple] = {}
 
@@ -375,6 +413,11 @@ class TermBuilder:
                 return self._comprehended[expr.id]
             return self.name_term(expr.id, scope, row)
         if t is _Attribute:
+            if self._prior_reads:
+                marked = self._prior_reads.get(id(expr))
+                if marked is not None and marked[0] is expr:
+                    inner = self.term(expr.value, scope, row)
+                    return (PRIOR, inner, expr.attr, marked[1]) if inner is not None else None
             sup = expr.value
             if type(sup) is _Call and type(sup.func) is _Name and sup.func.id == "super" and not sup.args \
                     and scope.cls and scope.self_kind and "super" not in scope.bound:
@@ -607,6 +650,8 @@ class TermBuilder:
             t = type(stmt)
             if t is ast.Assign:
                 row = stmt.lineno
+                if scope.self_kind == "self" and scope.params:
+                    self._mark_prior_reads(stmt.targets, stmt.value, scope.params[0], row)
                 value = None  # built once, on demand
                 for target in stmt.targets:
                     value = value or self.term(stmt.value, scope, row)
@@ -725,6 +770,8 @@ class TermBuilder:
                     self._block(handler.body, scope, depth + 1, cls_attrs)
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
                 self._block(stmt.finalbody, scope, depth + 1, cls_attrs)
+                if cls_attrs is None:
+                    self._settle_try(stmt, scope, depth)
             elif t.__name__ == "Match":
                 around = self._elsewhere
                 for case in stmt.cases:
@@ -732,6 +779,36 @@ class TermBuilder:
                         self._elsewhere = around + tuple(_rows(c.body) for c in stmt.cases if c is not case)
                     self._block(case.body, scope, depth + 1, cls_attrs)
                 self._elsewhere = around
+
+    def _settle_try(self, stmt, scope: Scope, depth: int) -> None:
+        """After a `try` whose body assigns a name and whose every handler assigns it too
+        (or leaves: raise, return), the name holds one of those values, never what it held
+        before (open_clip's loader: `try: model = build(sd) except KeyError: model =
+        build(sd2)` after a `model = torch.jit.load(path)` the next lines replace). Recorded
+        as one binding at the statement's last row: the union of the assignments in it."""
+        names = _definitely_assigned(stmt.body)
+        for handler in stmt.handlers:
+            if names and not _leaves(handler.body):
+                names &= _definitely_assigned(handler.body)
+        first, last = stmt.lineno, getattr(stmt, "end_lineno", None) or stmt.lineno
+        bound = self.bindings.get(scope.key, {})
+        for name in sorted(names - scope.globals):
+            inside = [e for e in bound.get(name, ()) if first <= e[0] <= last]
+            if inside and all(len(e) == 3 for e in inside):  # (none guarded or in another arm)
+                self.bind(scope, name, last, depth, (UNION, tuple([e[2] for e in inside])))
+
+    def _mark_prior_reads(self, targets: list, value, self_name: str, row: int) -> None:
+        """Mark the reads of `self.<x>` in `value` where a target stores `self.<x>`: they see
+        the attribute before the statement (lambdas and defs in `value` run later: not
+        entered)."""
+        stored = {t.attr for t in targets if t.__class__ is _Attribute and t.value.__class__ is _Name
+                  and t.value.id == self_name}
+        if not stored:
+            return
+        for node in walk_scope([value]):
+            if node.__class__ is _Attribute and node.attr in stored and node.value.__class__ is _Name \
+                    and node.value.id == self_name:
+                self._prior_reads[id(node)] = (node, row)
 
     def _assign(self, target, value, scope: Scope, row: int, depth: int, cls_attrs) -> None:
         if isinstance(target, ast.Name):
@@ -1125,7 +1202,7 @@ class Resolver:
                 parts.append(entry[2])
         elif tag == ITEM:
             parts = [term[1], term[2]] if type(term[2]) is tuple else [term[1]]
-        elif tag == ATTR or tag == ANN or tag == STAR:
+        elif tag == ATTR or tag == PRIOR or tag == ANN or tag == STAR:
             parts = [term[1]]
         elif tag == NARROW:
             parts = [term[1], *term[2]]
@@ -1206,6 +1283,11 @@ class Resolver:
             if got is not None:
                 return frozenset(Value("class", v.dotted) if v.kind == "inst" else v for v in got)
             return self._def_value(term[1], instance=False)
+        if tag == PRIOR:
+            out = set()
+            for base in self.values(term[1], summary, env, depth):
+                out |= self._attr(base, term[2], depth, prior=term)
+            return frozenset(out)
         if tag == ATTR:
             out: set = set()
             inner = term[1]
@@ -1465,7 +1547,9 @@ class Resolver:
         return Value("seq", None, tuple(by_key[k] for k in keys), False, keys if any(k is not None for k in keys) else None)
 
     # -- attributes and items -------------------------------------------------------
-    def _attr(self, base: Value, name: str, depth, read=None) -> set:
+    def _attr(self, base: Value, name: str, depth, read=None, prior=None) -> set:
+        """What attribute `name` of `base` holds; `prior`: the PRIOR term of a read in the
+        value of a store of that attribute, whose own store is then no answer."""
         if base.patched:
             held = patched_attr(base, name)
             if held is not None:
@@ -1480,6 +1564,8 @@ class Resolver:
                 return {base}
             out: set = set()
             for c_summary, term in self.index.attr_terms(base.dotted, name):
+                if prior is not None and _holds_term(term, prior):
+                    continue  # the store the read is part of: not made yet when it reads
                 for made in self._made_envs(base, self._reads(term, c_summary), depth) if base.made else [{}]:
                     env = _Env(self=frozenset({base}))
                     env.update(made)
