@@ -154,3 +154,32 @@ def test_the_installed_console_script_checks_and_fixes_outside_the_checkout(tmp_
     fix = subprocess.run([script, "fix", "m.py"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert fix.returncode == 0, fix.stderr
     assert (tmp_path / "m.py").read_text().endswith("model = torch.compile(model)\n")
+
+
+def test_what_is_derived_from_a_file_goes_with_its_parsed_tree(tmp_path):
+    """Sources keeps `max_files` parsed files; what was derived from one (compile calls,
+    a semantic model: each holds the tree) is forgotten with it, so the cache never holds
+    more trees than that. A file whose derived value is asked again stays among the most
+    recent."""
+    from compile_lint.analysis.project.context import Sources
+
+    paths = []
+    for i in range(4):
+        p = tmp_path / f"m{i}.py"
+        p.write_text(f"x = {i}\n")
+        paths.append(str(p))
+    sources = Sources(max_files=2)
+    made = []
+
+    def make(source, tree, names):
+        made.append(source.path)
+        return tree
+
+    assert sources.derived(paths[0], ("k",), make) is not None
+    sources.derived(paths[1], ("k",), make)
+    sources.derived(paths[0], ("k",), make)  # a hit: m0 is the most recent again
+    sources.derived(paths[2], ("k",), make)  # evicts m1 (the least recent) and its derived value
+    assert len(sources._derived) == 2 and len(sources._parsed) == 2
+    sources.derived(paths[0], ("k",), make)
+    sources.derived(paths[1], ("k",), make)  # made again
+    assert made == [paths[0], paths[1], paths[2], paths[1]]

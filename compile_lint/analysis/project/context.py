@@ -139,7 +139,10 @@ class Sources:
         self._listings: dict[str, list[str]] = {}
         self._asked_of_all: dict[tuple, tuple[list[str], object]] = {}  # may_call_among, mentioning_among
         self._module_paths: dict[tuple[str, str], Optional[str]] = {}  # (folder, module) -> file (module_path)
-        self._derived: dict[tuple, object] = {}  # (file version, kind) -> derived (made once per version)
+        # file version -> {kind: derived} (made once per version); dropped with the file's
+        # parsed entry: what is derived from a tree (compile calls, a semantic model) keeps
+        # the tree alive, and 1,024 of them held a check of corpus M at twice dd75348's memory
+        self._derived: dict[tuple, dict] = {}
 
     def _stat(self, path: str) -> Optional[tuple[str, int, int]]:
         if self._snapshot and path in self._stats:
@@ -205,8 +208,10 @@ class Sources:
             shape = TreeShape.of(tree)
             names = NameTable.build(tree, module, is_package, imports=imports_in_walk_order(shape.by_type, shape.parents))
             found = (source, tree, names, shape)
-        if len(self._parsed) >= self._max:  # forget the least recently used one
-            del self._parsed[next(iter(self._parsed))]
+        if len(self._parsed) >= self._max:  # forget the least recently used one, and what was derived from it
+            oldest = next(iter(self._parsed))
+            del self._parsed[oldest]
+            self._derived.pop(oldest, None)
         self._parsed[key] = found
         return found
 
@@ -218,13 +223,15 @@ class Sources:
         key = self._stat(path)
         if key is None:
             return None
-        slot = (key, kind)
-        if slot not in self._derived:
-            entry = self._entry(path)
-            if len(self._derived) >= 4 * self._max:  # forget the oldest one
-                del self._derived[next(iter(self._derived))]
-            self._derived[slot] = make(entry[0], entry[1], entry[2]) if entry is not None else None
-        return self._derived[slot]
+        kinds = self._derived.get(key)
+        if kinds is not None and kind in kinds:
+            if key in self._parsed:  # in use: the file stays among the most recent
+                self._parsed[key] = self._parsed.pop(key)
+            return kinds[kind]
+        entry = self._entry(path)
+        value = make(entry[0], entry[1], entry[2]) if entry is not None else None
+        self._derived.setdefault(key, {})[kind] = value
+        return value
 
     def mentions(self, path: str, token: bytes) -> bool:
         """Whether the file's bytes contain `token` (a cheap filter before parsing it)."""
