@@ -229,6 +229,7 @@ class _Run:
         # worker's answer arrives: pass 1's workers are still busy then, where unpickling
         # them all after the pass was serial time (about 1 s on corpus M)
         self.decoded: dict = {}
+        self.freezing = False  # run(): whether this run may gc.freeze() what it keeps
 
     # -- plan ------------------------------------------------------------------------
     def make_plan(self) -> None:
@@ -395,6 +396,10 @@ class _Run:
             from .lint_file import summary_of
 
             self.decoded[done.path] = (done, summary_of(done))
+            if self.freezing:
+                # kept until the index is built, and acyclic: out of the hand
+                # collections' sweeps (lint_file.HandCollector) of a serial run
+                gc.freeze()
 
     # -- index -----------------------------------------------------------------------
     def build_index(self) -> Optional[dict]:
@@ -625,9 +630,14 @@ class _Run:
         # Project.release). The workers pause it too (lint_file.init_worker).
         gc_was_on = gc.isenabled()
         gc.disable()
+        # nothing frozen by the caller (the language server freezes its summaries):
+        # this run may freeze its own, and thaws them when it ends
+        self.freezing = gc.get_freeze_count() == 0
         try:
             return self._run()
         finally:
+            if self.freezing:
+                gc.unfreeze()
             if gc_was_on:
                 gc.enable()
 
