@@ -3018,3 +3018,65 @@ def test_convert_sync_batchnorm_returns_the_module_it_converts(tmp_path):
         """,
     })
     assert names(site(data, "train.py", 10)) == ["train.py:Net"]
+
+
+def test_a_method_a_subclass_overrides_stores_nothing_its_instances_hold(tmp_path):
+    """A store of `self.model` in a base's method that the subclass overrides without
+    calling it never runs for the subclass's instances: TheAnimeScripter's
+    `OGDepthV3Cuda.handleModels` (bench/dev22) builds another model (from a package the
+    index cannot see) than the `DepthAnythingV2` of the method it overrides, which was
+    named as the target. An override that calls `super()`'s (or `Base.m(self)`) runs
+    both; a base's own instances run its method; a store in `__init__` that the
+    subclass's `__init__` replaces goes too."""
+    _, data = project(tmp_path, {
+        "backends.py": """
+        import importlib
+        from torch import nn
+
+        class V2(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Extra(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Cuda:
+            def __init__(self):
+                self.head = V2()
+                self.handle()
+
+            def handle(self):
+                self.model = V2()
+                self.model.compile()
+
+        class CudaV3(Cuda):
+            def __init__(self):
+                self.head = Extra()
+                self.handle()
+
+            def handle(self):
+                self.model = importlib.import_module("pkg.mono").Mono.from_pretrained("x")
+                self.model.compile()
+                self.head.compile()
+
+        class CudaPlus(Cuda):
+            def handle(self):
+                super().handle()
+                self.model = Extra()
+                self.model.compile()
+
+        class CudaNamed(Cuda):
+            def handle(self):
+                Cuda.handle(self)
+                self.model = Extra()
+                self.model.compile()
+        """,
+    })
+    assert names(site(data, "backends.py", 20)) == ["backends.py:V2"]  # the base's own instances
+    v3 = site(data, "backends.py", 29)
+    assert v3["targets"] == [] and "pkg" not in (v3["unresolved"] or "") and v3["unresolved"]
+    assert names(site(data, "backends.py", 30)) == ["backends.py:Extra"]  # the subclass's __init__
+    assert names(site(data, "backends.py", 36)) == ["backends.py:Extra", "backends.py:V2"]
+    assert names(site(data, "backends.py", 42)) == ["backends.py:Extra", "backends.py:V2"]
+

@@ -175,6 +175,9 @@ class DefInfo:
     # pytest fixtures (`@pytest.fixture`): (the name a test requests it by, terms of what
     # it yields); what it returns is in the summary's `returns` as for any def
     fixture: Optional[tuple] = None
+    # classes: the methods it defines whose bases' versions its own methods may run
+    # (`super().m`, `Base.m(self)`): an override of any other replaces the base's stores
+    defers: frozenset = frozenset()
 
 
 @dataclass
@@ -191,6 +194,7 @@ class ModuleSummary:
     scopes: dict = field(default_factory=dict)
     returns: dict = field(default_factory=dict)
     attrs: dict = field(default_factory=dict)
+    attr_methods: dict = field(default_factory=dict)  # as `attrs`: the method of each store (values.py)
     stores: list = field(default_factory=list)
     import_prefixes: tuple = ("",)
     star_imports: tuple = ()  # `from m import *` modules, in order (NameTable.star_imports)
@@ -451,6 +455,8 @@ def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict, imported: Opti
                     value = node.value
                     if value.__class__ is ast.Name:
                         nodes.attrs.append((value.id, node.attr))
+                    elif value.__class__ is ast.Call and value.func.__class__ is ast.Name and value.func.id == "super":
+                        nodes.attrs.append((SUPER_CALL, node.attr))
                 elif kind == _IMPORT:
                     # an import in a def binds a local (`from .detection import get_detector`
                     # in one branch, `from .detection_db import ...` in another); the
@@ -740,6 +746,7 @@ class _Summarizer:
         summary.scopes = self.terms.bindings
         summary.returns = self.terms.returns
         summary.attrs = self.terms.attrs
+        summary.attr_methods = self.terms.attr_methods
         summary.stores = self.terms.stores
         summary.import_prefixes = import_prefixes(self.path)
         summary.sys_paths = added_folders(self.tree, self.names)
@@ -1054,6 +1061,11 @@ class _Summarizer:
         # self.x = Cls(...) in any method: attribute types and submodules
         class_nodes = self._scope(node)
         scopes = [class_nodes] + [self._scope(m) for m in class_nodes.defs if m.__class__ is not ast.ClassDef]
+        # an attribute a method reads on anything but its own `self` (`super().m`,
+        # `Base.m(self)`, `other.m`) may run a base's `m`: only the others are replaced
+        own = {m.name for m in class_nodes.defs if m.__class__ is not ast.ClassDef}
+        info.defers = frozenset(attr for m in class_nodes.defs if m.__class__ is not ast.ClassDef
+                                for name, attr in self._scope(m).attrs if attr in own and name != _first_param(m))
         for nodes in scopes:
             for sub in nodes.assigns:
                 if sub.__class__ is not ast.Assign:
@@ -1173,7 +1185,18 @@ def statement_part(stmt: ast.stmt, context: SummaryContext, names: NameTable, pa
     summarizer._visit_body(summarizer._scope(summarizer.tree).visit, context.types, None, None, None, scope)
     summary, terms = summarizer.summary, summarizer.terms
     return (summary.defs, [(site, site.term) for site in summary.sites], summary.wrapper_calls, summary.calls,
-            terms.bindings, terms.returns, terms.attrs, terms.stores)
+            terms.bindings, terms.returns, terms.attrs, terms.attr_methods, terms.stores)
+
+
+SUPER_CALL = "super()"  # ScopeNodes.attrs: `super().<attr>`
+
+
+def _first_param(func: ast.AST) -> Optional[str]:
+    args = getattr(func, "args", None)
+    if args is None:
+        return None
+    first = (args.posonlyargs + args.args)[:1]
+    return first[0].arg if first else None
 
 
 def _runs_elements(value: Value, depth: int) -> bool:
@@ -1639,12 +1662,30 @@ class ProjectIndex:
         return found
 
     def _attr_terms_of(self, cls_dotted: str, name: str) -> list:
+        """(summary, term) of every store of attribute `name` an instance of `cls_dotted`
+        may run: in its class and its bases, but not in a base's method that a class
+        before it in the MRO overrides without calling the base's (TheAnimeScripter's
+        `OGDepthV3Cuda.handleModels` stores another model than the one it overrides)."""
         out = []
-        for c in self.mro(cls_dotted):
+        mro = self.mro(cls_dotted)
+        for i, c in enumerate(mro):
             summary = self.defs[c][0]
-            for term in summary.attrs.get(c, {}).get(name, ()):
+            terms = summary.attrs.get(c, {}).get(name, ())
+            methods = summary.attr_methods.get(c, {}).get(name, ()) if terms and i else ()
+            for j, term in enumerate(terms):
+                if j < len(methods) and methods[j] is not None and self._overridden(mro[:i], methods[j]):
+                    continue
                 out.append((summary, term))
         return out
+
+    def _overridden(self, before: list, method: str) -> bool:
+        """Whether a class of `before` (an MRO's head) defines `method` and never runs the
+        version of the classes after it."""
+        for c in before:
+            if f"{c}.{method}" in self.defs:
+                if method not in self.defs[c][1].defers:
+                    return True
+        return False
 
     def decorated_by(self, dotted: str) -> list:
         """(summary, "func" | "bound" | "class", term of the decorated def) for every

@@ -377,6 +377,9 @@ class TermBuilder:
         self.bindings: dict[str, dict[str, list]] = {}
         self.returns: dict[str, list] = {}  # scope key -> [term]
         self.attrs: dict[str, dict[str, list]] = {}  # class dotted -> attr -> [term]
+        # class dotted -> attr -> [the method that stores it, None in the class body]: in
+        # the order of `attrs` (a subclass that overrides the method stores instead)
+        self.attr_methods: dict[str, dict[str, list]] = {}
         # (location, term, key term); location: ("G", dotted) a module-level name, ("L",
         # def dotted, name) a def's local, ("A", class, attr), ("I", dotted) an imported name
         self.stores: list = []
@@ -688,7 +691,7 @@ class TermBuilder:
                         if keyword.arg:
                             value = self.term(keyword.value, scope, stmt.lineno)
                             if value is not None:
-                                self.attrs.setdefault(scope.cls, {}).setdefault(keyword.arg, []).append(value)
+                                self._store_attr(scope.cls, keyword.arg, value, scope)
                     continue
                 if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.args:
                     if call.func.attr in ("append", "add", "insert", "extend", "update", "add_module", "register_module"):
@@ -814,7 +817,7 @@ class TermBuilder:
         if isinstance(target, ast.Name):
             if cls_attrs is not None:  # a class body: `model_cls = Net` is a class attribute
                 if value is not None:
-                    self.attrs.setdefault(cls_attrs, {}).setdefault(target.id, []).append(value)
+                    self._store_attr(cls_attrs, target.id, value, None)
                 return
             if target.id in scope.globals and self.module_scope is not None:
                 # `global decoder` then `decoder = Decoder()`: the module's name, bound
@@ -834,7 +837,7 @@ class TermBuilder:
                 # `self.x = v`, and `cls.x = v` in a classmethod (unittest's `setUpClass`):
                 # an attribute every instance reads
                 if value is not None:
-                    self.attrs.setdefault(scope.cls, {}).setdefault(target.attr, []).append(value)
+                    self._store_attr(scope.cls, target.attr, value, scope)
             elif isinstance(base, ast.Name) and base.id in scope.bound and value is not None \
                     and base.id not in scope.globals and _patches(target.attr, value):
                 # `model_g.forward = infer_forward`: from here on the name holds the patched
@@ -851,6 +854,11 @@ class TermBuilder:
             loc = self._location(target.value, scope)
             if loc is not None and value is not None:
                 self.stores.append((loc, value, self._key(target.slice, scope, row)))
+
+    def _store_attr(self, cls: str, attr: str, value, method: Optional[Scope]) -> None:
+        self.attrs.setdefault(cls, {}).setdefault(attr, []).append(value)
+        self.attr_methods.setdefault(cls, {}).setdefault(attr, []).append(
+            method.key.rpartition(".")[2] if method is not None else None)
 
     def _key(self, expr, scope: Scope, row):
         """The key a store writes under: a string constant, or the term of a name
