@@ -173,7 +173,8 @@ def find_files(
     memo: Optional[FolderMemo] = None,
 ) -> Discovery:
     found = Discovery()
-    seen: set[str] = set()
+    # real path -> where in found.files the file is listed, and whether by a link
+    seen: dict[str, tuple[int, bool]] = {}
 
     # realpath() lstat()s every component: resolve each folder once instead, a folder
     # a walk entered through a plain (not linked) entry from its parent's real path
@@ -188,9 +189,16 @@ def find_files(
             if folder not in folders:
                 folders[folder] = os.path.realpath(folder)
             real = os.path.join(folders[folder], name)
-        if real not in seen:
-            seen.add(real)
+        listed = seen.get(real)
+        if listed is None:
+            seen[real] = (len(found.files), path != real)
             found.files.append(path)
+        elif listed[1] and path == real:
+            # a file found both through a link and where it lies (miles-credit's
+            # `applications/train.py -> ../credit/applications/train.py`): linted, and
+            # named by its imports, where it lies, whichever the walk met first
+            found.files[listed[0]] = path
+            seen[real] = (listed[0], False)
 
     for given in paths:
         path = os.path.abspath(given)

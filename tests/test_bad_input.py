@@ -121,6 +121,24 @@ def test_symlink_loops(project):
     assert named.returncode == 1 and "dangling.py:1:1: CL001 broken symbolic link" in named.stdout
 
 
+def test_a_file_found_through_a_link_and_where_it_lies_is_linted_once_where_it_lies(project):
+    # miles-credit's `applications/train.py -> ../credit/applications/train.py`: the walk
+    # meets the link first (`applications` sorts before `credit`)
+    (project / "credit" / "applications").mkdir(parents=True)
+    (project / "credit" / "applications" / "train.py").write_text(HAZARD)
+    (project / "applications").mkdir()
+    os.symlink(os.path.join("..", "credit", "applications", "train.py"), project / "applications" / "train.py")
+    (project / "linked").mkdir()
+    os.symlink(os.path.join("..", "credit"), project / "linked" / "credit")  # a linked folder too
+    proc = run("check", ".", "--no-cache", cwd=project)
+    assert proc.returncode == 1
+    found = [line for line in proc.stdout.splitlines() if "train.py" in line]
+    assert found == [os.path.join("credit", "applications", "train.py") + ":3:1: CL503 " + found[0].split(" CL503 ", 1)[1]], proc.stdout
+    # named on its own, a link is linted under the name it was given
+    proc = run("check", os.path.join("applications", "train.py"), "--no-cache", cwd=project)
+    assert proc.returncode == 1 and proc.stdout.startswith(os.path.join("applications", "train.py") + ":3:1: CL503"), proc.stdout
+
+
 def _unreadable_runner():
     """Run compile-lint so that mode 000 means unreadable: as a normal user that is
     what it is; as root, drop the capabilities that override file modes."""
