@@ -3080,3 +3080,119 @@ def test_a_method_a_subclass_overrides_stores_nothing_its_instances_hold(tmp_pat
     assert names(site(data, "backends.py", 36)) == ["backends.py:Extra", "backends.py:V2"]
     assert names(site(data, "backends.py", 42)) == ["backends.py:Extra", "backends.py:V2"]
 
+
+
+def test_the_tests_own_classes_are_not_what_the_application_compiles_where_it_compiles_others(tmp_path):
+    """A class of a test file exists only while the tests run: a dummy a test passes to
+    the application's compile helper (earth2studio's StormCast, bench/dev23), or a class a
+    test registers in the application's registry (miles-credit), was named beside the
+    application's own model as a target. Where only tests reach a site, their classes are
+    its answer; a site in a test file keeps them."""
+    _, data = project(tmp_path, {
+        "app/nets.py": NET,
+        "app/compiling.py": """
+        import torch
+
+        REGISTRY = {}
+
+        def register(name):
+            def deco(cls):
+                REGISTRY[name] = cls
+                return cls
+            return deco
+
+        def build(name):
+            return REGISTRY[name]()
+
+        def compile_model(model):
+            return torch.compile(model)
+
+        def compile_test_only(model):
+            return torch.compile(model)
+        """,
+        "app/registered.py": """
+        from torch import nn
+        from app.compiling import register
+
+        @register("unet")
+        class UNet(nn.Module):
+            def forward(self, x):
+                return x
+        """,
+        "app/train.py": """
+        import sys
+        import torch
+        import app.registered
+        from app.nets import Net
+        from app.compiling import compile_model, build
+
+        compile_model(Net())
+        model = torch.compile(build(sys.argv[1]))
+        """,
+        "tests/test_compiling.py": """
+        import torch
+        from torch import nn
+        from app.compiling import compile_model, compile_test_only, build, register
+
+        class Dummy(nn.Module):
+            def forward(self, x):
+                return x
+
+        def test_compile():
+            compile_model(Dummy())
+            compile_test_only(Dummy())
+
+        def test_registry():
+            @register("dummy")
+            class Registered(nn.Module):
+                def forward(self, x):
+                    return x
+
+            both = torch.compile(build("dummy") if x else Dummy())
+        """,
+    })
+    assert names(site(data, "app/compiling.py", 16)) == ["app/nets.py:Net"]
+    assert names(site(data, "app/compiling.py", 19)) == ["tests/test_compiling.py:Dummy"]  # tests alone reach it
+    assert names(site(data, "app/train.py", 9)) == ["app/registered.py:UNet"]
+    assert names(site(data, "tests/test_compiling.py", 11)) == ["tests/test_compiling.py:Dummy"]
+    in_test = names(site(data, "tests/test_compiling.py", 20))
+    assert "tests/test_compiling.py:Dummy" in in_test and "tests/test_compiling.py:test_registry.Registered" in in_test
+
+
+def test_a_module_imported_by_name_is_the_projects_module_a_constant_names(tmp_path):
+    """miles-credit's model registry holds `(module path, class name)` pairs that
+    `getattr(importlib.import_module(path), name)` loads: the classes they name are what
+    `load_model` builds (the index gave nothing for them and reported the decorator-
+    registered classes alone, a wrong target). A name the code does not fix is another
+    package's module (unresolved); a name the module lacks gives no value."""
+    _, data = project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/nets.py": NET,
+        "pkg/models.py": """
+        import importlib
+        import sys
+        import torch
+
+        ENTRIES = {
+            "net": ("pkg.nets", "Net"),
+            "other": ("pkg.nets", "Other"),
+        }
+
+        def load(kind):
+            module_path, class_name = ENTRIES[kind]
+            module = importlib.import_module(module_path)
+            return getattr(module, class_name)()
+
+        def load_any(path, name):
+            return getattr(importlib.import_module(path), name)()
+
+        fixed = torch.compile(load(sys.argv[1]))
+        loose = torch.compile(load_any(sys.argv[1], "Net"))
+        lacking = torch.compile(getattr(importlib.import_module("pkg.nets"), "Missing")())
+        """,
+    })
+    fixed = site(data, "pkg/models.py", 19)
+    assert names(fixed) == ["pkg/nets.py:Net", "pkg/nets.py:Other"] and fixed["resolution"] != "partial"
+    loose = site(data, "pkg/models.py", 20)
+    assert loose["targets"] == [] and "importlib.import_module()" in loose["unresolved"]
+    assert site(data, "pkg/models.py", 21)["targets"] == []

@@ -1260,6 +1260,7 @@ class ProjectIndex:
         self._factory_entries: dict = {}
         self._callees: dict = {}  # (Ref, id(summary)) -> the defs a call of it runs (_callee_defs)
         self._file_folders: Optional[set] = None
+        self._test_files: dict = {}
         self._fixtures: Optional[dict] = None  # fixture name -> [(summary, DefInfo)] (fixture_for)
         self._subclasses: Optional[dict] = None  # class dotted -> its project subclasses (classes_admitted)
         self._imports: Optional[dict] = None  # module -> the project modules it imports (program_modules)
@@ -2050,6 +2051,7 @@ class ProjectIndex:
             return [], "no target: nothing is passed to compile or trace"
         if site.api == "Module.compile" and any(self._project_compile_method(v) for v in values):
             return [], "`.compile()` is the project's own method, not nn.Module.compile"
+        values = self._without_test_doubles(values, site)
         entries, seen, unseen, named = [], set(), [], []
         for value in sorted(values, key=repr):
             found = self._value_entries(value, 0)
@@ -2073,6 +2075,29 @@ class ProjectIndex:
             # a union with a member the index cannot see is partial, never resolved
             return entries, (PARTIAL + self._why_not(site, unseen, resolver.why) if unseen else None)
         return [], self._why_not(site, values, resolver.why)
+
+    def _without_test_doubles(self, values: frozenset, site: Site) -> frozenset:
+        """What a site outside the tests compiles, less the tests' own classes and
+        functions where something else reaches it too: a test file's def exists only
+        while the tests run (a dummy a test passes to the application's helper, a class a
+        test registers in the application's registry: miles-credit, earth2studio), so the
+        application's answer is the rest. Reached by tests alone, they are the answer."""
+        if self.is_test_file(site.path):
+            return values
+        doubles = frozenset(v for v in values if v.dotted in self.defs and v.kind in ("class", "inst", "func", "bound")
+                            and self.is_test_file(self.defs[v.dotted][0].path))
+        return values - doubles if doubles and doubles != values else values
+
+    def is_test_file(self, path: str) -> bool:
+        """A file of the tests: `test_*.py`, `*_test.py`, `conftest.py`, or a file under a
+        `tests` or `test` folder (a project inside such a folder is all tests: nothing of
+        it is then told apart, in a one-file index as in the whole project's)."""
+        found = self._test_files.get(path)
+        if found is None:
+            *folders, name = os.path.abspath(path).split(os.sep)
+            found = self._test_files[path] = (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+                                              or any(f in ("tests", "test") for f in folders))
+        return found
 
     def _value_targets(self, value: Value, depth: int) -> list:
         """The project classes and functions a compiled `value` is, as people name a

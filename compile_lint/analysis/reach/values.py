@@ -1910,6 +1910,8 @@ class Resolver:
                     for name in names:
                         if name.kind == "const" and name.dotted and name.dotted.isidentifier():
                             for base in arg(0):
+                                if base.kind == "ext" and self._module_lacks(base.dotted, name.dotted):
+                                    continue  # no value: an AttributeError
                                 out |= self._attr(base, name.dotted, depth)
                     if len(arg_terms) > 1 and not (names and all(n.kind == "const" for n in names)):
                         # `getattr(models, cfg.arch)` on a module of the project: any name it exports
@@ -1921,6 +1923,8 @@ class Resolver:
                                 out |= self._picked(frozenset(v for held in members.values() for v in held), names, depth)
                         if not exported:  # (what the object is does not say which attribute)
                             del self.why[said:]
+                elif dotted == "importlib.import_module":
+                    out |= self._imported_by_name(arg(0) if arg_terms else EMPTY, summary)
                 elif dotted in TIMM_CREATE and self.index.registered_with(TIMM_REGISTER):
                     named = arg_terms[0] if arg_terms else next((t for k, t in kw_terms if k == "model_name"), None)
                     out |= self._timm_created(self.values(named, summary, env, depth), depth, summary)
@@ -1949,6 +1953,33 @@ class Resolver:
                     out.add(Value("inst", dotted))
                     self.why.append(describe_external(dotted, True))
         return frozenset(out)
+
+    def _module_lacks(self, module: str, name: str) -> bool:
+        """Whether the project's module `module` surely has no attribute `name`: it
+        neither binds it (def, assignment, import) nor has such a submodule, and has no
+        `import *` that may bring it in."""
+        owner = self.index.modules.get(module)
+        return owner is not None and not owner.star_imports and self._project_name(f"{module}.{name}") is None \
+            and not self.index.holds_module(f"{module}.{name}")
+
+    def _imported_by_name(self, names: frozenset, summary) -> set:
+        """What `importlib.import_module(name)` gives: for a constant name the module, as
+        `import name` binds it (a registry of `(module path, class name)` pairs, whose
+        `getattr(module, class_name)` is then the class: miles-credit); for a name the code
+        does not fix, what a call of another package gives (an unknown module there made
+        PufferLib's `env_module.Policy(...)`, wrapped in the project's `Policy`, a gap of
+        every site it reaches)."""
+        out: set = set()
+        for name in names:
+            if name.kind == "const" and isinstance(name.dotted, str) and all(p.isidentifier() for p in name.dotted.split(".")):
+                module = next((c for c in self.index.candidates(name.dotted, summary) if self.index.holds_module(c)), None)
+                if module is not None:
+                    out.add(Value("ext", module))
+        if len(out) < len(names) or not names:
+            # (as any call of another package: attributes of it are no project code)
+            out.add(Value("inst", "importlib.import_module"))
+            self.why.append(describe_external("importlib.import_module", True))
+        return out
 
     def _instance(self, dotted: str, arg_terms, kw_terms, summary, env) -> Value:
         """An instance of the class `dotted` built with these arguments. Where its
