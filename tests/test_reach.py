@@ -3109,6 +3109,9 @@ def test_the_tests_own_classes_are_not_what_the_application_compiles_where_it_co
 
         def compile_test_only(model):
             return torch.compile(model)
+
+        def compile_loaded(model):
+            return torch.compile(model)
         """,
         "app/registered.py": """
         from torch import nn
@@ -3124,15 +3127,16 @@ def test_the_tests_own_classes_are_not_what_the_application_compiles_where_it_co
         import torch
         import app.registered
         from app.nets import Net
-        from app.compiling import compile_model, build
+        from app.compiling import compile_model, compile_loaded, build
 
         compile_model(Net())
         model = torch.compile(build(sys.argv[1]))
+        compile_loaded(torch.load(sys.argv[2]))
         """,
         "tests/test_compiling.py": """
         import torch
         from torch import nn
-        from app.compiling import compile_model, compile_test_only, build, register
+        from app.compiling import compile_model, compile_test_only, compile_loaded, build, register
 
         class Dummy(nn.Module):
             def forward(self, x):
@@ -3141,6 +3145,7 @@ def test_the_tests_own_classes_are_not_what_the_application_compiles_where_it_co
         def test_compile():
             compile_model(Dummy())
             compile_test_only(Dummy())
+            compile_loaded(Dummy())
 
         def test_registry():
             @register("dummy")
@@ -3154,8 +3159,10 @@ def test_the_tests_own_classes_are_not_what_the_application_compiles_where_it_co
     assert names(site(data, "app/compiling.py", 16)) == ["app/nets.py:Net"]
     assert names(site(data, "app/compiling.py", 19)) == ["tests/test_compiling.py:Dummy"]  # tests alone reach it
     assert names(site(data, "app/train.py", 9)) == ["app/registered.py:UNet"]
+    loaded = site(data, "app/compiling.py", 22)  # beside a model the index cannot see: still said
+    assert names(loaded) == ["tests/test_compiling.py:Dummy"] and loaded["resolution"] == "partial"
     assert names(site(data, "tests/test_compiling.py", 11)) == ["tests/test_compiling.py:Dummy"]
-    in_test = names(site(data, "tests/test_compiling.py", 20))
+    in_test = names(site(data, "tests/test_compiling.py", 21))
     assert "tests/test_compiling.py:Dummy" in in_test and "tests/test_compiling.py:test_registry.Registered" in in_test
 
 
@@ -3189,6 +3196,13 @@ def test_a_module_imported_by_name_is_the_projects_module_a_constant_names(tmp_p
         fixed = torch.compile(load(sys.argv[1]))
         loose = torch.compile(load_any(sys.argv[1], "Net"))
         lacking = torch.compile(getattr(importlib.import_module("pkg.nets"), "Missing")())
+        lazy = torch.compile(getattr(importlib.import_module("pkg.lazy"), "Missing")())
+        """,
+        "pkg/lazy.py": """
+        import importlib
+
+        def __getattr__(name):  # PEP 562: any name may come from here
+            return getattr(importlib.import_module("pkg.nets"), name)
         """,
     })
     fixed = site(data, "pkg/models.py", 19)
@@ -3196,3 +3210,5 @@ def test_a_module_imported_by_name_is_the_projects_module_a_constant_names(tmp_p
     loose = site(data, "pkg/models.py", 20)
     assert loose["targets"] == [] and "importlib.import_module()" in loose["unresolved"]
     assert site(data, "pkg/models.py", 21)["targets"] == []
+    lazy = site(data, "pkg/models.py", 22)
+    assert lazy["targets"] == [] and "pkg.lazy.Missing" in lazy["unresolved"], lazy

@@ -2078,15 +2078,21 @@ class ProjectIndex:
 
     def _without_test_doubles(self, values: frozenset, site: Site) -> frozenset:
         """What a site outside the tests compiles, less the tests' own classes and
-        functions where something else reaches it too: a test file's def exists only
+        functions where the application's own reach it too: a test file's def exists only
         while the tests run (a dummy a test passes to the application's helper, a class a
         test registers in the application's registry: miles-credit, earth2studio), so the
         application's answer is the rest. Reached by tests alone, they are the answer."""
         if self.is_test_file(site.path):
             return values
-        doubles = frozenset(v for v in values if v.dotted in self.defs and v.kind in ("class", "inst", "func", "bound")
-                            and self.is_test_file(self.defs[v.dotted][0].path))
-        return values - doubles if doubles and doubles != values else values
+        doubles, own = set(), False
+        for v in values:
+            if v.dotted in self.defs and v.kind in ("class", "inst", "func", "bound"):
+                if self.is_test_file(self.defs[v.dotted][0].path):
+                    doubles.add(v)
+                else:
+                    own = True
+        # (beside nothing but values the index cannot see, they stay: a partial answer)
+        return values - doubles if doubles and own else values
 
     def is_test_file(self, path: str) -> bool:
         """A file of the tests: `test_*.py`, `*_test.py`, `conftest.py`, or a file under a

@@ -1957,10 +1957,11 @@ class Resolver:
     def _module_lacks(self, module: str, name: str) -> bool:
         """Whether the project's module `module` surely has no attribute `name`: it
         neither binds it (def, assignment, import) nor has such a submodule, and has no
-        `import *` that may bring it in."""
+        `import *` or module `__getattr__` (PEP 562: miles-credit's lazy model classes)
+        that may give it."""
         owner = self.index.modules.get(module)
         return owner is not None and not owner.star_imports and self._project_name(f"{module}.{name}") is None \
-            and not self.index.holds_module(f"{module}.{name}")
+            and self._project_name(f"{module}.__getattr__") is None and not self.index.holds_module(f"{module}.{name}")
 
     def _imported_by_name(self, names: frozenset, summary) -> set:
         """What `importlib.import_module(name)` gives: for a constant name the module, as
