@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional
 
 from ..semantic.facts import ModuleFacts
+from ..semantic.signatures import first_parameter
 from ..reach.regions import COMPILE_FUNCS, RETURNS_SELF, TRACE_FUNCS, RegionInfo
 from ..semantic.walk import walk as _walk
 from ..semantic.walk import walk_scope as _walk_scope
@@ -60,8 +61,7 @@ def self_name(func: ast.AST) -> Optional[str]:
     for deco in func.decorator_list:
         if isinstance(deco, ast.Name) and deco.id in ("staticmethod", "classmethod"):
             return None
-    params = func.args.posonlyargs + func.args.args
-    return params[0].arg if params else None
+    return first_parameter(func.args)
 
 
 _CLASSES: "weakref.WeakKeyDictionary[ModuleFacts, dict[str, ast.ClassDef]]" = weakref.WeakKeyDictionary()

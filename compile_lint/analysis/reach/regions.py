@@ -29,7 +29,7 @@ from .sys_paths import added_folders
 from ..semantic.names import NameTable, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
 from .values import ATTR, PRIOR, CALL, DECORATED, EMPTY, KWARGS, LOCAL, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
-from ..semantic.signatures import parameter_defaults
+from ..semantic.signatures import first_parameter, parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
 
@@ -1060,12 +1060,13 @@ class _Summarizer:
         self.terms.collect(node.body, Scope(qualname, set(), parent=outer), cls_attrs=cls_dotted)
         # self.x = Cls(...) in any method: attribute types and submodules
         class_nodes = self._scope(node)
-        scopes = [class_nodes] + [self._scope(m) for m in class_nodes.defs if m.__class__ is not ast.ClassDef]
+        methods = [m for m in class_nodes.defs if m.__class__ is not ast.ClassDef]
+        scopes = [class_nodes] + [self._scope(m) for m in methods]
         # an attribute a method reads on anything but its own `self` (`super().m`,
         # `Base.m(self)`, `other.m`) may run a base's `m`: only the others are replaced
-        own = {m.name for m in class_nodes.defs if m.__class__ is not ast.ClassDef}
-        info.defers = frozenset(attr for m in class_nodes.defs if m.__class__ is not ast.ClassDef
-                                for name, attr in self._scope(m).attrs if attr in own and name != _first_param(m))
+        own = {m.name for m in methods}
+        info.defers = frozenset(attr for m, nodes in zip(methods, scopes[1:]) for name, attr in nodes.attrs
+                                if attr in own and name != first_parameter(m.args))
         for nodes in scopes:
             for sub in nodes.assigns:
                 if sub.__class__ is not ast.Assign:
@@ -1189,14 +1190,6 @@ def statement_part(stmt: ast.stmt, context: SummaryContext, names: NameTable, pa
 
 
 SUPER_CALL = "super()"  # ScopeNodes.attrs: `super().<attr>`
-
-
-def _first_param(func: ast.AST) -> Optional[str]:
-    args = getattr(func, "args", None)
-    if args is None:
-        return None
-    first = (args.posonlyargs + args.args)[:1]
-    return first[0].arg if first else None
 
 
 def _runs_elements(value: Value, depth: int) -> bool:
@@ -1682,11 +1675,7 @@ class ProjectIndex:
     def _overridden(self, before: list, method: str) -> bool:
         """Whether a class of `before` (an MRO's head) defines `method` and never runs the
         version of the classes after it."""
-        for c in before:
-            if f"{c}.{method}" in self.defs:
-                if method not in self.defs[c][1].defers:
-                    return True
-        return False
+        return any(f"{c}.{method}" in self.defs and method not in self.defs[c][1].defers for c in before)
 
     def decorated_by(self, dotted: str) -> list:
         """(summary, "func" | "bound" | "class", term of the decorated def) for every

@@ -1507,7 +1507,7 @@ class Resolver:
             # index knows it, read from the importing file, so that an attribute chain on
             # it later (`_attr`, which no longer knows that file) finds that file's sibling
             # and not another package's module of the same name
-            module = next((c for c in self.index.candidates(dotted, summary) if self.index.holds_module(c)), None)
+            module = self._imported_module(dotted, summary)
             if module is not None:
                 return frozenset({Value("ext", module)})
         return frozenset({Value("ext", dotted)})
@@ -1954,6 +1954,11 @@ class Resolver:
                     self.why.append(describe_external(dotted, True))
         return frozenset(out)
 
+    def _imported_module(self, dotted: str, summary) -> Optional[str]:
+        """The name (as the index names modules) of the project module or package that an
+        import of `dotted` written in `summary` binds, or None."""
+        return next((c for c in self.index.candidates(dotted, summary) if self.index.holds_module(c)), None)
+
     def _module_lacks(self, module: str, name: str) -> bool:
         """Whether the project's module `module` surely has no attribute `name`: it
         neither binds it (def, assignment, import) nor has such a submodule, and has no
@@ -1973,7 +1978,7 @@ class Resolver:
         out: set = set()
         for name in names:
             if name.kind == "const" and isinstance(name.dotted, str) and all(p.isidentifier() for p in name.dotted.split(".")):
-                module = next((c for c in self.index.candidates(name.dotted, summary) if self.index.holds_module(c)), None)
+                module = self._imported_module(name.dotted, summary)
                 if module is not None:
                     out.add(Value("ext", module))
         if len(out) < len(names) or not names:

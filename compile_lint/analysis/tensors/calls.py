@@ -40,6 +40,7 @@ from typing import Optional
 
 from ..semantic.facts import FUNCTION_NODES, ModuleFacts
 from ..project.context import module_def
+from ..semantic.signatures import first_parameter
 from ..semantic.walk import own_nodes, walk
 
 TENSOR, MASK, GENERATOR = "tensor", "mask", "generator"
@@ -402,7 +403,7 @@ class CallFlow:
             return None
         method = self._enclosing_method(node)
         cls = self.facts.parent(method) if method is not None else None
-        return cls if isinstance(cls, ast.ClassDef) and receiver.id == _first_param(method) else None
+        return cls if isinstance(cls, ast.ClassDef) and receiver.id == first_parameter(method.args) else None
 
     def _class_named(self, name: str) -> Optional[ast.ClassDef]:
         return next((n for n in self.facts.tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
@@ -431,11 +432,6 @@ def _optional(facts: ModuleFacts, ann: ast.AST) -> tuple:
         if len(parts) == 1:
             return True, facts.resolve(parts[0])
     return False, facts.resolve(ann)
-
-
-def _first_param(func) -> Optional[str]:
-    params = func.args.posonlyargs + func.args.args
-    return params[0].arg if params else None
 
 
 def _is_static(func) -> bool:
