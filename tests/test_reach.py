@@ -3212,3 +3212,118 @@ def test_a_module_imported_by_name_is_the_projects_module_a_constant_names(tmp_p
     assert site(data, "pkg/models.py", 21)["targets"] == []
     lazy = site(data, "pkg/models.py", 22)
     assert lazy["targets"] == [] and "pkg.lazy.Missing" in lazy["unresolved"], lazy
+
+
+def test_a_call_through_a_name_that_holds_the_class_passes_its_keywords(tmp_path):
+    """ComfyUI-segment-anything-2 builds its model with `model_class(image_encoder=enc)`,
+    `model_class` a parameter its callers give SAM2Base or a subclass, and SAM2Base's
+    `__init__` compiles `self.image_encoder.forward`: the index found no call of the
+    class (none spells its name) and left the site unresolved. A call through a name is
+    found by the keyword it passes; a name that holds another class passes nothing."""
+    _, data = project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/nets.py": NET,
+        "pkg/base.py": """
+        import torch
+        from torch import nn
+
+        class Sam(nn.Module):
+            def __init__(self, image_encoder, head=None):
+                super().__init__()
+                self.image_encoder = image_encoder
+                self.image_encoder.forward = torch.compile(self.image_encoder.forward)
+                self.head = torch.compile(head)
+
+            def forward(self, x):
+                return self.image_encoder(x)
+
+        class VideoSam(Sam):
+            def __init__(self, fill=0, **kwargs):
+                super().__init__(**kwargs)
+
+        class Unrelated(nn.Module):
+            def __init__(self, image_encoder):
+                super().__init__()
+                self.image_encoder = torch.compile(image_encoder)
+        """,
+        "pkg/load.py": """
+        from pkg.base import Sam, VideoSam
+        from pkg.nets import Net, Other
+
+        def load(kind):
+            def initialize(model_class, encoder):
+                return model_class(image_encoder=encoder)
+
+            if kind == "video":
+                return initialize(VideoSam, Other())
+            return initialize(Sam, Net())
+
+        def unrelated(build):
+            return build(image_encoder=Other())
+        """,
+    })
+    # VideoSam's own `__init__` hands its keywords on to Sam's
+    assert names(site(data, "pkg/base.py", 9)) == ["pkg/nets.py:Net", "pkg/nets.py:Other"]
+    head = site(data, "pkg/base.py", 10)  # left out by every call: its default, None
+    assert head["targets"] == [], head
+    assert site(data, "pkg/base.py", 22)["targets"] == []  # nothing builds Unrelated
+
+
+def test_a_registry_imported_from_another_module_gives_what_the_project_registers(tmp_path):
+    """fish-diffusion's `DIFFUSIONS = Registry("diffusions")` (mmengine) is filled by
+    `@DIFFUSIONS.register_module()` in another module and by
+    `DENOISERS.register_module(name=..., module=WaveNet)` calls, and read with
+    `DIFFUSIONS.build(cfg)` where it is imported: the index called `.build()` another
+    package's. A dict registry imported from another module and read with `.get(name)`
+    was "another package's" too."""
+    _, data = project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/nets.py": NET,
+        "pkg/diff/__init__.py": """
+        from .builder import DIFFUSIONS, DENOISERS, BACKBONES
+        from .diffusion import Gaussian
+        """,
+        "pkg/diff/builder.py": """
+        from mmengine import Registry
+        from fvcore.common.registry import Registry as FvRegistry
+        from pkg.nets import Net, Other
+
+        DIFFUSIONS = Registry("diffusions")
+        DENOISERS = Registry("denoisers")
+        BACKBONES = FvRegistry("backbones")
+        DENOISERS.register_module(name="OtherDenoiser", module=Other)
+        BACKBONES.register(Net)
+        EXTERNAL = Registry("nothing registered here")
+        PLAIN = {"net": Net}
+        """,
+        "pkg/diff/diffusion.py": """
+        from torch import nn
+        from .builder import DIFFUSIONS
+
+        @DIFFUSIONS.register_module()
+        class Gaussian(nn.Module):
+            def forward(self, x):
+                return x
+        """,
+        "export.py": """
+        import sys
+        import torch
+        from pkg.diff import DIFFUSIONS, DENOISERS, BACKBONES
+        from pkg.diff.builder import EXTERNAL, PLAIN
+
+        cfg = dict(type=sys.argv[1])
+        torch.jit.script(DIFFUSIONS.build(cfg))
+        torch.jit.script(DENOISERS.build(cfg))
+        torch.jit.script(DIFFUSIONS.get(sys.argv[1])())
+        torch.jit.script(BACKBONES.get(sys.argv[1])())
+        torch.jit.script(PLAIN.get(sys.argv[1])())
+        torch.jit.script(EXTERNAL.build(cfg))
+        """,
+    })
+    assert names(site(data, "export.py", 8)) == ["pkg/diff/diffusion.py:Gaussian"]
+    assert names(site(data, "export.py", 9)) == ["pkg/nets.py:Other"]
+    assert names(site(data, "export.py", 10)) == ["pkg/diff/diffusion.py:Gaussian"]
+    assert names(site(data, "export.py", 11)) == ["pkg/nets.py:Net"]
+    assert names(site(data, "export.py", 12)) == ["pkg/nets.py:Net"]
+    external = site(data, "export.py", 13)  # nothing the project registers: another package's
+    assert external["targets"] == [] and "EXTERNAL.build()" in external["unresolved"], external

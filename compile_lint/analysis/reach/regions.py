@@ -1226,6 +1226,7 @@ class ProjectIndex:
         self._stores: Optional[dict] = None
         self._calls: Optional[dict] = None
         self._passing: Optional[dict] = None  # calls_passing
+        self._through: Optional[dict] = None  # calls_through_names
         self._inits: Optional[dict] = None  # `Class.__init__` dotted -> the classes it initializes
         self._stores_params: dict = {}  # class dotted -> stores_init_params()
         self._decorated: Optional[dict] = None  # def dotted -> decorator applications (decorated_by)
@@ -1795,6 +1796,23 @@ class ProjectIndex:
             self._passing = passing
         return self._passing.get(name, [])
 
+    def calls_through_names(self, keyword: str) -> list:
+        """(call name, summary, callee term, arg terms, kw terms) of every call through a
+        local name or parameter that passes `keyword` by name (`model_class(image_encoder=
+        enc)`, `model_class` a parameter its callers give a class). The keyword is the key:
+        most calls through a local name are a module's forward (`block(x)`), and what the
+        name holds is evaluated only for calls that name a parameter asked about."""
+        if self._through is None:
+            through: dict = {}
+            for summary in self.summaries:
+                for c_name, callee, args, kws in summary.calls:
+                    if callee[0] == LOCAL:
+                        for kw, _term in kws:
+                            if kw is not None:
+                                through.setdefault(kw, []).append((c_name, summary, callee, args, kws))
+            self._through = through
+        return self._through.get(keyword, [])
+
     def calls_named(self, name: str) -> list:
         """(summary, callee term, arg terms, kw terms) of every call of something named `name`."""
         if self._calls is None:
@@ -1829,6 +1847,10 @@ class ProjectIndex:
                         stores.setdefault(location, []).append((summary, value, key))
                         if store is not None:
                             used.add(id(store))
+            for c_name, callee, args, kws in summary.calls:
+                if c_name.startswith("register"):
+                    for location, key, value in self._registered_by_call(summary, c_name, callee, args, kws):
+                        stores.setdefault(location, []).append((summary, value, key))
         for summary in self.summaries:
             for store in summary.stores:
                 if id(store) not in used:
@@ -1861,6 +1883,10 @@ class ProjectIndex:
                         owner = f_summary.defs.get(term[1])
                         if owner is not None and owner.params and owner.params[0] == term[2]:
                             out.append((location, self._registered_key(key, call, f_summary, f_info, name), store))
+        if func[0] == G and out == [] and func[1].rpartition(".")[2].startswith("register"):
+            # `@MODELS.register_module()` with MODELS imported from another module of the
+            # project: the term is the chain `pkg.registry.MODELS.register_module`
+            func = ("attr", (G, func[1].rpartition(".")[0]), func[1].rpartition(".")[2])
         if func[0] == "attr" and func[2].startswith("register"):
             base = func[1]
             # `@REGISTRY.register("unet")`, `@MODELS.register_module(name="x")`; mmcv's
@@ -1876,6 +1902,21 @@ class ProjectIndex:
                 if glob is not None:
                     out.append((("G", glob[0].dotted(glob[1])), key, None))
         return out
+
+    def _registered_by_call(self, summary, c_name: str, callee, args, kws) -> list:
+        """(location, key, term) of a registration spelled as a call on a registry object:
+        mmengine's `MODELS.register_module(name="x", module=Net)` (the class by keyword;
+        with no name, under its own) and fvcore's `BACKBONES.register(Net)`."""
+        term = next((t for k, t in kws if k == "module"), None)
+        if term is None and c_name == "register" and len(args) == 1 and not kws:
+            term = args[0]
+        if term is None or term[0] != G:
+            return []
+        given = next((t for k, t in kws if k == "name"), None)
+        key = given[1] if given is not None and given[0] == "const" else (
+            None if given is not None else term[1].rpartition(".")[2])
+        deco = ("call", callee, (), ())  # its location is the decorator form's
+        return [(location, key, term) for location, _key, _store in self._registrations(deco, summary, "")]
 
     @staticmethod
     def _registered_key(key, call, f_summary, f_info, name: str):

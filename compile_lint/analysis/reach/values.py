@@ -166,6 +166,10 @@ NAMESPACES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
 # of all of them (`for name, block in blocks.items()`: a pair per element)
 CONTAINER_GETTERS = frozenset({"get", "pop", "__getitem__", "setdefault"})
 CONTAINER_VIEWS = frozenset({"values", "items", "keys", "children", "copy"})
+# a registry object's method that builds an instance of an entry from a configuration
+# (mmengine's and mmcv's `Registry.build(cfg)`): asked only of a container the project
+# registers classes into (`@MODELS.register_module()`)
+REGISTRY_BUILD = "build"
 # builtins that iterate over their arguments: what they yield is made of those elements
 ITERATION_BUILTINS = frozenset(
     {"builtins.enumerate", "builtins.zip", "builtins.reversed", "builtins.sorted", "builtins.iter", "builtins.next",
@@ -1495,6 +1499,24 @@ class Resolver:
             exported = self._module_dict(Value("ext", owner), depth, summary)
             if exported is not None:
                 return frozenset({exported})
+        if owner and attr:
+            # `REGISTRY.get(name)` with REGISTRY imported from another module of the project
+            # (`from pkg.registry import REGISTRY`): an attribute of what that module-level
+            # variable holds. Where that gives nothing (another package's object) the chain
+            # stays another package's, as before. An instance of a project class is left
+            # out: the stores its methods read are kept per class, not per instance, and
+            # fast-reid's and traiNNer's `Registry` instances (one per kind: models,
+            # datasets, losses) then gave every registry's entries (bench/dev8, dev2)
+            held = self.index.find_global(owner, summary)
+            if held is not None:
+                got: set = set()
+                for value in self._local(held[0], "", held[1], None, {}, depth):
+                    if value.kind == "inst" and value.dotted in self.index.defs:
+                        got = set()
+                        break
+                    got |= self._attr(value, attr, depth)
+                if got:
+                    return frozenset(got)
         if owner and attr and _is_alternate_constructor(attr):
             # `Net.from_pretrained`: an attribute of a project class its own defs do not hold
             found = self.index.find_def(owner, summary)
@@ -1641,6 +1663,8 @@ class Resolver:
             return {Value("ext", dotted)}
         if kind == "seq" and (name in CONTAINER_GETTERS or name in CONTAINER_VIEWS):
             return self._container_method(base, name)
+        if kind == "seq" and name == REGISTRY_BUILD:
+            return {Value("builder", None, base.elems)}
         if kind == "seq" and base.keys is not None and name in base.keys:
             # what the project stored under a key of an `nn.ModuleDict` (its entries are its
             # attributes: `transformer.blocks` after `transformer.update({"blocks": ...})`)
@@ -1884,6 +1908,12 @@ class Resolver:
             elif f.kind == "getter":
                 for elem in f.elems:
                     out |= elem
+            elif f.kind == "builder":
+                # a registry's `build(cfg)` (mmengine, mmcv): an instance of the class the
+                # configuration's `type` names, one of those registered
+                for elem in f.elems:
+                    out |= {self._instance(c.dotted, (), (), summary, env) if c.kind == "class" else c
+                            for c in elem if c.kind in ("class", UNKNOWN)}
             elif f.kind == "view":
                 out.add(_view(f))
             elif f.kind == "ext":
@@ -2233,6 +2263,20 @@ class Resolver:
                     if through:
                         named = True
                         out |= through
+        # a call through a local name that holds the class or the def, found by the keyword
+        # it passes (`model_class(image_encoder=enc)` where `model_class` is a parameter its
+        # callers give SAM2Base or a subclass: bench/dev3's ComfyUI-segment-anything-2).
+        # Calls through a name that leave the parameter out are not seen: the default stays
+        for c_name, c_summary, callee, _args, kws in self.index.calls_through_names(name):
+            if c_name in names or not any(
+                    (v.kind == "class" and v.dotted in builders) or (v.kind in ("func", "bound") and v.dotted == dotted)
+                    for v in self.values(callee, c_summary, None, depth)):
+                continue
+            for kw, term in kws:
+                if kw == name:
+                    named = True
+                    omitted = omitted or index in info.defaults
+                    out |= self.values(term, c_summary, None, depth)
         if "." not in qualname:
             # `runner(build_results, data, predictor)` of a project `runner(fn, *args)` that
             # calls `fn(*args)`: the arguments after the def are its arguments
