@@ -2222,8 +2222,10 @@ class Resolver:
         for n, call_name in enumerate(names):
             table = self._calls_by_callee(call_name, depth)
             calls += [(n, *c) for c in table.get(dotted, ()) if c[1] != "class"]
-            for cls in sorted(builders):
-                calls += [(n, *c) for c in table.get(cls, ()) if c[1] == "class"]
+            # (the builders a call of this name may build: transformers' PreTrainedModel has
+            # thousands, each a name of its own, and few calls hold any of them)
+            for cls in sorted(builders.intersection(table)) if builders else ():
+                calls += [(n, *c) for c in table[cls] if c[1] == "class"]
         calls.sort(key=lambda c: c[:2])
         # the default is passed by a call that omits the parameter, and where no call
         # names it at all (callers the index cannot see: `model_cls(**kwargs)`)
@@ -2267,16 +2269,18 @@ class Resolver:
         # it passes (`model_class(image_encoder=enc)` where `model_class` is a parameter its
         # callers give SAM2Base or a subclass: bench/dev3's ComfyUI-segment-anything-2).
         # Calls through a name that leave the parameter out are not seen: the default stays
-        for c_name, c_summary, callee, _args, kws in self.index.calls_through_names(name):
-            if c_name in names or not any(
-                    (v.kind == "class" and v.dotted in builders) or (v.kind in ("func", "bound") and v.dotted == dotted)
-                    for v in self.values(callee, c_summary, None, depth)):
-                continue
-            for kw, term in kws:
-                if kw == name:
-                    named = True
-                    omitted = omitted or index in info.defaults
-                    out |= self.values(term, c_summary, None, depth)
+        through = self._through_by_callee(name, depth) if self.index.calls_through_names(name) else {}
+        seen: set = set()  # a call through a name that may hold two of the builders counts once
+        for callee_dotted in [dotted, *sorted(builders)] if through else ():
+            for i, kind, c_summary, _args, kws in through.get(callee_dotted, ()):
+                if i in seen or (kind == "class") != (callee_dotted in builders):
+                    continue
+                seen.add(i)
+                for kw, term in kws:
+                    if kw == name:
+                        named = True
+                        omitted = omitted or index in info.defaults
+                        out |= self.values(term, c_summary, None, depth)
         if "." not in qualname:
             # `runner(build_results, data, predictor)` of a project `runner(fn, *args)` that
             # calls `fn(*args)`: the arguments after the def are its arguments
@@ -2352,21 +2356,31 @@ class Resolver:
         `super().__init__(...)` calls, each of which `_passed` asked about afresh. Kept
         for good once every callee's answer has settled; else until the open cycle's next
         round (within a round, a provisional answer is asked again as it was)."""
-        got = self._callees.get(call_name)
+        return self._by_callee(call_name, self.index.calls_named(call_name), depth)
+
+    def _through_by_callee(self, keyword: str, depth) -> dict:
+        """`_calls_by_callee` of the calls through a local name that pass `keyword`
+        (`ProjectIndex.calls_through_names`): built once per keyword, not per parameter
+        asked (transformers' thousands of `__init__(self, config)` each asked about every
+        `model_class(config=config)`: its index 10 -> 36 s)."""
+        return self._by_callee((KWARGS, keyword), [c[1:] for c in self.index.calls_through_names(keyword)], depth)
+
+    def _by_callee(self, key, calls, depth) -> dict:
+        got = self._callees.get(key)
         if got is None:
-            got = self._callees_this_round.get(call_name)
+            got = self._callees_this_round.get(key)
         if got is not None:
             return got
         table: dict = {}
         settled = True
         memo = self._memo
-        for i, (c_summary, callee, args, kws) in enumerate(self.index.calls_named(call_name)):
+        for i, (c_summary, callee, args, kws) in enumerate(calls):
             for f in self.values(callee, c_summary, None, depth):
                 if f.kind == "class" or f.kind == "func" or f.kind == "bound":
                     table.setdefault(f.dotted, []).append((i, f.kind, c_summary, args, kws))
             if settled and (id(c_summary), callee, None) not in memo:
                 settled = False
-        (self._callees if settled else self._callees_this_round)[call_name] = table
+        (self._callees if settled else self._callees_this_round)[key] = table
         return table
 
     def returns_of(self, summary, info, env, depth) -> frozenset:
