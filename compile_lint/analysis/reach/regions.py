@@ -1797,19 +1797,19 @@ class ProjectIndex:
         return self._passing.get(name, [])
 
     def calls_through_names(self, keyword: str) -> list:
-        """(call name, summary, callee term, arg terms, kw terms) of every call through a
-        local name or parameter that passes `keyword` by name (`model_class(image_encoder=
+        """(summary, callee term, arg terms, kw terms) of every call through a local name
+        or parameter that passes `keyword` by name (`model_class(image_encoder=
         enc)`, `model_class` a parameter its callers give a class). The keyword is the key:
         most calls through a local name are a module's forward (`block(x)`), and what the
         name holds is evaluated only for calls that name a parameter asked about."""
         if self._through is None:
             through: dict = {}
             for summary in self.summaries:
-                for c_name, callee, args, kws in summary.calls:
+                for _c_name, callee, args, kws in summary.calls:
                     if callee[0] == LOCAL:
                         for kw, _term in kws:
                             if kw is not None:
-                                through.setdefault(kw, []).append((c_name, summary, callee, args, kws))
+                                through.setdefault(kw, []).append((summary, callee, args, kws))
             self._through = through
         return self._through.get(keyword, [])
 

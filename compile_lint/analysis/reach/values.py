@@ -1508,15 +1508,11 @@ class Resolver:
             # fast-reid's and traiNNer's `Registry` instances (one per kind: models,
             # datasets, losses) then gave every registry's entries (bench/dev8, dev2)
             held = self.index.find_global(owner, summary)
-            if held is not None:
-                got: set = set()
-                for value in self._local(held[0], "", held[1], None, {}, depth):
-                    if value.kind == "inst" and value.dotted in self.index.defs:
-                        got = set()
-                        break
-                    got |= self._attr(value, attr, depth)
+            values = self._local(held[0], "", held[1], None, {}, depth) if held is not None else EMPTY
+            if not any(v.kind == "inst" and v.dotted in self.index.defs for v in values):
+                got = frozenset().union(*(self._attr(v, attr, depth) for v in values))
                 if got:
-                    return frozenset(got)
+                    return got
         if owner and attr and _is_alternate_constructor(attr):
             # `Net.from_pretrained`: an attribute of a project class its own defs do not hold
             found = self.index.find_def(owner, summary)
@@ -2363,7 +2359,7 @@ class Resolver:
         (`ProjectIndex.calls_through_names`): built once per keyword, not per parameter
         asked (transformers' thousands of `__init__(self, config)` each asked about every
         `model_class(config=config)`: its index 10 -> 36 s)."""
-        return self._by_callee((KWARGS, keyword), [c[1:] for c in self.index.calls_through_names(keyword)], depth)
+        return self._by_callee((KWARGS, keyword), self.index.calls_through_names(keyword), depth)
 
     def _by_callee(self, key, calls, depth) -> dict:
         got = self._callees.get(key)
