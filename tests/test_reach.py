@@ -3327,3 +3327,50 @@ def test_a_registry_imported_from_another_module_gives_what_the_project_register
     assert names(site(data, "export.py", 12)) == ["pkg/nets.py:Net"]
     external = site(data, "export.py", 13)  # nothing the project registers: another package's
     assert external["targets"] == [] and "EXTERNAL.build()" in external["unresolved"], external
+
+
+def test_a_command_line_option_holds_its_choices_or_its_default_and_eval_reads_a_name(tmp_path):
+    """Export scripts pick the model with argparse: `eval(args.model)(...)` over
+    `from models import *` (EfficientFormer's toolbox.py), `REGISTRY[args.arch]`. The
+    index said "a configuration" for every option. An option's `choices` are what it may
+    hold; a string default is one value, the command line another (partial: the default
+    is no resolved target); a flag, or an option another file adds, stays unknown."""
+    _, data = project(tmp_path, {
+        "models/__init__.py": "from .nets import *\n",
+        "models/nets.py": NET + '__all__ = ["make_net", "Other"]\n\ndef make_net(resolution=224):\n    return Net()\n',
+        "export.py": """
+        import argparse
+        import torch
+        from models import *
+        from models.nets import Net, Other
+
+        TABLE = {"net": Net, "other": Other}
+
+        def get_args():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--model-name", default="make_net", type=str)
+            parser.add_argument("--arch", choices=["net", "other"], default="net")
+            parser.add_argument("--fp16", action="store_true")
+            parser.add_argument("--free")
+            return parser.parse_args()
+
+        def main(args):
+            torch.onnx.export(eval(args.model_name)(resolution=224), torch.zeros(1), "m.onnx")
+            torch.jit.trace(TABLE[args.arch](), torch.zeros(1))
+            torch.jit.trace(eval(args.free)(), torch.zeros(1))
+            torch.jit.trace(eval("Other")(), torch.zeros(1))
+            torch.jit.script(argparse.Namespace(net=Net()).net)
+
+        main(get_args())
+        """,
+    })
+    default = site(data, "export.py", 18)
+    assert names(default) == ["models/nets.py:Net"] and default["resolution"] == "partial", default
+    assert "`--model-name` on the command line, or its default" in default["unresolved"], default
+    chosen = site(data, "export.py", 19)
+    assert names(chosen) == ["models/nets.py:Net", "models/nets.py:Other"] and chosen["resolution"] == "resolved", chosen
+    free = site(data, "export.py", 20)
+    assert free["targets"] == [] and "`--free` on the command line" in free["unresolved"], free
+    assert names(site(data, "export.py", 21)) == ["models/nets.py:Other"]
+    assert names(site(data, "export.py", 22)) == ["models/nets.py:Net"]
+

@@ -202,6 +202,7 @@ class ModuleSummary:
     calls: list = field(default_factory=list)  # (callee name, callee term, arg terms, kw terms)
     declared: list = field(default_factory=list)  # `# compile-lint: compiled` markers (analysis/reach/declared.py)
     sys_paths: tuple = ()  # folders the module puts on sys.path, relative to its own (sys_paths.py)
+    options: dict = field(default_factory=dict)  # command-line options (values.TermBuilder._option)
 
     def dotted(self, qualname: str) -> str:
         return f"{self.module}.{qualname}" if self.module else qualname
@@ -748,6 +749,7 @@ class _Summarizer:
         summary.attrs = self.terms.attrs
         summary.attr_methods = self.terms.attr_methods
         summary.stores = self.terms.stores
+        summary.options = self.terms.options
         summary.import_prefixes = import_prefixes(self.path)
         summary.sys_paths = added_folders(self.tree, self.names)
         summary.imports = tuple(sorted(self._imported_names))

@@ -183,7 +183,7 @@ TIMM_REGISTER = frozenset({"timm.models.register_model", "timm.models.registry.r
                            "timm.models._registry.register_model", "timm.register_model"})
 # `typing.cast(T, value)` returns `value`; `T` says what it is where the value shows no project code
 CASTS = frozenset({"typing.cast"})
-ARGS_MATTER = PASS_THROUGH | CONTAINER_MODULES | NAMESPACES | ITERATION_BUILTINS | CASTS | {"builtins.getattr"}
+ARGS_MATTER = PASS_THROUGH | CONTAINER_MODULES | NAMESPACES | ITERATION_BUILTINS | CASTS | {"builtins.getattr", "builtins.eval"}
 # calls of other packages whose result is known without their arguments
 OPAQUE_CALLS = ("torch.", "numpy.", "builtins.", "math.", "os.", "re.", "json.", "logging.", "typing.", "random.", "time.")
 TYPING_WRAPPERS = frozenset({"Optional", "Union", "Type", "type"})
@@ -197,6 +197,9 @@ LOADERS = ("torch.load", "torch.jit.load", "torch.hub.load", "torch.export.load"
 
 
 CONFIGURED = "the value comes from a configuration"
+ARGUMENT_PARSERS = frozenset({"argparse.ArgumentParser"})
+PARSE_ARGS = frozenset({"parse_args", "parse_known_args"})
+PARSED_ARGS = "argparse.ArgumentParser.parse_args"  # the namespace `parse_args()` returns (Resolver._parsed_args)
 # what a module's namespace gives for a name a configuration picks (`models.__dict__[args.arch]`)
 CHOSEN = "a configuration names the model among what a module exports, and those build different models"
 
@@ -396,6 +399,9 @@ class TermBuilder:
         self._prior_reads: dict = {}
         # def qualname -> (its `*` parameter's name, its `**` parameter's name), None where it has none
         self.star_params: dict[str, tuple] = {}
+        # the file's command-line options, for what `parser.parse_args()` holds here:
+        # dest -> [(default term, choices term)] of each `*.add_argument(...)` naming it
+        self.options: dict[str, list] = {}
 
     def dotted(self, qualname: str) -> str:
         return f"{self.module}.{qualname}" if self.module else qualname
@@ -697,6 +703,9 @@ class TermBuilder:
                             if value is not None:
                                 self._store_attr(scope.cls, keyword.arg, value, scope)
                     continue
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument":
+                    self._option(call, scope, stmt.lineno)
+                    continue
                 if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.args:
                     if call.func.attr in ("append", "add", "insert", "extend", "update", "add_module", "register_module"):
                         loc = self._location(call.func.value, scope)
@@ -786,6 +795,32 @@ class TermBuilder:
                         self._elsewhere = around + tuple(_rows(c.body) for c in stmt.cases if c is not case)
                     self._block(case.body, scope, depth + 1, cls_attrs)
                 self._elsewhere = around
+
+    def _option(self, call: ast.Call, scope: Scope, row: int) -> None:
+        """`parser.add_argument("--model-name", default="unet", choices=[...])`: the option
+        `args.model_name` of this file's `parse_args()` (Resolver._parsed_args). Flags whose
+        action stores no string (`store_true`, `count`, ...) hold no model name: left out,
+        so that reading them stays unknown."""
+        keywords = {k.arg: k.value for k in call.keywords if k.arg}
+        action, nargs = keywords.get("action"), keywords.get("nargs")
+        if action is not None and not (isinstance(action, ast.Constant) and action.value == "store"):
+            return
+        if nargs is not None and not (isinstance(nargs, ast.Constant) and nargs.value == "?"):
+            return  # a list of strings
+        dest = keywords.get("dest")
+        if dest is not None:
+            name = dest.value if isinstance(dest, ast.Constant) and isinstance(dest.value, str) else None
+        else:
+            flags = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if len(flags) < len(call.args) or not flags:
+                return
+            # argparse's rule: the first long flag, else the first flag, dashes stripped
+            name = next((f for f in flags if f.startswith("--")), flags[0]).lstrip("-").replace("-", "_")
+        if not name or not name.isidentifier():
+            return
+        default = self.term(keywords["default"], scope, row) if "default" in keywords else None
+        choices = self.term(keywords["choices"], scope, row) if "choices" in keywords else None
+        self.options.setdefault(name, []).append((default, choices))
 
     def _settle_try(self, stmt, scope: Scope, depth: int) -> None:
         """After a `try` whose body assigns a name and whose every handler assigns it too
@@ -1636,12 +1671,16 @@ class Resolver:
                 return {base}
             if name in RETURNS_SELF:
                 return {Value("selfret", None, (frozenset({base}),))}
+            if base.keys is not None and name in base.keys:  # `SimpleNamespace(model=m).model`
+                return set(base.elems[base.keys.index(name)])
+            if base.dotted in ARGUMENT_PARSERS and name in PARSE_ARGS:
+                return {Value("ext", f"argparse.ArgumentParser.{name}")}  # (Resolver._parsed_args)
+            if base.dotted == PARSED_ARGS:  # an option this file does not add: as any configuration
+                return {Value(UNKNOWN, describe_external("argparse.ArgumentParser", True))}
             if base.dotted and base.dotted.startswith(CONFIG_SOURCES + LOADERS):
                 # `args.model` of `parser.parse_args()`: chosen by a configuration;
                 # `torch.load(p).model`: what a checkpoint holds
                 return {Value(UNKNOWN, describe_external(base.dotted, True))}
-            if base.keys is not None and name in base.keys:  # `SimpleNamespace(model=m).model`
-                return set(base.elems[base.keys.index(name)])
             if base.dotted in ACCELERATORS and name in ACCELERATOR_PREPARE:
                 return {Value("ext", f"accelerate.Accelerator.{name}")}
             return set()
@@ -1949,6 +1988,13 @@ class Resolver:
                                 out |= self._picked(frozenset(v for held in members.values() for v in held), names, depth)
                         if not exported:  # (what the object is does not say which attribute)
                             del self.why[said:]
+                elif dotted.startswith("argparse.ArgumentParser.") and dotted[24:] in PARSE_ARGS:
+                    parsed = self._parsed_args(summary, depth)
+                    # `parse_known_args()`: (the namespace, the arguments it did not know)
+                    out.add(parsed if dotted.endswith(".parse_args") else Value(
+                        "seq", None, (frozenset({parsed}), frozenset({Value(UNKNOWN, CONFIGURED)})), True))
+                elif dotted == "builtins.eval":
+                    out |= self._evaluated(arg(0) if arg_terms else EMPTY, summary, depth)
                 elif dotted == "importlib.import_module":
                     out |= self._imported_by_name(arg(0) if arg_terms else EMPTY, summary)
                 elif dotted in TIMM_CREATE and self.index.registered_with(TIMM_REGISTER):
@@ -1979,6 +2025,68 @@ class Resolver:
                     out.add(Value("inst", dotted))
                     self.why.append(describe_external(dotted, True))
         return frozenset(out)
+
+    def _parsed_args(self, summary, depth) -> Value:
+        """What `parser.parse_args()` gives, read where it is called: a namespace whose
+        attributes are the options this file adds (`--arch` -> `args.arch`). An option with
+        `choices` holds one of them; one with a string default holds it, or whatever the
+        command line gives instead (an unknown member: the default is not a resolved
+        target). An option this file does not add (a parser built in another file, a flag)
+        stays unknown, as any configuration."""
+        options = summary.options if summary is not None else None
+        if not options:  # (as before options were read: the parser's attribute is a configuration's)
+            return Value(UNKNOWN, describe_external("argparse.ArgumentParser", True))
+        keys, elems = [], []
+        for name in sorted(options):
+            held: set = set()
+            for default, choices in options[name]:
+                if choices is not None:
+                    picked = frozenset(e for v in self.values(choices, summary, None, depth) for e in self._elements(v, None))
+                    if picked and all(v.kind == "const" for v in picked):
+                        held |= picked
+                        continue
+                if default is not None:
+                    held |= {v for v in self.values(default, summary, None, depth) if v.kind == "const"}
+                said = (f"{CONFIGURED} (`--{name.replace('_', '-')}` on the command line"
+                        f"{', or its default' if held else ''}): the code does not say which model it is "
+                        "(declare it with `compiled = [...]`, or record a run)")
+                held.add(Value(UNKNOWN, said))
+            keys.append(name)
+            elems.append(frozenset(held))
+        return Value("inst", PARSED_ARGS, tuple(elems), False, tuple(keys))
+
+    def _evaluated(self, texts: frozenset, summary, depth) -> set:
+        """What `eval(text)` gives for a constant text that names something (`eval(args.model)`
+        with `--model efficientformerv2_l`, a def star-imported from the project's models):
+        that name as the calling module reads it. Any other text: unknown."""
+        out: set = set()
+        for text in texts:
+            parts = text.dotted.split(".") if text.kind == "const" and isinstance(text.dotted, str) else []
+            if summary is None or not parts or not all(p.isidentifier() for p in parts):
+                if text.kind == UNKNOWN:
+                    out.add(text)
+                else:
+                    said = "`eval(...)` of a text the code does not fix"
+                    self.why.append(said)
+                    out.add(Value(UNKNOWN, said))
+                continue
+            held = self.values(self._module_name_term(parts[0], summary), summary, None, depth)
+            for attr in parts[1:]:
+                held = frozenset(v for base in held for v in self._attr(base, attr, depth))
+            out |= held
+        return out
+
+    @staticmethod
+    def _module_name_term(name: str, summary):
+        """The term of `name` read at the top level of the summary's module: its own
+        binding, else its import, else a `from m import *` that may give it."""
+        if name in summary.scopes.get("", {}):
+            return (LOCAL, "", name, None)
+        if name in summary.bindings:
+            return (G, summary.bindings[name])
+        if summary.star_imports:
+            return (STARS, summary.star_imports, name)
+        return (G, f"builtins.{name}")
 
     def _imported_module(self, dotted: str, summary) -> Optional[str]:
         """The name (as the index names modules) of the project module or package that an
