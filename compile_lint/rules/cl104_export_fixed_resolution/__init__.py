@@ -59,6 +59,21 @@ class ExportFixedResolution(Rule):
     whose ONNX consumer resizes every image to 384x384) reads the same in code and is
     reported: only the consumer of the exported file shows it is fixed by design.
 
+    Batch and channel counts are no resize: `x.shape[0]` and `x.shape[1]` reaching a size
+    argument were never reported, and now neither are names that only ever hold them (the
+    first two of `B, C, H, W = x.shape`, the first of `B, N, C = x.shape`, whose second is
+    a token count; `B = x.shape[0]`). Measured with `check --no-cache --select CL104
+    --output-format json` before and after on corpora M and L, the apps, dev2-dev23 and the
+    test set, nine findings went, each reading a batch or channel count as a resize:
+    EfficientFormerV2 (bench/dev9), whose attention reshapes by `B` at its one resolution,
+    reported once its export script's `eval(args.model)` resolved; six tiny test models of
+    sleap-nn's `tests/inference/test_factory_export.py` (bench/dev15), exported at 16x16,
+    that only `view(B, C, -1)` or `view(B, -1)`; TheAnimeScripter's FastLineDarken
+    (`channels, _, _ = img.shape` as conv groups, exported once per resolution to a file
+    named by it) and LiveTalking's PFLD (an SE block's `b, c, h, w = x.size()`, `view(-1,
+    c, 1, 1)`) (bench/dev22). One finding (Chinese-CLIP's `pytorch_to_onnx.py:139`,
+    bench/dev11) now names another resize line; nothing else changed.
+
     ## References
     - `scripts/measure/cl104_static_export.py` (torch 2.13 CPU): a static export of a 2x
       upscaler at 16x16 run at 24x32 fails with `Guard failed: x.size()[2] == 16`; with
@@ -75,6 +90,25 @@ class ExportFixedResolution(Rule):
     requires = (b"export",)
 
     valid = [
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Attention(nn.Module):
+                def __init__(self, dim=64, resolution=7):
+                    super().__init__()
+                    self.qkv = nn.Conv2d(dim, dim * 3, 1)
+                    self.dim, self.resolution = dim, resolution
+                def forward(self, x):
+                    B, C, H, W = x.shape
+                    q, k, v = self.qkv(x).flatten(2).reshape(B, 3, self.dim, -1).unbind(1)
+                    attn = (q.transpose(1, 2) @ k).softmax(-1)
+                    return (v @ attn).reshape(B, self.dim, self.resolution, self.resolution)
+            torch.onnx.export(Attention().eval(), torch.randn(1, 64, 7, 7), "a.onnx")
+            """,
+            note="only the batch size is read from the input (EfficientFormerV2's attention, bench/dev9): "
+                 "the model runs at its one resolution",
+        ),
         Case(
             """\
             import torch
@@ -256,6 +290,19 @@ class ExportFixedResolution(Rule):
             """,
             at=[(12, 6)],
             note="sizes computed from the input's shape, in a helper forward calls",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Folder(nn.Module):
+                def forward(self, x):
+                    B, C, H, W = x.shape
+                    return x.reshape(B, C, H // 2, W * 2)
+            torch.onnx.export(Folder(), torch.randn(1, 3, 64, 64), "f.onnx")
+            """,
+            at=[(7, 1)],
+            note="the height and width unpacked beside the batch size are sizes",
         ),
     ]
 

@@ -193,6 +193,7 @@ def _resize_in(facts, func):
     for node in _walk(func):
         if isinstance(node, ast.Call) and facts.resolve(node.func) in RESIZE:
             return node
+    batch = None
     for node in _walk(func):
         if isinstance(node, (ast.Subscript, ast.Attribute, ast.Call, ast.Name)) and is_shape_value(facts, node, names):
             if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
@@ -200,9 +201,52 @@ def _resize_in(facts, func):
             parent = facts.parent(node)
             if _batch_or_channel(node) or (isinstance(parent, ast.Subscript) and parent.value is node):
                 continue
+            if isinstance(node, ast.Name):
+                batch = _batch_names(facts, func, names) if batch is None else batch
+                if node.id in batch:
+                    continue
             if sink_of(facts, node, func) is not None:
                 return node
     return None
+
+
+def _batch_names(facts, func, names: set[str]) -> set[str]:
+    """Names that only ever hold the batch or channel count, as `x.shape[0]` and
+    `x.shape[1]` do for `_batch_or_channel`: the first two of a four-name unpack (`B, C, H,
+    W = x.shape`), the first of any other (`b, n, c = x.shape`: the second is a token
+    count), `B = x.shape[0]`. EfficientFormerV2's attention reshapes by `B` at its one
+    resolution (bench/dev9): a batch size is no resize."""
+    first: set[str] = set()
+    other: set[str] = set()
+    for node in _walk(func):
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                if _batch_or_channel(node.value) and is_shape_value(facts, node.value, names):
+                    first.add(target.id)
+                else:
+                    other.add(target.id)
+            elif isinstance(target, (ast.Tuple, ast.List)) and is_shape_value(facts, node.value, names) \
+                    and _whole_shape(node.value):
+                counts = 2 if len(target.elts) == 4 else 1
+                for i, elt in enumerate(target.elts):
+                    if isinstance(elt, ast.Name):
+                        (first if i < counts else other).add(elt.id)
+            else:
+                other.update(n.id for n in _walk(target) if isinstance(n, ast.Name))
+    return first - other  # (a name bound anything else anywhere in the def may be a size)
+
+
+def _whole_shape(node) -> bool:
+    """`x.shape`, `x.size()`, or a slice of it from the start (`x.shape[:2]`)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "shape"
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Attribute) and node.func.attr == "size" and not node.args
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+        return node.slice.lower is None and _whole_shape(node.value)
+    return False
 
 
 def _batch_or_channel(node) -> bool:
