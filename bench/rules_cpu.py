@@ -31,6 +31,9 @@ def main(argv=None) -> int:
     ap.add_argument("--findings", help="write the findings here")
     ap.add_argument("--cprofile", help="write a cProfile of the rules here")
     ap.add_argument("--rules", help="only these codes, comma-separated (the facts they share are then theirs)")
+    ap.add_argument("--whole-index", action="store_true",
+                    help="the rules read the index of every file's summary, as pass 2 does (built first, untimed), "
+                         "and run only on the files holding a def in a region")
     args = ap.parse_args(argv)
 
     from compile_lint.analysis.semantic.facts import ModuleFacts, declared_facts
@@ -58,6 +61,23 @@ def main(argv=None) -> int:
 
         profiler = cProfile.Profile()
     collector = HandCollector()
+    whole = None
+    if args.whole_index:  # pass 2's view: summaries of every file, one index
+        summaries = {}
+        for path in files:
+            with open(path, "rb") as fh:
+                source = source_for(path, fh.read())
+            try:
+                tree = source.parse()
+            except ParseFailure:
+                continue
+            module, is_package = module_name_for(path)
+            names = NameTable.build(tree, module, is_package)
+            summaries[path] = summarize(tree, names, path, settings.compile_wrappers, settings.trace_wrappers)
+        whole = ProjectIndex(list(summaries.values())).regions()
+        keys = set(whole)
+        files = [p for p, summary in summaries.items()
+                 if any(k == summary.module or k.startswith(summary.module + ".") for k in keys)]
     gc.disable()
     for path in files:
         if collector.due():
@@ -73,9 +93,10 @@ def main(argv=None) -> int:
         module, is_package = module_name_for(path)
         names = NameTable.build(tree, module, is_package, nodes)
         summary = summarize(tree, names, path, settings.compile_wrappers, settings.trace_wrappers)
-        regions = ProjectIndex([summary]).regions()
+        regions = whole if whole is not None else ProjectIndex([summary]).regions()
         project = project_for(settings, regions, None, sources)
-        facts = ModuleFacts(source, tree, names, nodes=nodes, parents=parents, project=project)
+        facts = ModuleFacts(source, tree, names, nodes=nodes, parents=parents, project=project,
+                            summary=summary if whole is None else None)  # as lint_file.run_rules: pass 2 has none
         data = source.data
         for code in codes:
             rule = rules[code]
