@@ -92,11 +92,13 @@ def main(argv=None) -> int:
         nodes, parents = walk_with_parents(tree)
         module, is_package = module_name_for(path)
         names = NameTable.build(tree, module, is_package, nodes)
-        summary = summarize(tree, names, path, settings.compile_wrappers, settings.trace_wrappers)
-        regions = whole if whole is not None else ProjectIndex([summary]).regions()
+        if whole is None:  # pass 1: the file's own summary and the regions it implies alone
+            summary = summarize(tree, names, path, settings.compile_wrappers, settings.trace_wrappers)
+            regions = ProjectIndex([summary]).regions()
+        else:  # pass 2 (lint_file.run_rules): the whole index, and no summary of its own
+            summary, regions = None, whole
         project = project_for(settings, regions, None, sources)
-        facts = ModuleFacts(source, tree, names, nodes=nodes, parents=parents, project=project,
-                            summary=summary if whole is None else None)  # as lint_file.run_rules: pass 2 has none
+        facts = ModuleFacts(source, tree, names, nodes=nodes, parents=parents, project=project, summary=summary)
         data = source.data
         for code in codes:
             rule = rules[code]

@@ -199,6 +199,7 @@ LOADERS = ("torch.load", "torch.jit.load", "torch.hub.load", "torch.export.load"
 CONFIGURED = "the value comes from a configuration"
 ARGUMENT_PARSERS = frozenset({"argparse.ArgumentParser"})
 PARSE_ARGS = frozenset({"parse_args", "parse_known_args"})
+PARSE_ARGS_CALLS = frozenset(f"{parser}.{method}" for parser in ARGUMENT_PARSERS for method in PARSE_ARGS)
 PARSED_ARGS = "argparse.ArgumentParser.parse_args"  # the namespace `parse_args()` returns (Resolver._parsed_args)
 # what a module's namespace gives for a name a configuration picks (`models.__dict__[args.arch]`)
 CHOSEN = "a configuration names the model among what a module exports, and those build different models"
@@ -1674,7 +1675,7 @@ class Resolver:
             if base.keys is not None and name in base.keys:  # `SimpleNamespace(model=m).model`
                 return set(base.elems[base.keys.index(name)])
             if base.dotted in ARGUMENT_PARSERS and name in PARSE_ARGS:
-                return {Value("ext", f"argparse.ArgumentParser.{name}")}  # (Resolver._parsed_args)
+                return {Value("ext", f"{base.dotted}.{name}")}  # called: Resolver._parsed_args
             if base.dotted == PARSED_ARGS:  # an option this file does not add: as any configuration
                 return {Value(UNKNOWN, describe_external("argparse.ArgumentParser", True))}
             if base.dotted and base.dotted.startswith(CONFIG_SOURCES + LOADERS):
@@ -1988,7 +1989,7 @@ class Resolver:
                                 out |= self._picked(frozenset(v for held in members.values() for v in held), names, depth)
                         if not exported:  # (what the object is does not say which attribute)
                             del self.why[said:]
-                elif dotted.startswith("argparse.ArgumentParser.") and dotted[24:] in PARSE_ARGS:
+                elif dotted in PARSE_ARGS_CALLS:
                     parsed = self._parsed_args(summary, depth)
                     # `parse_known_args()`: (the namespace, the arguments it did not know)
                     out.add(parsed if dotted.endswith(".parse_args") else Value(
