@@ -134,6 +134,27 @@ def test_gradients_only_where_the_project_trains_the_target_or_when_asked():
     assert [s.check for s in plan_target(_spec("Infer"), options, "cpu").steps] == ["gradients"]
 
 
+def test_held_outputs_runs_only_for_a_cl401_finding_the_other_cuda_checks_for_any_cudagraph_site():
+    """The held-outputs check keeps call N's output itself, and every CUDA-graph replay
+    overwrites a kept output: on an H200 a clean compositor compiled with reduce-overhead
+    came back "diverged" (bench/results.md, "GPU run"). Without a CL401 finding it must
+    say why it did not run, never run and fail a clean project's GPU CI."""
+    options = VerifyOptions()
+    cudagraph_site = _spec("Clean")
+    cudagraph_site.region_kinds = ["compiled", "cudagraph"]
+    plan = plan_target(cudagraph_site, options, "cuda")
+    cuda_steps = [s.check for s in plan.steps if s.mode == "reduce-overhead" and s.check != "forward"]
+    assert cuda_steps == ["cudagraph-sizes", "input-mutation"]
+    (skipped,) = [d for d in plan.decided if d["name"] == "held-outputs"]
+    assert skipped["status"] == "skipped" and skipped["verdict"] == "not-flagged" and "CL401" in skipped["message"]
+    flagged = plan_target(_spec("Kept", codes=["CL401"]), options, "cuda")
+    assert [s.check for s in flagged.steps if s.mode == "reduce-overhead"] == ["held-outputs"]
+    # asked for by name on a target with no finding: said, not run
+    options.checks = ["held-outputs"]
+    asked = plan_target(_spec("Clean"), options, "cuda")
+    assert not asked.steps and [d["verdict"] for d in asked.decided] == ["not-flagged"]
+
+
 def test_units_run_every_dynamo_stage_first_flagged_targets_first():
     options = VerifyOptions()
     plans = [plan_target(_spec(name, codes=codes), options, "cpu")
