@@ -39,6 +39,8 @@ from typing import Optional
 
 import torch
 
+from .config import FORWARD_TOLERANCE
+
 ROUNDING_ULPS = 8  # hazards.md CL301 measured up to ~4 ULP (gamma, normalize)
 
 BIT_IDENTICAL = "bit-identical"
@@ -52,8 +54,8 @@ PASSING_VERDICTS = (BIT_IDENTICAL, WITHIN_TOLERANCE, ROUNDING)
 
 @dataclass
 class Tolerance:
-    atol: float = 1e-5
-    rtol: float = 1e-5
+    atol: float = FORWARD_TOLERANCE
+    rtol: float = FORWARD_TOLERANCE
     fp64_multiplier: Optional[float] = None  # None: the harness's 2.0 / 3.0
 
 

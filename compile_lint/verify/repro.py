@@ -13,6 +13,7 @@ import os
 import re
 from typing import Optional
 
+from .config import FORWARD_TOLERANCE
 from .results import DIVERGED, CheckResult, TargetResult
 
 REPRO_CHECKS = ("forward", "dynamo", "low-precision", "gradients", "traced", "frozen-state")
@@ -285,8 +286,8 @@ def repro_script(spec: dict, result: TargetResult, check: CheckResult, inputs: l
         "",
         f"SEED = {int(options.get('seed', 0))}",
         f"DEVICE = {options.get('device', 'cpu')!r}",
-        f"ATOL, RTOL = {float(spec.get('atol') or options.get('atol', 1e-5))!r}, "
-        f"{float(spec.get('rtol') or options.get('rtol', 1e-5))!r}",
+        f"ATOL, RTOL = {float(spec.get('atol') or options.get('atol', FORWARD_TOLERANCE))!r}, "
+        f"{float(spec.get('rtol') or options.get('rtol', FORWARD_TOLERANCE))!r}",
         f"INPUTS = {[{k: v for k, v in i.items() if v is not None} for i in inputs]!r}",
     ]
     return "\n".join(header + _INPUTS.split("\n") + ["", ""] + _build_lines(spec, train) + [""] + body) + "\n"

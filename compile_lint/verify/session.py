@@ -18,7 +18,7 @@ from torch.utils._pytree import tree_flatten
 
 from ..record import break_hooks
 from .compare import Tolerance
-from .config import InputSpec
+from .config import FORWARD_TOLERANCE, InputSpec
 from .inputs import make_inputs, torch_dtype, uses_resolution
 from .reference import Float64Everywhere, coarsest, to_float64
 
@@ -104,8 +104,8 @@ class Session:
         self.device = options["device"]
         self.seed = int(options.get("seed", 0))
         self.tolerance = Tolerance(
-            atol=spec.get("atol") or options.get("atol", 1e-5),
-            rtol=spec.get("rtol") or options.get("rtol", 1e-5),
+            atol=spec.get("atol") or options.get("atol", FORWARD_TOLERANCE),
+            rtol=spec.get("rtol") or options.get("rtol", FORWARD_TOLERANCE),
             fp64_multiplier=spec.get("fp64_multiplier") or options.get("fp64_multiplier"),
         )
         # Gradients are judged at the training tolerance of PyTorch's accuracy harness
