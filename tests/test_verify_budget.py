@@ -155,6 +155,19 @@ def test_held_outputs_runs_only_for_a_cl401_finding_the_other_cuda_checks_for_an
     assert not asked.steps and [d["verdict"] for d in asked.decided] == ["not-flagged"]
 
 
+def test_a_unit_on_cuda_is_estimated_with_the_cost_a_gpu_worker_measured():
+    """On an H200 each unit took 17-24 s beyond its compiles (bench/results.md, "GPU run");
+    a 2-second CPU prior made a 330 s budget look like room for 469 s of work."""
+    from compile_lint.verify.plan import UNIT_OVERHEAD_CUDA_S, UNIT_OVERHEAD_S, stage_units
+
+    options = VerifyOptions()
+    on_cpu, on_cuda = plan_target(_spec("Clean"), options, "cpu"), plan_target(_spec("Clean"), options, "cuda")
+    steps_cpu = sum(s.estimate_s for s in on_cpu.steps if s.stage == INDUCTOR)
+    (unit_cpu,), (unit_cuda,) = stage_units([on_cpu], INDUCTOR), stage_units([on_cuda], INDUCTOR)
+    assert unit_cpu.estimate_s == steps_cpu + UNIT_OVERHEAD_S
+    assert unit_cuda.estimate_s - sum(s.estimate_s for s in unit_cuda.steps) == UNIT_OVERHEAD_CUDA_S >= 15
+
+
 def test_units_run_every_dynamo_stage_first_flagged_targets_first():
     options = VerifyOptions()
     plans = [plan_target(_spec(name, codes=codes), options, "cpu")

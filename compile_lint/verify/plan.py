@@ -49,6 +49,9 @@ PRIOR_S = {
     "latency": 20.0,
 }
 UNIT_OVERHEAD_S = 2.0  # a worker: fork, import the target's module, build it, eager baselines
+# The same on CUDA, cold: an H200 with torch 2.11 took 17-24 s per unit beyond its compiles
+# (worker start, CUDA initialisation, eager and float64 baselines; bench/results.md, "GPU run").
+UNIT_OVERHEAD_CUDA_S = 20.0
 FIRST_INDUCTOR_S = 15.0  # the first Inductor compile of a cold run loads and builds more
 # Inductor compile seconds per FX graph node per compile, as the Dynamo pass counts them
 # (refined as the run measures real compiles). Medians measured on fixtures/verify/clean
@@ -109,6 +112,7 @@ class TargetPlan:
     nodes: Optional[int] = None  # FX graph nodes per compile the Dynamo pass saw (refines estimates)
     compiles: int = 1  # compiles the Dynamo pass needed for every size (1: its dynamic graph covered them)
     sizes: int = 3  # resolutions the target runs at
+    overhead_s: float = UNIT_OVERHEAD_S  # a worker's cost beyond its steps, on this device
 
     @property
     def flagged(self) -> bool:
@@ -116,7 +120,7 @@ class TargetPlan:
 
     def estimate(self, stage: Optional[int] = None) -> float:
         steps = [s for s in self.steps if stage is None or s.stage == stage]
-        return sum(s.estimate_s for s in steps) + (UNIT_OVERHEAD_S if steps else 0.0)
+        return sum(s.estimate_s for s in steps) + (self.overhead_s if steps else 0.0)
 
 
 def low_precision_dtypes(spec: TargetSpec, options: VerifyOptions) -> list:
@@ -209,7 +213,7 @@ def plan_target(spec: TargetSpec, options: VerifyOptions, device: str) -> Target
             steps.append(Step(name, INDUCTOR if device == "cuda" else DYNAMO, mode="reduce-overhead"))
     if wanted("latency") and options.full and not options.quick or chosen is not None and "latency" in chosen:
         steps.append(Step("latency", MORE))
-    plan = TargetPlan(spec, steps, decided)
+    plan = TargetPlan(spec, steps, decided, overhead_s=UNIT_OVERHEAD_CUDA_S if device == "cuda" else UNIT_OVERHEAD_S)
     estimate(plan, device)
     return plan
 
@@ -258,7 +262,7 @@ class Unit:
 
     @property
     def estimate_s(self) -> float:
-        return sum(s.estimate_s for s in self.steps) + UNIT_OVERHEAD_S
+        return sum(s.estimate_s for s in self.steps) + self.plan.overhead_s
 
 
 def split_recompiling_sizes(plan: TargetPlan, shared: list, recompiled: list) -> bool:
