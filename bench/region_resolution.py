@@ -14,10 +14,12 @@ script asks the region index for its sites:
 It then compares, site by site:
 - resolved correctly: the index names targets, at least one labelled and all of them
   labelled or `also_ok` (a class and its `forward` count as the same target);
-- partial: the right targets, and the index says the value may also be something it
-  cannot see (a loader's other branch): not counted as resolved, nor as wrong (the label
-  has `partial = true` when the code really has such a branch: then it counts as correct);
-- resolved wrongly: the index names a target that is not the labelled one;
+- partial: the right targets (or only `also_ok` ones), and the index says the value may
+  also be something it cannot see (a loader's other branch): not counted as resolved, nor
+  as wrong (the label has `partial = true` when the code really has such a branch: then
+  naming an expected target counts as correct);
+- resolved wrongly: the index names a target that is not the labelled one, or names
+  only `also_ok` branches without saying the value may be something else;
 - unresolved: the index has no target, or no site at that line.
 The headline is correct / sites whose model is defined in the repo. Sites labelled
 `external` are reported apart (resolving them to a repo def is a wrong region), and so
@@ -196,7 +198,11 @@ def judge(label: dict, found: list[Found], other_lines: frozenset = frozenset())
     elif not got <= want | also_ok:
         verdict = "wrong"
     elif not got & want:
-        verdict = "wrong"
+        # Only branches the label allows, none it expects: as a resolved claim that leaves
+        # the labelled target out, wrong; as a partial one ("this, or a value I cannot
+        # see": yolov5's attempt_load gives its Ensemble or an unpickled model) it is true
+        # and incomplete, like any partial answer.
+        verdict = "partial" if partial else "wrong"
     elif partial and not label.get("partial"):
         verdict = "partial"  # right targets, and says it may be something else: not a resolved target
     else:

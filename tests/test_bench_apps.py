@@ -98,6 +98,12 @@ def test_external_sites_and_also_ok_branches():
     assert resolution.judge(partial, [_found("x.py", 3, ["models.py:Ensemble"])])[0].verdict == "wrong"
     both = ["models.py:End2End", "models.py:Ensemble"]
     assert resolution.judge(partial, [_found("x.py", 3, both)])[0].verdict == "correct"
+    # the allowed branch and "something unseen" (the unpickled model): true, incomplete
+    unseen = resolution.Found("x.py", 3, "torch.onnx.export", ["models.py:Ensemble"], "`torch.load()` ...", partial=True)
+    assert resolution.judge(partial, [unseen])[0].verdict == "partial"
+    # an unseen member does not excuse a target the label does not allow
+    unseen.targets = ["models.py:Ensemble", "models.py:load"]
+    assert resolution.judge(partial, [unseen])[0].verdict == "wrong"
 
 
 def test_wrapper_call_sites_count_for_the_wrapped_site():
