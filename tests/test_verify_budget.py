@@ -134,21 +134,27 @@ def test_gradients_only_where_the_project_trains_the_target_or_when_asked():
     assert [s.check for s in plan_target(_spec("Infer"), options, "cpu").steps] == ["gradients"]
 
 
-def test_held_outputs_runs_only_for_a_cl401_finding_the_other_cuda_checks_for_any_cudagraph_site():
+def test_held_outputs_and_cudagraph_sizes_run_only_for_their_finding_input_mutation_for_any_cudagraph_site():
     """The held-outputs check keeps call N's output itself, and every CUDA-graph replay
     overwrites a kept output: on an H200 a clean compositor compiled with reduce-overhead
-    came back "diverged" (bench/results.md, "GPU run"). Without a CL401 finding it must
-    say why it did not run, never run and fail a clean project's GPU CI."""
+    came back "diverged" (bench/results.md, "GPU run"). cudagraph-sizes feeds ten sizes
+    itself, and any CUDA-graph target records a graph per size. Without their finding they
+    must say why they did not run, never run and fail a clean project's GPU CI; whether
+    compiled code writes into its inputs is the target's own, so input-mutation runs."""
     options = VerifyOptions()
     cudagraph_site = _spec("Clean")
     cudagraph_site.region_kinds = ["compiled", "cudagraph"]
     plan = plan_target(cudagraph_site, options, "cuda")
     cuda_steps = [s.check for s in plan.steps if s.mode == "reduce-overhead" and s.check != "forward"]
-    assert cuda_steps == ["cudagraph-sizes", "input-mutation"]
-    (skipped,) = [d for d in plan.decided if d["name"] == "held-outputs"]
-    assert skipped["status"] == "skipped" and skipped["verdict"] == "not-flagged" and "CL401" in skipped["message"]
+    assert cuda_steps == ["input-mutation"]
+    skipped = {d["name"]: d for d in plan.decided if d["verdict"] == "not-flagged"}
+    assert sorted(skipped) == ["cudagraph-sizes", "held-outputs"]
+    assert "CL401" in skipped["held-outputs"]["message"] and "CL402" in skipped["cudagraph-sizes"]["message"]
+    assert all(d["status"] == "skipped" for d in skipped.values())
     flagged = plan_target(_spec("Kept", codes=["CL401"]), options, "cuda")
     assert [s.check for s in flagged.steps if s.mode == "reduce-overhead"] == ["held-outputs"]
+    sizes = plan_target(_spec("Served", codes=["CL402"]), options, "cuda")
+    assert [s.check for s in sizes.steps if s.mode == "reduce-overhead"] == ["cudagraph-sizes"]
     # asked for by name on a target with no finding: said, not run
     options.checks = ["held-outputs"]
     asked = plan_target(_spec("Clean"), options, "cuda")
