@@ -376,6 +376,30 @@ def test_a_check_that_ends_after_the_runs_own_signal_is_not_an_error(fake):
     assert result.status == NOT_RUN
 
 
+def test_each_worker_says_where_its_seconds_went():
+    """ready (launch to the target built), baselines, checks: what a GPU run needs to say
+    where the 17-24 s per unit beyond the compiles went (bench/results.md, "GPU run")."""
+    options = VerifyOptions()
+    plan = plan_target(_spec("Timed"), options, "cpu")
+    unit = units_in_order([plan])[0]
+    runner = _runner()
+    runner.results[plan.spec.ref] = TargetResult(target=plan.spec.ref, status="")
+    runner.state[plan.spec.ref] = {"done": [], "plan": plan}
+    events = [{"event": "built", "built": "Timed()", "kind": "module", "t": 105.0},
+              {"event": "start", "check": "eager baseline", "t": 105.5},
+              {"event": "start", "check": "dynamo", "step": "dynamo", "t": 107.0},
+              {"event": "check", "t": 109.0, "result": {"name": "dynamo", "status": "pass", "verdict": "bit-identical"}},
+              {"event": "done", "t": 110.25}]
+    runner.collect(unit, unit.steps, events, 0, False, False, 60, [], 10.5, launched=100.0)
+    (worker,) = runner.results[plan.spec.ref].workers
+    assert worker == {"stage": "dynamo", "wall_s": 10.5, "ready_s": 5.0, "baselines_s": 1.5, "checks_s": 3.25}
+    # a worker that died before building its target says only what it knows
+    runner.collect(unit, unit.steps, [], -9, False, False, 60, [], 2.0, launched=200.0)
+    assert runner.results[plan.spec.ref].workers[1] == {
+        "stage": "dynamo", "wall_s": 2.0, "ready_s": None, "baselines_s": None, "checks_s": None}
+    assert "workers" in runner.results[plan.spec.ref].to_json()
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals and process groups")
 def test_sigint_during_a_worker_reports_not_run_without_errors(fake, tmp_path):
     options = VerifyOptions()

@@ -88,6 +88,7 @@ class TargetResult:
     inputs_config: Optional[str] = None  # the inputs as a config entry (`inputs = [...]`), to paste
     resolutions: list = field(default_factory=list)  # the sizes it ran at
     trained: Optional[str] = None  # where the project trains it, when it does
+    workers: list = field(default_factory=list)  # per worker: stage, wall_s, ready_s, baselines_s, checks_s
 
     def to_json(self) -> dict:
         data = asdict(self)

@@ -21,7 +21,7 @@ from typing import Callable, Optional
 
 from ..children import child_environment
 from .config import TargetSpec
-from .plan import DYNAMO, INDUCTOR, MORE, estimate, split_recompiling_sizes, stage_units
+from .plan import DYNAMO, INDUCTOR, MORE, STAGE_NAMES, estimate, split_recompiling_sizes, stage_units
 from .results import COULD_NOT_CHECK, ERROR, INTERRUPTED, NOT_RUN, CheckResult, TargetResult, finish
 
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -243,6 +243,7 @@ class Runner:
             with open(job_path, "w", encoding="utf-8") as fh:
                 json.dump({"target": self.job_spec(unit), "options": self.options, "stage": unit.stage,
                            "steps": [s.to_json() for s in steps], "deadline": self.deadline}, fh)
+            launched = time.time()  # the events' clock (worker.Events stamps time.time())
             try:
                 handle = self.launcher.start(job_path, events_path, stderr_path)
             except (OSError, RuntimeError) as exc:
@@ -266,12 +267,13 @@ class Runner:
             events = _read_events(events_path)
             stderr_tail = _tail(stderr_path)
         wall_s = round(time.monotonic() - started, 2)
-        self.collect(unit, steps, events, returncode, timed_out, by_budget, timeout, stderr_tail, wall_s)
+        self.collect(unit, steps, events, returncode, timed_out, by_budget, timeout, stderr_tail, wall_s, launched)
 
     def collect(self, unit, steps: list, events: list, returncode: Optional[int], timed_out: bool, by_budget: bool,
-                timeout: float, stderr_tail: list, wall_s: float) -> None:
+                timeout: float, stderr_tail: list, wall_s: float, launched: Optional[float] = None) -> None:
         """Turn one worker's events into the target's checks."""
         result = self.results[unit.ref]
+        worker = worker_phases(unit, events, wall_s, launched)
         checks: list = []
         current_check, current_step = None, None
         finished, interrupted_itself = False, False
@@ -337,6 +339,31 @@ class Runner:
         with self._lock:
             result.checks.extend(checks)
             result.wall_s = round((result.wall_s or 0.0) + wall_s, 2)
+            result.workers.append(worker)
+
+
+def worker_phases(unit, events: list, wall_s: float, launched: Optional[float]) -> dict:
+    """Where one worker's seconds went, from its events' timestamps: `ready_s` from its
+    launch to the target built (interpreter start or fork, imports, CUDA where it is
+    used, the target's module and constructor), `baselines_s` for the eager and float64
+    baselines, `checks_s` for the steps. On an H200 each unit took 17-24 s beyond its
+    compiles, unsplit (bench/results.md, "GPU run"): this says where."""
+    times: dict = {}
+    for event in events:
+        kind = event.get("event")
+        key = "baselines" if kind == "start" and event.get("check") == "eager baseline" else (
+            "steps" if kind == "start" else kind)
+        if key in ("built", "baselines", "steps", "done") and key not in times and "t" in event:
+            times[key] = event["t"]
+    phases = {"stage": STAGE_NAMES[unit.stage], "wall_s": wall_s}
+
+    def span(start: Optional[float], end: Optional[float]) -> Optional[float]:
+        return round(end - start, 2) if start is not None and end is not None else None
+
+    phases["ready_s"] = span(launched, times.get("built"))
+    phases["baselines_s"] = span(times.get("baselines"), times.get("steps"))
+    phases["checks_s"] = span(times.get("steps"), times.get("done"))
+    return phases
 
 
 BUDGET_GRACE_S = 3.0  # a worker past the deadline gets this long to stop by itself
