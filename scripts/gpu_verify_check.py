@@ -27,6 +27,9 @@ def main(path: str) -> int:
     by_name = {t["target"].rsplit(":", 1)[1]: t for t in report["targets"]}
     for name, target in sorted(by_name.items()):
         print(f"{target['status']:13} {name}: confirmed {target['confirmed']} cleared {target['cleared']}")
+        for worker in target.get("workers", []):  # where each worker's seconds went
+            print(f"    worker {worker['stage']}: {worker['wall_s']} s (ready {worker['ready_s']}, "
+                  f"baselines {worker['baselines_s']}, checks {worker['checks_s']})")
         for check in target["checks"]:
             print(f"    {check['status']:13} {check['name']} {check['mode'] or ''} {check['dtype'] or ''} "
                   f"{check['shape'] or ''}: {check['message'] or check['verdict']}"[:240])
