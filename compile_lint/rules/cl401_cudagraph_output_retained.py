@@ -58,10 +58,10 @@ class CudagraphOutputRetained(Rule):
     is quiet on it since it follows marked steps (the valid case "two compiled modules
     in one marked step" has its shape).
 
-    Measured on a GPU (scripts/gpu_verify.sh; bench/results.md, "GPU run"): on an NVIDIA H200 with torch 2.11.0+cu130,
-    the output `fixtures/verify/cuda_preview_history.py` keeps changed by 0.488 when the
-    next call replayed, and reading it raised no error: the kept frame silently held
-    the next one's values.
+    Measured on a GPU (scripts/gpu_verify.sh; bench/results.md, "GPU run"): on an
+    NVIDIA H200 with torch 2.11.0+cu130, the output `fixtures/verify/cuda_preview_history.py`
+    keeps changed by 0.488 when the next call replayed, and reading it raised no error:
+    the kept frame silently held the next one's values.
 
     ## Example
     ```python

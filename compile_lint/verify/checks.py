@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional
 
 import torch
 
+from ..analysis.torch_api import CUDAGRAPH_MODES
 from . import artifacts
 from .compare import DIVERGENCE, FLIP, ROUNDING, ROUNDING_ULPS, Judgement, judge, worst
 from .inputs import input_shapes, torch_dtype
@@ -201,9 +202,6 @@ def rounding_message(judgement: Judgement) -> str:
             f"the rule of torch._dynamo.utils.same).")
 
 
-CUDA_GRAPH_MODES = ("reduce-overhead", "max-autotune")  # torch.compile modes that use CUDA graphs
-
-
 def forward_check(session: Session, baselines: Baselines, emit: Emit, modes: list, dynamics: list,
                   resolutions: list, dtype: str = "float32", name: str = "forward", backend: Any = "inductor",
                   backend_name: str = "inductor") -> None:
@@ -228,7 +226,7 @@ def forward_check(session: Session, baselines: Baselines, emit: Emit, modes: lis
                     result.message = f"compiled call raised {with_type(exc, first_line(exc))}"[:800]
                     emit(result)
                     continue
-                if session.device == "cuda" and mode in CUDA_GRAPH_MODES:
+                if session.device == "cuda" and mode in CUDAGRAPH_MODES:
                     # the reruns below replay CUDA graphs, which overwrite these outputs
                     # (measured on an H200: bench/results.md, "GPU run"); the artifact
                     # must show what this call returned

@@ -351,10 +351,10 @@ def worker_phases(unit, events: list, wall_s: float, launched: Optional[float]) 
     times: dict = {}
     for event in events:
         kind = event.get("event")
-        key = "baselines" if kind == "start" and event.get("check") == "eager baseline" else (
-            "steps" if kind == "start" else kind)
-        if key in ("built", "baselines", "steps", "done") and key not in times and "t" in event:
-            times[key] = event["t"]
+        if kind == "start":  # the baselines start first, then each step
+            kind = "baselines" if event.get("check") == "eager baseline" else "steps"
+        if kind in ("built", "baselines", "steps", "done") and "t" in event:
+            times.setdefault(kind, event["t"])
     phases = {"stage": STAGE_NAMES[unit.stage], "wall_s": wall_s}
 
     def span(start: Optional[float], end: Optional[float]) -> Optional[float]:

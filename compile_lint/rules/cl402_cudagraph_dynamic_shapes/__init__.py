@@ -9,6 +9,7 @@ from ...analysis.semantic.facts import RegionsFact
 from ...analysis.reach.entries import input_params, is_entry
 from ...analysis.reach.queries import def_name, file_sets_config, region_nodes, stmt_text
 from ...analysis.compiled.output_lifetimes import MayCallCudagraphsFact
+from ...analysis.torch_api import CUDAGRAPH_MODES
 from .varying_shapes import SKIP_DYNAMIC, VaryingShapesFact
 from ..base import Case, Rule
 
@@ -71,8 +72,8 @@ class CudagraphDynamicShapes(Rule):
     first compile much slower (`mode="default"` is the alternative without tuning).
     Numerics do not change.
 
-    Measured on a GPU (scripts/gpu_verify.sh; bench/results.md, "GPU run"): on an NVIDIA H200 with torch 2.11.0+cu130,
-    `fixtures/verify/cuda_multi_size_upscaler.py` compiled with `dynamic=True` and
+    Measured on a GPU (scripts/gpu_verify.sh; bench/results.md, "GPU run"): on an
+    NVIDIA H200 with torch 2.11.0+cu130, `fixtures/verify/cuda_multi_size_upscaler.py` compiled with `dynamic=True` and
     `mode="reduce-overhead"` recorded 11 CUDA graphs for 10 input sizes.
 
     ## References
@@ -305,7 +306,7 @@ class CudagraphDynamicShapes(Rule):
                 return
             reported.add(id(node))
             region = region or (cc.region() if cc else None)
-            if cc is not None and cc.mode_node is not None and cc.path == facts.path and cc.mode in ("reduce-overhead", "max-autotune"):
+            if cc is not None and cc.mode_node is not None and cc.path == facts.path and cc.mode in CUDAGRAPH_MODES:
                 start, _ = facts.source.node_range(cc.mode_node)
                 out.append(self.finding(
                     facts, node, message,

@@ -47,8 +47,8 @@ class CudagraphInputMutation(Rule):
     ## Fix safety
     No fix: callers may rely on the input being changed in place.
 
-    Measured on a GPU (scripts/gpu_verify.sh; bench/results.md, "GPU run"): on an NVIDIA H200 with torch 2.11.0+cu130,
-    `fixtures/verify/cuda_inplace_normalize.py` compiled with `mode="reduce-overhead"`
+    Measured on a GPU (scripts/gpu_verify.sh; bench/results.md, "GPU run"): on an
+    NVIDIA H200 with torch 2.11.0+cu130, `fixtures/verify/cuda_inplace_normalize.py` compiled with `mode="reduce-overhead"`
     skipped CUDA graphs (`cudagraph_skips` 1): the call ran, without the graphs asked for.
 
     ## References
