@@ -22,6 +22,7 @@ import time
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from parsed_files import parsed_files  # noqa: E402  (this folder, on sys.path as the script's)
 
 
 def main(argv=None) -> int:
@@ -37,14 +38,13 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from compile_lint.analysis.semantic.facts import ModuleFacts, declared_facts
-    from compile_lint.analysis.semantic.names import NameTable, module_name_for
+    from compile_lint.analysis.semantic.names import NameTable
     from compile_lint.analysis.project.context import Sources
     from compile_lint.analysis.reach.regions import ProjectIndex, summarize
     from compile_lint.analysis.semantic.walk import walk_with_parents
     from compile_lint.config import Settings
     from compile_lint.lint_file import HandCollector, project_for
     from compile_lint.rules import all_rules
-    from compile_lint.source import ParseFailure, source_for
 
     files = sorted(os.path.join(d, f) for d, _, fs in os.walk(args.folder) for f in fs if f.endswith(".py"))
     files = files[:: args.every]
@@ -64,14 +64,7 @@ def main(argv=None) -> int:
     whole = None
     if args.whole_index:  # pass 2's view: summaries of every file, one index
         summaries = {}
-        for path in files:
-            with open(path, "rb") as fh:
-                source = source_for(path, fh.read())
-            try:
-                tree = source.parse()
-            except ParseFailure:
-                continue
-            module, is_package = module_name_for(path)
+        for path, _source, tree, module, is_package in parsed_files(files):
             names = NameTable.build(tree, module, is_package)
             summaries[path] = summarize(tree, names, path, settings.compile_wrappers, settings.trace_wrappers)
         whole = ProjectIndex(list(summaries.values())).regions()
@@ -79,18 +72,10 @@ def main(argv=None) -> int:
         files = [p for p, summary in summaries.items()
                  if any(k == summary.module or k.startswith(summary.module + ".") for k in keys)]
     gc.disable()
-    for path in files:
+    for path, source, tree, module, is_package in parsed_files(files):
         if collector.due():
             collector.collect()
-        with open(path, "rb") as fh:
-            data = fh.read()
-        source = source_for(path, data)
-        try:
-            tree = source.parse()
-        except ParseFailure:
-            continue
         nodes, parents = walk_with_parents(tree)
-        module, is_package = module_name_for(path)
         names = NameTable.build(tree, module, is_package, nodes)
         if whole is None:  # pass 1: the file's own summary and the regions it implies alone
             summary = summarize(tree, names, path, settings.compile_wrappers, settings.trace_wrappers)

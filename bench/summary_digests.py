@@ -24,6 +24,8 @@ import pickle
 import sys
 import time
 
+from parsed_files import parsed_files  # (this folder, on sys.path as the script's)
+
 
 def canon(obj, _seen=None):
     """A plain, order-stable structure equal for equal summaries."""
@@ -56,26 +58,18 @@ def digests(obj) -> dict:
 
 def collect(checkout: str, folder: str, limit) -> dict:
     sys.path.insert(0, checkout)
-    from compile_lint.analysis.semantic.names import NameTable, module_name_for
+    from compile_lint.analysis.semantic.names import NameTable
     from compile_lint.analysis.reach.regions import ProjectIndex, summarize
     from compile_lint.analysis.semantic.walk import walk_with_parents
     from compile_lint.config import Settings
-    from compile_lint.source import ParseFailure, source_for
 
     files = sorted(os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs if f.endswith(".py"))[:limit]
     settings = Settings(root=folder)
     out: dict = {"files": {}}
     summaries = []
     spent = 0.0
-    for path in files:
-        with open(path, "rb") as fh:
-            source = source_for(path, fh.read())
-        try:
-            tree = source.parse()
-        except ParseFailure:
-            continue
+    for path, _source, tree, module, is_package in parsed_files(files):
         nodes, _parents = walk_with_parents(tree)
-        module, is_package = module_name_for(path)
         names = NameTable.build(tree, module, is_package, nodes)
         t = time.process_time()
         summary = summarize(tree, names, path, settings.compile_wrappers, settings.trace_wrappers)
