@@ -14,37 +14,32 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from parsed_files import parsed_files  # noqa: E402  (this folder, on sys.path as the script's)
 
 
 def main(argv=None) -> int:
-    from compile_lint.analysis.context as project import project as project_mod
+    from compile_lint.analysis.project import context as project_mod
     from compile_lint.analysis.semantic.facts import ModuleFacts
-    from compile_lint.analysis.semantic.names import NameTable, module_name_for
+    from compile_lint.analysis.semantic.names import NameTable
     from compile_lint.config import Settings
     from compile_lint.rules import all_rules
-    from compile_lint.source import ParseFailure, SourceFile
 
     folder = (argv or sys.argv[1:])[0]
     parsed = [0]
-    original = project_mod.Sources.parsed
+    original = project_mod.Sources._entry  # where another file is read and parsed, once per version
 
     def counted(self, path):
-        parsed[0] += 1
+        key = self._stat(path)
+        if key is not None and key not in self._parsed:
+            parsed[0] += 1
         return original(self, path)
 
-    project_mod.Sources.parsed = counted
+    project_mod.Sources._entry = counted
     files = sorted(os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs if f.endswith(".py"))
     rules = [all_rules()[code] for code in ("CL401", "CL402")]
     settings = Settings(root=folder)
     cpu = 0.0
-    for path in files:
-        with open(path, "rb") as fh:
-            source = SourceFile(path, fh.read())
-        try:
-            tree = source.parse()
-        except ParseFailure:
-            continue
-        module, is_package = module_name_for(path)
+    for path, source, tree, module, is_package in parsed_files(files):
         facts = ModuleFacts(source, tree, NameTable.build(tree, module, is_package), {}, settings)
         start = time.process_time()
         for rule in rules:
