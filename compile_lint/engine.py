@@ -472,7 +472,7 @@ class _Run:
                     if not done.error:
                         decoded[done.path] = summary_of(done)
                 order = [p for p in order if p in done_of]
-            index = ProjectIndex((decoded[p] for p in order if decoded[p]), declared.regions)
+            index = ProjectIndex((decoded[p] for p in order if decoded[p]), declared.regions, declared.configured)
             regions = index.regions()
             problems = index.resolved_declared
             if problems.unknown:
@@ -695,7 +695,7 @@ def _declarations(table: list, plan: dict):
     for path, item in plan.items():
         first_path.setdefault(item["sid"], path)
     try:
-        return declarations_for((table[sid], path) for sid, path in sorted(first_path.items()))
+        return declarations_for(((table[sid], path) for sid, path in sorted(first_path.items())), plan)
     except DeclarationError as exc:
         raise ConfigError(str(exc)) from None
 

@@ -55,10 +55,11 @@ def build_index(files: list[str], settings_for, stdin: Optional[tuple[str, bytes
             summaries.append(parsed.summary)
         if key is not None and parsed.failure is None:
             store.store_summary(path, key, summary_blob(parsed.summary) if parsed.summary is not None else None)
-    return ProjectIndex(summaries, _declared(inputs, settings_for)), errors
+    declared = _declared(inputs, settings_for)
+    return ProjectIndex(summaries, declared.regions, declared.configured), errors
 
 
-def _declared(inputs, settings_for) -> list:
+def _declared(inputs, settings_for):
     """Config-declared and recorded regions (analysis/reach/declared.py) for these files."""
     from .analysis.reach.declared import DeclarationError, declarations_for
     from .config import ConfigError
@@ -68,7 +69,7 @@ def _declared(inputs, settings_for) -> list:
         settings = settings_for(path)
         seen.setdefault(id(settings), (settings, path))
     try:
-        return declarations_for(seen.values()).regions
+        return declarations_for(seen.values(), [path for path, _data in inputs])
     except DeclarationError as exc:
         raise ConfigError(str(exc)) from None
 

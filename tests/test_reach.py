@@ -3374,3 +3374,251 @@ def test_a_command_line_option_holds_its_choices_or_its_default_and_eval_reads_a
     assert names(site(data, "export.py", 21)) == ["models/nets.py:Other"]
     assert names(site(data, "export.py", 22)) == ["models/nets.py:Net"]
 
+
+
+# -- classes a project's YAML configurations name (analysis/reach/configured.py) --------------
+LDM_UTIL = """
+import importlib
+
+def get_obj_from_str(string, reload=False):
+    module, cls = string.rsplit(".", 1)
+    return getattr(importlib.import_module(module, package=None), cls)
+
+def instantiate_from_config(config):
+    if not "target" in config:
+        raise KeyError("Expected key `target` to instantiate.")
+    return get_obj_from_str(config["target"])(**config.get("params", dict()))
+"""
+
+LDM_NETS = """
+import torch
+
+class UNet(torch.nn.Module):
+    def forward(self, x):
+        return x
+
+class VideoUNet(UNet):
+    def forward(self, x):
+        return x + 1
+
+class AutoencoderKL(torch.nn.Module):
+    def forward(self, x):
+        return x
+"""
+
+
+def test_instantiate_from_config_builds_what_the_projects_yaml_names_under_the_key(tmp_path):
+    """Latent-diffusion descendants (bench/dev19 Vista and Hunyuan3D, dev3 ResShift,
+    Stability's stablediffusion): `instantiate_from_config(config.model)` imports the YAML
+    entry's `target`; the code never names the class, so every such site was unresolved
+    ("the value comes from a configuration" or "no call passes a known value"). The
+    entries under that key in every YAML file of the project are what it can build; a
+    key no YAML has stays unresolved, and a target that is no class of the project makes
+    the answer partial."""
+    _, data = project(tmp_path, {
+        "ldm/__init__.py": "",
+        "ldm/util.py": LDM_UTIL,
+        "ldm/nets.py": LDM_NETS,
+        "ldm/diffusion.py": """
+        import torch
+        from torch import nn
+        from ldm.util import instantiate_from_config
+
+        class LatentDiffusion(nn.Module):
+            def __init__(self, unet_config, first_stage_config, cond_stage_config):
+                super().__init__()
+                self.model = torch.compile(instantiate_from_config(unet_config))
+                self.instantiate_first_stage(first_stage_config)
+                self.cond = torch.compile(instantiate_from_config(cond_stage_config))
+
+            def instantiate_first_stage(self, config):
+                model = instantiate_from_config(config)
+                self.first_stage_model = model.eval()
+
+            def forward(self, x):
+                return self.model(x)
+        """,
+        "ldm/wrappers.py": """
+        import torch
+        from ldm.util import get_obj_from_str
+
+        WRAPPER = "ldm.nets.UNet"
+        wrapped = torch.compile(get_obj_from_str(WRAPPER)())
+        """,
+        "scripts/sample.py": """
+        import torch
+        from omegaconf import OmegaConf
+        from ldm.util import get_obj_from_str, instantiate_from_config
+
+        config = OmegaConf.load("configs/v1.yaml")
+        model = instantiate_from_config(config.model)
+        decoder = torch.jit.trace(model.first_stage_model, torch.zeros(1))
+        other = get_obj_from_str(config["model"]["target"])(**config.model.params)
+        fast = torch.compile(other)
+        tokenizer = torch.compile(instantiate_from_config(config.tokenizer))
+        """,
+        "configs/v1.yaml": """
+        model:
+          target: ldm.diffusion.LatentDiffusion
+          params:
+            unet_config:
+              target: ldm.nets.UNet  # the image model
+              params:
+                ch: 4
+            first_stage_config:
+              target: "ldm.nets.AutoencoderKL"
+            cond_stage_config:
+              target: transformers.CLIPTextModel
+        """,
+        "configs/video/v2.yml": """
+        model:
+          target: ldm.diffusion.LatentDiffusion
+          params:
+            unet_config:
+              target: ldm.nets.VideoUNet
+        """,
+    })
+    assert names(site(data, "ldm/diffusion.py", 9)) == ["ldm/nets.py:UNet", "ldm/nets.py:VideoUNet"]
+    assert site(data, "ldm/diffusion.py", 9)["resolution"] == "resolved"
+    # a target outside the project (a CLIP text encoder of another package): not all seen
+    cond = site(data, "ldm/diffusion.py", 11)
+    assert cond["targets"] == [] and "transformers.CLIPTextModel" in cond["unresolved"], cond
+    # through `instantiate_first_stage(self, config)`: the key its caller's argument is read under
+    assert names(site(data, "scripts/sample.py", 8)) == ["ldm/nets.py:AutoencoderKL"]
+    # `get_obj_from_str` of a constant dotted name: the class it names
+    assert names(site(data, "ldm/wrappers.py", 6)) == ["ldm/nets.py:UNet"]
+    # `get_obj_from_str(config["model"]["target"])`: the class under `model`
+    assert names(site(data, "scripts/sample.py", 10)) == ["ldm/diffusion.py:LatentDiffusion"]
+    # no YAML file has a `tokenizer` entry: unresolved, as before
+    tokenizer = site(data, "scripts/sample.py", 11)
+    assert tokenizer["targets"] == [] and "configuration" in tokenizer["unresolved"], tokenizer
+
+
+def test_hydra_builds_nested_entries_first_and_passes_them_to_the_owners_constructor(tmp_path):
+    """SAM 2 (bench/dev18, and its copies in sd-webui-inpaint-anything): `instantiate(cfg.model)`
+    builds SAM2Base with the ImageEncoder its YAML nests under `image_encoder`, and SAM2Base
+    compiles `self.image_encoder.forward` (unresolved: "no call passes a known value"). A
+    nested entry is passed only to the class that owns it (or a subclass): another class's
+    parameter of the same name stays unseen."""
+    _, data = project(tmp_path, {
+        "sam2/__init__.py": "",
+        "sam2/encoders.py": """
+        import torch
+
+        class ImageEncoder(torch.nn.Module):
+            def __init__(self, trunk):
+                super().__init__()
+                self.trunk = trunk
+
+            def forward(self, x):
+                return self.trunk(x)
+
+        class Hiera(torch.nn.Module):
+            def forward(self, x):
+                return x
+        """,
+        "sam2/base.py": """
+        import torch
+
+        class SAM2Base(torch.nn.Module):
+            def __init__(self, image_encoder, compile_image_encoder=False):
+                super().__init__()
+                self.image_encoder = image_encoder
+                if compile_image_encoder:
+                    self.image_encoder.forward = torch.compile(self.image_encoder.forward)
+
+            def forward(self, x):
+                return self.image_encoder(x)
+
+        class SAM2VideoPredictor(SAM2Base):
+            pass
+
+        class Unrelated(torch.nn.Module):
+            def __init__(self, image_encoder):
+                super().__init__()
+                self.fast = torch.compile(image_encoder)
+        """,
+        "sam2/build.py": """
+        import torch
+        from hydra.utils import instantiate
+
+        def build(cfg):
+            return torch.compile(instantiate(cfg.model, _recursive_=True))
+        """,
+        "sam2/configs/sam2_hiera_l.yaml": """
+        # @package _global_
+        model:
+          _target_: sam2.base.SAM2VideoPredictor
+          image_encoder:
+            _target_: sam2.encoders.ImageEncoder
+            trunk:
+              _target_: sam2.encoders.Hiera
+          compile_image_encoder: False
+        """,
+    })
+    compiled = site(data, "sam2/base.py", 9)
+    assert names(compiled) == ["sam2/encoders.py:ImageEncoder"], compiled
+    assert "sam2.encoders.Hiera.forward" in region_defs(data)  # the trunk the encoder was given
+    assert names(site(data, "sam2/build.py", 6)) == ["sam2/base.py:SAM2VideoPredictor"]
+    unrelated = site(data, "sam2/base.py", 20)
+    assert unrelated["targets"] == [] and "no call of it passes a known value" in unrelated["unresolved"]
+
+
+def test_a_config_key_is_followed_through_the_constructors_that_pass_it_on(tmp_path):
+    """Stability's stablediffusion `scripts/txt2img.py` (bench/dev7): `unet =
+    model.model.diffusion_model`, where LatentDiffusion passes `unet_config` on to DDPM with
+    `super().__init__(*args, **kwargs)`, DDPM builds `DiffusionWrapper(unet_config)`, and the
+    wrapper does `instantiate_from_config(diff_model_config)`: the entry is the YAML's
+    `unet_config`, whatever the parameters along the way are called. `ipex.optimize(unet)`
+    hands the module back (with an optimizer, the pair)."""
+    _, data = project(tmp_path, {
+        "ldm/__init__.py": "",
+        "ldm/util.py": LDM_UTIL,
+        "ldm/nets.py": LDM_NETS,
+        "ldm/ddpm.py": """
+        from torch import nn
+        from ldm.util import instantiate_from_config
+
+        class DiffusionWrapper(nn.Module):
+            def __init__(self, diff_model_config, conditioning_key):
+                super().__init__()
+                self.diffusion_model = instantiate_from_config(diff_model_config)
+
+        class DDPM(nn.Module):
+            def __init__(self, unet_config, conditioning_key=None):
+                super().__init__()
+                self.model = DiffusionWrapper(unet_config, conditioning_key)
+
+        class LatentDiffusion(DDPM):
+            def __init__(self, first_stage_config, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                self.first_stage_model = instantiate_from_config(first_stage_config)
+        """,
+        "scripts/txt2img.py": """
+        import torch
+        import intel_extension_for_pytorch as ipex
+        from omegaconf import OmegaConf
+        from ldm.util import instantiate_from_config
+
+        def load_model_from_config(config):
+            return instantiate_from_config(config.model)
+
+        model = load_model_from_config(OmegaConf.load("v2.yaml"))
+        unet = ipex.optimize(model.model.diffusion_model, level="O1", inplace=True)
+        torch.jit.trace(unet, torch.zeros(1))
+        pair = ipex.optimize(model.first_stage_model, torch.bfloat16, torch.optim.SGD([], lr=0.1))
+        torch.jit.trace(pair[0], torch.zeros(1))
+        """,
+        "configs/v2.yaml": """
+        model:
+          target: ldm.ddpm.LatentDiffusion
+          params:
+            first_stage_config:
+              target: ldm.nets.AutoencoderKL
+            unet_config:
+              target: ldm.nets.UNet
+        """,
+    })
+    assert names(site(data, "scripts/txt2img.py", 12)) == ["ldm/nets.py:UNet"]
+    with_optimizer = site(data, "scripts/txt2img.py", 14)
+    assert names(with_optimizer) == ["ldm/nets.py:AutoencoderKL"], with_optimizer

@@ -205,6 +205,27 @@ def test_regions_declared_in_the_configuration(project, client):
     assert client.close() == 0
 
 
+def test_a_yaml_configuration_that_names_the_model_moves_the_region(project, client):
+    """The class a YAML entry names is what `instantiate_from_config(cfg.model)` traces
+    (analysis/reach/configured.py); when the editor reports the YAML changed, the open
+    model file is linted against the new region."""
+    (project / "train.py").write_text(
+        "import importlib\nimport torch\nfrom omegaconf import OmegaConf\n\n\n"
+        "def instantiate_from_config(config):\n"
+        "    module, cls = config[\"target\"].rsplit(\".\", 1)\n"
+        "    return getattr(importlib.import_module(module), cls)()\n\n\n"
+        "cfg = OmegaConf.load(\"m.yaml\")\n"
+        "traced = torch.jit.trace(instantiate_from_config(cfg.model), (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 16, 16)))\n")
+    (project / "m.yaml").write_text("model:\n  target: models.Up\n")
+    client.initialize(project, {"debounceMs": 0})
+    models = client.open(project / "models.py", MODELS)
+    client.diagnostics_for(models, lambda d: codes(d) == ["CL101", "CL101"])
+    (project / "m.yaml").write_text("model:\n  target: models.Other\n")
+    client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri(project / "m.yaml"), "type": 2}]})
+    client.diagnostics_for(models, lambda d: codes(d) == [])
+    assert client.close() == 0
+
+
 def _wait(predicate, timeout=60.0):
     import time
 
@@ -238,7 +259,7 @@ def test_eglot_session(project, editor):
     (reg,) = client.server_requests
     assert reg["method"] == "client/registerCapability" and reg["error"] is None, reg
     globs = {w["globPattern"] for r in reg["params"]["registrations"] for w in r["registerOptions"]["watchers"]}
-    assert {"**/*.py", "**/*.ipynb", "**/pyproject.toml", "**/compile-lint-regions.json"} <= globs
+    assert {"**/*.py", "**/*.ipynb", "**/pyproject.toml", "**/compile-lint-regions.json", "**/*.yaml"} <= globs
     models = client.open(project / "models.py", MODELS)
     client.diagnostics_for(models, lambda d: codes(d) == ["CL101", "CL101"])
     # typing at the end of the buffer, as eglot sends it: a range and the new text

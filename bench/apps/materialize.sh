@@ -6,7 +6,7 @@
 #        SNAPSHOTS/<owner>+<name>/repo (a git dir holding the pinned commit)
 #   APPS_TOML=bench/testset/apps.toml bench/apps/materialize.sh DEST [SNAPSHOTS]   # another app list
 #
-# Each app lands in DEST/<owner>__<name>/ with only its .py/.toml/.cfg files (what the
+# Each app lands in DEST/<owner>__<name>/ with only its .py/.toml/.cfg/.yaml files (what the
 # linter reads), at the pinned commit, minus the app's `exclude` folders.
 set -euo pipefail
 dest=${1:?usage: materialize.sh DEST [SNAPSHOTS]}
@@ -36,7 +36,7 @@ while read -r name repo commit exclude; do
   fi
   git --git-dir="$gitdir" cat-file -e "$commit^{commit}" || { echo "$name: commit $commit not in $gitdir" >&2; exit 1; }
   git --git-dir="$gitdir" ls-tree -r -z --name-only "$commit" \
-    | grep -zE '\.(py|toml|cfg)$' \
+    | grep -zE '\.(py|toml|cfg|yaml|yml)$' \
     | xargs -0 -r git --git-dir="$gitdir" archive "$commit" -- 2>"$out.archive-err" \
     | tar -x -C "$out"
   # snapshots may lack large blobs (images, notebooks): git archive complains about them

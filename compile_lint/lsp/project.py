@@ -38,6 +38,7 @@ class ProjectContext:
         self._lock = threading.Lock()
         self._digests = None
         self.declared: list = []  # config-declared and recorded regions (analysis/reach/declared.py)
+        self.configured = None  # the classes the project's YAML names (analysis/reach/configured.py)
         self.problems: list[str] = []  # why declared regions could not be read
         # other files the rules read (parsed once, keyed by their stat), kept between
         # keystrokes: an edit re-reads nothing of the project
@@ -71,7 +72,9 @@ class ProjectContext:
         from ..analysis.reach.declared import DeclarationError, declarations_for
 
         try:
-            return list(declarations_for((self.settings_for(p), p) for p in files or [self.root]).regions)
+            found = declarations_for(((self.settings_for(p), p) for p in files or [self.root]), files)
+            self.configured = found.configured
+            return list(found.regions)
         except DeclarationError as exc:
             self.problems.append(str(exc))
             return []
@@ -117,7 +120,7 @@ class ProjectContext:
         for path, summary in self.overlay.items():
             if path not in self.disk and summary is not None:  # a new file, not on disk yet
                 summaries.append(summary)
-        return ProjectIndex(summaries, self.declared).regions()
+        return ProjectIndex(summaries, self.declared, self.configured).regions()
 
     # -- keeping it current -------------------------------------------------------------
     def regions_with(self, path: str, summary: Optional[ModuleSummary]) -> tuple[dict[str, RegionInfo], bool]:

@@ -426,7 +426,7 @@ def notebook_close(ls: CompileLintServer, params: dict) -> None:
 # `{a,b}` alternatives, and an error there pops up on every connect), and every client
 # takes `**/` and `*`.
 WATCHED = ("**/*.py", "**/*.pyi", "**/*.ipynb", "**/pyproject.toml", "**/compile-lint.toml", "**/.compile-lint.toml",
-           "**/compile-lint-regions.json")
+           "**/compile-lint-regions.json", "**/*.yaml", "**/*.yml")
 
 
 @notification("initialized")
@@ -453,6 +453,15 @@ def watched_files(ls: CompileLintServer, params: dict) -> None:
         for linted in list(ls.linted.values()):
             ls.lint_and_publish(linted)
         return
+    from ..analysis.reach.configured import SUFFIXES
+
+    if any(p.endswith(SUFFIXES) for p in paths):
+        # a YAML configuration names the models its entries build (analysis/reach/configured.py)
+        changed = [context.refresh_declarations() for context in list(ls.projects.values())]
+        if any(changed):
+            for linted in list(ls.linted.values()):
+                ls.lint_and_publish(linted)
+        paths = [p for p in paths if not p.endswith(SUFFIXES)]
     for path in paths:
         for context in list(ls.projects.values()):
             if context.contains(path) and context.file_changed(path):

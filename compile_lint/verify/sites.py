@@ -137,10 +137,11 @@ def index_files(files: Iterable[str]):
             parsed[os.path.abspath(path)] = item
             settings_of[os.path.abspath(path)] = settings
     try:  # config-declared and recorded regions (`compile-lint record`) are entry sites too
-        declared = declarations_for((settings, path) for path, settings in settings_of.items()).regions
+        found = declarations_for(((settings, path) for path, settings in settings_of.items()), list(settings_of))
+        declared, configured = found.regions, found.configured
     except DeclarationError:
-        declared = []  # `check` reports a malformed recording; verify goes on with the code's sites
-    index = ProjectIndex((item.summary for item in parsed.values()), declared)
+        declared, configured = [], None  # `check` reports a malformed recording; verify goes on with the code's sites
+    index = ProjectIndex((item.summary for item in parsed.values()), declared, configured)
     return Project(parsed, index), parsed
 
 

@@ -28,6 +28,8 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
+from .configured import ConfiguredTargets, configured_targets
+
 COMPILED, TRACED = "compiled", "traced"
 REGIONS_FILE = "compile-lint-regions.json"
 FORMAT_VERSION = 1
@@ -278,20 +280,25 @@ class Declarations:
     regions: list[DeclaredRegion] = field(default_factory=list)
     roots: list[str] = field(default_factory=list)  # recorded paths are relative to these
     files: list[str] = field(default_factory=list)  # recorded files read
+    # the classes the projects' YAML configurations name (configured.py)
+    configured: ConfiguredTargets = field(default_factory=ConfiguredTargets)
 
     def key(self) -> str:
         """What the region index depends on besides the summaries (its cache key)."""
-        return repr((sorted(self.roots), self.regions))
+        return repr((sorted(self.roots), self.regions, self.configured.key()))
 
 
-def declarations_for(settings_and_paths: Iterable[tuple[object, str]]) -> Declarations:
-    """Config lists of every settings in use, and the recorded file of each project root.
-    Raises DeclarationError for a malformed recorded file."""
+def declarations_for(settings_and_paths: Iterable[tuple[object, str]], paths: Iterable[str] = ()) -> Declarations:
+    """Config lists of every settings in use, the recorded file of each project root, and
+    the classes the YAML files of each project name (configured.py); for the files of
+    `paths` (the run's) that lie under no project root, the YAML under the folder that
+    holds them all. Raises DeclarationError for a malformed recorded file."""
     from ...project_root import find_project_root
 
     out = Declarations()
     seen_settings: set[int] = set()
     seen_files: set[str] = set()
+    yaml_folders: set[str] = set()
     for settings, path in settings_and_paths:
         if id(settings) in seen_settings:
             continue
@@ -301,6 +308,7 @@ def declarations_for(settings_and_paths: Iterable[tuple[object, str]]) -> Declar
         root = find_project_root(path if path != "-" else os.getcwd(), settings)
         if root is None:
             continue
+        yaml_folders.add(root)
         chosen = getattr(settings, "regions_file", None)
         recorded = os.path.join(settings.root, chosen) if chosen else os.path.join(root, REGIONS_FILE)
         recorded = os.path.abspath(recorded)
@@ -319,7 +327,25 @@ def declarations_for(settings_and_paths: Iterable[tuple[object, str]]) -> Declar
         for region in regions:
             rel, _, qual = region.target.partition(":")
             out.regions.append(_rebase(region, os.path.normpath(os.path.join(base, rel)), qual))
+    # files outside every project root (none found, or a `--config` kept elsewhere): the
+    # YAML next to them, under the folder that holds them all
+    roots = tuple(f + os.sep for f in yaml_folders)
+    outside = [p for p in paths if p != "-" and not os.path.abspath(p).startswith(roots)]
+    folder = _common_folder(outside)
+    if folder is not None:
+        yaml_folders.add(folder)
+    out.configured = configured_targets(yaml_folders)
     return out
+
+
+def _common_folder(paths: Iterable[str]) -> Optional[str]:
+    """The deepest folder holding every one of the files `paths`, or None without paths
+    (or when that is the file system's root: no project there to read)."""
+    folders = {os.path.dirname(p) for p in paths}
+    if not folders:
+        return None
+    common = os.path.commonpath([os.path.abspath(f) for f in folders])
+    return None if os.path.dirname(common) == common else common
 
 
 def _rebase(region: DeclaredRegion, path: str, qual: str) -> DeclaredRegion:

@@ -28,6 +28,7 @@ from .declared import Recording, describe_declared
 from .sys_paths import added_folders
 from ..semantic.names import NameTable, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
+from .configured import ConfiguredTargets
 from .values import ATTR, PRIOR, CALL, DECORATED, EMPTY, KWARGS, LOCAL, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
 from ..semantic.signatures import first_parameter, parameter_defaults
 from ..semantic.walk import walk as _walk_plain
@@ -178,6 +179,12 @@ class DefInfo:
     # classes: the methods it defines whose bases' versions its own methods may run
     # (`super().m`, `Base.m(self)`): an override of any other replaces the base's stores
     defers: frozenset = frozenset()
+    # a def that builds what a configuration entry names (analysis/reach/configured.py):
+    # (the parameter's index, "config") when it calls something with the parameter's
+    # `target`/`_target_` (`instantiate_from_config(config)`: an instance of the class),
+    # (index, "name") when it imports the parameter's dotted name (`get_obj_from_str(s)`:
+    # the class); None for any other def
+    instantiates: Optional[tuple] = None
 
 
 @dataclass
@@ -925,9 +932,36 @@ class _Summarizer:
         if is_method and wrapped and self_kind:
             wrapped = wrapped[1:]
         self._visit_body(nodes.visit, local, cls, cls_dotted, info, scope)
+        if wrapped and nodes.calls:
+            info.instantiates = self._instantiates(nodes, wrapped, params)
         self._wraps_param = None
         info.wraps = self._wrapper_shape(nodes, wrapped, defaults)
         info.wraps_param = self._wraps_param
+
+    def _instantiates(self, nodes, candidates: list, params: list) -> Optional[tuple]:
+        """DefInfo.instantiates: read from the calls of the def's own body, each argument
+        of which is tested for a parameter's target entry (`get_obj_from_str(config["target"])`,
+        `locate(cfg._target_)`, `config.get("target")`), and for a call of
+        `importlib.import_module` (the def turns a dotted name into what it names)."""
+        names = set(candidates)
+        imports = False
+        for call in nodes.calls:
+            # the target given to a call (`locate(cfg._target_)`), or split first
+            # (`config["target"].rsplit(".", 1)`)
+            read = [*call.args, *(k.value for k in call.keywords)]
+            if isinstance(call.func, ast.Attribute):
+                read.append(call.func.value)
+            for arg in read:
+                param = _target_read(arg)
+                if param in names:
+                    return params.index(param), "config"
+            if not imports and self.names.resolve(call.func) == "importlib.import_module":
+                imports = True
+        for assign in nodes.assigns:  # `name = config["target"]`, looked up after
+            param = _target_read(getattr(assign, "value", None))
+            if param in names:
+                return params.index(param), "config"
+        return (params.index(candidates[0]), "name") if imports else None
 
     def _fixture(self, node, scope: Scope) -> Optional[tuple]:
         """DefInfo.fixture of a def decorated `@pytest.fixture` or `@pytest.fixture(...)`
@@ -1206,9 +1240,11 @@ class ProjectIndex:
 
     Declared and recorded regions (analysis/reach/declared.py) come in through `declared`."""
 
-    def __init__(self, summaries: Iterable[ModuleSummary], declared: Iterable = ()):
+    def __init__(self, summaries: Iterable[ModuleSummary], declared: Iterable = (), configured=None):
         self.summaries = list(summaries)
         self.declared = list(declared)  # config and recorded regions (analysis/reach/declared.py)
+        # the classes the project's YAML configurations name (analysis/reach/configured.py)
+        self.configured = configured if configured is not None else ConfiguredTargets()
         self.resolved_declared = None  # their entry sites, unknown names and stale entries
         self.modules: dict[str, ModuleSummary] = {}
         self.defs: dict[str, tuple[ModuleSummary, DefInfo]] = {}
@@ -2509,3 +2545,22 @@ def _c3_merge(sequences: list) -> Optional[list]:
         sequences = [[c for c in seq if c != head] for seq in sequences]
         sequences = [seq for seq in sequences if seq]
     return out
+
+
+CONFIG_TARGET_KEYS = ("target", "_target_")
+
+
+def _target_read(expr) -> Optional[str]:
+    """The name `x` of `x["target"]`, `x.target`, `x.get("target")` (or `_target_`), else None."""
+    if isinstance(expr, ast.Subscript):
+        key = expr.slice
+        if isinstance(key, ast.Constant) and key.value in CONFIG_TARGET_KEYS and isinstance(expr.value, ast.Name):
+            return expr.value.id
+    elif isinstance(expr, ast.Attribute):
+        if expr.attr in CONFIG_TARGET_KEYS and isinstance(expr.value, ast.Name):
+            return expr.value.id
+    elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "get" \
+            and expr.args and isinstance(expr.args[0], ast.Constant) and expr.args[0].value in CONFIG_TARGET_KEYS \
+            and isinstance(expr.func.value, ast.Name):
+        return expr.func.value.id
+    return None

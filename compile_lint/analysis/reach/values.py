@@ -197,6 +197,11 @@ LOADERS = ("torch.load", "torch.jit.load", "torch.hub.load", "torch.export.load"
 
 
 CONFIGURED = "the value comes from a configuration"
+# Intel's `ipex.optimize(model, ...)` returns the model (or its copy) with its layers
+# optimized, and `(model, optimizer)` when given an optimizer
+IPEX_OPTIMIZE = frozenset({"intel_extension_for_pytorch.optimize", "intel_extension_for_pytorch.frontend.optimize"})
+# calls that build what a configuration entry's `_target_` names (configured.py)
+CONFIG_INSTANTIATE = frozenset({"hydra.utils.instantiate"})
 ARGUMENT_PARSERS = frozenset({"argparse.ArgumentParser"})
 PARSE_ARGS = frozenset({"parse_args", "parse_known_args"})
 PARSE_ARGS_CALLS = frozenset(f"{parser}.{method}" for parser in ARGUMENT_PARSERS for method in PARSE_ARGS)
@@ -1921,6 +1926,11 @@ class Resolver:
                 if found is None:
                     continue
                 f_summary, info = found
+                if info.instantiates is not None:
+                    made = self._configured_call(info, 0, arg_terms, kw_terms, summary, env, depth)
+                    if made is not None:
+                        out |= made
+                        continue
                 bound = self._bind(info, f.dotted, arg_terms, kw_terms, summary, env, depth, skip_first=False)
                 got = self.returns_of(f_summary, info, bound, depth)
                 if not got and f_summary is not None and not f_summary.returns.get(info.qualname):
@@ -1932,6 +1942,11 @@ class Resolver:
                 if found is None:
                     continue
                 f_summary, info = found
+                if info.instantiates is not None:
+                    made = self._configured_call(info, 1, arg_terms, kw_terms, summary, env, depth)
+                    if made is not None:
+                        out |= made
+                        continue
                 bound = self._bind(info, f.dotted, arg_terms, kw_terms, summary, env, depth, skip_first=True)
                 bound["self"] = f.elems[0]
                 out |= self.returns_of(f_summary, info, bound, depth)
@@ -2022,10 +2037,166 @@ class Resolver:
                             else:
                                 flat.add(v)
                     out.add(Value("inst" if dotted.startswith("torch.") else "seq", dotted, (frozenset(flat),), False))
+                elif dotted in IPEX_OPTIMIZE and arg_terms:
+                    if len(arg_terms) > 2 or any(k == "optimizer" for k, _t in kw_terms):
+                        out.add(Value("seq", None, (arg(0), frozenset({Value(UNKNOWN, "an optimizer")})), True))
+                    else:
+                        out |= arg(0)
+                elif dotted in CONFIG_INSTANTIATE and arg_terms \
+                        and (made := self._configured(self._config_keys(arg_terms[0], summary, depth), True, summary, depth)) is not None:
+                    out |= made  # `hydra.utils.instantiate(cfg.model)`: what the YAML under `model` names
                 elif not dotted.startswith("builtins."):
                     out.add(Value("inst", dotted))
                     self.why.append(describe_external(dotted, True))
         return frozenset(out)
+
+    # -- configured classes (configured.py) ------------------------------------------
+    def _configured_call(self, info, skipped: int, arg_terms, kw_terms, summary, env, depth) -> Optional[set]:
+        """What a call of a def that builds a configuration entry gives (DefInfo.instantiates):
+        `instantiate_from_config(config.model)` an instance of each class the project's
+        YAML names under `model`, `get_obj_from_str(cfg.model.target)` each class, and
+        `get_obj_from_str("pkg.nets.UNet")` the class that names. None when the argument's
+        key is not known or no YAML has it (the def's own code is then followed as for any
+        call)."""
+        index, how = info.instantiates
+        position = index - skipped
+        name = info.params[index]
+        term = arg_terms[position] if 0 <= position < len(arg_terms) else next((t for k, t in kw_terms if k == name), None)
+        if how == "name":
+            owner = _target_owner(term)
+            if owner is None:
+                return self._named_classes(term, summary, env, depth)
+            term = owner
+        return self._configured(self._config_keys(term, summary, depth), how == "config", summary, depth)
+
+    def _named_classes(self, term, summary, env, depth) -> Optional[set]:
+        """`get_obj_from_str("pkg.nets.UNet")`: the project class each constant dotted name
+        the argument can hold names; None unless every value is such a constant."""
+        if term is None:
+            return None
+        texts = self.values(term, summary, env, depth)
+        out: set = set()
+        for text in texts:
+            if text.kind != "const" or not isinstance(text.dotted, str) or "." not in text.dotted:
+                return None
+            found = self.index.find_def(text.dotted, summary)
+            if found is None or found[1].kind not in ("class", "function"):
+                return None
+            out |= self._def_value(found[0].dotted(found[1].qualname), instance=False)
+        return out or None
+
+    def _config_keys(self, term, summary, depth, seen: int = 0) -> frozenset:
+        """The keys a configuration entry is read under: `config.model`, `config["model"]`
+        and `config.get("model")` -> {"model"}; a parameter -> the keys its callers' arguments
+        are read under (`self.instantiate_first_stage(first_stage_config)`), or, where the
+        project never calls the def (a class the YAML's builder makes: `unet_config` of
+        `LatentDiffusion.__init__`), its own name; a local -> the keys of what it is bound
+        to. Empty when not known."""
+        if term is None or seen > 4:
+            return EMPTY
+        kind = term[0]
+        if kind == ATTR:
+            return frozenset({term[2]})
+        if kind == ITEM:
+            key = term[2]
+            return frozenset({key[1]}) if isinstance(key, tuple) and key[0] == CONST else EMPTY
+        if kind == CALL:
+            func, args = term[1], term[2]
+            if func is not None and func[0] == ATTR and func[2] == "get" and args and args[0] is not None and args[0][0] == CONST:
+                return frozenset({args[0][1]})
+            return EMPTY
+        if kind == PARAM:
+            passed = self._keys_passed(summary, term[1], term[2], term[3], depth, seen)
+            return passed if passed is not None else frozenset({term[3]})
+        if kind == LOCAL and summary is not None:
+            keys: set = set()
+            for binding in summary.scopes.get(term[1], {}).get(term[2], ()):
+                found = self._config_keys(binding[2], summary, depth, seen + 1)
+                if not found:
+                    return EMPTY
+                keys |= found
+            return frozenset(keys)
+        return EMPTY
+
+    def _keys_passed(self, summary, qualname: str, index: int, name: str, depth, seen: int) -> Optional[frozenset]:
+        """The keys of what the project's calls of def `qualname` pass for parameter `index`
+        (empty: one of them passes something else); None when no call names it (nothing
+        calls the def, or only `super().__init__(**kwargs)` pass-throughs and calls that
+        leave it out)."""
+        dotted = summary.dotted(qualname)
+        found = self.index.defs.get(dotted)
+        if found is None:
+            return None
+        info = found[1]
+        short = qualname.rsplit(".", 1)[-1]
+        calls = [c for c in self._calls_by_callee(short, depth).get(dotted, ()) if c[1] != "class"]
+        # an `__init__` is called by building its class (`DiffusionWrapper(unet_config)`)
+        for cls in sorted(self.index.classes_built_by(dotted)) if short == "__init__" else ():
+            calls += [c for c in self._calls_by_callee(cls.rsplit(".", 1)[-1], depth).get(cls, ()) if c[1] == "class"]
+        keys: set = set()
+        named = False
+        for _i, kind, c_summary, args, kws in calls:
+            offset = 1 if kind == "class" or (kind == "bound" and info.method_kind != "static") else 0
+            position = index - offset
+            if any(a is not None and a[0] == STAR for a in args[: position + 1]):
+                continue  # `super().__init__(*args, **kwargs)`: passed on from its own callers
+            term = args[position] if 0 <= position < len(args) else next((t for k, t in kws if k == name), None)
+            if term is None:
+                continue
+            named = True
+            found_keys = self._config_keys(term, c_summary, depth, seen + 1)
+            if not found_keys:
+                return EMPTY
+            keys |= found_keys
+        return frozenset(keys) if named else None
+
+    def _built_nested(self, summary, cls_qualname: str, name: str, depth) -> Optional[frozenset]:
+        """What Hydra (or hyperpyyaml) passes a class's constructor parameter `name` that no
+        code of the project passes: the instance of each entry nested under `name` in a
+        YAML entry that builds this class or a subclass of it (`model: {_target_: SAM2Base,
+        image_encoder: {_target_: ImageEncoder}}` builds the ImageEncoder first)."""
+        cls = summary.dotted(cls_qualname)
+        nested = [e for e in self.index.configured.by_key(name) if e.hydra and e.owner]
+        if not nested:
+            return None
+        owners = {}
+        for entry in nested:
+            if entry.owner not in owners:
+                found = self.index.find_def(entry.owner, summary)
+                owners[entry.owner] = found is not None and found[1].kind == "class" \
+                    and cls in self.index.mro(found[0].dotted(found[1].qualname))
+        chosen = [e for e in nested if owners[e.owner]]
+        if not chosen:
+            return None
+        return frozenset(self._configured_entries(chosen, name, True, summary, depth))
+
+    def _configured(self, keys: frozenset, instance: bool, summary, depth) -> Optional[set]:
+        """Each class the project's YAML names under one of `keys` (an instance of it when
+        `instance`); a target that is no class of the project is an unknown member (the
+        answer is then partial). None when a key has no YAML entry (that value is unseen)."""
+        if not keys:
+            return None
+        out: set = set()
+        for key in sorted(keys):
+            entries = self.index.configured.by_key(key)
+            if not entries:
+                return None
+            out |= self._configured_entries(entries, key, instance, summary, depth)
+        return out
+
+    def _configured_entries(self, entries, key: str, instance: bool, summary, depth) -> set:
+        out: set = set()
+        for target in sorted({e.target for e in entries}):
+            found = self.index.find_def(target, summary)
+            if found is not None and found[1].kind == "class":
+                dotted = found[0].dotted(found[1].qualname)
+                out.add(Value("inst" if instance else "class", dotted))
+            elif found is not None and found[1].kind == "function":
+                f_summary, info = found
+                out |= self.returns_of(f_summary, info, {}, depth) if instance else self._def_value(f_summary.dotted(info.qualname), False)
+            else:
+                out.add(Value(UNKNOWN, f"`{target}`, which a YAML configuration names under `{key}`, is no class of the project"))
+        return out
 
     def _parsed_args(self, summary, depth) -> Value:
         """What `parser.parse_args()` gives, read where it is called: a namespace whose
@@ -2417,6 +2588,10 @@ class Resolver:
                 out |= self.returns_of(f_summary, f_info, None, depth + 1)
                 for term in f_info.fixture[1]:
                     out |= self.values(term, f_summary, None, depth + 1)
+        if not named and short == "__init__":
+            # no call of the project names it: what Hydra builds from a YAML entry nested
+            # under it (configured.py), where one is
+            out |= self._built_nested(summary, qualname[: -len(".__init__")], name, depth) or EMPTY
         if index in info.defaults and (omitted or not named):
             out |= self._default(dotted, info, index, depth)
         return frozenset(out), bool(calls or applications or named)
@@ -2629,3 +2804,19 @@ def _env_key(env):
     if not env:
         return None
     return tuple(sorted(((k if isinstance(k, str) else repr(k)), v) for k, v in env.items()))
+
+
+def _target_owner(term):
+    """`cfg.model` of the term of `cfg.model.target` (`["target"]`, `.get("target")`, or
+    `_target_`): the entry whose target a def that imports a dotted name is given; None
+    for any other term."""
+    if term is None:
+        return None
+    if term[0] == ATTR and term[2] in ("target", "_target_"):
+        return term[1]
+    if term[0] == ITEM and isinstance(term[2], tuple) and term[2][0] == CONST and term[2][1] in ("target", "_target_"):
+        return term[1]
+    if term[0] == CALL and term[1] is not None and term[1][0] == ATTR and term[1][2] == "get" and term[2] \
+            and term[2][0] is not None and term[2][0][0] == CONST and term[2][0][1] in ("target", "_target_"):
+        return term[1][1]
+    return None

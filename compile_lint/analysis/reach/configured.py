@@ -1,0 +1,202 @@
+"""Classes a project's YAML configurations name: what `instantiate_from_config(config.model)`
+and `hydra.utils.instantiate(cfg.model)` build.
+
+Image and video pipelines descended from latent diffusion build their models from YAML:
+
+    model:
+      target: ldm.models.diffusion.ddpm.LatentDiffusion
+      params:
+        unet_config:
+          target: ldm.modules.diffusionmodules.openaimodel.UNetModel
+
+read by a project function `instantiate_from_config(config)` that imports
+`config["target"]` and calls it with `config["params"]`; Hydra projects write `_target_`
+and let `hydra.utils.instantiate` build the tree, nested entries first (a nested entry is
+the instance its owner's constructor receives). The code never names those classes, so
+without the YAML every such site is unresolved.
+
+What this module reads, per mapping that sets `target` or `_target_` to a dotted name: the
+key the mapping is stored under (`model`, `unet_config`; for a Hydra config-group file
+whose top level sets `_target_`, the group: the file's folder), the target, and the target
+of the nearest mapping around it that has one (its owner). The region index asks by key:
+"what can a configuration entry stored under `unet_config` build"; which YAML file a run
+loads is a command-line choice the code does not make, so the answer is every entry under
+that key in the project (a union), and none when no YAML has the key (the site stays
+unresolved, never guessed).
+
+The reader is a line scanner for block-style mappings, not a YAML parser: flow mappings
+(`{target: x}`), anchors merged with `<<` and multi-document streams are read only as far
+as their lines look like `key: value`; an entry it cannot read is an entry not seen (the
+site stays unresolved), never a wrong one. PyYAML would parse more, but the table needs
+only keys, nesting and `target` scalars, and the tool does not depend on it.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+TARGET_KEYS = ("target", "_target_")
+HYDRA_TARGET = "_target_"
+NEW_TAG = "!new:"  # hyperpyyaml (SpeechBrain, CosyVoice): the class of an instance to build
+SUFFIXES = (".yaml", ".yml")
+MAX_FILES = 5000  # a project with more YAML than this (a dataset of YAML files) is read this far
+MAX_BYTES = 512 * 1024  # a larger YAML file is data, not a model configuration
+SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", ".venv", "env",
+                             ".compile_lint_cache", ".tox", ".nox", "build", "dist"})
+
+_KEY = re.compile(r"""^(?:([A-Za-z_][\w.\-]*)|"([^"]+)"|'([^']+)')\s*:(?:\s+(.*?))?\s*$""")
+_DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
+
+
+@dataclass(frozen=True)
+class ConfiguredEntry:
+    """One mapping of a YAML file that names a class to build."""
+
+    key: str  # the key the mapping is stored under (a Hydra group file: its folder)
+    target: str  # the dotted name it builds
+    owner: Optional[str]  # the target of the nearest mapping around it that has one
+    hydra: bool  # `_target_` (Hydra builds nested entries first and passes the instances)
+    where: str  # "path:line", for reasons
+
+
+@dataclass
+class ConfiguredTargets:
+    """Every `target`/`_target_` entry of the YAML files under some folders."""
+
+    entries: list[ConfiguredEntry] = field(default_factory=list)
+    files: int = 0
+
+    def __post_init__(self) -> None:
+        self._by_key: Optional[dict] = None
+
+    def by_key(self, key: str) -> list[ConfiguredEntry]:
+        if self._by_key is None:
+            table: dict = {}
+            for entry in self.entries:
+                table.setdefault(entry.key, []).append(entry)
+            self._by_key = table
+        return self._by_key.get(key, [])
+
+    def key(self) -> tuple:
+        """What the region index depends on (its cache key): the entries, without lines."""
+        return tuple(sorted({(e.key, e.target, e.owner, e.hydra) for e in self.entries}))
+
+    def __getstate__(self):  # (the memo is rebuilt where it is unpickled)
+        return {"entries": self.entries, "files": self.files}
+
+    def __setstate__(self, state) -> None:
+        self.entries, self.files = state["entries"], state["files"]
+        self._by_key = None
+
+
+def configured_targets(folders: Iterable[str]) -> ConfiguredTargets:
+    """The entries of every YAML file under `folders` (hidden folders, environments and
+    build output skipped), in a fixed order."""
+    out = ConfiguredTargets()
+    seen: set = set()
+    for top in sorted({os.path.abspath(f) for f in folders if f}):
+        for path in _yaml_files(top):
+            if path in seen or out.files >= MAX_FILES:
+                continue
+            seen.add(path)
+            out.files += 1
+            try:
+                if os.path.getsize(path) > MAX_BYTES:
+                    continue
+                with open(path, "rb") as fh:
+                    text = fh.read().decode("utf-8", errors="replace")
+            except OSError:
+                continue
+            out.entries.extend(read_entries(text, path))
+    return out
+
+
+def _yaml_files(top: str) -> list[str]:
+    found = []
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
+        found += [os.path.join(folder, name) for name in sorted(files) if name.endswith(SUFFIXES)]
+    return found
+
+
+class _Mapping:
+    __slots__ = ("key", "indent", "parent", "target", "hydra", "row")
+
+    def __init__(self, key: Optional[str], indent: int, parent: Optional["_Mapping"], row: int):
+        self.key, self.indent, self.parent, self.row = key, indent, parent, row
+        self.target: Optional[str] = None
+        self.hydra = False
+
+
+def read_entries(text: str, path: str = "") -> list[ConfiguredEntry]:
+    """The `target`/`_target_` entries of one YAML text (see the module's docstring)."""
+    top = _Mapping(None, -1, None, 0)
+    stack = [top]
+    mappings = []
+    for row, raw in enumerate(text.splitlines(), 1):
+        line = raw.rstrip()
+        content = line.lstrip(" ")
+        if not content or content.startswith(("#", "---", "...", "%")):
+            continue
+        indent = len(line) - len(content)
+        while content.startswith("- "):  # a list item holding a mapping: its keys sit past the dash
+            content = content[2:].lstrip(" ")
+            indent = len(line) - len(content)
+        match = _KEY.match(_without_comment(content))
+        if match is None:
+            continue
+        key = match.group(1) or match.group(2) or match.group(3)
+        value = _scalar(match.group(4) or "")
+        while stack[-1].indent >= indent:
+            stack.pop()
+        holder = stack[-1]
+        if key in TARGET_KEYS:
+            if value and _DOTTED.match(value) and holder.target is None:
+                holder.target, holder.hydra, holder.row = value, key == HYDRA_TARGET, row
+            continue
+        if not value or value.startswith(("&", "!")) and " " not in value:
+            mapping = _Mapping(key, indent, holder, row)
+            if value.startswith(NEW_TAG) and _DOTTED.match(value[len(NEW_TAG):]):
+                # hyperpyyaml's `encoder: !new:pkg.Conformer`: an instance, built before its owner
+                mapping.target, mapping.hydra = value[len(NEW_TAG):], True
+            mappings.append(mapping)
+            stack.append(mapping)
+    out = []
+    if top.target is not None and top.hydra:  # a Hydra config-group file: `model/sam2.yaml`
+        group = os.path.basename(os.path.dirname(path)) if path else ""
+        if group:
+            out.append(ConfiguredEntry(group, top.target, None, True, f"{path}:{top.row}"))
+    for mapping in mappings:
+        if mapping.target is None:
+            continue
+        owner = mapping.parent
+        while owner is not None and owner.target is None:
+            owner = owner.parent
+        out.append(ConfiguredEntry(mapping.key, mapping.target, owner.target if owner is not None else None,
+                                   mapping.hydra, f"{path}:{mapping.row}"))
+    return out
+
+
+def _without_comment(content: str) -> str:
+    """`key: value  # note` -> `key: value` (a `#` inside quotes is kept)."""
+    if "#" not in content:
+        return content
+    quote = None
+    for i, ch in enumerate(content):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "#" and (i == 0 or content[i - 1] in " \t"):
+            return content[:i].rstrip()
+    return content
+
+
+def _scalar(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
