@@ -106,10 +106,11 @@ def configured_targets(folders: Iterable[str]) -> ConfiguredTargets:
                 if os.path.getsize(path) > MAX_BYTES:
                     continue
                 with open(path, "rb") as fh:
-                    text = fh.read().decode("utf-8", errors="replace")
+                    data = fh.read()
             except OSError:
                 continue
-            out.entries.extend(read_entries(text, path))
+            if b"target" in data or NEW_TAG.encode() in data:  # (most YAML is data, not models)
+                out.entries.extend(read_entries(data.decode("utf-8", errors="replace"), path))
     return out
 
 
