@@ -196,11 +196,17 @@ def test_regions_declared_in_the_configuration(project, client):
     """`traced = [...]` in the project's config makes a region the open file cannot show."""
     (project / "train.py").unlink()
     (project / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.compile-lint]\ntraced = ["models:Up"]\n')
+    _an_edit_on_disk_takes_the_region_away(project, client, project / "pyproject.toml", '[project]\nname = "demo"\n')
+
+
+def _an_edit_on_disk_takes_the_region_away(project, client, changed, text):
+    """models.py's Up is traced (two CL101) until `changed` is rewritten to `text` and the
+    editor reports it; then the open buffer is linted again with no region."""
     client.initialize(project, {"debounceMs": 0})
     models = client.open(project / "models.py", MODELS)
     client.diagnostics_for(models, lambda d: codes(d) == ["CL101", "CL101"])
-    (project / "pyproject.toml").write_text('[project]\nname = "demo"\n')
-    client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri(project / "pyproject.toml"), "type": 2}]})
+    changed.write_text(text)
+    client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri(changed), "type": 2}]})
     client.diagnostics_for(models, lambda d: codes(d) == [])
     assert client.close() == 0
 
@@ -217,13 +223,7 @@ def test_a_yaml_configuration_that_names_the_model_moves_the_region(project, cli
         "cfg = OmegaConf.load(\"m.yaml\")\n"
         "traced = torch.jit.trace(instantiate_from_config(cfg.model), (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 16, 16)))\n")
     (project / "m.yaml").write_text("model:\n  target: models.Up\n")
-    client.initialize(project, {"debounceMs": 0})
-    models = client.open(project / "models.py", MODELS)
-    client.diagnostics_for(models, lambda d: codes(d) == ["CL101", "CL101"])
-    (project / "m.yaml").write_text("model:\n  target: models.Other\n")
-    client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri(project / "m.yaml"), "type": 2}]})
-    client.diagnostics_for(models, lambda d: codes(d) == [])
-    assert client.close() == 0
+    _an_edit_on_disk_takes_the_region_away(project, client, project / "m.yaml", "model:\n  target: models.Other\n")
 
 
 def _wait(predicate, timeout=60.0):
