@@ -100,11 +100,13 @@ def test_the_region_index_key_follows_the_yaml(tmp_path):
     yaml.parent.mkdir()
     settings = Settings(root=str(tmp_path))
     yaml.write_text("model:\n  target: pkg.nets.Net\n")
-    first = declarations_for([(settings, str(tmp_path / "train.py"))]).key()
-    yaml.write_text("model:\n  target: pkg.nets.Net  # the same entry\n")
-    assert declarations_for([(settings, str(tmp_path / "train.py"))]).key() == first
+    first = declarations_for([(settings, str(tmp_path / "train.py"))])
+    again = declarations_for([(settings, str(tmp_path / "train.py"))])
+    assert again.key() == first.key()
+    # the key is the files' signatures: a warm run stats them and reads none
+    assert again.configured._entries is None and [e.target for e in again.configured.entries] == ["pkg.nets.Net"]
     yaml.write_text("model:\n  target: pkg.nets.Other\n")
-    assert declarations_for([(settings, str(tmp_path / "train.py"))]).key() != first
+    assert declarations_for([(settings, str(tmp_path / "train.py"))]).key() != first.key()
 
 
 NETS = """

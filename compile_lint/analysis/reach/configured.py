@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable, Optional
 
 TARGET_KEYS = ("target", "_target_")
@@ -61,15 +61,41 @@ class ConfiguredEntry:
     where: str  # "path:line", for reasons
 
 
-@dataclass
 class ConfiguredTargets:
-    """Every `target`/`_target_` entry of the YAML files under some folders."""
+    """Every `target`/`_target_` entry of the YAML files under some folders.
 
-    entries: list[ConfiguredEntry] = field(default_factory=list)
-    files: int = 0
+    Made from the files' signatures (path, size, modification time): that is the region
+    index's cache key, so a warm run stats the YAML files and reads none; the entries are
+    read when the index is built and asks for them."""
 
-    def __post_init__(self) -> None:
+    def __init__(self, files: tuple = ()):
+        self.files = files  # ((path, size, mtime_ns), ...) in a fixed order
+        self._entries: Optional[list] = None
         self._by_key: Optional[dict] = None
+
+    @classmethod
+    def of(cls, entries: Iterable[ConfiguredEntry]) -> "ConfiguredTargets":
+        """A table of these entries (tests, and callers that read YAML themselves)."""
+        out = cls()
+        out._entries = list(entries)
+        return out
+
+    @property
+    def entries(self) -> list[ConfiguredEntry]:
+        if self._entries is None:
+            found: list = []
+            for path, size, _mtime in self.files:
+                if size > MAX_BYTES:
+                    continue  # (a larger YAML file is data, not a model configuration)
+                try:
+                    with open(path, "rb") as fh:
+                        data = fh.read()
+                except OSError:
+                    continue
+                if b"target" in data or NEW_TAG.encode() in data:  # (most YAML is data, not models)
+                    found.extend(read_entries(data.decode("utf-8", errors="replace"), path))
+            self._entries = found
+        return self._entries
 
     def by_key(self, key: str) -> list[ConfiguredEntry]:
         if self._by_key is None:
@@ -80,38 +106,29 @@ class ConfiguredTargets:
         return self._by_key.get(key, [])
 
     def key(self) -> tuple:
-        """What the region index depends on (its cache key): the entries, without lines."""
-        return tuple(sorted({(e.key, e.target, e.owner, e.hydra) for e in self.entries}))
-
-    def __getstate__(self):  # (the memo is rebuilt where it is unpickled)
-        return {"entries": self.entries, "files": self.files}
-
-    def __setstate__(self, state) -> None:
-        self.entries, self.files = state["entries"], state["files"]
-        self._by_key = None
+        """What the region index depends on (its cache key): the files' signatures, or the
+        entries of a table made from entries."""
+        if self.files or self._entries is None:
+            return self.files
+        return tuple(sorted({(e.key, e.target, e.owner, e.hydra) for e in self._entries}))
 
 
 def configured_targets(folders: Iterable[str]) -> ConfiguredTargets:
-    """The entries of every YAML file under `folders` (hidden folders, environments and
-    build output skipped), in a fixed order."""
-    out = ConfiguredTargets()
+    """The YAML files under `folders` (hidden folders, environments and build output
+    skipped), in a fixed order; at most MAX_FILES."""
+    files: list = []
     seen: set = set()
     for top in sorted({os.path.abspath(f) for f in folders if f}):
         for path in _yaml_files(top):
-            if path in seen or out.files >= MAX_FILES:
+            if path in seen or len(files) >= MAX_FILES:
                 continue
             seen.add(path)
-            out.files += 1
             try:
-                if os.path.getsize(path) > MAX_BYTES:
-                    continue
-                with open(path, "rb") as fh:
-                    data = fh.read()
+                st = os.stat(path)
             except OSError:
                 continue
-            if b"target" in data or NEW_TAG.encode() in data:  # (most YAML is data, not models)
-                out.entries.extend(read_entries(data.decode("utf-8", errors="replace"), path))
-    return out
+            files.append((path, st.st_size, st.st_mtime_ns))
+    return ConfiguredTargets(tuple(files))
 
 
 def _yaml_files(top: str) -> list[str]:
