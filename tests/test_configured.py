@@ -185,3 +185,23 @@ def test_a_configuration_kept_elsewhere_still_reads_the_yaml_beside_the_code(tmp
     (ci / "m.yaml").write_text("model:\n  target: other.Net\n")
     inside = declarations_for([(settings, str(ci / "x.py"))], [str(ci / "x.py")]).configured
     assert [e.target for e in inside.entries] == ["other.Net"]
+
+
+def test_every_scalar_is_a_value_of_its_key_and_what_is_not_read_is_none():
+    from compile_lint.analysis.reach.configured import read_names
+
+    assert read_names(textwrap.dedent("""
+        MODEL:
+          NAME: DDRNet         # the model
+          BACKBONE: "MiT-B0"
+          PRETRAINED: checkpoints/backbones/mit_b0.pth
+          DEPTH: 18
+        model: ResNet34
+        amp: true
+        note: a sentence, not a name
+        dataset: null
+        tags: [a, b]
+        """)) == [("MODEL", "NAME", "DDRNet"), ("MODEL", "BACKBONE", "MiT-B0"),
+                  ("MODEL", "PRETRAINED", "checkpoints/backbones/mit_b0.pth"), ("MODEL", "DEPTH", "18"),
+                  (None, "model", "ResNet34"), (None, "amp", "true"), (None, "note", "a sentence, not a name"),
+                  (None, "dataset", "null"), (None, "tags", None)]

@@ -3622,3 +3622,76 @@ def test_a_config_key_is_followed_through_the_constructors_that_pass_it_on(tmp_p
     assert names(site(data, "scripts/txt2img.py", 12)) == ["ldm/nets.py:UNet"]
     with_optimizer = site(data, "scripts/txt2img.py", 14)
     assert names(with_optimizer) == ["ldm/nets.py:AutoencoderKL"], with_optimizer
+
+
+def test_a_name_a_loaded_yaml_configuration_gives_is_looked_up_where_the_code_looks_it_up(tmp_path):
+    """sithu31296's semantic-segmentation `eval(cfg['MODEL']['NAME'])` (bench/dev12), SRGAN's
+    `model.__dict__[config["MODEL"]["G"]["NAME"]]` (dev7), wespeaker's registry
+    `get_speaker_model(configs['model'])` (dev17): the configuration is a YAML file the code
+    loads, and the project's YAML files give that key its names. Each name is then looked up
+    as the code does; a key no YAML file gives a name stays a configuration (unresolved)."""
+    _, data = project(tmp_path, {
+        "semseg/__init__.py": "",
+        "semseg/models/__init__.py": """
+        from .ddrnet import DDRNet
+        from .segformer import SegFormer
+        __all__ = ["DDRNet", "SegFormer"]
+        """,
+        "semseg/models/ddrnet.py": "import torch\n\nclass DDRNet(torch.nn.Module):\n    def forward(self, x):\n        return x\n",
+        "semseg/models/segformer.py": "import torch\n\nclass SegFormer(torch.nn.Module):\n    def forward(self, x):\n        return x\n",
+        "semseg/registry.py": """
+        from semseg.models import DDRNet, SegFormer
+
+        MODELS = {"ddrnet": DDRNet, "segformer": SegFormer}
+
+        def get_model(name):
+            return MODELS[name]
+        """,
+        "tools/export.py": """
+        import argparse
+        import torch
+        import yaml
+        from omegaconf import OmegaConf
+        from semseg.models import *
+        from semseg.registry import get_model
+
+        def main(cfg):
+            model = eval(cfg['MODEL']['NAME'])()
+            torch.onnx.export(model, torch.zeros(1), "m.onnx")
+            torch.jit.trace(get_model(cfg['registry'])(), torch.zeros(1))
+            torch.jit.trace(eval(cfg['MODEL']['HEAD'])(), torch.zeros(1))
+
+        def other(path):
+            conf = OmegaConf.load(path)
+            torch.compile(get_model(conf.registry)())
+
+        if __name__ == '__main__':
+            parser = argparse.ArgumentParser()
+            parser.add_argument('--cfg', type=str, default='configs/custom.yaml')
+            args = parser.parse_args()
+            with open(args.cfg) as f:
+                cfg = yaml.load(f, Loader=yaml.SafeLoader)
+            main(cfg)
+        """,
+        "configs/custom.yaml": """
+        MODEL:
+          NAME: DDRNet
+          BACKBONE: ResNet-18
+        DATASET:
+          NAME: ADE20K
+        registry: ddrnet
+        """,
+        "configs/ade20k.yaml": """
+        MODEL:
+          NAME: SegFormer
+          HEAD:
+            channels: 256
+        registry: "segformer"
+        """,
+    })
+    assert names(site(data, "tools/export.py", 11)) == ["semseg/models/ddrnet.py:DDRNet", "semseg/models/segformer.py:SegFormer"]
+    assert names(site(data, "tools/export.py", 12)) == ["semseg/models/ddrnet.py:DDRNet", "semseg/models/segformer.py:SegFormer"]
+    # `HEAD` holds a mapping, never a name: what it names is not seen
+    head = site(data, "tools/export.py", 13)
+    assert head["targets"] == [] and "a text the code does not fix" in head["unresolved"], head
+    assert names(site(data, "tools/export.py", 17)) == ["semseg/models/ddrnet.py:DDRNet", "semseg/models/segformer.py:SegFormer"]

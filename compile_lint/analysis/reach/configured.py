@@ -24,6 +24,10 @@ loads is a command-line choice the code does not make, so the answer is every en
 that key in the project (a union), and none when no YAML has the key (the site stays
 unresolved, never guessed).
 
+The same files give the values of keys the code reads from a YAML file it loads
+(`cfg["MODEL"]["NAME"]` after `yaml.safe_load`): `read_names` keeps every scalar with the
+key of the mapping around it, asked as (parent key, key) only when such a read happens.
+
 The reader is a line scanner for block-style mappings, not a YAML parser: flow mappings
 (`{target: x}`), anchors merged with `<<` and multi-document streams are read only as far
 as their lines look like `key: value`; an entry it cannot read is an entry not seen (the
@@ -48,6 +52,7 @@ SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", "ve
 
 _KEY = re.compile(r"""^(?:([A-Za-z_][\w.\-]*)|"([^"]+)"|'([^']+)')\s*:(?:\s+(.*?))?\s*$""")
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
+MAX_VALUE = 200  # a longer scalar is text, not a name (and is kept as "some other value")
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,7 @@ class ConfiguredTargets:
         self.files = files  # ((path, size, mtime_ns), ...) in a fixed order
         self._entries: Optional[list] = None
         self._by_key: Optional[dict] = None
+        self._names: Optional[dict] = None  # (parent key, key) -> the names given it
 
     @classmethod
     def of(cls, entries: Iterable[ConfiguredEntry]) -> "ConfiguredTargets":
@@ -104,6 +110,25 @@ class ConfiguredTargets:
                 table.setdefault(entry.key, []).append(entry)
             self._by_key = table
         return self._by_key.get(key, [])
+
+    def names_at(self, parent: Optional[str], key: str) -> frozenset:
+        """The names the project's YAML gives `key` inside a mapping stored under `parent`
+        (None: at a file's top): what `cfg["MODEL"]["NAME"]` of a loaded configuration can
+        be. Read from every YAML file on the first question."""
+        if self._names is None:
+            table: dict = {}
+            for path, size, _mtime in self.files:
+                if size > MAX_BYTES:
+                    continue
+                try:
+                    with open(path, "rb") as fh:
+                        text = fh.read().decode("utf-8", errors="replace")
+                except OSError:
+                    continue
+                for held_in, name_key, name in read_names(text):
+                    table.setdefault((held_in, name_key), set()).add(name)
+            self._names = {k: frozenset(v) for k, v in table.items()}
+        return self._names.get((parent, key), frozenset())
 
     def key(self) -> tuple:
         """What the region index depends on (its cache key): the files' signatures, or the
@@ -150,7 +175,21 @@ class _Mapping:
 
 def read_entries(text: str, path: str = "") -> list[ConfiguredEntry]:
     """The `target`/`_target_` entries of one YAML text (see the module's docstring)."""
+    return _read(text, path)[0]
+
+
+def read_names(text: str) -> list[tuple]:
+    """The scalars one YAML text gives keys, as text: (the key of the mapping around it,
+    None at the top; the key; the value) for `MODEL:\n  NAME: DDRNet` -> ("MODEL", "NAME",
+    "DDRNet"). Every scalar counts (`Latte-XL/2`, `18`, `true`): a key's values are all
+    of them or the answer would be a subset. A flow collection, a block scalar, an alias or
+    a tag is None: a value the reader does not know."""
+    return _read(text, "")[1]
+
+
+def _read(text: str, path: str) -> tuple[list, list]:
     top = _Mapping(None, -1, None, 0)
+    names: list = []
     stack = [top]
     mappings = []
     for row, raw in enumerate(text.splitlines(), 1):
@@ -174,7 +213,11 @@ def read_entries(text: str, path: str = "") -> list[ConfiguredEntry]:
             if value and _DOTTED.match(value) and holder.target is None:
                 holder.target, holder.hydra, holder.row = value, key == HYDRA_TARGET, row
             continue
-        if not value or value.startswith(("&", "!")) and " " not in value:
+        starts_mapping = not value or value.startswith(("&", "!")) and " " not in value
+        if not starts_mapping:
+            plain = not value.startswith(("[", "{", "|", ">", "&", "*", "!")) and len(value) <= MAX_VALUE
+            names.append((holder.key, key, value if plain else None))
+        if starts_mapping:
             mapping = _Mapping(key, indent, holder, row)
             if value.startswith(NEW_TAG) and _DOTTED.match(value[len(NEW_TAG):]):
                 # hyperpyyaml's `encoder: !new:pkg.Conformer`: an instance, built before its owner
@@ -194,7 +237,7 @@ def read_entries(text: str, path: str = "") -> list[ConfiguredEntry]:
             owner = owner.parent
         out.append(ConfiguredEntry(mapping.key, mapping.target, owner.target if owner is not None else None,
                                    mapping.hydra, f"{path}:{mapping.row}"))
-    return out
+    return out, names
 
 
 def _without_comment(content: str) -> str:

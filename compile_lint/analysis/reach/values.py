@@ -200,6 +200,10 @@ CONFIGURED = "the value comes from a configuration"
 # Intel's `ipex.optimize(model, ...)` returns the model (or its copy) with its layers
 # optimized, and `(model, optimizer)` when given an optimizer
 IPEX_OPTIMIZE = frozenset({"intel_extension_for_pytorch.optimize", "intel_extension_for_pytorch.frontend.optimize"})
+# calls that load a YAML configuration: what a key of it holds is read from the project's
+# YAML files (configured.py), a Value of kind "yaml" whose `keys` is the path read so far
+YAML_LOADERS = frozenset({"yaml.load", "yaml.safe_load", "yaml.full_load", "yaml.unsafe_load",
+                          "omegaconf.OmegaConf.load"})
 # calls that build what a configuration entry's `_target_` names (configured.py)
 CONFIG_INSTANTIATE = frozenset({"hydra.utils.instantiate"})
 ARGUMENT_PARSERS = frozenset({"argparse.ArgumentParser"})
@@ -240,7 +244,9 @@ class Value(NamedTuple):
     container's `.get`/`.pop`: calling it gives an element) | "view" (a container's
     `.items()`/`.values()`/`.keys()`, named in `dotted`: calling it gives a container
     of them) | "selfret" (a method returning its receiver, such as `.to(device)`) |
-    "binder" (`f.__get__` of a def `f`: calling it binds f to its argument)."""
+    "binder" (`f.__get__` of a def `f`: calling it binds f to its argument) | "yaml" (a
+    YAML configuration the code loads, `dotted` the loader, `keys` the path read so far:
+    a key read from it holds what the project's YAML files give that key)."""
 
     kind: str
     dotted: Optional[str] = None
@@ -1381,6 +1387,9 @@ class Resolver:
                         got = self.values((G, f"{module}.{name}"), summary, None, depth)
                         out |= {v for v in got if not (own and v.kind == "ext" and v.dotted == f"{module}.{name}")}
                     continue
+                if base.kind == "yaml":
+                    out |= self._yaml_read(base, index)
+                    continue
                 got = self._elements(base, index)
                 out |= self._picked(got, keys, depth) if base.kind == "seq" and base.dotted else got  # (a module's namespace)
             return frozenset(out)
@@ -1622,6 +1631,8 @@ class Resolver:
             if held is not None:
                 return set(held)
         kind = base.kind
+        if kind == "yaml":
+            return self._yaml_read(base, frozenset({name}))
         if kind == "func" and name == "__get__":
             return {Value("binder", base.dotted)}  # `f.__get__(obj)` binds f to obj
         if kind == UNKNOWN:
@@ -2042,6 +2053,9 @@ class Resolver:
                         out.add(Value("seq", None, (arg(0), frozenset({Value(UNKNOWN, "an optimizer")})), True))
                     else:
                         out |= arg(0)
+                elif dotted in YAML_LOADERS and self.index.configured.files:
+                    out.add(Value("yaml", dotted, keys=()))
+                    self.why.append(describe_external(dotted, True))  # (the reason, where nothing more is seen)
                 elif dotted in CONFIG_INSTANTIATE and arg_terms \
                         and (made := self._configured(self._config_keys(arg_terms[0], summary, depth), True, summary, depth)) is not None:
                     out |= made  # `hydra.utils.instantiate(cfg.model)`: what the YAML under `model` names
@@ -2149,6 +2163,26 @@ class Resolver:
                 return EMPTY
             keys |= found_keys
         return frozenset(keys) if named else None
+
+    def _yaml_read(self, base: Value, index) -> set:
+        """`cfg["MODEL"]["NAME"]` (or `cfg.MODEL.NAME`) of a YAML configuration the code
+        loads: the names the project's YAML files give NAME inside MODEL, as constants
+        (which a registry, `eval` or a module's namespace then looks up); a key that holds
+        a mapping, or no name, is the configuration one level down. Which file a run
+        loads is a command-line choice: every file's names count, as for targets."""
+        if not isinstance(index, frozenset):
+            return {Value(UNKNOWN, describe_external(base.dotted, True))}
+        parent = base.keys[-1] if base.keys else None
+        out: set = set()
+        for key in sorted(index):
+            names = self.index.configured.names_at(parent, key)
+            if not names:
+                out.add(Value("yaml", base.dotted, keys=(*base.keys, key)))
+                continue
+            out |= {Value("const", name) for name in names if name is not None}
+            if None in names:  # (a flow list, a block of text, an alias: not all its values are seen)
+                out.add(Value(UNKNOWN, f"a value of `{key}` in a YAML file that the reader does not read"))
+        return out
 
     def _built_nested(self, summary, cls_qualname: str, name: str, depth) -> Optional[frozenset]:
         """What Hydra (or hyperpyyaml) passes a class's constructor parameter `name` that no
