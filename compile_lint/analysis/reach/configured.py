@@ -79,28 +79,25 @@ class ConfiguredTargets:
         self._by_key: Optional[dict] = None
         self._names: Optional[dict] = None  # (parent key, key) -> the names given it
 
-    @classmethod
-    def of(cls, entries: Iterable[ConfiguredEntry]) -> "ConfiguredTargets":
-        """A table of these entries (tests, and callers that read YAML themselves)."""
-        out = cls()
-        out._entries = list(entries)
-        return out
+    def _texts(self, needles: tuple = ()):
+        """(path, text) of each file small enough to be a configuration (a larger YAML file
+        is data) and, with `needles`, holding one of them (the rest is not decoded)."""
+        for path, size, _mtime in self.files:
+            if size > MAX_BYTES:
+                continue
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+            if not needles or any(n in data for n in needles):
+                yield path, data.decode("utf-8", errors="replace")
 
     @property
     def entries(self) -> list[ConfiguredEntry]:
         if self._entries is None:
-            found: list = []
-            for path, size, _mtime in self.files:
-                if size > MAX_BYTES:
-                    continue  # (a larger YAML file is data, not a model configuration)
-                try:
-                    with open(path, "rb") as fh:
-                        data = fh.read()
-                except OSError:
-                    continue
-                if b"target" in data or NEW_TAG.encode() in data:  # (most YAML is data, not models)
-                    found.extend(read_entries(data.decode("utf-8", errors="replace"), path))
-            self._entries = found
+            # (most YAML is data, not models: a file that names no target is not parsed)
+            self._entries = [e for path, text in self._texts((b"target", NEW_TAG.encode())) for e in read_entries(text, path)]
         return self._entries
 
     def by_key(self, key: str) -> list[ConfiguredEntry]:
@@ -117,25 +114,15 @@ class ConfiguredTargets:
         be. Read from every YAML file on the first question."""
         if self._names is None:
             table: dict = {}
-            for path, size, _mtime in self.files:
-                if size > MAX_BYTES:
-                    continue
-                try:
-                    with open(path, "rb") as fh:
-                        text = fh.read().decode("utf-8", errors="replace")
-                except OSError:
-                    continue
+            for _path, text in self._texts():
                 for held_in, name_key, name in read_names(text):
                     table.setdefault((held_in, name_key), set()).add(name)
             self._names = {k: frozenset(v) for k, v in table.items()}
         return self._names.get((parent, key), frozenset())
 
     def key(self) -> tuple:
-        """What the region index depends on (its cache key): the files' signatures, or the
-        entries of a table made from entries."""
-        if self.files or self._entries is None:
-            return self.files
-        return tuple(sorted({(e.key, e.target, e.owner, e.hydra) for e in self._entries}))
+        """What the region index depends on (its cache key): the files' signatures."""
+        return self.files
 
 
 def configured_targets(folders: Iterable[str]) -> ConfiguredTargets:

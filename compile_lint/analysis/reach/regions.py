@@ -28,7 +28,7 @@ from .declared import Recording, describe_declared
 from .sys_paths import added_folders
 from ..semantic.names import NameTable, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
-from .configured import ConfiguredTargets
+from .configured import TARGET_KEYS, ConfiguredTargets
 from .values import ATTR, PRIOR, CALL, DECORATED, EMPTY, KWARGS, LOCAL, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
 from ..semantic.signatures import first_parameter, parameter_defaults
 from ..semantic.walk import walk as _walk_plain
@@ -2547,20 +2547,17 @@ def _c3_merge(sequences: list) -> Optional[list]:
     return out
 
 
-CONFIG_TARGET_KEYS = ("target", "_target_")
-
-
 def _target_read(expr) -> Optional[str]:
     """The name `x` of `x["target"]`, `x.target`, `x.get("target")` (or `_target_`), else None."""
     if isinstance(expr, ast.Subscript):
         key = expr.slice
-        if isinstance(key, ast.Constant) and key.value in CONFIG_TARGET_KEYS and isinstance(expr.value, ast.Name):
+        if isinstance(key, ast.Constant) and key.value in TARGET_KEYS and isinstance(expr.value, ast.Name):
             return expr.value.id
     elif isinstance(expr, ast.Attribute):
-        if expr.attr in CONFIG_TARGET_KEYS and isinstance(expr.value, ast.Name):
+        if expr.attr in TARGET_KEYS and isinstance(expr.value, ast.Name):
             return expr.value.id
     elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "get" \
-            and expr.args and isinstance(expr.args[0], ast.Constant) and expr.args[0].value in CONFIG_TARGET_KEYS \
+            and expr.args and isinstance(expr.args[0], ast.Constant) and expr.args[0].value in TARGET_KEYS \
             and isinstance(expr.func.value, ast.Name):
         return expr.func.value.id
     return None

@@ -29,6 +29,7 @@ import ast
 import os
 from typing import Callable, NamedTuple, Optional
 
+from .configured import TARGET_KEYS
 from ..semantic.walk import walk_scope
 
 # -- terms -------------------------------------------------------------------------
@@ -2846,11 +2847,11 @@ def _target_owner(term):
     for any other term."""
     if term is None:
         return None
-    if term[0] == ATTR and term[2] in ("target", "_target_"):
+    if term[0] == ATTR and term[2] in TARGET_KEYS:
         return term[1]
-    if term[0] == ITEM and isinstance(term[2], tuple) and term[2][0] == CONST and term[2][1] in ("target", "_target_"):
+    if term[0] == ITEM and isinstance(term[2], tuple) and term[2][0] == CONST and term[2][1] in TARGET_KEYS:
         return term[1]
     if term[0] == CALL and term[1] is not None and term[1][0] == ATTR and term[1][2] == "get" and term[2] \
-            and term[2][0] is not None and term[2][0][0] == CONST and term[2][0][1] in ("target", "_target_"):
+            and term[2][0] is not None and term[2][0][0] == CONST and term[2][0][1] in TARGET_KEYS:
         return term[1][1]
     return None
