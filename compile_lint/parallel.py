@@ -2,8 +2,8 @@
 passes; compile_lint/lint_file.py is the job). Nothing here knows about linting.
 
 `run_jobs(job, tasks, ...)` yields job(task) for every task: in this process for few
-tasks or one job slot, else in forked worker processes, a few batches of neighbouring
-tasks in flight per worker; if a worker dies (killed, out of memory), the rest finish
+tasks or one job slot, else in forked worker processes, a few batches of tasks in
+flight per worker; if a worker dies (killed, out of memory), the rest finish
 here, one at a time.
 """
 from __future__ import annotations
@@ -14,12 +14,12 @@ import sys
 from typing import Callable, Iterator, TypeVar
 
 MIN_PARALLEL_FILES = 8  # fewer than this: run in-process (a pool costs more than it saves)
-# Tasks go to workers in batches of neighbours (files in path order): the files of one
-# folder read the same other files, which each worker parses and probes once (Sources),
-# so one file per submission made both workers parse most of them (corpus M, 2 workers:
-# pass 1 19.3 CPU s one by one, 18.1 in batches of 32; bench/results.md). A batch is
-# at most MAX_BATCH tasks and at most 1/BATCHES_PER_WORKER of a worker's share, so the
-# last batches still balance the workers.
+# Tasks go to workers in batches: one future per file cost the pool's queues and the
+# workers' wake-ups CPU the workers could lint with (corpus M, 2 workers, alternating: pass 1
+# 19.3 CPU s one by one, 18.1 in batches of 32; whether a batch holds neighbouring
+# files or files of a size made no difference; bench/results.md). A batch is at most
+# MAX_BATCH tasks and at most 1/BATCHES_PER_WORKER of a worker's share, so the last
+# batches still balance the workers (the engine hands big files first).
 MAX_BATCH = 32
 BATCHES_PER_WORKER = 16
 

@@ -32,7 +32,7 @@ def test_batches_are_small_enough_to_balance_the_workers(tasks, jobs, expected):
     assert parallel.batch_size(tasks, jobs) == expected
 
 
-def test_every_result_once_and_neighbours_share_a_worker():
+def test_every_result_once_and_each_batch_in_one_worker():
     tasks = list(range(640))
     stats: dict = {}
     results = list(parallel.run_jobs(where, tasks, 2, _init, (), stats, "pass1"))
@@ -42,7 +42,7 @@ def test_every_result_once_and_neighbours_share_a_worker():
     assert PARENT not in pid_of.values() and len(set(pid_of.values())) <= 2
     size = parallel.batch_size(len(tasks), 2)
     assert size == 20
-    # each batch of neighbours ran in one worker
+    # each batch ran in one worker
     for start in range(0, len(tasks), size):
         assert len({pid_of[t] for t in tasks[start:start + size]}) == 1
 
