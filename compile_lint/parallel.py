@@ -16,7 +16,7 @@ from typing import Callable, Iterator, TypeVar
 MIN_PARALLEL_FILES = 8  # fewer than this: run in-process (a pool costs more than it saves)
 # Tasks go to workers in batches: one future per file cost the pool's queues and the
 # workers' wake-ups CPU the workers could lint with (corpus M, 2 workers, alternating: pass 1
-# 19.3 CPU s one by one, 18.1 in batches of 32; whether a batch holds neighbouring
+# 18.1 CPU s one by one, 16.9 in batches of 32; whether a batch holds neighbouring
 # files or files of a size made no difference; bench/results.md). A batch is at most
 # MAX_BATCH tasks and at most 1/BATCHES_PER_WORKER of a worker's share, so the last
 # batches still balance the workers (the engine hands big files first).
