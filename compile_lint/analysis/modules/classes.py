@@ -459,6 +459,9 @@ def labelled(region: RegionInfo, kind: str) -> RegionInfo:
 
 
 # -- instances in a scope -----------------------------------------------------------------
+_LAST_PARTS: dict[frozenset, frozenset] = {}  # funcs -> the last parts of their dotted names
+
+
 def scopes(facts: ModuleFacts, kind: Optional[str] = None) -> Iterator[tuple[ast.AST, list[ast.stmt]]]:
     """(owner, body) for the module and every function; with `kind` ("compiled" or
     "traced"), only those that hold a call that compiles or traces."""
@@ -468,9 +471,14 @@ def scopes(facts: ModuleFacts, kind: Optional[str] = None) -> Iterator[tuple[ast
             yield func, func.body
         return
     funcs = COMPILE_FUNCS if kind == "compiled" else TRACE_FUNCS
+    # an attribute resolves to its base's dotted name and its own, so `x.forward(...)`
+    # can be none of `funcs` (resolving every call was most of CL102's CPU)
+    lasts = _LAST_PARTS.get(funcs) or _LAST_PARTS.setdefault(funcs, frozenset(f.rpartition(".")[2] for f in funcs))
     owners: dict[int, ast.AST] = {}
     for call in facts.primary(ast.Call):
         func = call.func
+        if func.__class__ is ast.Attribute and func.attr not in lasts and not (kind == "compiled" and func.attr == "compile"):
+            continue
         if (kind == "compiled" and isinstance(func, ast.Attribute) and func.attr == "compile") or facts.resolve(func) in funcs:
             owner = facts.enclosing_function(call)
             if isinstance(owner, ast.Lambda):
