@@ -43,6 +43,20 @@ def test_a_warm_cache_sees_an_imported_name_become_compiled(tmp_path):
     assert _check(tmp_path) == [("album.py", "CL401")]  # warm again
 
 
+def test_a_warm_cache_sees_an_imported_compile_gain_cuda_graphs(tmp_path):
+    """engine.py compiles `denoise` without CUDA graphs and spells no CUDA-graph mode, so
+    CL401's pre-check does not even parse it for album.py; then its compile gets
+    mode="reduce-overhead": the probe of that spelling makes the warm run re-check album.py."""
+    (tmp_path / "pyproject.toml").write_text("")
+    plain = "import torch\n\ndenoise = torch.compile(Denoiser())\n"
+    (tmp_path / "engine.py").write_text(plain)
+    (tmp_path / "album.py").write_text(ALBUM)
+    assert _check(tmp_path) == []
+    assert _check(tmp_path) == []  # warm
+    (tmp_path / "engine.py").write_text(plain.replace("Denoiser())", 'Denoiser(), mode="reduce-overhead")'))
+    assert _check(tmp_path) == [("album.py", "CL401")]
+
+
 def test_an_edit_elsewhere_in_the_imported_file_keeps_the_cached_result_valid(tmp_path):
     """The dependency is on what the file binds the name to, not on its bytes: editing
     another line of engine.py leaves album.py's result as it was (and right)."""

@@ -105,6 +105,29 @@ def test_only_imported_names_the_file_calls_are_looked_up(tmp_path):
     assert compiled_values(loud).may_call_compiled(cudagraphs=True)
 
 
+def test_a_file_that_spells_no_cuda_graph_compile_is_not_parsed_for_the_cuda_graph_check(tmp_path):
+    """A compile's mode and options are literals of its own file: a file without
+    "reduce-overhead", "max-autotune" or "triton.cudagraphs" binds no name to a CUDA-graph
+    compile, so `may_call_compiled(cudagraphs=True)` answers from its bytes (a probe the
+    cache records) without parsing it; the options spelling still counts."""
+    write(tmp_path, {
+        "plain.py": "import torch\ndecode = torch.compile(dec)\n",
+        "graphs.py": "import torch\ndecode = torch.compile(dec, options={'triton.cudagraphs': True})\n",
+        "use_plain.py": "from plain import decode\nout = decode(z)\n",
+        "use_graphs.py": "from graphs import decode\nout = decode(z)\n",
+    })
+    plain = facts_of(str(tmp_path / "use_plain.py"))
+    assert not compiled_values(plain).may_call_compiled(cudagraphs=True)
+    assert compiled_values(plain).may_call_compiled(cudagraphs=False)  # it is compiled, without graphs
+    graphs = facts_of(str(tmp_path / "use_graphs.py"))
+    assert compiled_values(graphs).may_call_compiled(cudagraphs=True)
+    other = facts_of(str(tmp_path / "use_plain.py"))
+    assert not compiled_values(other).may_call_compiled(cudagraphs=True)
+    path = str(tmp_path / "plain.py")
+    assert (path, "mentions", "reduce-overhead") in other.project.probes
+    assert (path, "mentions", "compile") not in other.project.probes  # never opened as a project file
+
+
 def test_cudagraph_output_kept_across_files_through_a_tuple_binding(tmp_path):
     found = lint(tmp_path, {**ENGINE, "app.py": """
         from engine import decode
