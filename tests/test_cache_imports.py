@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from test_compiled_values import ALBUM  # (the album loop that keeps every output)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,33 +30,29 @@ def _check(folder, stats=None) -> list:
     return [(os.path.basename(f["filename"]), f["code"]) for f in json.loads(proc.stdout)]
 
 
-def test_a_warm_cache_sees_an_imported_name_become_compiled(tmp_path):
-    """engine.py mentions compile but does not compile `denoise`: album.py has nothing to
+# engine.py compiles `denoise` without CUDA graphs and spells no CUDA-graph mode at all:
+# CL401's pre-check answers album.py from engine.py's bytes without parsing it
+GRAPHLESS = "import torch\n\ndenoise = torch.compile(Denoiser())\n"
+
+
+@pytest.mark.parametrize("before,after", [
+    (ENGINE_PLAIN, ENGINE_PLAIN.replace("denoise = Denoiser()", 'denoise = torch.compile(Denoiser(), mode="reduce-overhead")')),
+    (GRAPHLESS, GRAPHLESS.replace("Denoiser())", 'Denoiser(), mode="reduce-overhead")')),
+], ids=["becomes-compiled", "gains-cuda-graphs"])
+def test_a_warm_cache_sees_an_imported_name_become_compiled(tmp_path, before, after):
+    """engine.py does not compile `denoise` with CUDA graphs: album.py has nothing to
     report. Then engine.py compiles `denoise` with CUDA graphs: album.py's loop keeps
     every output of a cudagraph tree, and the warm run must say so (it used to serve
-    album.py's cached empty result: engine.py was only probed for "compile")."""
+    album.py's cached empty result: engine.py was only probed for "compile"; the
+    graphless engine only for the CUDA-graph spellings)."""
     (tmp_path / "pyproject.toml").write_text("")
-    (tmp_path / "engine.py").write_text(ENGINE_PLAIN)
+    (tmp_path / "engine.py").write_text(before)
     (tmp_path / "album.py").write_text(ALBUM)
     assert _check(tmp_path) == []
     assert _check(tmp_path) == []  # warm
-    (tmp_path / "engine.py").write_text(ENGINE_PLAIN.replace("denoise = Denoiser()", 'denoise = torch.compile(Denoiser(), mode="reduce-overhead")'))
+    (tmp_path / "engine.py").write_text(after)
     assert _check(tmp_path) == [("album.py", "CL401")]
     assert _check(tmp_path) == [("album.py", "CL401")]  # warm again
-
-
-def test_a_warm_cache_sees_an_imported_compile_gain_cuda_graphs(tmp_path):
-    """engine.py compiles `denoise` without CUDA graphs and spells no CUDA-graph mode, so
-    CL401's pre-check does not even parse it for album.py; then its compile gets
-    mode="reduce-overhead": the probe of that spelling makes the warm run re-check album.py."""
-    (tmp_path / "pyproject.toml").write_text("")
-    plain = "import torch\n\ndenoise = torch.compile(Denoiser())\n"
-    (tmp_path / "engine.py").write_text(plain)
-    (tmp_path / "album.py").write_text(ALBUM)
-    assert _check(tmp_path) == []
-    assert _check(tmp_path) == []  # warm
-    (tmp_path / "engine.py").write_text(plain.replace("Denoiser())", 'Denoiser(), mode="reduce-overhead")'))
-    assert _check(tmp_path) == [("album.py", "CL401")]
 
 
 def test_an_edit_elsewhere_in_the_imported_file_keeps_the_cached_result_valid(tmp_path):
