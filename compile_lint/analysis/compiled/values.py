@@ -37,6 +37,8 @@ from ..torch_api import COMPILE_FUNCS, CUDAGRAPH_MODES
 from ..semantic.walk import walk
 
 NOT_MODULE_COMPILE = ("re.", "builtins.", "torch.", "regex.")
+# the spellings a CUDA-graph compile needs in its own file (CompileCall.cudagraphs)
+CUDAGRAPH_TOKENS = tuple(sorted(mode.encode() for mode in CUDAGRAPH_MODES)) + (b"triton.cudagraphs",)
 
 
 def literal(expr: Optional[ast.AST]):
@@ -522,11 +524,11 @@ class CompiledValues:
         return False
 
     def _may_compile_with_cudagraphs(self, dotted: Optional[str]) -> bool:
-        """Whether the file of the module `dotted` names a name of may spell a CUDA-graph
-        compile: a compile call's mode and options are literals of the file that holds
-        it (`_fill_options`), so one without "reduce-overhead", "max-autotune" or
-        "triton.cudagraphs" binds no name to a CUDA-graph compile and is not parsed
-        (CL401's pre-check parsed 93 such files on corpus M). An unknown module: True."""
+        """Whether the file of the module that the imported name `dotted` comes from may
+        spell a CUDA-graph compile: a compile call's mode and options are literals of the
+        file that holds it (`_fill_options`), so a file without any of CUDAGRAPH_TOKENS
+        binds no name to a CUDA-graph compile and need not be parsed (CL401's pre-check
+        parsed 93 such files on corpus M). True where the file is not known."""
         if not dotted or "." not in dotted or dotted.startswith(("torch.", "builtins.")):
             return True
         path = path_for_module(self.facts, dotted.rpartition(".")[0])
@@ -534,10 +536,6 @@ class CompiledValues:
             return True
         project = self.facts.project
         return any(project.mentions(path, token) for token in CUDAGRAPH_TOKENS)
-
-
-# the spellings a CUDA-graph compile needs in its own file (CompileCall.cudagraphs)
-CUDAGRAPH_TOKENS = tuple(sorted(mode.encode() for mode in CUDAGRAPH_MODES)) + (b"triton.cudagraphs",)
 
 
 def _in_loop_with(facts: ModuleFacts, node: ast.AST, func: ast.AST) -> bool:

@@ -459,7 +459,11 @@ def labelled(region: RegionInfo, kind: str) -> RegionInfo:
 
 
 # -- instances in a scope -----------------------------------------------------------------
-_LAST_PARTS: dict[frozenset, frozenset] = {}  # funcs -> the last parts of their dotted names
+# the last names of the compile and trace functions: an attribute resolves to its base's
+# dotted name and its own, so a call of `x.forward` is none of them (scopes skips it:
+# resolving every call was most of CL102's CPU)
+COMPILE_LAST = frozenset(dotted.rpartition(".")[2] for dotted in COMPILE_FUNCS)
+TRACE_LAST = frozenset(dotted.rpartition(".")[2] for dotted in TRACE_FUNCS)
 
 
 def scopes(facts: ModuleFacts, kind: Optional[str] = None) -> Iterator[tuple[ast.AST, list[ast.stmt]]]:
@@ -470,14 +474,11 @@ def scopes(facts: ModuleFacts, kind: Optional[str] = None) -> Iterator[tuple[ast
         for func in facts.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
             yield func, func.body
         return
-    funcs = COMPILE_FUNCS if kind == "compiled" else TRACE_FUNCS
-    # an attribute resolves to its base's dotted name and its own, so `x.forward(...)`
-    # can be none of `funcs` (resolving every call was most of CL102's CPU)
-    lasts = _LAST_PARTS.get(funcs) or _LAST_PARTS.setdefault(funcs, frozenset(f.rpartition(".")[2] for f in funcs))
+    funcs, lasts = (COMPILE_FUNCS, COMPILE_LAST) if kind == "compiled" else (TRACE_FUNCS, TRACE_LAST)
     owners: dict[int, ast.AST] = {}
     for call in facts.primary(ast.Call):
         func = call.func
-        if func.__class__ is ast.Attribute and func.attr not in lasts and not (kind == "compiled" and func.attr == "compile"):
+        if func.__class__ is ast.Attribute and func.attr not in lasts:  # ("compile" is in COMPILE_LAST)
             continue
         if (kind == "compiled" and isinstance(func, ast.Attribute) and func.attr == "compile") or facts.resolve(func) in funcs:
             owner = facts.enclosing_function(call)
