@@ -2180,7 +2180,7 @@ class ProjectIndex:
         if depth > 4:
             return []
         forward = patched_attr(value, "forward")
-        if forward is not None:
+        if forward is not None and not self._rebinds_own_method(value, forward):
             return [t for v in sorted(forward, key=repr) for t in self._value_targets(v, depth + 1)]
         if value.kind in ("class", "inst", "func", "bound") and value.dotted in self.defs:
             if value.kind == "bound" and value.dotted.endswith((".forward", ".__call__")):
@@ -2190,6 +2190,19 @@ class ProjectIndex:
         if _runs_elements(value, depth):
             return [t for elems in value.elems for elem in sorted(elems, key=repr) for t in self._value_targets(elem, depth + 1)]
         return []
+
+    def _rebinds_own_method(self, value: Value, forward: frozenset) -> bool:
+        """An instance of a project class whose `forward` the code set to one of the class's
+        own methods (`model.forward = model.forward_test`, an exporter's variants): it is
+        still that class's model, as people name it, and the method that runs is among the
+        site's entries. A function from elsewhere set as `forward` (`model.forward =
+        infer_forward`) is what runs instead, and is the target."""
+        if value.kind != "inst" or value.dotted not in self.defs:
+            return False
+        mro = self._mro_sets.get(value.dotted)
+        if mro is None:
+            mro = self._mro_sets[value.dotted] = frozenset(self.mro(value.dotted))
+        return all(v.kind == "bound" and v.dotted and v.dotted.rsplit(".", 1)[0] in mro | {value.dotted} for v in forward)
 
     def _opaque(self, value: Value) -> bool:
         """A value the compiled object may be that no project code stands for: a model
