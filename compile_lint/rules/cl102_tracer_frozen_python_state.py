@@ -78,7 +78,15 @@ class TracerFrozenPythonState(Rule):
     parameters and buffers; `torch.jit.script` (it compiles attribute reads); a read that
     follows, in the method's own body, an assignment of the attribute from no old value
     of it (`self.num_classes = int(score.shape[2])` then `self.num_classes` passed on):
-    each call reads what it wrote. Measured on development set 2 (`python
+    each call reads what it wrote; a read on a training-only branch (`if self.training:`,
+    `if training and self.iter > n:` with `training` a parameter callers give
+    `self.training`): a trace or export is taken for inference, in eval mode
+    (`torch.onnx.export` sets it by default; tracing in training mode is CL106's finding),
+    and records the other branch. Measured on the development sets (`bench/results.md`,
+    2026-12-05): with detectron2's `build_model(cfg)` followed (tried, not kept), ten
+    findings appeared in yolov7_d2's detectors (bench/dev21), each a read of the training
+    iteration counter under `if training and ...`, none true; this leaves them out, and
+    changes no other finding of any development set. Measured on development set 2 (`python
     bench/dev2/score.py <apps>`): YOLOv6's ONNX_TRT7.forward, reached once the index
     followed the class chosen in End2End's `__init__`, was the one false CL102 finding;
     whether the written size is baked is CL101's question.
@@ -116,6 +124,30 @@ class TracerFrozenPythonState(Rule):
             traced = torch.jit.trace(ChargePredict(), (torch.rand(2), torch.zeros(2)))
             """,
             note="torchmd-net (bench/dev8): `torch.jit.is_scripting()` is False while tracing: its branch is not traced",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Detector(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.iter = 0
+                    self.use_l1 = False
+                def update_iter(self, i):
+                    self.iter = i
+                def preprocess(self, x, training):
+                    if training and self.iter > 100 and not self.use_l1:
+                        self.use_l1 = True
+                    if self.training:
+                        x = x * (self.iter + 1)
+                    return x
+                def forward(self, x):
+                    return self.preprocess(x, self.training)
+            torch.onnx.export(Detector().eval(), torch.rand(1, 3, 8, 8), "det.onnx")
+            """,
+            note="yolov7_d2 (bench/dev21): a training step's counter, read only where `self.training` "
+                 "(or a `training` parameter given it) is true: a trace for inference takes the other branch",
         ),
         Case(
             """\
