@@ -307,6 +307,26 @@ class TracerFrozenPythonState(Rule):
             """\
             import torch
             from torch import nn
+            class Decoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.steps = 4
+                def set_steps(self, n):
+                    self.steps = n
+                def forward(self, x):
+                    if not self.training:
+                        for _ in range(self.steps):
+                            x = x * 0.5
+                    return x
+            traced = torch.jit.trace(Decoder().eval(), torch.rand(2))
+            """,
+            at=[(11, 28)],
+            note="the inference branch of a training test is what a trace for inference records",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
             class Blend(nn.Module):
                 def __init__(self):
                     super().__init__()
