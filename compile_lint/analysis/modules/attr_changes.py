@@ -151,14 +151,15 @@ def _never_runs_in(facts: ModuleFacts, node: ast.AST, region_kind: str) -> bool:
         return eager_only(facts, node)
     from ..branches.around import tests_around
 
+    tests = list(tests_around(facts, node))
     return any((value := _tracing_value(facts, test)) is not None and value != truth
-               for test, truth in tests_around(facts, node)) or _training_only(facts, node)
+               for test, truth in tests) or _training_only(facts, node, tests)
 
 
 TRAINING_PARAMETERS = frozenset({"training", "is_training"})  # `f(x, self.training)` passed on
 
 
-def _training_only(facts: ModuleFacts, node: ast.AST) -> bool:
+def _training_only(facts: ModuleFacts, node: ast.AST, tests: list) -> bool:
     """`node` runs only in training mode: in `if self.training:` (or `if training:`, a
     parameter of its function, as callers pass `self.training` on), after `not
     self.training` in the `else`, or after such a test in an `and` (`if training and
@@ -166,9 +167,7 @@ def _training_only(facts: ModuleFacts, node: ast.AST) -> bool:
     sets it by default, and a module traced or exported in training mode is CL106's
     finding; so no tracer records that branch (yolov7_d2's detectors, bench/dev21: the
     iteration counter a training step reads, reached once detectron2's `build_model` was
-    followed)."""
-    from ..branches.around import tests_around
-
+    followed). `tests`: tests_around(node), which _never_runs_in has read already."""
     func = facts.enclosing_function(node)
     if func is None or isinstance(func, ast.Lambda):
         return False
@@ -183,7 +182,7 @@ def _training_only(facts: ModuleFacts, node: ast.AST) -> bool:
             return any(is_training(v) for v in test.values)
         return isinstance(test, ast.Name) and test.id in TRAINING_PARAMETERS and test.id in params
 
-    if any(truth and is_training(test) for test, truth in tests_around(facts, node)):
+    if any(truth and is_training(test) for test, truth in tests):
         return True
     child = node
     for anc in facts.ancestors(node):

@@ -1284,7 +1284,7 @@ class ProjectIndex:
         self._lookup_cuts = 0  # lookups cut short by the depth bound or a cycle
         self._globals: dict = {}
         self._mros: dict = {}
-        self._mro_sets: dict = {}  # class dotted -> set(mro): _receivers asks each class of each entry
+        self._mro_sets: dict = {}  # class dotted -> set(mro) (_mro_set)
         self._attr_terms: dict = {}
         self._registered_with: dict = {}  # decorators -> registered_with()
         self._packages: Optional[set] = None  # holds_module()
@@ -2199,10 +2199,9 @@ class ProjectIndex:
         infer_forward`) is what runs instead, and is the target."""
         if value.kind != "inst" or value.dotted not in self.defs:
             return False
-        mro = self._mro_sets.get(value.dotted)
-        if mro is None:
-            mro = self._mro_sets[value.dotted] = frozenset(self.mro(value.dotted))
-        return all(v.kind == "bound" and v.dotted and v.dotted.rsplit(".", 1)[0] in mro | {value.dotted} for v in forward)
+        mro = self._mro_set(value.dotted)
+        return all(v.kind == "bound" and v.dotted and ((owner := v.dotted.rsplit(".", 1)[0]) == value.dotted or owner in mro)
+                   for v in forward)
 
     def _opaque(self, value: Value) -> bool:
         """A value the compiled object may be that no project code stands for: a model
@@ -2411,16 +2410,14 @@ class ProjectIndex:
         inherits it (`RandomCutMix`, whose forward is its base's), else None (the
         method's own class: no other is known)."""
         owner = method.rsplit(".", 1)[0]
-        sets = self._mro_sets
-        found = []
-        for c in classes:
-            if c != owner:
-                mro = sets.get(c)
-                if mro is None:
-                    mro = sets[c] = frozenset(self.mro(c))
-                if owner in mro:
-                    found.append(c)
-        return found or [None]
+        return [c for c in classes if c != owner and owner in self._mro_set(c)] or [None]
+
+    def _mro_set(self, cls_dotted: str) -> frozenset:
+        """`mro(cls_dotted)` as a set, kept: membership is asked for each class of each entry."""
+        found = self._mro_sets.get(cls_dotted)
+        if found is None:
+            found = self._mro_sets[cls_dotted] = frozenset(self.mro(cls_dotted))
+        return found
 
     def _mark(self, result, dotted, summary, info, kinds, site, via, depth, receiver=None) -> None:
         """Mark `dotted` as in `site`'s region and follow its calls. `receiver`: the class
