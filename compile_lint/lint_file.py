@@ -161,11 +161,19 @@ def run_rules(parsed: ParsedFile, project: Project, codes: Iterable[str], timing
     data = parsed.source.data
     findings: list[Finding] = []
     rules = all_rules()
+    present: dict = {}  # token -> whether the file holds it (rules share tokens: `compile`)
     try:
         for code in sorted(codes):
             rule = rules[code]
-            if rule.requires and not any(token in data for token in rule.requires):
-                continue
+            if rule.requires:
+                for token in rule.requires:
+                    held = present.get(token)
+                    if held is None:
+                        held = present[token] = token in data
+                    if held:
+                        break
+                else:
+                    continue
             project.allowed = declared_facts(rule.needs)
             started = time.process_time() if timings is not None else 0.0
             # a fresh instance per file: rules may keep per-file state on `self`

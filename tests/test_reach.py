@@ -3412,6 +3412,31 @@ class AutoencoderKL(torch.nn.Module):
 """
 
 
+def test_a_def_that_imports_the_dotted_name_it_is_given_through_an_alias_of_import_module(tmp_path):
+    """`get_obj("ldm.nets.UNet")` of a def that imports its argument's module with
+    `from importlib import import_module as load`: the class that name names, as with
+    `importlib.import_module` spelled out (the summary looks for import_module calls only
+    in files that bind something of importlib: an alias is such a binding)."""
+    _, data = project(tmp_path, {
+        "ldm/__init__.py": "",
+        "ldm/nets.py": LDM_NETS,
+        "ldm/util.py": """
+        from importlib import import_module as load
+
+        def get_obj(string):
+            module, cls = string.rsplit(".", 1)
+            return getattr(load(module), cls)
+        """,
+        "ldm/wrappers.py": """
+        import torch
+        from ldm.util import get_obj
+
+        wrapped = torch.compile(get_obj("ldm.nets.UNet")())
+        """,
+    })
+    assert names(site(data, "ldm/wrappers.py", 5)) == ["ldm/nets.py:UNet"]
+
+
 def test_instantiate_from_config_builds_what_the_projects_yaml_names_under_the_key(tmp_path):
     """Latent-diffusion descendants (bench/dev19 Vista and Hunyuan3D, dev3 ResShift,
     Stability's stablediffusion): `instantiate_from_config(config.model)` imports the YAML
