@@ -10,20 +10,17 @@ index's steps (they nest: `regions` holds `_all_resolved` and `_mark`, which ask
 asked first pays for what later sites find answered, so a site's seconds say where the
 index's work starts, not what that site alone would cost.
 
-The code measured is the compile_lint importable from PYTHONPATH (default: this checkout).
+The code measured is this checkout's (in_process.py).
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import os
 import sys
 import time
 from collections import defaultdict
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "judged", "lint.toml")
+from in_process import run_check  # (this folder, on sys.path as the script's)
 
 
 def main(argv=None) -> int:
@@ -32,7 +29,6 @@ def main(argv=None) -> int:
     ap.add_argument("--top", type=int, default=10, help="the N sites that cost most")
     args = ap.parse_args(argv)
 
-    from compile_lint import cli
     from compile_lint.analysis.reach.regions import ProjectIndex
 
     sites: list = []  # (CPU s, index size, path, row, api)
@@ -71,11 +67,7 @@ def main(argv=None) -> int:
     ProjectIndex.resolve_site = timed_site
     for name in ("regions", "_all_resolved", "_mark", "_entry_defs", "decorated_by"):
         setattr(ProjectIndex, name, timed_step(name))
-    with contextlib.redirect_stdout(io.StringIO()):
-        try:
-            cli.cli(["check", "--no-cache", "-j", "2", "--config", CONFIG, args.folder], prog_name="compile-lint")
-        except SystemExit:
-            pass
+    run_check(args.folder, 2)
     largest = max((size for _, size, *_ in sites), default=0)
     mine = sorted((s for s in sites if s[1] == largest), reverse=True)
     print(f"index of {largest} files; {len(mine)} sites; their resolution {sum(s[0] for s in mine):.2f} CPU s")

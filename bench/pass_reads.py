@@ -9,21 +9,18 @@ rules (another file than the one linted: a module it imports, the callers of a m
 with the CPU seconds of each parse. A worker's Sources keeps what it parsed for the
 pass (lint_file.init_worker), so a file read by two workers is parsed twice.
 
-The code measured is the compile_lint importable from PYTHONPATH (default: this checkout).
+The code measured is this checkout's (in_process.py).
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import os
 import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "judged", "lint.toml")
+from in_process import run_check  # (this folder, on sys.path as the script's)
 
 
 def main(argv=None) -> int:
@@ -32,7 +29,7 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args(argv)
 
-    from compile_lint import cli, lint_file
+    from compile_lint import lint_file
     from compile_lint.analysis.project.context import Sources
 
     log_dir = tempfile.mkdtemp(prefix="pass_reads.")
@@ -51,11 +48,7 @@ def main(argv=None) -> int:
         return found
 
     Sources._entry = logged_entry  # (forked workers inherit it)
-    with contextlib.redirect_stdout(io.StringIO()):
-        try:
-            cli.cli(["check", "--no-cache", "-j", str(args.jobs), "--config", CONFIG, args.folder], prog_name="compile-lint")
-        except SystemExit:
-            pass
+    run_check(args.folder, args.jobs)
     by_pass: dict = defaultdict(list)  # pass -> [(worker, seconds, path)]
     for log in sorted(os.listdir(log_dir)):
         name, worker = log.split(".")
