@@ -1928,6 +1928,39 @@ def test_torchs_ema_wrapper_and_dynamic_quantization_hold_the_model_they_are_giv
     assert found["resolution"] == "resolved" and names(found) == ["net.py:Net"]
 
 
+def test_static_quantization_steps_and_peft_adapters_hold_the_model_they_are_given(tmp_path):
+    # wekws (bench/dev17): `torch.jit.script(torch.quantization.convert(prepared))` with
+    # `prepared = torch.quantization.prepare(model)` scripts KWSModel, layers swapped;
+    # Hunyuan3D-2.1 (bench/dev19): `get_peft_model(model, config)` returns a PeftModel whose
+    # forward runs the model it wraps, adapters injected
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "quant.py": """
+        import torch
+        from torch.ao.quantization import fuse_modules
+        from net import Net
+
+        def main():
+            model = fuse_modules(Net().eval(), [["conv", "bn"]])
+            prepared = torch.quantization.prepare(model)
+            torch.jit.script(torch.quantization.convert(prepared))
+        """,
+        "lora.py": """
+        import torch
+        from peft import LoraConfig, PeftModel, get_peft_model
+        from net import Net
+
+        def main(resume):
+            model = get_peft_model(Net(), LoraConfig(r=8))
+            torch.compile(model)
+            torch.compile(PeftModel.from_pretrained(Net(), resume))
+        """,
+    })
+    for path, row in (("quant.py", 9), ("lora.py", 8), ("lora.py", 9)):
+        found = site(data, path, row)
+        assert found["resolution"] == "resolved" and names(found) == ["net.py:Net"], (path, row, found)
+
+
 def test_a_super_init_with_two_double_star_arguments_passes_on_its_own_kwargs(tmp_path):
     # transformers 5.23: `super().__init__(**defaults, **kwargs)`; the first `**` is not
     # the def's own parameter (this shape crashed the summary during development)

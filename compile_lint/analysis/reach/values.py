@@ -144,6 +144,29 @@ PASS_THROUGH = frozenset(
         "torch.ao.quantization.quantize_dynamic",
         "torch.ao.quantization.quantize.quantize_dynamic",
         "torch.quantization.quantize_dynamic",
+        # eager-mode static quantization: each step returns the model (or its copy), its
+        # layers fused, observed or swapped (`convert(prepare(model))`: wekws' KWSModel)
+        "torch.ao.quantization.prepare",
+        "torch.ao.quantization.prepare_qat",
+        "torch.ao.quantization.convert",
+        "torch.ao.quantization.fuse_modules",
+        "torch.ao.quantization.quantize.prepare",
+        "torch.ao.quantization.quantize.prepare_qat",
+        "torch.ao.quantization.quantize.convert",
+        "torch.ao.quantization.fuse_modules.fuse_modules",
+        "torch.quantization.prepare",
+        "torch.quantization.prepare_qat",
+        "torch.quantization.convert",
+        "torch.quantization.fuse_modules",
+        # PEFT's adapters: the PeftModel's forward runs the model it wraps, adapter layers
+        # injected into it (`get_peft_model(model, LoraConfig(...))`)
+        "peft.get_peft_model",
+        "peft.mapping.get_peft_model",
+        "peft.mapping_func.get_peft_model",
+        "peft.PeftModel",
+        "peft.PeftModel.from_pretrained",
+        "peft.peft_model.PeftModel",
+        "peft.peft_model.PeftModel.from_pretrained",
         # SyncBatchNorm's converter returns the module it is given, its BatchNorm layers swapped
         "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
         "torch.nn.modules.batchnorm.SyncBatchNorm.convert_sync_batchnorm",
