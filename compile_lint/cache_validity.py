@@ -35,12 +35,13 @@ def _tracked_region_view():
     class TrackedRegionView(RegionView):
         """The region index as one file's rules see it, recording what they look at."""
 
-        __slots__ = ("seen", "modules", "all_seen")
+        __slots__ = ("seen", "modules", "packages", "all_seen")
 
         def __init__(self, regions: Optional[dict[str, RegionInfo]] = None):
             super().__init__(regions)
             self.seen: set[str] = set()
             self.modules: set[str] = set()
+            self.packages: set[tuple[str, tuple[str, ...]]] = set()
             self.all_seen = False
 
         def get(self, dotted: str) -> Optional[RegionInfo]:
@@ -51,6 +52,10 @@ def _tracked_region_view():
             self.modules.add(module)
             return super().under(module)
 
+        def of_defs(self, module: str, names: tuple[str, ...]) -> Iterator[tuple[str, RegionInfo]]:
+            self.packages.add((module, names))
+            return super().of_defs(module, names)
+
         def everything(self) -> dict[str, RegionInfo]:
             self.all_seen = True
             return super().everything()
@@ -58,7 +63,8 @@ def _tracked_region_view():
         def used(self) -> list[tuple]:
             if self.all_seen:
                 return [("all",)]
-            return [("mod", m) for m in sorted(self.modules)] + [("key", k) for k in sorted(self.seen)]
+            return ([("mod", m) for m in sorted(self.modules)] + [("defs", m, names) for m, names in sorted(self.packages)]
+                    + [("key", k) for k in sorted(self.seen)])
 
     TrackedRegionView.__module__, TrackedRegionView.__qualname__ = __name__, "TrackedRegionView"
     return TrackedRegionView
@@ -70,7 +76,9 @@ def _region_repr(dotted: str, info) -> bytes:
 
 class RegionDigests:
     """The digest of one fact about a region index: ("mod", m) the regions of every def
-    under module m, ("key", name) one def's region (or none), ("all",) all of it."""
+    under module m, ("defs", p, names) those of the defs of package p's own file (the
+    ones whose name after `p.` starts with one of `names`: RegionView.of_defs), ("key",
+    name) one def's region (or none), ("all",) all of it."""
 
     def __init__(self, regions: dict):
         self.regions = dict(regions)
@@ -94,18 +102,25 @@ class RegionDigests:
         if kind == "key":
             value = self._hash([token[1]])
         elif kind == "mod" and token[1]:
-            if self._buckets is None:
-                buckets: dict[str, list[str]] = {}
-                for dotted in self.regions:
-                    parts = dotted.split(".")
-                    for cut in range(1, len(parts)):
-                        buckets.setdefault(".".join(parts[:cut]), []).append(dotted)
-                self._buckets = buckets
-            value = self._hash(self._buckets.get(token[1], ()))
+            value = self._hash(self._under(token[1]))
+        elif kind == "defs":
+            cut, names = len(token[1]) + 1, frozenset(token[2])
+            value = self._hash([k for k in self._under(token[1]) if k[cut:].partition(".")[0] in names])
         else:  # ("all",), or the regions under module "" (every one)
             value = self._hash(self.regions)
         self._memo[token] = value
         return value
+
+
+    def _under(self, module: str) -> list[str]:
+        if self._buckets is None:
+            buckets: dict[str, list[str]] = {}
+            for dotted in self.regions:
+                parts = dotted.split(".")
+                for cut in range(1, len(parts)):
+                    buckets.setdefault(".".join(parts[:cut]), []).append(dotted)
+            self._buckets = buckets
+        return self._buckets.get(module, [])
 
 
 def still_holds(used: dict[tuple, str], deps: tuple, digests: Optional[RegionDigests],

@@ -95,14 +95,34 @@ def test_changing_blocks_relints_exactly_the_files_whose_regions_depend_on_it(pr
     assert after == lint(project, cache=False)[0]
     assert codes_in(after, "uses.py") == []
     assert stats["pass1"] == 1  # blocks.py: the only file whose bytes changed
-    # uses.py, whose regions changed, and pkg/__init__.py, whose ModuleFacts sums up the
-    # regions of every `pkg.*` module
-    assert stats["pass2"] == 2
-    assert stats["cached"] == 2  # other.py and local.py: untouched
+    # uses.py, whose regions changed; not pkg/__init__.py, which defines nothing (the
+    # regions of `pkg.uses.step` are a submodule's, not its own)
+    assert stats["pass2"] == 1
+    assert stats["cached"] == 3  # __init__.py, other.py and local.py: untouched
 
     (project / "pkg/blocks.py").write_text(BLOCKS)
     back, stats = lint(project)
-    assert back == cold and stats["pass1"] == 1 and stats["pass2"] == 2
+    assert back == cold and stats["pass1"] == 1 and stats["pass2"] == 1
+
+
+def test_a_package_init_is_relinted_for_its_own_defs_regions_only(tmp_path):
+    write(tmp_path, {"pkg/__init__.py": "def step(x):\n    return x / x.amax().item()\n",
+                     "pkg/sub.py": "import torch\n\ndef g(x):\n    return x.tolist()\n",
+                     "run.py": "import torch\nfrom pkg import step\nfast = torch.compile(step)\n"})
+    cold, _ = lint(tmp_path)
+    assert (2, "CL508") in codes_in(cold, "__init__.py"), cold
+    # a new region in a submodule of the package: its __init__.py keeps its results
+    (tmp_path / "pkg/sub.py").write_text("import torch\n\ndef g(x):\n    return x.tolist()\n\ng = torch.compile(g)\n")
+    found, stats = lint(tmp_path)
+    assert found == lint(tmp_path, cache=False)[0]
+    assert (4, "CL508") in codes_in(found, "sub.py"), found
+    assert stats["pass1"] == 1 and stats["pass2"] == 0 and stats["cached"] == 2  # sub.py only
+    # its own def leaves the region: it is linted again
+    (tmp_path / "run.py").write_text("import torch\nfrom pkg import step\n")
+    found, stats = lint(tmp_path)
+    assert found == lint(tmp_path, cache=False)[0]
+    assert codes_in(found, "__init__.py") == []
+    assert stats["pass1"] == 1 and stats["pass2"] == 1  # run.py; __init__.py
 
 
 def test_edit_that_leaves_regions_alone_relints_only_that_file(project):

@@ -228,6 +228,14 @@ class ModuleFacts:
             qualnames[None] = None  # filled: a file without defs is not walked again
         return qualnames
 
+    def _def_names(self) -> tuple[str, ...]:
+        """The names the dotted names of this file's defs start with after the module's
+        (sorted): its top-level defs' and classes', and its lambdas' (each is named on its
+        own, nested or not: lambda_qualname)."""
+        names = {q.partition(".")[0] for q in self._qualnames.values() if q}
+        names.update(lambda_qualname(node) for node in self._by_type.get(ast.Lambda, ()))
+        return tuple(sorted(names))
+
     def qualname_of(self, func: ast.AST) -> Optional[str]:
         if isinstance(func, ast.Lambda):
             return lambda_qualname(func)
@@ -273,7 +281,14 @@ class ModuleFacts:
         only look inside regions return early when not."""
         self.get(RegionsFact)  # declared
         if self._local_kinds is None:
-            self._local_kinds = kinds_of(self.project.regions.under(self.names.module))
+            module, regions = self.names.module, self.project.regions
+            if self.names.is_package and module:
+                # a package's `__init__.py`: its own defs, not its submodules' (those
+                # would make every edit of a region under `pkg` re-lint `pkg/__init__.py`)
+                found = regions.of_defs(module, self._def_names())
+            else:
+                found = regions.under(module)
+            self._local_kinds = kinds_of(found)
         return bool(self._local_kinds) if kind is None else kind in self._local_kinds
 
     def in_region(self, node: ast.AST, kind: str) -> Optional[RegionInfo]:
