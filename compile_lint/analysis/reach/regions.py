@@ -233,6 +233,34 @@ def def_qualnames(tree: ast.Module) -> dict[int, str]:
     return out
 
 
+_DEF_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def def_qualnames_of_shape(by_type: dict, parents: dict) -> dict[int, str]:
+    """def_qualnames from a walk the caller already has (nodes by type, each node's
+    parent): each def's qualname is its nearest def's or class's, a dot, and its name."""
+    out: dict[int, str] = {}
+    for kind in _DEF_NODES:
+        for node in by_type.get(kind, ()):
+            if id(node) not in out:
+                _qualname_up(node, parents, out)
+    return out
+
+
+def _qualname_up(node, parents: dict, out: dict[int, str]) -> str:
+    owner = parents.get(node)
+    while owner is not None and owner.__class__ not in _DEF_NODES:
+        owner = parents.get(owner)
+    if owner is None:
+        name = out[id(node)] = f"{node.name}"
+        return name
+    prefix = out.get(id(owner))
+    if prefix is None:
+        prefix = _qualname_up(owner, parents, out)
+    name = out[id(node)] = f"{prefix}.{node.name}"
+    return name
+
+
 def _name_defs(body: Iterable[ast.stmt], prefix: str, out: dict[int, str]) -> None:
     # a module-level function, not a recursive closure: a closure calling itself is a
     # reference cycle, left for the cyclic GC on every call

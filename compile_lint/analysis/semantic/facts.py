@@ -19,7 +19,7 @@ from typing import Any, Callable, ClassVar, Iterator, Optional
 from ...source import SourceFile
 from .names import NameTable, import_prefixes
 from ..project.context import Project, RegionView, TreeShape, kinds_of
-from ..reach.regions import RegionInfo, def_qualnames, lambda_qualname
+from ..reach.regions import RegionInfo, def_qualnames_of_shape, lambda_qualname
 from .model import SemanticModel
 
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -224,7 +224,7 @@ class ModuleFacts:
     def _qualnames(self) -> dict[int, str]:
         qualnames = self._shape.qualnames
         if not qualnames:
-            qualnames.update(def_qualnames(self.tree))
+            qualnames.update(def_qualnames_of_shape(self._by_type, self._parents))
             qualnames[None] = None  # filled: a file without defs is not walked again
         return qualnames
 
