@@ -7,6 +7,7 @@ import ast
 from typing import Optional
 
 from ...analysis.graph_breaks.common import Breaks
+from ...analysis.tensors.kinds import plainly_not_tensor
 from ...analysis.reach.queries import class_attrs
 
 REORDERABLE = "reorderable_logging_functions"
@@ -140,13 +141,17 @@ def tensor_size(breaks: Breaks, call: ast.Call, dotted: Optional[str]):
     func = call.func
     if dotted in SIZE_FACTORIES or dotted in PADS:
         sizes = call.args[1:2] if dotted in PADS else call.args[:1] if dotted == "torch.full" else call.args
-    elif isinstance(func, ast.Attribute) and dotted is None and func.attr in SIZE_METHODS \
-            and breaks.is_tensor(call, func.value):
+    elif isinstance(func, ast.Attribute) and dotted is None and func.attr in SIZE_METHODS:
         sizes = call.args[:1] if func.attr == "new_full" else call.args
     else:
         return None
     parts = [e for a in sizes for e in (a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a])]
-    size = next((p for p in parts if not isinstance(p, ast.Starred) and breaks.only_tensor(call, p)), None)
+    # the sizes' forms first: `x.view(-1)` and `x.flatten(1)` need no guess of the
+    # function (a guess costs milliseconds; CL508 asks every size method of compiled code)
+    parts = [p for p in parts if not isinstance(p, ast.Starred) and not plainly_not_tensor(breaks.facts, p)]
+    if not parts or dotted is None and not breaks.is_tensor(call, func.value):
+        return None
+    size = next((p for p in parts if breaks.only_tensor(call, p)), None)
     if size is None:
         return None
     return breaks.report(size, "a tensor value as a size", "GB0033", CAPTURE_SCALARS, LOCAL_SCALAR)
