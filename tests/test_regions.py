@@ -416,3 +416,43 @@ def test_cl403_only_for_graph_inputs(tmp_path):
         """,
     }, codes=("CL403",))
     assert found["m.py"] == []
+
+
+def test_def_qualnames_of_a_walk_equal_those_of_the_statements():
+    from compile_lint.analysis.reach.regions import def_qualnames, def_qualnames_of_shape
+    from compile_lint.analysis.semantic.walk import walk_by_type
+
+    tree = ast.parse(textwrap.dedent("""\
+        import sys
+        if sys.version_info > (3, 8):
+            def f():
+                def inner():
+                    class Local:
+                        def m(self): ...
+                    return Local
+                return inner
+        else:
+            def f(): ...
+        try:
+            class A:
+                async def g(self):
+                    with open("x") as fh:
+                        def h(): ...
+                class B:
+                    pass
+        except ImportError:
+            pass
+        match sys.argv:
+            case [_, "x"]:
+                def k(): return lambda: 0
+        for _ in range(2):
+            while True:
+                @staticmethod
+                def w(): ...
+                break
+        """))
+    _nodes, parents, by_type = walk_by_type(tree)
+    expected = def_qualnames(tree)
+    assert sorted(expected.values()) == sorted(
+        ["f", "f.inner", "f.inner.Local", "f.inner.Local.m", "f", "A", "A.g", "A.g.h", "A.B", "k", "w"])
+    assert def_qualnames_of_shape(by_type, parents) == expected
