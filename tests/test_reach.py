@@ -3627,6 +3627,63 @@ def test_hydra_builds_nested_entries_first_and_passes_them_to_the_owners_constru
     assert unrelated["targets"] == [] and "no call of it passes a known value" in unrelated["unresolved"]
 
 
+def test_a_class_path_a_hydra_entry_gives_the_constructor_is_the_class_it_locates(tmp_path):
+    """cleandift (bench/dev25): `instantiate(cfg.model)` builds the aligner of the YAML's
+    `model._target_` with `feature_extractor_cls: pkg.nets.UNet`, and the constructor does
+    `locate(feature_extractor_cls)().compile()` (unresolved: "`pydoc.locate()` is from another
+    package"). The key's scalar in every YAML entry that builds the class (or a subclass) is
+    what the parameter holds, and `pydoc.locate` / `hydra.utils.get_class` of a dotted name
+    is the project's class of that name; a name of another package stays unresolved, and a
+    class no entry builds gets no text."""
+    _, data = project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/nets.py": """
+        from torch import nn
+
+        class UNet(nn.Module):
+            def forward(self, x):
+                return x
+
+        class BigUNet(UNet):
+            pass
+        """,
+        "pkg/align.py": """
+        from pydoc import locate
+        from hydra.utils import get_class
+        from torch import nn
+
+        class Aligner(nn.Module):
+            def __init__(self, feature_extractor_cls: str, helper: str = "pkg.nets.UNet"):
+                super().__init__()
+                self.unet = locate(feature_extractor_cls)()
+                self.unet.compile()
+                self.other = get_class("torchvision.models.ResNet")()
+                self.other.compile()
+
+        class Unbuilt(nn.Module):
+            def __init__(self, feature_extractor_cls: str):
+                super().__init__()
+                self.unet = locate(feature_extractor_cls)()
+                self.unet.compile()
+        """,
+        "configs/small.yaml": """
+        model:
+          _target_: pkg.align.Aligner
+          feature_extractor_cls: pkg.nets.UNet
+        """,
+        "configs/big.yaml": """
+        model:
+          _target_: pkg.align.Aligner
+          feature_extractor_cls: pkg.nets.BigUNet
+        """,
+    })
+    assert names(site(data, "pkg/align.py", 10)) == ["pkg/nets.py:BigUNet", "pkg/nets.py:UNet"]
+    other = site(data, "pkg/align.py", 12)
+    assert other["targets"] == [] and "get_class" in other["unresolved"], other
+    unbuilt = site(data, "pkg/align.py", 18)
+    assert unbuilt["targets"] == [] and "no call of it passes a known value" in unbuilt["unresolved"], unbuilt
+
+
 def test_a_config_key_is_followed_through_the_constructors_that_pass_it_on(tmp_path):
     """Stability's stablediffusion `scripts/txt2img.py` (bench/dev7): `unet =
     model.model.diffusion_model`, where LatentDiffusion passes `unet_config` on to DDPM with
@@ -3758,3 +3815,4 @@ def test_a_name_a_loaded_yaml_configuration_gives_is_looked_up_where_the_code_lo
     head = site(data, "tools/export.py", 13)
     assert head["targets"] == [] and "a text the code does not fix" in head["unresolved"], head
     assert names(site(data, "tools/export.py", 17)) == ["semseg/models/ddrnet.py:DDRNet", "semseg/models/segformer.py:SegFormer"]
+

@@ -207,7 +207,11 @@ TIMM_REGISTER = frozenset({"timm.models.register_model", "timm.models.registry.r
                            "timm.models._registry.register_model", "timm.register_model"})
 # `typing.cast(T, value)` returns `value`; `T` says what it is where the value shows no project code
 CASTS = frozenset({"typing.cast"})
-ARGS_MATTER = PASS_THROUGH | CONTAINER_MODULES | NAMESPACES | ITERATION_BUILTINS | CASTS | {"builtins.getattr", "builtins.eval"}
+# calls that import a class or function by its dotted name (`locate("pkg.nets.UNet")`, as
+# Hydra configurations write class paths): the project's def of that name
+LOCATORS = frozenset({"pydoc.locate", "hydra.utils.get_class", "hydra.utils.get_method", "hydra.utils.get_object"})
+ARGS_MATTER = (PASS_THROUGH | CONTAINER_MODULES | NAMESPACES | ITERATION_BUILTINS | CASTS | LOCATORS
+               | {"builtins.getattr", "builtins.eval"})
 # calls of other packages whose result is known without their arguments
 OPAQUE_CALLS = ("torch.", "numpy.", "builtins.", "math.", "os.", "re.", "json.", "logging.", "typing.", "random.", "time.")
 TYPING_WRAPPERS = frozenset({"Optional", "Union", "Type", "type"})
@@ -1116,6 +1120,7 @@ class Resolver:
         self._pending: dict = {}
         self._log: list = []
         self._callees: dict = {}  # call name -> its calls by callee (_calls_by_callee)
+        self._hydra_keys: dict = {}  # class dotted -> keys of the YAML entries that build it (_configured_texts)
         self._callees_this_round: dict = {}  # the same, from provisional answers
         self._through_busy: set = set()  # (def, keyword) whose `**kwargs` callers are being asked
         # _widen's answers while a question is open (its parts recur round after round)
@@ -2048,6 +2053,9 @@ class Resolver:
                     out |= self._evaluated(arg(0) if arg_terms else EMPTY, summary, depth)
                 elif dotted == "importlib.import_module":
                     out |= self._imported_by_name(arg(0) if arg_terms else EMPTY, summary)
+                elif dotted in LOCATORS:
+                    named = arg_terms[0] if arg_terms else next((t for k, t in kw_terms if k in ("path", "name")), None)
+                    out |= self._located(dotted, self.values(named, summary, env, depth) if named else EMPTY, summary)
                 elif dotted in TIMM_CREATE and self.index.registered_with(TIMM_REGISTER):
                     named = arg_terms[0] if arg_terms else next((t for k, t in kw_terms if k == "model_name"), None)
                     out |= self._timm_created(self.values(named, summary, env, depth), depth, summary)
@@ -2228,6 +2236,31 @@ class Resolver:
             return None
         return frozenset(self._configured_entries(chosen, name, True, summary, depth))
 
+    def _configured_texts(self, summary, cls_qualname: str, name: str) -> Optional[frozenset]:
+        """The scalars Hydra passes a class's constructor parameter `name` that no code of
+        the project passes: what the key `name` holds in the YAML entries whose `_target_`
+        is this class or a subclass of it (`model: {_target_: Aligner, feature_extractor_cls:
+        pkg.nets.UNet}`), every file's (which one a run loads is a command-line choice).
+        None when no such entry gives the key."""
+        cls = summary.dotted(cls_qualname)
+        keys = self._hydra_keys.get(cls)
+        if keys is None:
+            keys = set()
+            for entry in self.index.configured.entries if self.index.configured.files else ():
+                if not entry.hydra:
+                    continue
+                found = self.index.find_def(entry.target, summary)
+                if found is not None and found[1].kind == "class" and cls in self.index.mro(found[0].dotted(found[1].qualname)):
+                    keys.add(entry.key)
+            keys = self._hydra_keys[cls] = frozenset(keys)
+        out: set = set()
+        for key in sorted(keys):
+            texts = self.index.configured.names_at(key, name)
+            out |= {Value("const", text) for text in texts if text is not None}
+            if None in texts:  # (a flow list, a block of text, an alias: not all its values are seen)
+                out.add(Value(UNKNOWN, f"a value of `{name}` in a YAML file that the reader does not read"))
+        return frozenset(out) if out else None
+
     def _configured(self, keys: frozenset, instance: bool, summary, depth) -> Optional[set]:
         """Each class the project's YAML names under one of `keys` (an instance of it when
         `instance`); a target that is no class of the project is an unknown member (the
@@ -2349,6 +2382,31 @@ class Resolver:
             # (as any call of another package: attributes of it are no project code)
             out.add(Value("inst", "importlib.import_module"))
             self.why.append(describe_external("importlib.import_module", True))
+        return out
+
+    def _located(self, locator: str, names: frozenset, summary) -> set:
+        """What `pydoc.locate(name)` (or Hydra's `get_class`/`get_method`) gives: for a
+        constant dotted name, the project's class, function or module of that name; for a
+        name the code does not fix, or one of another package, what a call of another
+        package gives (cleandift builds `locate(feature_extractor_cls)()`, the class path a
+        Hydra YAML gives the constructor: bench/dev25)."""
+        out: set = set()
+        known = 0
+        for name in names:
+            if name.kind != "const" or not isinstance(name.dotted, str) or not all(p.isidentifier() for p in name.dotted.split(".")):
+                continue
+            found = self.index.find_def(name.dotted, summary)
+            if found is not None and found[1].kind in ("class", "function"):
+                out |= self._def_value(found[0].dotted(found[1].qualname), False)
+                known += 1
+                continue
+            module = self._imported_module(name.dotted, summary)
+            if module is not None:
+                out.add(Value("ext", module))
+                known += 1
+        if known < len(names) or not names:
+            out.add(Value("inst", locator))
+            self.why.append(describe_external(locator, True))
         return out
 
     def _instance(self, dotted: str, arg_terms, kw_terms, summary, env) -> Value:
@@ -2648,8 +2706,12 @@ class Resolver:
                     out |= self.values(term, f_summary, None, depth + 1)
         if not named and short == "__init__":
             # no call of the project names it: what Hydra builds from a YAML entry nested
-            # under it (configured.py), where one is
-            out |= self._built_nested(summary, qualname[: -len(".__init__")], name, depth) or EMPTY
+            # under it (configured.py), where one is, or the text a YAML entry that builds
+            # the class gives it (a class path the constructor locates)
+            built = self._built_nested(summary, qualname[: -len(".__init__")], name, depth)
+            if built is None:
+                built = self._configured_texts(summary, qualname[: -len(".__init__")], name)
+            out |= built or EMPTY
         if index in info.defaults and (omitted or not named):
             out |= self._default(dotted, info, index, depth)
         return frozenset(out), bool(calls or applications or named)
