@@ -3816,3 +3816,51 @@ def test_a_name_a_loaded_yaml_configuration_gives_is_looked_up_where_the_code_lo
     assert head["targets"] == [] and "a text the code does not fix" in head["unresolved"], head
     assert names(site(data, "tools/export.py", 17)) == ["semseg/models/ddrnet.py:DDRNet", "semseg/models/segformer.py:SegFormer"]
 
+
+def test_a_later_import_of_the_module_body_rebinds_the_name_an_earlier_one_bound(tmp_path):
+    """ControlAR (bench/dev25) imports `GPT_models` from `gpt`, then from `gpt_t2i`: from the
+    second import on, the name is gpt_t2i's registry, so `GPT_models[args.gpt_model](...)`
+    builds its Transformer (unresolved: the name counted as conflicting, "no binding of the
+    target is visible"). Imports inside a `try`/`if` still leave either binding possible:
+    such a name stays unresolved, never the wrong module's."""
+    _, data = project(tmp_path, {
+        "models/__init__.py": "",
+        "models/gpt.py": """
+        from torch import nn
+
+        class Transformer(nn.Module):
+            def forward(self, x):
+                return x
+
+        GPT_models = {"B": Transformer}
+        """,
+        "models/gpt_t2i.py": """
+        from torch import nn
+
+        class Transformer(nn.Module):
+            def forward(self, x):
+                return x + 1
+
+        GPT_models = {"B": Transformer}
+        """,
+        "sample.py": """
+        import sys
+        import torch
+        from models.gpt import GPT_models
+        from models.gpt_t2i import GPT_models
+
+        model = torch.compile(GPT_models[sys.argv[1]]())
+        """,
+        "either.py": """
+        import sys
+        import torch
+        try:
+            from models.gpt import GPT_models
+        except ImportError:
+            from models.gpt_t2i import GPT_models
+
+        model = torch.compile(GPT_models[sys.argv[1]]())
+        """,
+    })
+    assert names(site(data, "sample.py", 7)) == ["models/gpt_t2i.py:Transformer"]
+    assert site(data, "either.py", 9)["targets"] == []

@@ -169,14 +169,21 @@ class NameTable:
         conflicted: set[str] = set()
         if imports is None:
             imports = nodes if nodes is not None else ast.walk(tree)
+        # An import statement of the module's own body (not in an `if`, `try` or def) binds
+        # its names from there on: a later one of them rebinds a name an earlier one bound
+        # (ControlAR imports `GPT_models` from `gpt`, then from `gpt_t2i`: bench/dev25).
+        # The walk meets these first, in source order; any other second binding conflicts.
+        unconditional = {id(stmt) for stmt in tree.body if isinstance(stmt, (ast.Import, ast.ImportFrom))}
+        rebinding: set[str] = set()  # names whose binding so far is an unconditional import's
         for node in imports:
+            last = id(node) in unconditional
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
-                        table._bind(alias.asname, alias.name, conflicted)
+                        table._bind(alias.asname, alias.name, conflicted, rebinding, last)
                     else:
                         top = alias.name.split(".", 1)[0]
-                        table._bind(top, top, conflicted)
+                        table._bind(top, top, conflicted, rebinding, last)
             elif isinstance(node, ast.ImportFrom):
                 base = table._absolute_from(node)
                 for alias in node.names:
@@ -185,7 +192,7 @@ class NameTable:
                             table.star_imports += (base,)
                         continue
                     name = alias.asname or alias.name
-                    table._bind(name, f"{base}.{alias.name}" if base else alias.name, conflicted)
+                    table._bind(name, f"{base}.{alias.name}" if base else alias.name, conflicted, rebinding, last)
         for stmt in _module_level(tree.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 table.local_names.add(stmt.name)
@@ -220,10 +227,19 @@ class NameTable:
         state.pop("_attr_memo", None)  # holds tree nodes: never pickled
         return state
 
-    def _bind(self, name: str, target: str, conflicted: set[str]) -> None:
+    def _bind(self, name: str, target: str, conflicted: set[str], rebinding: Optional[set] = None,
+              unconditional: bool = False) -> None:
+        """Bind `name` to `target`; a second, different binding makes the name conflicted,
+        unless both come from unconditional imports of the module's body (`rebinding`
+        holds the names bound so far by those): the later one holds from there on."""
         old = self.bindings.get(name)
-        if old is not None and old != target:
+        if old is not None and old != target and not (unconditional and rebinding is not None and name in rebinding):
             conflicted.add(name)
+        if rebinding is not None:
+            if unconditional:
+                rebinding.add(name)
+            else:
+                rebinding.discard(name)
         self.bindings[name] = target
 
     def _absolute_from(self, node: ast.ImportFrom) -> str:
