@@ -3864,3 +3864,31 @@ def test_a_later_import_of_the_module_body_rebinds_the_name_an_earlier_one_bound
     })
     assert names(site(data, "sample.py", 7)) == ["models/gpt_t2i.py:Transformer"]
     assert site(data, "either.py", 9)["targets"] == []
+
+
+def test_compile_of_another_packages_module_is_said_to_be_no_module_compile(tmp_path):
+    """vs-rife (bench/dev26): `torch_tensorrt.dynamo.compile(program, ...)` after an `import
+    torch_tensorrt` inside the def reads as `x.compile(...)` on a local name. It compiles no
+    module instance: the reason says so, where it said "`torch_tensorrt.dynamo` is from another
+    package" (as if an external model were compiled). A module instance of another package
+    (`m = timm.create_model(...)`, `m.compile()`) is still an external target."""
+    _, data = project(tmp_path, {
+        "export.py": """
+        import timm
+        import torch
+
+        def build(model, inputs):
+            import torch_tensorrt
+            program = torch.export.export(model, inputs)
+            return torch_tensorrt.dynamo.compile(program, inputs)
+
+        def backbone():
+            m = timm.create_model("resnet50")
+            m.compile()
+            return m
+        """,
+    })
+    trt = site(data, "export.py", 8)
+    assert trt["targets"] == [] and "`torch_tensorrt.dynamo.compile()` is a function of another package" in trt["unresolved"]
+    timm_site = site(data, "export.py", 12)
+    assert "function of another package" not in (timm_site.get("unresolved") or "")

@@ -2160,6 +2160,11 @@ class ProjectIndex:
             return [], "no target: nothing is passed to compile or trace"
         if site.api == "Module.compile" and any(self._project_compile_method(v) for v in values):
             return [], "`.compile()` is the project's own method, not nn.Module.compile"
+        if site.api == "Module.compile" and values and all(v.kind == "ext" and v.dotted for v in values):
+            # `torch_tensorrt.dynamo.compile(program, ...)` after a local `import torch_tensorrt`:
+            # a function of another package's module, not a module instance's method
+            named = min(v.dotted for v in values)
+            return [], f"`{named}.compile()` is a function of another package, not nn.Module.compile"
         values = self._without_test_doubles(values, site)
         entries, seen, unseen, named = [], set(), [], []
         for value in sorted(values, key=repr):
