@@ -111,8 +111,8 @@ class RegionDigests:
         self._memo[token] = value
         return value
 
-
     def _under(self, module: str) -> list[str]:
+        """The regions' dotted names under `module` (bucketed once per index)."""
         if self._buckets is None:
             buckets: dict[str, list[str]] = {}
             for dotted in self.regions:

@@ -276,7 +276,7 @@ def _before_its_compile(facts, call: ast.Call, held) -> bool:
     """The call runs before the compile that makes what its receiver holds: both in the
     same def (or both at module level) of this file, the compile on a later line and no
     loop around the two (a resume that loads a checkpoint, then compiles: continuous_tokenizer,
-    bench/dev25). `held` is the earliest wrapper the receiver may hold."""
+    bench/dev25). `held` is the wrapper `holding` picks: the first, by line, of its kind."""
     made = held.call.node
     if held.kind == OWNER or held.call.path != facts.path or held.call.row <= call.lineno:
         return False
@@ -294,15 +294,20 @@ def _chosen_by_the_keys(facts, call: ast.Call) -> bool:
     code loads into the wrapper exactly when the keys fit it (continuous_tokenizer, dev25)."""
     if call.func.attr != "load_state_dict":
         return False
-    scope = facts.enclosing_function(call) or facts.tree
-    for test in (a.test for a in facts.ancestors(call) if isinstance(a, ast.If)):
-        if _mentions_orig_mod(test):
+    tests = [a.test for a in facts.ancestors(call) if isinstance(a, ast.If)]
+    if any(_mentions_orig_mod(test) for test in tests):
+        return True
+    flags = {n.id for test in tests for n in ast.walk(test) if isinstance(n, ast.Name)}
+    if not flags:
+        return False
+    scope = facts.enclosing_function(call)  # (None: the module, and every def in it)
+    for node in facts.nodes(ast.Assign):
+        if not any(isinstance(t, ast.Name) and t.id in flags for t in node.targets):
+            continue
+        around = list(facts.ancestors(node))
+        if (scope is None or any(a is scope for a in around)) \
+                and any(isinstance(a, ast.If) and _mentions_orig_mod(a.test) for a in around):
             return True
-        names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
-        for node in ast.walk(scope):
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in names for t in node.targets) \
-                    and any(isinstance(a, ast.If) and _mentions_orig_mod(a.test) for a in facts.ancestors(node)):
-                return True
     return False
 
 

@@ -49,16 +49,14 @@ class RegionView:
         """The regions of the defs of the file of package `module` (its `__init__.py`),
         given the names its defs start with (`names`, sorted): `under(module)` would
         also hold every submodule's defs, `pkg.sub.f` as well as `pkg.f`."""
-        return _of_defs(RegionView.under(self, module), len(module) + 1, frozenset(names))
+        cut, wanted = len(module) + 1, frozenset(names)
+        # (RegionView's own `under`: a tracking view records this question, not that one)
+        for dotted, region in RegionView.under(self, module):
+            if dotted[cut:].partition(".")[0] in wanted:
+                yield dotted, region
 
     def everything(self) -> dict[str, RegionInfo]:
         return self._regions
-
-
-def _of_defs(found: Iterable[tuple[str, RegionInfo]], cut: int, names: frozenset) -> Iterator[tuple[str, RegionInfo]]:
-    for dotted, region in found:
-        if dotted[cut:].partition(".")[0] in names:
-            yield dotted, region
 
 
 def mentions_token(data: bytes, token: bytes) -> bool:

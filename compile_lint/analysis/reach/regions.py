@@ -252,7 +252,7 @@ def _qualname_up(node, parents: dict, out: dict[int, str]) -> str:
     while owner is not None and owner.__class__ not in _DEF_NODES:
         owner = parents.get(owner)
     if owner is None:
-        name = out[id(node)] = f"{node.name}"
+        name = out[id(node)] = node.name
         return name
     prefix = out.get(id(owner))
     if prefix is None:

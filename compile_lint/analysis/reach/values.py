@@ -2228,9 +2228,7 @@ class Resolver:
         owners = {}
         for entry in nested:
             if entry.owner not in owners:
-                found = self.index.find_def(entry.owner, summary)
-                owners[entry.owner] = found is not None and found[1].kind == "class" \
-                    and cls in self.index.mro(found[0].dotted(found[1].qualname))
+                owners[entry.owner] = self._builds(entry.owner, cls, summary)
         chosen = [e for e in nested if owners[e.owner]]
         if not chosen:
             return None
@@ -2247,10 +2245,7 @@ class Resolver:
         if keys is None:
             keys = set()
             for entry in self.index.configured.entries if self.index.configured.files else ():
-                if not entry.hydra:
-                    continue
-                found = self.index.find_def(entry.target, summary)
-                if found is not None and found[1].kind == "class" and cls in self.index.mro(found[0].dotted(found[1].qualname)):
+                if entry.hydra and self._builds(entry.target, cls, summary):
                     keys.add(entry.key)
             keys = self._hydra_keys[cls] = frozenset(keys)
         out: set = set()
@@ -2260,6 +2255,11 @@ class Resolver:
             if None in texts:  # (a flow list, a block of text, an alias: not all its values are seen)
                 out.add(Value(UNKNOWN, f"a value of `{name}` in a YAML file that the reader does not read"))
         return frozenset(out) if out else None
+
+    def _builds(self, target: str, cls: str, summary) -> bool:
+        """Whether a YAML entry's `target` is the project class `cls` or a subclass of it."""
+        found = self.index.find_def(target, summary)
+        return found is not None and found[1].kind == "class" and cls in self.index.mro(found[0].dotted(found[1].qualname))
 
     def _configured(self, keys: frozenset, instance: bool, summary, depth) -> Optional[set]:
         """Each class the project's YAML names under one of `keys` (an instance of it when

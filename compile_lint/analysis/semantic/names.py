@@ -176,14 +176,14 @@ class NameTable:
         unconditional = {id(stmt) for stmt in tree.body if isinstance(stmt, (ast.Import, ast.ImportFrom))}
         rebinding: set[str] = set()  # names whose binding so far is an unconditional import's
         for node in imports:
-            last = id(node) in unconditional
+            body_level = id(node) in unconditional
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
-                        table._bind(alias.asname, alias.name, conflicted, rebinding, last)
+                        table._bind(alias.asname, alias.name, conflicted, rebinding, body_level)
                     else:
                         top = alias.name.split(".", 1)[0]
-                        table._bind(top, top, conflicted, rebinding, last)
+                        table._bind(top, top, conflicted, rebinding, body_level)
             elif isinstance(node, ast.ImportFrom):
                 base = table._absolute_from(node)
                 for alias in node.names:
@@ -192,7 +192,7 @@ class NameTable:
                             table.star_imports += (base,)
                         continue
                     name = alias.asname or alias.name
-                    table._bind(name, f"{base}.{alias.name}" if base else alias.name, conflicted, rebinding, last)
+                    table._bind(name, f"{base}.{alias.name}" if base else alias.name, conflicted, rebinding, body_level)
         for stmt in _module_level(tree.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 table.local_names.add(stmt.name)
