@@ -96,6 +96,9 @@ class TensorGuess:
         # names a tensor for a reason other than an assignment: a parameter's annotation or
         # callers, a tensor method called on it (see _before_assignment)
         self._evidence: set[str] = set()
+        self._comprehension_names: set[str] = set()
+        # id(generator) whose loop variable has a tensor method called on it in the comprehension
+        self._element_evidence: set[int] = set()
         self._collect()
 
     def _collect(self) -> None:
@@ -119,6 +122,10 @@ class TensorGuess:
                     self._unsettled.add(arg.arg)
         body = func.body if isinstance(func.body, list) else [func.body]
         nodes = own_nodes(body)  # walked once, read three times
+        # names a comprehension binds: inside it they are its own (`[int(h) for h in
+        # heights]` next to `h = torch.tensor(...)`: switti, bench/dev25), see _comprehended
+        self._comprehension_names = {n.id for node in nodes if isinstance(node, ast.comprehension)
+                                     for n in ast.walk(node.target) if isinstance(n, ast.Name)}
         # a name whose tensor-only methods are called is a tensor (`img.mean(1)`)
         for node in nodes:
             if (
@@ -128,8 +135,13 @@ class TensorGuess:
                 and isinstance(node.func.value, ast.Name)
                 and self.facts.resolve(node.func.value) is None
             ):
-                self._names[node.func.value.id] = True
-                self._evidence.add(node.func.value.id)
+                name = node.func.value
+                generator = self._comprehended(name) if name.id in self._comprehension_names else None
+                if generator is not None:  # about the comprehension's own name
+                    self._element_evidence.add(id(generator))
+                    continue
+                self._names[name.id] = True
+                self._evidence.add(name.id)
         # two rounds so `b = a * 2` after `a = torch.rand(...)` is seen either way round
         assigns = [node for node in nodes if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
         self._bound: dict[str, list] = {}  # name -> the values assigned to it (None: unknown)
@@ -173,6 +185,38 @@ class TensorGuess:
                 elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
                     if node.value is not None and self.is_tensor(node.value):
                         self._names[node.target.id] = True
+
+    def _comprehended(self, name: ast.Name) -> Optional[ast.comprehension]:
+        """The generator of a comprehension around `name` that binds it: there the name
+        is the comprehension's own, not the function's (the first generator's iterable
+        is read in the function's scope)."""
+        child = grandchild = name
+        for anc in self.facts.ancestors(name):
+            if anc is self.func:
+                return None
+            if isinstance(anc, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                generators = anc.generators
+                if child in generators:  # its iterable sees the generators before it, its `if`s itself too
+                    at = generators.index(child)
+                    generators = generators[: at + 1] if grandchild in child.ifs else generators[:at]
+                for generator in reversed(generators):  # the innermost binding
+                    if any(isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(generator.target)):
+                        return generator
+            grandchild, child = child, anc
+        return None
+
+    def _iterates_tensors(self, generator: ast.comprehension) -> bool:
+        """The loop variable of `generator` holds a tensor: it is one name iterating a
+        tensor (each element is a tensor) or a sequence of tensors, or a tensor method is
+        called on it in the comprehension; a name unpacked from elements is not told."""
+        if not isinstance(generator.target, ast.Name):
+            return False
+        if id(generator) in self._element_evidence:
+            return True
+        it = generator.iter
+        if isinstance(it, ast.Name) and it.id in self.holders:
+            return True
+        return self._all_tensors(it) or self.is_tensor(it)
 
     def _before_assignment(self, name: ast.Name) -> bool:
         """A parameter that only an assignment makes a tensor, read where no assignment
@@ -274,8 +318,8 @@ class TensorGuess:
             return False
         if isinstance(expr, ast.Name):
             values = self._bound.get(expr.id)
-            if values is None:  # a parameter: its annotation says
-                return True
+            if values is None or expr.id in self._comprehension_names and self._comprehended(expr) is not None:
+                return True  # a parameter (its annotation says), or an element of a tensor iterated
             return all(v is not None and self.only_tensor(v, depth + 1) for v in values)
         if isinstance(expr, ast.BinOp):
             return self.only_tensor(expr.left, depth + 1) or self.only_tensor(expr.right, depth + 1)
@@ -291,6 +335,10 @@ class TensorGuess:
         if isinstance(expr, ast.Name):
             if expr.id in self.hidden:
                 return False
+            if expr.id in self._comprehension_names:
+                generator = self._comprehended(expr)
+                if generator is not None:
+                    return self._iterates_tensors(generator)
             self._settle(expr.id)
             found = self._names.get(expr.id, False)
             if found and expr.id in self._params and expr.id not in self._evidence and self._before_assignment(expr):
@@ -501,21 +549,38 @@ def _before(a: ast.AST, b: ast.AST) -> bool:
 
 def not_tensors_at(facts: ModuleFacts, node: ast.AST) -> frozenset:
     """Names that cannot hold a tensor where `node` runs: in the `else` of
-    `if isinstance(x, torch.Tensor):`, or the body of `if not isinstance(x, torch.Tensor):`
-    or `if isinstance(x, (int, float)):`."""
+    `if isinstance(x, torch.Tensor):`, the body of `if not isinstance(x, torch.Tensor):`,
+    or the body of a test that `x` is a number or a string (`isinstance(x, (int, float))`,
+    `type(x) == str`, `type(a) == type(b) == str`, each operand of an `and`). A test of
+    an element (`type(heights[0]) == str`) speaks for the loop variables that iterate over
+    that sequence around `node` (`[int(h) for h in heights]`): the code itself converts
+    every element on that reading (switti, bench/dev25)."""
     names = set()
+    iterated: list[tuple[str, str]] = []  # (loop variable, the name it iterates over) around `node`
     child = node
     for anc in facts.ancestors(node):
+        if isinstance(anc, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) \
+                and child is not anc.generators[0].iter:
+            iterated += [(g.target.id, g.iter.id) for g in anc.generators
+                         if isinstance(g.target, ast.Name) and isinstance(g.iter, ast.Name)]
+        elif isinstance(anc, (ast.For, ast.AsyncFor)) and child in anc.body \
+                and isinstance(anc.target, ast.Name) and isinstance(anc.iter, ast.Name):
+            iterated.append((anc.target.id, anc.iter.id))
         if isinstance(anc, (ast.If, ast.IfExp)) and child is not anc.test:
             in_body = child in anc.body if isinstance(anc, ast.If) else child is anc.body
             test, negated = anc.test, False
             if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
                 test, negated = test.operand, True
-            kind = _isinstance_kind(facts, test)
-            if kind is not None:
-                name, is_tensor_test = kind
-                if (is_tensor_test and in_body == negated) or (not is_tensor_test and in_body and not negated):
-                    names.add(name)
+            # `a and b` holds both in the body (not negated); nothing is read from its `else`
+            tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and in_body \
+                and not negated else [test]
+            for one in tests:
+                for subject, is_tensor_test in _type_tests(facts, one):
+                    if (is_tensor_test and in_body == negated) or (not is_tensor_test and in_body and not negated):
+                        if isinstance(subject, str):
+                            names.add(subject)
+                        else:  # an element of the sequence subject.id
+                            names.update(var for var, seq in iterated if seq == subject.id)
         if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             break
         child = anc
@@ -523,22 +588,47 @@ def not_tensors_at(facts: ModuleFacts, node: ast.AST) -> frozenset:
 
 
 NUMBER_TYPES = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "numbers.Number", "numbers.Real"})
+# types no tensor has: a value that is one of them is not a tensor
+NOT_TENSOR_TYPES = NUMBER_TYPES | {"builtins.str", "builtins.bytes"}
 
 
-def _isinstance_kind(facts: ModuleFacts, test: ast.AST):
-    """(name, True) for `isinstance(name, torch.Tensor)`, (name, False) for
-    `isinstance(name, (int, float))`, else None."""
-    if not (isinstance(test, ast.Call) and facts.resolve(test.func) == "builtins.isinstance" and len(test.args) == 2):
-        return None
-    subject, kinds = test.args
-    if not isinstance(subject, ast.Name):
-        return None
-    kinds = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
-    resolved = [facts.resolve(k) for k in kinds]
-    if resolved and all(r in TENSOR_ANNOTATIONS or r == "torch.Tensor" for r in resolved):
-        return subject.id, True
-    if resolved and all(r in NUMBER_TYPES for r in resolved):
-        return subject.id, False
+def _type_tests(facts: ModuleFacts, test: ast.AST) -> list:
+    """What a test says when true: [(subject, True)] for `isinstance(x, torch.Tensor)`,
+    [(subject, False)] for `isinstance(x, (int, float))`, `isinstance(x, str)`,
+    `type(x) == str` / `type(x) is int`, and each `type(...)` of a chain
+    `type(a) == type(b) == str`. A subject is a name (str), or the ast.Name of a
+    sequence for a test of one of its elements (`seq[0]`)."""
+    if isinstance(test, ast.Call) and facts.resolve(test.func) == "builtins.isinstance" and len(test.args) == 2:
+        subject = _type_subject(test.args[0])
+        if subject is None:
+            return []
+        kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        resolved = [facts.resolve(k) for k in kinds]
+        if resolved and all(r in TENSOR_ANNOTATIONS or r == "torch.Tensor" for r in resolved):
+            return [(subject, True)]
+        if resolved and all(r in NOT_TENSOR_TYPES for r in resolved):
+            return [(subject, False)]
+        return []
+    if isinstance(test, ast.Compare) and all(isinstance(op, (ast.Eq, ast.Is)) for op in test.ops):
+        # `type(x) == str`: x is exactly a str (`type(x) is torch.Tensor` says nothing of
+        # its else: a subclass such as nn.Parameter is a tensor too)
+        operands = [test.left, *test.comparators]
+        typed = [o.args[0] for o in operands if isinstance(o, ast.Call) and len(o.args) == 1 and not o.keywords
+                 and facts.resolve(o.func) == "builtins.type"]
+        named = [facts.resolve(o) for o in operands if not isinstance(o, ast.Call)]
+        if typed and named and len(typed) + len(named) == len(operands) and all(n in NOT_TENSOR_TYPES for n in named):
+            subjects = [_type_subject(t) for t in typed]
+            return [(s, False) for s in subjects if s is not None]
+    return []
+
+
+def _type_subject(expr: ast.AST):
+    """The subject of a type test: a name's id, or the sequence's ast.Name for `seq[0]`."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) and isinstance(expr.slice, ast.Constant) \
+            and isinstance(expr.slice.value, int):
+        return expr.value
     return None
 
 

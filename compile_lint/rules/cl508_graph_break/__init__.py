@@ -66,8 +66,12 @@ class GraphBreak(Rule):
     also through the project's own wrapper of it, a name bound to it, one operand of
     `and`/`or`, or after an `if is_compiling(): return ...`; the `else` of
     `torch.jit.is_scripting()`/`is_tracing()` is compiled code, both are False under
-    torch.compile); `float(x)`/`int(x)`/`bool(x)` under `if isinstance(x, (int, float)):`
-    and a name in the `else` of `if isinstance(x, torch.Tensor):` (a Python number there);
+    torch.compile); `float(x)`/`int(x)`/`bool(x)` under `if isinstance(x, (int, float)):`,
+    `isinstance(x, str)` or `type(x) == str` (also of an element, `type(xs[0]) == str`, for
+    the loop variables over `xs`; each operand of an `and`), and a name in the `else` of
+    `if isinstance(x, torch.Tensor):` (a Python number there). A comprehension's loop
+    variable is its own name: a tensor when it iterates a tensor or a sequence of tensors
+    (`scripts/measure/cl508_comprehension_scope.py`);
     a read of an optional input behind `mask is not None and ...` when `mask` defaults to
     None (it breaks only when a caller passes one); a bare tensor `assert` (Dynamo turns
     it into a runtime check: 1 graph, 0 breaks); `x[mask] = v` (an index_put, no break);
@@ -319,6 +323,18 @@ class GraphBreak(Rule):
         Case("import torch\n@torch.compile\ndef f(x, clip):\n    if isinstance(clip, torch.Tensor):\n"
              "        x = x * clip.double()\n    elif clip > 0.0:\n        x = x * clip\n    return x\n",
              note="`clip` is not a tensor in the else of the isinstance test"),
+        Case("import torch\ndef crop_condition(sizes: list[int]):\n    h = torch.tensor(sizes).unsqueeze(1)\n"
+             "    total = sum([int(h) for h in sizes])\n    return h * total\n"
+             "class M(torch.nn.Module):\n    def forward(self, x, sizes: list[int]):\n        return x + crop_condition(sizes)\n"
+             "m = torch.compile(M())\n",
+             note="the comprehension's `h` is its own name, not the tensor `h` beside it "
+                  "(scripts/measure/cl508_comprehension_scope.py: 0 breaks)"),
+        Case("import torch\ndef crop_condition(heights, widths):\n    if type(heights[0]) == type(widths[0]) == str:\n"
+             "        heights = [int(h) for h in heights]\n    return torch.tensor(heights)\n"
+             "class M(torch.nn.Module):\n    def forward(self, x: torch.Tensor, heights: torch.Tensor, widths):\n"
+             "        return x + crop_condition(heights, widths)\nm = torch.compile(M())\n",
+             note="switti (bench/dev25): the elements are strings where the branch runs; on tensors Dynamo "
+                  "does not trace it (0 breaks)"),
         Case("import torch\n@torch.compile\ndef f(x: torch.Tensor):\n    compiling = torch.compiler.is_compiling()\n"
              "    if compiling:\n        return x\n    else:\n        return x[: int(x.max())]\n",
              note="a name bound to is_compiling()"),
@@ -448,6 +464,11 @@ class GraphBreak(Rule):
         Case(
             "import torch\ndef helper(x):\n    return x.tolist()\n@torch.compile\ndef f(x):\n    return helper(x)\n",
             at=[(3, 12)], note="reached through a call",
+        ),
+        Case(
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x: torch.Tensor, heights: torch.Tensor):\n"
+            "        sizes = [int(h) for h in heights]\n        return x.view(*sizes)\nm = torch.compile(M())\n",
+            at=[(4, 18)], note="each element of a tensor iterated is a tensor (1 break, GB0124)",
         ),
         Case(
             "import torch\n@torch.compile\ndef blur(x, sigma, n):\n"
