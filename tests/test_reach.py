@@ -3866,6 +3866,153 @@ def test_a_later_import_of_the_module_body_rebinds_the_name_an_earlier_one_bound
     assert site(data, "either.py", 9)["targets"] == []
 
 
+def test_an_import_inside_a_def_binds_the_name_there_only(tmp_path):
+    """animatediff-cli-prompt-travel (bench/dev28) imports `UNet3DConditionModel` at the top
+    of generate.py and another class of that name inside `create_pipeline_sdxl`. The def's
+    import is its own: the other defs still build the module-level class (the name counted
+    as conflicting everywhere, "no binding of the target is visible"), and the call in the
+    def goes to the class it imports. Two module-level imports under `try` still conflict."""
+    unet = """
+    from torch import nn
+
+    class UNet(nn.Module):
+        @classmethod
+        def load(cls, path):
+            return cls()
+
+        def forward(self, x):
+            return x
+    """
+    _, data = project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/plain/__init__.py": "",
+        "pkg/plain/unet.py": unet,
+        "pkg/sdxl/__init__.py": "",
+        "pkg/sdxl/unet.py": unet,
+        "pkg/generate.py": """
+        import torch
+        from pkg.plain.unet import UNet
+
+        def create_sdxl(path):
+            from pkg.sdxl.unet import UNet
+            return UNet.load(path)
+
+        def create(path):
+            unet: UNet = UNet.load(path)
+            return unet
+
+        plain = torch.compile(create("a"))
+        sdxl = torch.compile(create_sdxl("b"))
+        """,
+        "pkg/either.py": """
+        import torch
+        try:
+            from pkg.plain.unet import UNet
+        except ImportError:
+            from pkg.sdxl.unet import UNet
+
+        def create_sdxl():
+            from pkg.sdxl.unet import UNet
+            return UNet()
+
+        model = torch.compile(UNet())
+        """,
+    })
+    assert names(site(data, "pkg/generate.py", 13)) == ["pkg/plain/unet.py:UNet"]
+    assert names(site(data, "pkg/generate.py", 14)) == ["pkg/sdxl/unet.py:UNet"]
+    assert site(data, "pkg/either.py", 12)["targets"] == []
+
+
+def test_an_enum_member_s_value_is_what_the_class_body_assigned_it(tmp_path):
+    """tryoffdiff (bench/dev28): `create_model(name)` builds `ModelName[name].value(...)`,
+    an Enum whose members are model classes. A member looked up by a name the code does not
+    know is any member; `ModelName.B.value` is B; a member name the class lacks, `.name`, and
+    an Enum of another package give nothing (unresolved, never another class)."""
+    _, data = project(tmp_path, {
+        "model.py": """
+        import enum
+        from enum import Enum
+        import torch
+        from torch import nn
+
+        class A(nn.Module):
+            def forward(self, x):
+                return x
+
+        class B(nn.Module):
+            def forward(self, x):
+                return x + 1
+
+        class ModelName(Enum):
+            A = A
+            B = B
+
+        class Options(enum.IntEnum):
+            FAST = 1
+
+        def create_model(model_name: str, **kwargs):
+            model_class = ModelName[model_name].value
+            return model_class(**kwargs)
+
+        def main(name):
+            return torch.compile(create_model(name))
+
+        fixed = torch.compile(ModelName.B.value())
+        picked = torch.compile(ModelName["A"].value())
+        named = torch.compile(ModelName["C"].value())
+        """,
+    })
+    assert names(site(data, "model.py", 27)) == ["model.py:A", "model.py:B"]
+    assert names(site(data, "model.py", 29)) == ["model.py:B"]
+    assert names(site(data, "model.py", 30)) == ["model.py:A"]
+    assert site(data, "model.py", 31)["targets"] == []
+
+
+def test_an_attribute_the_class_never_sets_is_what_its_subclasses_set(tmp_path):
+    """Real3DPortrait (bench/dev28): `BaseTask.on_train_start` compiles `self.model`, which
+    BaseTask sets only to None and each task subclass sets in its `build_model`: an instance
+    that runs the compile is one of those subclasses ("no binding of the target is visible"
+    before). A class that sets the attribute to a model itself keeps its own answer."""
+    _, data = project(tmp_path, {
+        "tasks/__init__.py": "",
+        "tasks/base.py": """
+        import torch
+
+        class BaseTask:
+            def __init__(self):
+                self.model = None
+                self.head = Head()
+
+            def on_train_start(self):
+                self.model = torch.compile(self.model)
+                self.head = torch.compile(self.head)
+
+        class Head(torch.nn.Module):
+            def forward(self, x):
+                return x
+        """,
+        "tasks/avatar.py": """
+        import torch
+        from tasks.base import BaseTask
+
+        class Avatar(torch.nn.Module):
+            def forward(self, x):
+                return x
+
+        class Other(torch.nn.Module):
+            def forward(self, x):
+                return x
+
+        class AvatarTask(BaseTask):
+            def build_model(self):
+                self.model = Avatar()
+                self.head = Other()
+        """,
+    })
+    assert names(site(data, "tasks/base.py", 10)) == ["tasks/avatar.py:Avatar"]
+    assert names(site(data, "tasks/base.py", 11)) == ["tasks/base.py:Head"]
+
+
 def test_compile_of_another_packages_module_is_said_to_be_no_module_compile(tmp_path):
     """vs-rife (bench/dev26): `torch_tensorrt.dynamo.compile(program, ...)` after an `import
     torch_tensorrt` inside the def reads as `x.compile(...)` on a local name. It compiles no

@@ -376,7 +376,7 @@ class ScopeNodes:
     """The nodes of one scope that the summary looks at, in `walk_scope` order
     (depth-first, source order; nested defs and their decorators, not their bodies)."""
 
-    __slots__ = ("visit", "defs", "calls", "assigns", "returns", "bound", "attrs", "globals")
+    __slots__ = ("visit", "defs", "calls", "assigns", "returns", "bound", "attrs", "globals", "imports")
 
     def __init__(self):
         self.attrs: list = []  # (name, attribute) of every `name.attribute` read or written
@@ -387,6 +387,7 @@ class ScopeNodes:
         self.returns: list = []
         self.bound: set = set()  # values.assigned_names(owner.body)
         self.globals: frozenset = frozenset()  # names its `global` statements declare
+        self.imports: list = []  # its import statements, in a def or class (the module's are the names table's)
 
 
 # what `_scan_scopes` does with a node, by its class
@@ -498,6 +499,7 @@ def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict, imported: Opti
                     # in one branch, `from .detection_db import ...` in another); the
                     # module's own imports are the name table's
                     if owner is not tree:
+                        nodes.imports.append(node)
                         for alias in node.names:
                             if alias.name != "*":
                                 bound.add(alias.asname or alias.name.split(".", 1)[0])
@@ -563,6 +565,21 @@ class _Summarizer:
             if dotted and not dotted.startswith("builtins.") and dotted not in self.compile_funcs:
                 return Ref(dotted, instance=True)
         return None
+
+    def _imported_refs(self, nodes: "ScopeNodes") -> dict[str, Ref]:
+        """{name: Ref of what it names} for the import statements of a def."""
+        refs: dict[str, Ref] = {}
+        for stmt in nodes.imports:
+            if stmt.__class__ is ast.ImportFrom:
+                base = self.names._absolute_from(stmt)
+                for alias in stmt.names:
+                    if alias.name != "*":
+                        refs[alias.asname or alias.name] = Ref(f"{base}.{alias.name}" if base else alias.name)
+            else:
+                for alias in stmt.names:
+                    top = alias.name.split(".", 1)[0]
+                    refs[alias.asname or top] = Ref(alias.name if alias.asname else top)
+        return refs
 
     def _scope_types(self, nodes: "ScopeNodes") -> dict[str, Ref]:
         types: dict[str, Ref] = {}
@@ -954,6 +971,8 @@ class _Summarizer:
         if node.decorator_list:
             info.fixture = self._fixture(node, scope)
         local = dict(outer_local)
+        # the def's own imports: what the name is here, whatever the module imports as it
+        local.update(self._imported_refs(nodes))
         local.update(self._scope_types(nodes))
         for inner in nodes.defs:  # nested defs shadow module names
             local[inner.name] = Ref(self.summary.dotted(self.qualnames[id(inner)]))

@@ -109,6 +109,10 @@ RETURNS_SELF = frozenset(
 KNOWN_ROOTS = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "builtins.object", "object"})
 # attributes of a wrapper that hold the wrapped module
 WRAPPED_ATTRS = frozenset({"module", "_orig_mod"})
+# bases that make a class an enumeration: its class-body names are its members, each a
+# "member" Value whose `.value` is what the class body assigned it (`ModelName[name].value`
+# picks a model class: tryoffdiff, bench/dev28)
+ENUM_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})
 # calls whose result holds what their first argument holds
 PASS_THROUGH = frozenset(
     {
@@ -274,7 +278,8 @@ class Value(NamedTuple):
     of them) | "selfret" (a method returning its receiver, such as `.to(device)`) |
     "binder" (`f.__get__` of a def `f`: calling it binds f to its argument) | "yaml" (a
     YAML configuration the code loads, `dotted` the loader, `keys` the path read so far:
-    a key read from it holds what the project's YAML files give that key)."""
+    a key read from it holds what the project's YAML files give that key) | "member"
+    (members of the project's Enum class `dotted`, their names in `keys`)."""
 
     kind: str
     dotted: Optional[str] = None
@@ -1130,6 +1135,7 @@ class Resolver:
         self._dirty = False
         self._seeds: dict = {}  # key -> its answer in an earlier round of the open cycle (_drop_pending)
         self.cuts = 0  # how often a guard (MAX_NESTED, MAX_ROUNDS) cut an answer short
+        self._enums: dict = {}  # class dotted -> _enum_members (None: no Enum)
         self.evaluations = 0  # terms evaluated (each round of a cycle counts again)
         self._made: dict = {}  # Value.made -> (summary, env) of the call that built the instance
         if sys.getrecursionlimit() < 20_000:  # questions nest ~6 Python frames deep each
@@ -1419,6 +1425,13 @@ class Resolver:
                 if base.kind == "yaml":
                     out |= self._yaml_read(base, index)
                     continue
+                if base.kind == "class":
+                    members = self._enum_members(base.dotted)
+                    if members is not None:  # `ModelName[name]`: the member of that name, any for a name not known
+                        picked = sorted(members if not isinstance(index, frozenset) else index & members.keys())
+                        if picked:
+                            out.add(Value("member", base.dotted, keys=tuple(picked)))
+                        continue
                 got = self._elements(base, index)
                 out |= self._picked(got, keys, depth) if base.kind == "seq" and base.dotted else got  # (a module's namespace)
             return frozenset(out)
@@ -1592,6 +1605,15 @@ class Resolver:
                 got = frozenset().union(*(self._attr(v, attr, depth) for v in values))
                 if got:
                     return got
+        if owner and attr:
+            # `ModelName.TryOffDiff` and `ModelName.TryOffDiff.value`: a member of a project Enum
+            for cls_dotted, member, rest in ((owner, attr, None), (owner.rpartition(".")[0], owner.rpartition(".")[2], attr)):
+                found = self.index.find_def(cls_dotted, summary) if cls_dotted else None
+                if found is not None and found[1].kind == "class":
+                    cls_dotted = found[0].dotted(found[1].qualname)
+                    if member in (self._enum_members(cls_dotted) or ()):
+                        held = Value("member", cls_dotted, keys=(member,))
+                        return frozenset({held} if rest is None else self._attr(held, rest, depth))
         if owner and attr and _is_alternate_constructor(attr):
             # `Net.from_pretrained`: an attribute of a project class its own defs do not hold
             found = self.index.find_def(owner, summary)
@@ -1652,6 +1674,41 @@ class Resolver:
         return Value("seq", None, tuple(by_key[k] for k in keys), False, keys if any(k is not None for k in keys) else None)
 
     # -- attributes and items -------------------------------------------------------
+    def _subclass_stores(self, cls_dotted: str, name: str, depth) -> set:
+        """What the project subclasses of `cls_dotted` store in attribute `name` in their
+        own methods (an instance of each, as `self`)."""
+        out: set = set()
+        for sub in self.index.classes_admitted({cls_dotted}):
+            if sub == cls_dotted:
+                continue
+            s_summary = self.index.defs[sub][0]
+            made_in = s_summary.attr_methods.get(sub, {}).get(name, ())
+            for term, method in zip(s_summary.attrs.get(sub, {}).get(name, ()), made_in):
+                if method is not None:  # (a store in a method of the subclass itself)
+                    out |= self.values(term, s_summary, _Env(self=frozenset({Value("inst", sub)})), depth)
+        return out
+
+    def _enum_members(self, cls_dotted: Optional[str]) -> Optional[dict]:
+        """{member name: [(summary, term of its value)]} of a project class derived from an
+        Enum (ENUM_BASES, through its project bases); None for any other class."""
+        if not cls_dotted or cls_dotted not in self.index.defs:
+            return None
+        found = self._enums.get(cls_dotted, False)
+        if found is False:
+            found = None
+            defs = self.index.defs
+            if any(ENUM_BASES.intersection(defs[c][1].bases or ()) for c in self.index.mro(cls_dotted) if c in defs):
+                summary = defs[cls_dotted][0]
+                made_in = summary.attr_methods.get(cls_dotted, {})
+                found = {}
+                for name, terms in summary.attrs.get(cls_dotted, {}).items():
+                    # class-body stores (no method made them) of a public name
+                    body = [(summary, t) for t, m in zip(terms, made_in.get(name, ())) if m is None]
+                    if body and not name.startswith("_"):
+                        found[name] = body
+            self._enums[cls_dotted] = found
+        return found
+
     def _attr(self, base: Value, name: str, depth, read=None, prior=None) -> set:
         """What attribute `name` of `base` holds; `prior`: the PRIOR term of a read in the
         value of a store of that attribute, whose own store is then no answer."""
@@ -1666,6 +1723,18 @@ class Resolver:
             return {Value("binder", base.dotted)}  # `f.__get__(obj)` binds f to obj
         if kind == UNKNOWN:
             return {base}  # what an unseen value holds is unseen too
+        if kind == "member":
+            if name == "name":
+                return {Value("const", key) for key in base.keys}
+            members = self._enum_members(base.dotted) or {}
+            out: set = set()
+            if name == "value":
+                for key in base.keys:
+                    for m_summary, term in members.get(key, ()):
+                        out |= self.values(term, m_summary, None, depth)
+            return out
+        if kind == "class" and name in (self._enum_members(base.dotted) or ()):
+            return {Value("member", base.dotted, keys=(name,))}  # `ModelName.TryOffDiff`
         if kind in ("inst", "class") and base.dotted in self.index.defs:
             if kind == "inst" and name in WRAPPED_ATTRS and not self.index.attr_terms(base.dotted, name):
                 return {base}
@@ -1699,6 +1768,14 @@ class Resolver:
                 return {Value("bound", dotted, (frozenset({base}),))}
             if kind == "inst" and name in RETURNS_SELF:
                 return {Value("selfret", None, (frozenset({base}),))}
+            if kind == "inst" and not base.made and not name.startswith("_"):
+                # an attribute the class reads but never sets to a value (at most None):
+                # an instance that runs the read is one of the subclasses that set it
+                # (Real3DPortrait's BaseTask compiles `self.model`, which each task's
+                # `build_model` sets: bench/dev28)
+                got = self._subclass_stores(base.dotted, name, depth)
+                if got:
+                    return got
             if kind == "inst" and not (name.startswith("__") and name.endswith("__")) \
                     and not self.index.attr_terms(base.dotted, name) and not locations:
                 # stores made outside the class, asked only when the class neither stores

@@ -159,6 +159,11 @@ class NameTable:
     # names bound two different ways in the file (two imports, an import and a def):
     # left out of `bindings`; the semantic model asks the scope that binds them
     conflicted: frozenset = frozenset()
+    # conflicted names that the module's own imports (those not in a def or class) bind
+    # one way: what the name holds where no def or class around it binds it
+    # (animatediff imports `UNet3DConditionModel` at the top and another one inside
+    # `create_pipeline_sdxl`: bench/dev28)
+    module_level: dict[str, str] = field(default_factory=dict)
 
     # -- building -------------------------------------------------------------
     @classmethod
@@ -175,24 +180,30 @@ class NameTable:
         # The walk meets these first, in source order; any other second binding conflicts.
         unconditional = {id(stmt) for stmt in tree.body if isinstance(stmt, (ast.Import, ast.ImportFrom))}
         rebinding: set[str] = set()  # names whose binding so far is an unconditional import's
+        # what the module's own imports (through if/try/with, not in a def or class) bind
+        # each name to, to tell a conflict of scopes from one of the module itself
+        module_imports = {id(stmt) for stmt in _module_level(tree.body) if isinstance(stmt, (ast.Import, ast.ImportFrom))}
+        at_module: dict[str, set] = {}
         for node in imports:
             body_level = id(node) in unconditional
             if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        table._bind(alias.asname, alias.name, conflicted, rebinding, body_level)
-                    else:
-                        top = alias.name.split(".", 1)[0]
-                        table._bind(top, top, conflicted, rebinding, body_level)
+                bound = [(alias.asname, alias.name) if alias.asname else (alias.name.split(".", 1)[0],) * 2
+                         for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
                 base = table._absolute_from(node)
+                bound = []
                 for alias in node.names:
                     if alias.name == "*":
                         if base and base not in table.star_imports:
                             table.star_imports += (base,)
                         continue
-                    name = alias.asname or alias.name
-                    table._bind(name, f"{base}.{alias.name}" if base else alias.name, conflicted, rebinding, body_level)
+                    bound.append((alias.asname or alias.name, f"{base}.{alias.name}" if base else alias.name))
+            else:
+                continue
+            for name, target in bound:
+                table._bind(name, target, conflicted, rebinding, body_level)
+                if id(node) in module_imports:
+                    at_module.setdefault(name, set()).add(target)
         for stmt in _module_level(tree.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 table.local_names.add(stmt.name)
@@ -217,6 +228,8 @@ class NameTable:
         for name in dropped:
             table.bindings.pop(name, None)
         table.conflicted = frozenset(dropped)
+        table.module_level = {name: next(iter(at_module[name])) for name in conflicted - table.local_names
+                              if len(at_module.get(name, ())) == 1}
         table._attr_memo = {}  # the table is complete: attribute chains may be remembered
         return table
 
@@ -286,6 +299,9 @@ class NameTable:
             return partial.target
         if name in self.local_names:
             return f"{self.module}.{name}" if self.module else name
+        module_level = self.module_level.get(name)
+        if module_level is not None:  # (callers that know scopes ask theirs first)
+            return module_level
         if name in _BUILTINS:
             return f"builtins.{name}"
         if name == "torch" and self.star_imports:
