@@ -4013,6 +4013,95 @@ def test_an_attribute_the_class_never_sets_is_what_its_subclasses_set(tmp_path):
     assert names(site(data, "tasks/base.py", 11)) == ["tasks/base.py:Head"]
 
 
+def test_a_registry_object_of_the_project_gives_what_its_decorators_registered_under_the_key(tmp_path):
+    """basicsr and its forks (bench/dev27 BasicSR2.0): `@ARCH_REGISTRY.register()` on each
+    arch, `ARCH_REGISTRY = Registry('arch')` an instance of the project's own Registry class,
+    `build_network(opt)` pops the YAML entry's `type` and calls `ARCH_REGISTRY.get(type)(**opt)`,
+    and the model classes are built only by `MODEL_REGISTRY.get(opt['model_type'])(opt)`.
+    The types the project's YAML files give under `network_g` pick the arch (not the loss
+    network also registered); the options reach the model's `__init__` through that looked-up
+    call. A key no file names (a command-line option) is a choice made at run time:
+    unresolved, not every registered class."""
+    _, data = project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/registry.py": """
+        class Registry:
+            def __init__(self, name):
+                self._name = name
+                self._obj_map = {}
+
+            def register(self):
+                def deco(cls):
+                    self._obj_map[cls.__name__] = cls
+                    return cls
+                return deco
+
+            def get(self, name):
+                return self._obj_map.get(name)
+
+        ARCH_REGISTRY = Registry("arch")
+        MODEL_REGISTRY = Registry("model")
+        """,
+        "pkg/archs.py": """
+        from copy import deepcopy
+        from torch import nn
+        from pkg.registry import ARCH_REGISTRY
+
+        @ARCH_REGISTRY.register()
+        class EDSR(nn.Module):
+            def forward(self, x):
+                return x
+
+        @ARCH_REGISTRY.register()
+        class VGGFeatures(nn.Module):
+            def forward(self, x):
+                return x
+
+        def build_network(opt):
+            opt = deepcopy(opt)
+            network_type = opt.pop("type")
+            return ARCH_REGISTRY.get(network_type)(**opt)
+        """,
+        "pkg/models.py": """
+        import torch
+        from pkg.archs import build_network
+        from pkg.registry import MODEL_REGISTRY
+
+        @MODEL_REGISTRY.register()
+        class SRModel:
+            def __init__(self, opt):
+                self.net_g = torch.compile(build_network(opt["network_g"]))
+
+        def build_model(opt):
+            return MODEL_REGISTRY.get(opt["model_type"])(opt)
+        """,
+        "train.py": """
+        import yaml
+        from pkg.models import build_model
+
+        with open("options/train.yml") as f:
+            opt = yaml.safe_load(f)
+        model = build_model(opt)
+        """,
+        "convert.py": """
+        import sys
+        import torch
+        from pkg.archs import build_network
+
+        net = torch.compile(build_network({"type": sys.argv[1]}))
+        """,
+        "options/train.yml": """
+        model_type: SRModel
+        network_g:
+          type: EDSR
+          num_feat: 64
+        """,
+    })
+    assert names(site(data, "pkg/models.py", 9)) == ["pkg/archs.py:EDSR"]
+    assert site(data, "convert.py", 6)["targets"] == []
+    assert "ARCH_REGISTRY.get()" in site(data, "convert.py", 6)["unresolved"]
+
+
 def test_compile_of_another_packages_module_is_said_to_be_no_module_compile(tmp_path):
     """vs-rife (bench/dev26): `torch_tensorrt.dynamo.compile(program, ...)` after an `import
     torch_tensorrt` inside the def reads as `x.compile(...)` on a local name. It compiles no

@@ -29,7 +29,7 @@ from .sys_paths import added_folders
 from ..semantic.names import NameTable, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
 from .configured import TARGET_KEYS, ConfiguredTargets
-from .values import ATTR, PRIOR, CALL, DECORATED, EMPTY, KWARGS, LOCAL, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
+from .values import ATTR, PRIOR, CALL, DECORATED, EMPTY, KWARGS, LOCAL, LOOKED_UP, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
 from ..semantic.signatures import first_parameter, parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -849,6 +849,8 @@ class _Summarizer:
         keywords): no model or function is passed, but it may omit a parameter."""
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name is None and (node.args or node.keywords) and _is_lookup(func):
+            name = LOOKED_UP
         if name is None or name in COMMON_METHODS:
             return
         if name.startswith("__"):  # dunder calls are kept only to pass `**kwargs` on
@@ -1286,6 +1288,20 @@ def statement_part(stmt: ast.stmt, context: SummaryContext, names: NameTable, pa
 
 
 SUPER_CALL = "super()"  # ScopeNodes.attrs: `super().<attr>`
+
+
+def _is_lookup(func: ast.expr) -> bool:
+    """A callee that a lookup gives: `REGISTRY.get(key)`, `MODELS[name]`, `registry.MODELS[name]`
+    (not an item of `self`'s attributes, `self.blocks[i](x)`: a forward, never a constructor
+    call that the index needs)."""
+    if isinstance(func, ast.Call):
+        return isinstance(func.func, ast.Attribute) and func.func.attr == "get" and bool(func.args)
+    if isinstance(func, ast.Subscript):
+        base = func.value
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        return isinstance(base, ast.Name) and base.id not in ("self", "cls")
+    return False
 
 
 def _runs_elements(value: Value, depth: int) -> bool:

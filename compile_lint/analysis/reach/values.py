@@ -95,6 +95,10 @@ MAX_ARGS = 16
 # 60 names in deep-person-reid) are looked up by any of their keys
 MAX_DICT_ITEMS = 256
 RECORDED_ARGS = 8  # arguments (and keywords) a project call keeps in the index (regions._record_call)
+# the name under which the index keeps calls of what a lookup gives: `REGISTRY.get(k)(opt)`,
+# `MODELS[name](cfg)` (basicsr's `MODEL_REGISTRY.get(opt['model_type'])(opt)` is the only
+# call that passes a model class its options: bench/dev27)
+LOOKED_UP = "<looked up>"
 # node classes `TermBuilder._term` tells apart, as module globals (one lookup each)
 (_Name, _Attribute, _Call, _Subscript, _Constant, _List, _Tuple, _Set, _Dict, _ListComp, _GeneratorExp, _SetComp,
  _DictComp, _IfExp, _BoolOp, _Starred, _Lambda, _NamedExpr, _Await) = (
@@ -279,7 +283,8 @@ class Value(NamedTuple):
     "binder" (`f.__get__` of a def `f`: calling it binds f to its argument) | "yaml" (a
     YAML configuration the code loads, `dotted` the loader, `keys` the path read so far:
     a key read from it holds what the project's YAML files give that key) | "member"
-    (members of the project's Enum class `dotted`, their names in `keys`)."""
+    (members of the project's Enum class `dotted`, their names in `keys`) | "yaml-getter"
+    (`cfg.get`/`cfg.pop` of a "yaml" value: calling it reads the key it is given)."""
 
     kind: str
     dotted: Optional[str] = None
@@ -1605,6 +1610,15 @@ class Resolver:
                 got = frozenset().union(*(self._attr(v, attr, depth) for v in values))
                 if got:
                     return got
+            elif attr in CONTAINER_GETTERS and held is not None:
+                # `ARCH_REGISTRY.get(name)` on an instance of the project's own Registry
+                # class: what the decorators registered into that variable (basicsr's
+                # `@ARCH_REGISTRY.register()`, bench/dev27), not what the class's methods
+                # store, which every registry instance shares
+                location = ("G", held[0].dotted(held[1]))
+                if self.index.stored(location):
+                    registered = self._stored_seq(self.index.stored(location), depth)
+                    return frozenset({Value("getter", owner, registered.elems, False, registered.keys)})
         if owner and attr:
             # `ModelName.TryOffDiff` and `ModelName.TryOffDiff.value`: a member of a project Enum
             for cls_dotted, member, rest in ((owner, attr, None), (owner.rpartition(".")[0], owner.rpartition(".")[2], attr)):
@@ -1718,6 +1732,8 @@ class Resolver:
                 return set(held)
         kind = base.kind
         if kind == "yaml":
+            if name in CONTAINER_GETTERS:
+                return {Value("yaml-getter", base.dotted, keys=base.keys)}
             return self._yaml_read(base, frozenset({name}))
         if kind == "func" and name == "__get__":
             return {Value("binder", base.dotted)}  # `f.__get__(obj)` binds f to obj
@@ -1962,7 +1978,7 @@ class Resolver:
         """A container's method, as a value to call: a getter gives one element, a view
         (`values()`, `items()`, `keys()`, `children()`) a container of them."""
         if name in CONTAINER_GETTERS:
-            return {Value("getter", None, base.elems)}
+            return {Value("getter", None, base.elems, False, base.keys)}
         return {Value("view", name, base.elems, base.ordered, base.keys)}
 
     def _picked(self, members, names, depth) -> frozenset:
@@ -2074,8 +2090,27 @@ class Resolver:
             elif f.kind == UNKNOWN:
                 out.add(f)
             elif f.kind == "getter":
-                for elem in f.elems:
-                    out |= elem
+                # `REGISTRY.get("unet")`: the element stored under that key (and those under
+                # keys not known), every element for a key not known; `d.get(k, default)`
+                # may give the default
+                keys = arg(0) if arg_terms else EMPTY
+                index = frozenset(v.dotted for v in keys) if keys and all(v.kind == "const" for v in keys) else None
+                if index is None and f.dotted:
+                    # a Registry object's entries are not one role (basicsr's ARCH_REGISTRY holds
+                    # generators, discriminators and loss networks): a key not known here is a
+                    # choice made at run time, not every entry
+                    why = (f"{CHOSEN}: the key given to `{f.dotted.rsplit('.', 1)[-1]}.get()` is not known here "
+                           "(declare it with `compiled = [...]`, or record a run)")
+                    self.why.append(why)
+                    out.add(Value(UNKNOWN, why))
+                else:
+                    out |= self._elements(Value("seq", None, f.elems, False, f.keys), index)
+                if len(arg_terms) > 1:
+                    out |= arg(1)
+            elif f.kind == "yaml-getter":  # `cfg.pop("type")`: the key of the YAML configuration
+                keys = arg(0) if arg_terms else EMPTY
+                index = frozenset(v.dotted for v in keys) if keys and all(v.kind == "const" for v in keys) else None
+                out |= self._yaml_read(Value("yaml", f.dotted, keys=f.keys), index)
             elif f.kind == "builder":
                 # a registry's `build(cfg)` (mmengine, mmcv): an instance of the class the
                 # configuration's `type` names, one of those registered
@@ -2686,7 +2721,7 @@ class Resolver:
         names = [short]
         builders = self.index.classes_built_by(dotted) if short == "__init__" else ()
         if builders:
-            names += sorted({c.rsplit(".", 1)[-1] for c in builders} | {"cls"})
+            names += sorted({c.rsplit(".", 1)[-1] for c in builders} | {"cls"}) + [LOOKED_UP]
         calls = []  # (name's position, call's position, kind, caller, args, kws): the calls of this def
         for n, call_name in enumerate(names):
             table = self._calls_by_callee(call_name, depth)
