@@ -2706,7 +2706,8 @@ def test_a_script_creates_only_the_timm_models_its_imports_register(tmp_path):
     `ghostnet/train.py` can build ghostnet's models, not cmt's (huawei-noah's
     Efficient-AI-Backbones, bench/dev17). `import pkg.sub` runs `pkg/sub.py` (RepViT's
     `model/__init__.py`, bench/dev9). A module that imports no registration, and one
-    another file imports, is no program: every registration counts."""
+    another file imports, is no program: every registration counts; a script reading its
+    own command line that imports none has only timm's own."""
     _, data = project(tmp_path, {
         "ghostnet/ghost.py": """
         from torch import nn
@@ -2775,8 +2776,21 @@ def test_a_script_creates_only_the_timm_models_its_imports_register(tmp_path):
             return torch.compile(timm.create_model(name))
         """,
         "ghostnet/run.py": "from helper import build\n",
+        "benchmark_onnx.py": """
+        import argparse
+        import timm
+        import torch
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--model", default="dpn92")
+        args = parser.parse_args()
+        torch.onnx.export(timm.create_model(args.model), torch.zeros(1), "m.onnx")
+        """,
     })
     assert names(site(data, "ghostnet/train.py", 6)) == ["ghostnet/ghost.py:Ghost"]
+    # a script with a command line of its own, importing no registration (EfficientMod,
+    # bench/dev30): only timm's own models are registered when it runs
+    assert site(data, "benchmark_onnx.py", 9)["targets"] == []
     assert names(site(data, "cmt/train.py", 6)) == ["cmt/models/cmt_pkg.py:CMTv2"]
     everything = ["cmt/cmt.py:CMT", "cmt/models/cmt_pkg.py:CMTv2", "ghostnet/ghost.py:Ghost"]
     assert names(site(data, "shared/build.py", 6)) == everything
@@ -4100,6 +4114,64 @@ def test_a_registry_object_of_the_project_gives_what_its_decorators_registered_u
     assert names(site(data, "pkg/models.py", 9)) == ["pkg/archs.py:EDSR"]
     assert site(data, "convert.py", 6)["targets"] == []
     assert "ARCH_REGISTRY.get()" in site(data, "convert.py", 6)["unresolved"]
+
+
+def test_timms_builder_makes_the_class_it_is_given_and_apexs_converter_returns_its_module(tmp_path):
+    """RepNeXt (bench/dev30): a registered factory returns `build_model_with_cfg(RepNext,
+    variant, pretrained, **kwargs)`, an instance of RepNext; its trainer wraps the model
+    in `apex.parallel.convert_syncbn_model(model)`, which returns the model (both were
+    "from another package")."""
+    _, data = project(tmp_path, {
+        "model/__init__.py": "from .repnext import *\n",
+        "model/repnext.py": """
+        from torch import nn
+        from timm.models import build_model_with_cfg
+
+        class RepNext(nn.Module):
+            def forward(self, x):
+                return x
+
+        def repnext_m1(pretrained=False, **kwargs):
+            return build_model_with_cfg(RepNext, "repnext_m1", pretrained, **kwargs)
+        """,
+        "export.py": """
+        import torch
+        from apex.parallel import convert_syncbn_model
+        from model.repnext import repnext_m1
+
+        model = torch.jit.trace(repnext_m1(), torch.zeros(1))
+        synced = torch.jit.script(convert_syncbn_model(repnext_m1()))
+        """,
+    })
+    assert names(site(data, "export.py", 6)) == ["model/repnext.py:RepNext"]
+    assert names(site(data, "export.py", 7)) == ["model/repnext.py:RepNext"]
+
+
+def test_an_import_from_the_repository_root_reaches_a_package_under_its_own_setup_py(tmp_path):
+    """AWML (bench/dev29): `projects/StreamPETR/` has a setup.py of its own and no
+    `__init__.py`, its `deploy/` package does, and deploy/torch2onnx.py imports
+    `from projects.StreamPETR.deploy.containers import Container`: the script runs from the
+    repository root, where `projects` is a namespace package. That class was said to be
+    "from another package"."""
+    _, data = project(tmp_path, {
+        "projects/StreamPETR/setup.py": "",
+        "projects/StreamPETR/deploy/__init__.py": "",
+        "projects/StreamPETR/deploy/containers.py": """
+        from torch import nn
+
+        class Container(nn.Module):
+            def forward(self, x):
+                return x
+        """,
+        "projects/StreamPETR/deploy/torch2onnx.py": """
+        import torch
+        from projects.StreamPETR.deploy.containers import Container
+
+        torch.onnx.export(Container(), torch.zeros(1), "m.onnx")
+        """,
+    })
+    assert names(site(data, "projects/StreamPETR/deploy/torch2onnx.py", 5)) == [
+        "projects/StreamPETR/deploy/containers.py:Container"]
 
 
 def test_compile_of_another_packages_module_is_said_to_be_no_module_compile(tmp_path):

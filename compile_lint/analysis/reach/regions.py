@@ -1399,6 +1399,16 @@ class ProjectIndex:
         out += [c for c in (self._by_file(f, parts) for f in added) if c]
         out += [prefix + dotted for prefix in summary.import_prefixes]
         out += [c for c in by_path[1:] if c]
+        # last, the folders further up, as the folder a script is run from: AWML's
+        # `from projects.StreamPETR.deploy.containers import ...` in a package under its own
+        # setup.py, `projects/` a namespace package of the repository root (bench/dev29)
+        above = os.path.dirname(folders[2])
+        while above != os.path.dirname(above):
+            found_here = self._by_file(above, parts)
+            if found_here:
+                out.append(found_here)
+                break
+            above = os.path.dirname(above)
         # the project's packages under an import folder of their own (`src/pkg/...`, the
         # layout pip installs from): `import pkg` anywhere in the project is that package
         out += [root + dotted for root in self.import_roots() if root + parts[0] in self.modules]

@@ -178,6 +178,17 @@ PASS_THROUGH = frozenset(
         # SyncBatchNorm's converter returns the module it is given, its BatchNorm layers swapped
         "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
         "torch.nn.modules.batchnorm.SyncBatchNorm.convert_sync_batchnorm",
+        # NVIDIA apex's: the same converter, and its DDP, which runs the module it wraps;
+        # timm's converters to split and synced BatchNorm
+        "apex.parallel.convert_syncbn_model",
+        "apex.parallel.DistributedDataParallel",
+        "timm.models.convert_splitbn_model",
+        "timm.layers.convert_splitbn_model",
+        "timm.models.layers.convert_splitbn_model",
+        "timm.layers.split_batchnorm.convert_splitbn_model",
+        "timm.layers.convert_sync_batchnorm",
+        "timm.models.convert_sync_batchnorm",
+        "timm.models.layers.convert_sync_batchnorm",
         "copy.deepcopy",
         "copy.copy",
         # `partial(torch.compile, mode=...)` is called like torch.compile
@@ -211,6 +222,10 @@ ITERATION_BUILTINS = frozenset(
 # that `timm.create_model(name)` looks `name` up in (timm's own models are there too)
 TIMM_CREATE = frozenset({"timm.create_model", "timm.models.create_model", "timm.models._factory.create_model",
                          "timm.models.factory.create_model"})
+# timm's builder: `build_model_with_cfg(RepNext, variant, pretrained, **kwargs)` makes an
+# instance of the class it is given (what a registered factory of the project returns)
+TIMM_BUILD = frozenset({"timm.models.build_model_with_cfg", "timm.models._builder.build_model_with_cfg",
+                        "timm.models.helpers.build_model_with_cfg", "timm.models._helpers.build_model_with_cfg"})
 TIMM_REGISTER = frozenset({"timm.models.register_model", "timm.models.registry.register_model",
                            "timm.models._registry.register_model", "timm.register_model"})
 # `typing.cast(T, value)` returns `value`; `T` says what it is where the value shows no project code
@@ -218,7 +233,7 @@ CASTS = frozenset({"typing.cast"})
 # calls that import a class or function by its dotted name (`locate("pkg.nets.UNet")`, as
 # Hydra configurations write class paths): the project's def of that name
 LOCATORS = frozenset({"pydoc.locate", "hydra.utils.get_class", "hydra.utils.get_method", "hydra.utils.get_object"})
-ARGS_MATTER = (PASS_THROUGH | CONTAINER_MODULES | NAMESPACES | ITERATION_BUILTINS | CASTS | LOCATORS
+ARGS_MATTER = (PASS_THROUGH | CONTAINER_MODULES | NAMESPACES | ITERATION_BUILTINS | CASTS | LOCATORS | TIMM_BUILD
                | {"builtins.getattr", "builtins.eval"})
 # calls of other packages whose result is known without their arguments
 OPAQUE_CALLS = ("torch.", "numpy.", "builtins.", "math.", "os.", "re.", "json.", "logging.", "typing.", "random.", "time.")
@@ -1860,10 +1875,15 @@ class Resolver:
             program = self.index.program_modules(summary) if summary is not None else None
             if program is not None:
                 # (a file no project module imports that imports no registration either is
-                # a library's entry, called from outside: every registration counts)
+                # a library's entry, called from outside: every registration counts; unless
+                # it reads its own command line, a script: then only timm's own models are
+                # registered when it runs, EfficientMod's benchmark_onnx.py, bench/dev30)
                 own = {name: [d for d in defs if d[0].module in program] for name, defs in registered.items()}
-                registered = {name: defs for name, defs in own.items() if defs} or registered
+                kept = {name: defs for name, defs in own.items() if defs}
+                registered = kept if kept or summary.options else registered
             wanted = sorted(registered)
+            if not registered:
+                return {Value("inst", "timm.create_model")}  # one of timm's own models
             out.add(Value(UNKNOWN, "`timm.create_model()` is given a name the code does not fix: one of the "
                                    "project's `@register_model` defs or one of timm's own models"))
         for name in wanted:
@@ -2168,6 +2188,9 @@ class Resolver:
                 elif dotted in LOCATORS:
                     named = arg_terms[0] if arg_terms else next((t for k, t in kw_terms if k in ("path", "name")), None)
                     out |= self._located(dotted, self.values(named, summary, env, depth) if named else EMPTY, summary)
+                elif dotted in TIMM_BUILD and arg_terms:
+                    out |= {self._instance(c.dotted, (), (), summary, env) if c.kind == "class" else c
+                            for c in arg(0) if c.kind in ("class", UNKNOWN)}
                 elif dotted in TIMM_CREATE and self.index.registered_with(TIMM_REGISTER):
                     named = arg_terms[0] if arg_terms else next((t for k, t in kw_terms if k == "model_name"), None)
                     out |= self._timm_created(self.values(named, summary, env, depth), depth, summary)
