@@ -1338,6 +1338,7 @@ class ProjectIndex:
             self.by_file.setdefault(base, summary)
         self.resolver = Resolver(self)
         self._stores: Optional[dict] = None
+        self._registered_classes: Optional[frozenset] = None  # registered_classes
         self._calls: Optional[dict] = None
         self._passing: Optional[dict] = None  # calls_passing
         self._through: Optional[dict] = None  # calls_through_names
@@ -1951,6 +1952,19 @@ class ProjectIndex:
         if self._stores is None:
             self._stores = self._collect_stores()
         return self._stores.get(location, [])
+
+    def registered_classes(self) -> frozenset:
+        """The project classes some container holds under a key (`@REGISTRY.register()`,
+        `MODELS["unet"] = UNet`; not timm's `@register_notrace_module`, a set): the only
+        classes a call of a looked-up callee (`REGISTRY.get(k)(opt)`, values.LOOKED_UP)
+        may build."""
+        if self._registered_classes is None:
+            if self._stores is None:
+                self._stores = self._collect_stores()
+            self._registered_classes = frozenset(
+                held.dotted for entries in self._stores.values() for _summary, held, key in entries
+                if isinstance(held, Value) and held.kind == "class" and isinstance(key, str))
+        return self._registered_classes
 
     def _collect_stores(self) -> dict:
         """Container stores of every file, and defs registered by decorators:
