@@ -320,6 +320,12 @@ class Value(NamedTuple):
     patched: Optional[tuple] = None
 
 
+def _known_keys(keys: frozenset) -> Optional[frozenset]:
+    """The string keys `keys` (what a key expression holds) can be, or None when one of
+    them is not a known constant (then any key)."""
+    return frozenset(v.dotted for v in keys) if keys and all(v.kind == "const" for v in keys) else None
+
+
 def patched_attr(value: "Value", name: str) -> Optional[frozenset]:
     """What `value.<name>` was set to on the instance itself (None: not set)."""
     if value.patched:
@@ -1429,7 +1435,7 @@ class Resolver:
             keys = EMPTY
             if type(index) is tuple:  # a key: the constants it can be, or None (any)
                 keys = self.values(index, summary, env, depth)
-                index = frozenset(v.dotted for v in keys) if keys and all(v.kind == "const" for v in keys) else None
+                index = _known_keys(keys)
             out = set()
             for base in self.values(term[1], summary, env, depth):
                 if isinstance(index, frozenset) and base.kind in ("seq", "ext") and base.dotted \
@@ -2114,7 +2120,7 @@ class Resolver:
                 # keys not known), every element for a key not known; `d.get(k, default)`
                 # may give the default
                 keys = arg(0) if arg_terms else EMPTY
-                index = frozenset(v.dotted for v in keys) if keys and all(v.kind == "const" for v in keys) else None
+                index = _known_keys(keys)
                 if index is None and f.dotted:
                     # a Registry object's entries are not one role (basicsr's ARCH_REGISTRY holds
                     # generators, discriminators and loss networks): a key not known here is a
@@ -2129,7 +2135,7 @@ class Resolver:
                     out |= arg(1)
             elif f.kind == "yaml-getter":  # `cfg.pop("type")`: the key of the YAML configuration
                 keys = arg(0) if arg_terms else EMPTY
-                index = frozenset(v.dotted for v in keys) if keys and all(v.kind == "const" for v in keys) else None
+                index = _known_keys(keys)
                 out |= self._yaml_read(Value("yaml", f.dotted, keys=f.keys), index)
             elif f.kind == "builder":
                 # a registry's `build(cfg)` (mmengine, mmcv): an instance of the class the
