@@ -568,18 +568,7 @@ class _Summarizer:
 
     def _imported_refs(self, nodes: "ScopeNodes") -> dict[str, Ref]:
         """{name: Ref of what it names} for the import statements of a def."""
-        refs: dict[str, Ref] = {}
-        for stmt in nodes.imports:
-            if stmt.__class__ is ast.ImportFrom:
-                base = self.names._absolute_from(stmt)
-                for alias in stmt.names:
-                    if alias.name != "*":
-                        refs[alias.asname or alias.name] = Ref(f"{base}.{alias.name}" if base else alias.name)
-            else:
-                for alias in stmt.names:
-                    top = alias.name.split(".", 1)[0]
-                    refs[alias.asname or top] = Ref(alias.name if alias.asname else top)
-        return refs
+        return {name: Ref(dotted) for stmt in nodes.imports for name, dotted in self.names.import_bindings(stmt)}
 
     def _scope_types(self, nodes: "ScopeNodes") -> dict[str, Ref]:
         types: dict[str, Ref] = {}
@@ -1949,9 +1938,13 @@ class ProjectIndex:
         return self._calls.get(name, [])
 
     def stored(self, location: tuple) -> list:
+        return self._store_table().get(location, [])
+
+    def _store_table(self) -> dict:
+        """location -> [(summary, term or Value, key)] of every store (_collect_stores), made once."""
         if self._stores is None:
             self._stores = self._collect_stores()
-        return self._stores.get(location, [])
+        return self._stores
 
     def registered_classes(self) -> frozenset:
         """The project classes some container holds under a key (`@REGISTRY.register()`,
@@ -1959,10 +1952,8 @@ class ProjectIndex:
         classes a call of a looked-up callee (`REGISTRY.get(k)(opt)`, values.LOOKED_UP)
         may build."""
         if self._registered_classes is None:
-            if self._stores is None:
-                self._stores = self._collect_stores()
             self._registered_classes = frozenset(
-                held.dotted for entries in self._stores.values() for _summary, held, key in entries
+                held.dotted for entries in self._store_table().values() for _summary, held, key in entries
                 if isinstance(held, Value) and held.kind == "class" and isinstance(key, str))
         return self._registered_classes
 

@@ -830,16 +830,7 @@ class TermBuilder:
                 # table, except a name the module also assigns (`import model.detector`
                 # then `model = model.detector.Detector()`): there the import is the binding
                 # the assignment's right side reads
-                base = self.names._absolute_from(stmt) if t is ast.ImportFrom else None
-                for alias in stmt.names:
-                    if alias.name == "*":
-                        continue
-                    if t is ast.ImportFrom:
-                        name, dotted = alias.asname or alias.name, f"{base}.{alias.name}" if base else alias.name
-                    elif alias.asname:
-                        name, dotted = alias.asname, alias.name
-                    else:
-                        name = dotted = alias.name.split(".", 1)[0]
+                for name, dotted in self.names.import_bindings(stmt):
                     if scope.key or name in self.module_bound:
                         self.bind(scope, name, stmt.lineno, depth, (G, dotted))
             elif t is ast.While:

@@ -185,22 +185,14 @@ class NameTable:
         module_imports = {id(stmt) for stmt in _module_level(tree.body) if isinstance(stmt, (ast.Import, ast.ImportFrom))}
         at_module: dict[str, set] = {}
         for node in imports:
-            body_level = id(node) in unconditional
-            if isinstance(node, ast.Import):
-                bound = [(alias.asname, alias.name) if alias.asname else (alias.name.split(".", 1)[0],) * 2
-                         for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = table._absolute_from(node)
-                bound = []
-                for alias in node.names:
-                    if alias.name == "*":
-                        if base and base not in table.star_imports:
-                            table.star_imports += (base,)
-                        continue
-                    bound.append((alias.asname or alias.name, f"{base}.{alias.name}" if base else alias.name))
-            else:
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
-            for name, target in bound:
+            body_level = id(node) in unconditional
+            if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+                base = table._absolute_from(node)
+                if base and base not in table.star_imports:
+                    table.star_imports += (base,)
+            for name, target in table.import_bindings(node):
                 table._bind(name, target, conflicted, rebinding, body_level)
                 if id(node) in module_imports:
                     at_module.setdefault(name, set()).add(target)
@@ -254,6 +246,17 @@ class NameTable:
             else:
                 rebinding.discard(name)
         self.bindings[name] = target
+
+    def import_bindings(self, node) -> list[tuple[str, str]]:
+        """(name, dotted name) for each name an `import` statement of this file binds:
+        `import a.b` binds `a`, `import a.b as c` binds `c` to `a.b`; `from m import *`
+        binds nothing here (`star_imports`)."""
+        if isinstance(node, ast.Import):
+            return [(alias.asname, alias.name) if alias.asname else (alias.name.split(".", 1)[0],) * 2
+                    for alias in node.names]
+        base = self._absolute_from(node)
+        return [(alias.asname or alias.name, f"{base}.{alias.name}" if base else alias.name)
+                for alias in node.names if alias.name != "*"]
 
     def _absolute_from(self, node: ast.ImportFrom) -> str:
         if not node.level:
