@@ -2210,7 +2210,7 @@ def test_a_module_found_in_a_folder_an_imported_init_paths_puts_on_sys_path(tmp_
         """,
         "tools/cwd.py": """
         import sys
-        sys.path.insert(0, "src/lib")  # relative to the working directory: not followed
+        sys.path.insert(0, "src/lib")  # relative to the working directory: the repository root here
         import torch
         from model.model import create_model
 
@@ -2219,7 +2219,9 @@ def test_a_module_found_in_a_folder_an_imported_init_paths_puts_on_sys_path(tmp_
     })
     assert names(site(data, "src/convert_onnx.py", 6)) == ["src/lib/model/model.py:Net"]
     assert names(site(data, "tools/direct.py", 8)) == ["src/lib/model/model.py:Net"]
-    assert names(site(data, "tools/cwd.py", 7)) == []
+    # (a relative path is read from the folders from the script's own up: before 2026-12-05
+    # it was left out, and YOLO-World's demo in bench/dev33 lost its DeployModel)
+    assert names(site(data, "tools/cwd.py", 7)) == ["src/lib/model/model.py:Net"]
 
 
 def test_a_module_class_without_a_forward_is_named_in_the_reason(tmp_path):
@@ -2336,7 +2338,9 @@ def test_a_return_annotation_naming_a_subclassed_base_does_not_pick_the_base(tmp
 
 def test_the_sys_path_folders_a_module_adds_are_read_from_its_spellings():
     # the spellings found across the development sets' apps (`grep sys.path.append` over
-    # bench/dev*): __file__-relative ones are read, working-directory ones are not
+    # bench/dev*): __file__-relative ones are read, a relative constant is kept as relative to
+    # the working directory (the index tries the folders a script may run in), and what the
+    # code does not spell (`os.getcwd()`, `sys.argv[1]`) is left out
     import ast
 
     from compile_lint.analysis.reach.sys_paths import added_folders
@@ -2360,7 +2364,8 @@ def test_the_sys_path_folders_a_module_adds_are_read_from_its_spellings():
         sys.path.append(sys.argv[1])
     ''')
     tree = ast.parse(source)
-    assert added_folders(tree, NameTable.build(tree, "m")) == ("lib", "vendor", "third_party/x", "../src", "../tools")
+    assert added_folders(tree, NameTable.build(tree, "m")) == (
+        "lib", "vendor", "third_party/x", "../src", "../tools", "cwd:rel")
 
 
 # -- `*args` / `**kwargs` a def passes on, and `None` defaults --------------------------
@@ -4200,3 +4205,162 @@ def test_compile_of_another_packages_module_is_said_to_be_no_module_compile(tmp_
     assert trt["targets"] == [] and "`torch_tensorrt.dynamo.compile()` is a function of another package" in trt["unresolved"]
     timm_site = site(data, "export.py", 12)
     assert "function of another package" not in (timm_site.get("unresolved") or "")
+
+
+def test_calling_an_instance_passes_arguments_to_its_classes_call(tmp_path):
+    """ultralytics' exporter (bench/dev33): `Exporter(overrides)(model=self.model)` hands the
+    model to `Exporter.__call__`, which stores it and exports it. The call of what a call
+    returns, or of a name holding the instance (`exporter(model=m)`), is a caller of
+    `__call__`; before, `model` was a parameter "no call of it passes a known value"."""
+    _, data = project(tmp_path, {
+        "nets.py": NET,
+        "exporter.py": """
+        import torch
+
+        class Exporter:
+            def __init__(self, args=None):
+                self.args = args
+
+            def __call__(self, model=None):
+                self.model = model
+                self.export_onnx()
+
+            def export_onnx(self):
+                torch.onnx.export(self.model, torch.zeros(1), "m.onnx")
+        """,
+        "model.py": """
+        from exporter import Exporter
+        from nets import Net, Other
+
+        class Model:
+            def __init__(self):
+                self.model = Net()
+
+            def export(self, **kw):
+                return Exporter(kw)(model=self.model)
+
+        def export_other():
+            exporter = Exporter({})
+            return exporter(model=Other())
+        """,
+    })
+    assert names(site(data, "exporter.py", 13)) == ["nets.py:Net", "nets.py:Other"]
+
+
+def test_a_relative_sys_path_entry_is_read_from_the_folders_a_script_may_run_in(tmp_path):
+    """YOLO-World's gradio demo (bench/dev33) does `sys.path.append('./deploy')`, then `from
+    easydeploy import model as EM`: run from the repository root, that is
+    deploy/easydeploy/model.py. A relative path is relative to the working directory, so the
+    folders from the script's own up are tried; before, the path was left out and the class
+    was "from another package"."""
+    _, data = project(tmp_path, {
+        "deploy/__init__.py": "",  # (a package: not a folder the project imports its packages from)
+        "deploy/easydeploy/__init__.py": "",
+        "deploy/easydeploy/model.py": """
+        from torch import nn
+
+        class DeployModel(nn.Module):
+            def forward(self, x):
+                return x
+        """,
+        "demo/gradio_demo.py": """
+        import sys
+        import torch
+        sys.path.append('./deploy')
+        from easydeploy import model as EM
+
+        torch.onnx.export(EM.DeployModel(), torch.zeros(1), "m.onnx")
+        """,
+    })
+    assert names(site(data, "demo/gradio_demo.py", 7)) == ["deploy/easydeploy/model.py:DeployModel"]
+
+
+def test_a_with_statement_binds_what_enter_returns(tmp_path):
+    """molmo (bench/dev31): `with Trainer(...) as trainer: trainer.train_batch =
+    torch.compile(trainer.train_batch)`. `__enter__` returns self, so `trainer` is the
+    instance; before, `trainer` had no binding. A context manager of another package stays
+    unseen."""
+    _, data = project(tmp_path, {
+        "nets.py": NET,
+        "train.py": """
+        import torch
+        from nets import Net
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+            def train_batch(self, x):
+                return self.model(x)
+
+        def main():
+            with Trainer(Net()) as trainer:
+                trainer.train_batch = torch.compile(trainer.train_batch)
+            with open("weights") as fh:
+                torch.compile(fh)
+        """,
+    })
+    assert names(site(data, "train.py", 20)) == ["train.py:Trainer.train_batch"]
+    assert site(data, "train.py", 22)["resolution"] == "unresolved"
+
+
+def test_a_function_held_in_a_dict_is_called_through_a_lookup_with_comprehension_items(tmp_path):
+    """torchtitan (copied in Adam-mini, bench/dev31): `models_parallelize_fns = {"llama2":
+    parallelize_llama}` and `[models_parallelize_fns[name](m, mesh) for m in model_parts]`.
+    The lookup's call is a caller of the function, and inside the comprehension `m` is an
+    item of `model_parts`; before, neither was seen."""
+    _, data = project(tmp_path, {
+        "nets.py": NET,
+        "parallel.py": """
+        import torch
+
+        def parallelize(model, mesh):
+            return torch.compile(model)
+
+        parallelize_fns = {"net": parallelize, "other": parallelize}
+        """,
+        "train.py": """
+        from nets import Net
+        from parallel import parallelize_fns
+
+        def main(name, mesh):
+            model_parts = [Net()]
+            return [parallelize_fns[name](m, mesh) for m in model_parts]
+        """,
+    })
+    assert names(site(data, "parallel.py", 5)) == ["nets.py:Net"]
+
+
+
+def test_named_children_of_a_module_dict_gives_its_name_and_module_pairs(tmp_path):
+    """torchtitan's apply_compile (copied in Adam-mini, bench/dev31): `for layer_id, block in
+    model.layers.named_children(): torch.compile(block)` over a ModuleDict the model fills in
+    `__init__`; `named_children()` was not read as the container's (name, module) pairs."""
+    _, data = project(tmp_path, {
+        "nets.py": NET,
+        "model.py": """
+        import torch
+        from torch import nn
+        from nets import Net
+
+        class Transformer(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.layers = nn.ModuleDict()
+                for i in range(n):
+                    self.layers[str(i)] = Net()
+
+        def apply_compile(model):
+            for layer_id, block in model.layers.named_children():
+                model.layers.register_module(layer_id, torch.compile(block))
+
+        apply_compile(Transformer(2))
+        """,
+    })
+    assert names(site(data, "model.py", 15)) == ["nets.py:Net"]

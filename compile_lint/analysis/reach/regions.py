@@ -25,11 +25,11 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator, Optional
 
 from .declared import Recording, describe_declared
-from .sys_paths import added_folders
+from .sys_paths import WORKING_DIR, added_folders
 from ..semantic.names import NameTable, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
 from .configured import TARGET_KEYS, ConfiguredTargets
-from .values import ATTR, PRIOR, CALL, DECORATED, EMPTY, KWARGS, LOCAL, LOOKED_UP, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
+from .values import ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
 from ..semantic.signatures import first_parameter, parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -208,7 +208,7 @@ class ModuleSummary:
     imports: tuple = ()  # the modules `import a.b` statements name, anywhere in the file (program_modules)
     calls: list = field(default_factory=list)  # (callee name, callee term, arg terms, kw terms)
     declared: list = field(default_factory=list)  # `# compile-lint: compiled` markers (analysis/reach/declared.py)
-    sys_paths: tuple = ()  # folders the module puts on sys.path, relative to its own (sys_paths.py)
+    sys_paths: tuple = ()  # folders the module puts on sys.path, relative to its own or to the working directory (sys_paths.py)
     options: dict = field(default_factory=dict)  # command-line options (values.TermBuilder._option)
 
     def dotted(self, qualname: str) -> str:
@@ -376,7 +376,7 @@ class ScopeNodes:
     """The nodes of one scope that the summary looks at, in `walk_scope` order
     (depth-first, source order; nested defs and their decorators, not their bodies)."""
 
-    __slots__ = ("visit", "defs", "calls", "assigns", "returns", "bound", "attrs", "globals", "imports")
+    __slots__ = ("visit", "defs", "calls", "assigns", "returns", "bound", "attrs", "globals", "imports", "comprehensions")
 
     def __init__(self):
         self.attrs: list = []  # (name, attribute) of every `name.attribute` read or written
@@ -388,10 +388,11 @@ class ScopeNodes:
         self.bound: set = set()  # values.assigned_names(owner.body)
         self.globals: frozenset = frozenset()  # names its `global` statements declare
         self.imports: list = []  # its import statements, in a def or class (the module's are the names table's)
+        self.comprehensions: list = []  # its list/set/dict comprehensions and generator expressions
 
 
 # what `_scan_scopes` does with a node, by its class
-_CALL, _DEF, _LAMBDA, _ASSIGN, _RETURN, _BINDS, _DECLARES, _ATTR, _IMPORT = range(1, 10)
+_CALL, _DEF, _LAMBDA, _ASSIGN, _RETURN, _BINDS, _DECLARES, _ATTR, _IMPORT, _COMPREHENSION = range(1, 11)
 _KIND = {
     ast.Attribute: _ATTR,
     ast.Name: 0,  # no child nodes (`ctx` is never walked)
@@ -413,6 +414,10 @@ _KIND = {
     ast.Nonlocal: _DECLARES,
     ast.Import: _IMPORT,
     ast.ImportFrom: _IMPORT,
+    ast.ListComp: _COMPREHENSION,
+    ast.SetComp: _COMPREHENSION,
+    ast.DictComp: _COMPREHENSION,
+    ast.GeneratorExp: _COMPREHENSION,
 }
 _LEAVES = frozenset({ast.Name, ast.Constant})
 TORCH_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
@@ -481,6 +486,8 @@ def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict, imported: Opti
                         _target_names(node.target, bound)
                 elif kind == _RETURN:
                     returns.append(node)
+                elif kind == _COMPREHENSION:
+                    nodes.comprehensions.append(node)
                 elif kind == _BINDS:
                     if cls is With or cls is AsyncWith:
                         for item in node.items:
@@ -784,7 +791,7 @@ class _Summarizer:
         self.terms.collect(body, scope)
         types = self._scope_types(nodes)
         self.context = SummaryContext(self.terms.module_bound, types)
-        self._visit_body(nodes.visit, types, None, None, None, scope)
+        self._visit_body(nodes.visit, types, None, None, None, scope, nodes.comprehensions)
         summary = self.summary
         summary.scopes = self.terms.bindings
         summary.returns = self.terms.returns
@@ -797,8 +804,10 @@ class _Summarizer:
         summary.imports = tuple(sorted(self._imported_names))
         return summary
 
-    def _visit_body(self, nodes, local, cls, cls_dotted, owner: Optional[DefInfo], scope: Scope) -> None:
+    def _visit_body(self, nodes, local, cls, cls_dotted, owner: Optional[DefInfo], scope: Scope,
+                    comprehensions=()) -> None:
         """Record sites, calls and defs in one scope (not descending into nested defs)."""
+        comprehended = self._comprehended_calls(comprehensions, scope) if comprehensions else None
         for node in nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._visit_function(node, local, cls, cls_dotted, scope)
@@ -822,7 +831,12 @@ class _Summarizer:
                 callee = self.ref_of(node.func, local, cls, cls_dotted)
                 if callee is not None and owner is not None:
                     owner.calls.append(callee)
-                self._record_call(node, scope)
+                loops = comprehended.get(id(node)) if comprehended else None
+                if loops:
+                    with self.terms.within(loops):
+                        self._record_call(node, scope)
+                else:
+                    self._record_call(node, scope)
                 if callee is not None and node.args and not callee.dotted.startswith(("torch.", "builtins.")):
                     target = self.ref_of(node.args[0], local, cls, cls_dotted)
                     term = self.terms.term(node.args[0], scope, node.lineno)
@@ -831,6 +845,25 @@ class _Summarizer:
                         kws = tuple((k, v) for k, v in kws if v is not _NOT_LITERAL)
                         self.summary.wrapper_calls.append((callee.dotted, target, node.lineno, kws, term, node.col_offset))
 
+    def _comprehended_calls(self, comprehensions, scope: Scope) -> Optional[dict]:
+        """id(call) -> what the loop names of the comprehensions around it hold, for the
+        calls inside a comprehension of this scope: `[parallelize(m, mesh) for m in
+        model_parts]` passes an item of `model_parts` (torchtitan, bench/dev31), not
+        whatever an `m` of the enclosing def holds."""
+        out = None
+        for node in comprehensions:
+            if all(_counts(gen.iter) for gen in node.generators):
+                continue  # (`[Block(d) for i in range(depth)]`, most of model code's: its names hold ints)
+            loops = self.terms.comprehension_loops(node, scope, node.lineno)
+            if not loops:
+                continue
+            out = {} if out is None else out
+            for inner in _walk_plain(node):
+                if inner.__class__ is ast.Call:
+                    # (an inner comprehension comes later: its names are nearer and win)
+                    out[id(inner)] = {**out[id(inner)], **loops} if id(inner) in out else loops
+        return out
+
     def _record_call(self, node: ast.Call, scope: Scope) -> None:
         """A call, so the index can tell what a parameter receives, or that a call leaves
         it to its default. Keywords are (name, term); `**kw` is (None, None): any name.
@@ -838,8 +871,11 @@ class _Summarizer:
         keywords): no model or function is passed, but it may omit a parameter."""
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        if name is None and (node.args or node.keywords) and _is_lookup(func):
-            name = LOOKED_UP
+        if name is None and (node.args or node.keywords):
+            if _is_lookup(func):
+                name = LOOKED_UP
+            elif isinstance(func, ast.Call) and isinstance(func.func, (ast.Name, ast.Attribute)):
+                name = CALLED_RESULT  # `Exporter(args)(model=m)`: the instance's `__call__`
         if name is None or name in COMMON_METHODS:
             return
         if name.startswith("__"):  # dunder calls are kept only to pass `**kwargs` on
@@ -970,7 +1006,7 @@ class _Summarizer:
         wrapped = [p for p in params[: len(positional)]]
         if is_method and wrapped and self_kind:
             wrapped = wrapped[1:]
-        self._visit_body(nodes.visit, local, cls, cls_dotted, info, scope)
+        self._visit_body(nodes.visit, local, cls, cls_dotted, info, scope, nodes.comprehensions)
         if wrapped and nodes.calls:
             info.instantiates = self._instantiates(nodes, wrapped, params)
         self._wraps_param = None
@@ -1187,7 +1223,7 @@ class _Summarizer:
             site = self._decorator_site(deco, Ref(cls_dotted, instance=True))
             if site is not None:
                 self.summary.sites.append(site)
-        self._visit_body(class_nodes.visit, {}, info, cls_dotted, None, outer)
+        self._visit_body(class_nodes.visit, {}, info, cls_dotted, None, outer, class_nodes.comprehensions)
         for method in methods:  # (their DefInfos exist now)
             found = self.summary.defs.get(self.qualnames[id(method)])
             if found is not None:
@@ -1279,6 +1315,11 @@ def statement_part(stmt: ast.stmt, context: SummaryContext, names: NameTable, pa
 SUPER_CALL = "super()"  # ScopeNodes.attrs: `super().<attr>`
 
 
+def _counts(iterable: ast.expr) -> bool:
+    """Whether a loop over `iterable` gives ints (`range(...)`): its names hold no model."""
+    return iterable.__class__ is ast.Call and iterable.func.__class__ is ast.Name and iterable.func.id == "range"
+
+
 def _is_lookup(func: ast.expr) -> bool:
     """A callee that a lookup gives: `REGISTRY.get(key)`, `MODELS[name]`, `registry.MODELS[name]`
     (not an item of `self`'s attributes, `self.blocks[i](x)`: a forward, never a constructor
@@ -1328,6 +1369,7 @@ class ProjectIndex:
         self.resolver = Resolver(self)
         self._stores: Optional[dict] = None
         self._registered_classes: Optional[frozenset] = None  # registered_classes
+        self._functions_held: Optional[frozenset] = None  # functions_held
         self._calls: Optional[dict] = None
         self._passing: Optional[dict] = None  # calls_passing
         self._through: Optional[dict] = None  # calls_through_names
@@ -1409,14 +1451,33 @@ class ProjectIndex:
     def _sys_path_folders(self, summary: ModuleSummary, folder: str) -> tuple:
         """The folders `summary`'s module puts on sys.path, and those of the project modules
         next to it that it imports (`import _init_paths`), as absolute paths."""
-        out = [os.path.normpath(os.path.join(folder, rel)) for rel in summary.sys_paths]
+        out = self._added_folders(folder, summary.sys_paths)
         for dotted in summary.bindings.values():
             module = self._by_file(folder, dotted.split("."))
             imported = self.modules.get(module) if module else None
             if imported is not None and imported.sys_paths and imported is not summary:
-                there = os.path.dirname(os.path.abspath(imported.path))
-                out += [os.path.normpath(os.path.join(there, rel)) for rel in imported.sys_paths]
+                out += self._added_folders(os.path.dirname(os.path.abspath(imported.path)), imported.sys_paths)
         return tuple(dict.fromkeys(out))
+
+    def _added_folders(self, folder: str, sys_paths: tuple) -> list[str]:
+        """The absolute folders a module in `folder` adds to sys.path: relative to its own
+        folder, or, for a path relative to the working directory (sys_paths.WORKING_DIR),
+        the first folder from its own up that holds files of the run under that path."""
+        out = []
+        for rel in sys_paths:
+            if not rel.startswith(WORKING_DIR):
+                out.append(os.path.normpath(os.path.join(folder, rel)))
+                continue
+            rel, run_folders, here = rel[len(WORKING_DIR):], self._run_folders(), folder
+            while True:
+                there = os.path.normpath(os.path.join(here, rel))
+                if there in run_folders:
+                    out.append(there)
+                    break
+                if os.path.dirname(here) == here:
+                    break
+                here = os.path.dirname(here)
+        return out
 
     def holds_module(self, dotted: str) -> bool:
         """Whether `dotted` (as the index names modules) is a module of the project or a
@@ -1467,8 +1528,9 @@ class ProjectIndex:
             found = self._by_file_memo[key] = self._by_file_uncached(folder, parts)
             return found
 
-    def _by_file_uncached(self, folder: str, parts: list[str]) -> Optional[str]:
-        if self._file_folders is None:  # every folder above a summarized file
+    def _run_folders(self) -> set:
+        """Every folder above a summarized file."""
+        if self._file_folders is None:
             self._file_folders = set()
             for base in self.by_file:
                 while True:
@@ -1477,6 +1539,10 @@ class ProjectIndex:
                         break
                     self._file_folders.add(parent)
                     base = parent
+        return self._file_folders
+
+    def _by_file_uncached(self, folder: str, parts: list[str]) -> Optional[str]:
+        self._run_folders()
         # (os.path.join of a folder and module parts, spelled out: 66k joins on corpus M)
         prefix = folder if folder.endswith(os.sep) else folder + os.sep
         first = prefix + parts[0]
@@ -1956,6 +2022,36 @@ class ProjectIndex:
                 held.dotted for entries in self._store_table().values() for _summary, held, key in entries
                 if isinstance(held, Value) and held.kind == "class" and isinstance(key, str))
         return self._registered_classes
+
+    def functions_held(self) -> frozenset:
+        """The project functions a module-level dict display holds as a value
+        (`models_parallelize_fns = {"llama2": parallelize_llama}`) where the project calls
+        an item of a dict of that name (`models_parallelize_fns[name](model, mesh)`): those
+        a call of a looked-up callee (values.LOOKED_UP) may call. (Every function some
+        container holds, timm's 1,400 registered model functions among them, took corpus
+        M's index from 1.7 to 8 s.)"""
+        if self._functions_held is None:
+            looked_up = set()
+            for _summary, callee, _args, _kws in self.calls_named(LOOKED_UP):
+                base = callee[1] if callee[0] == ITEM else None
+                if base is not None and base[0] == G:
+                    looked_up.add(base[1].rsplit(".", 1)[-1])
+            held: set = set()
+            for summary in self.summaries if looked_up else ():
+                module_scope = summary.scopes.get("", {})
+                for name in looked_up.intersection(module_scope):
+                    for entry in module_scope[name]:
+                        term = entry[2]
+                        if term is None or term[0] != SEQ or len(term) < 4:  # a dict display with string keys
+                            continue
+                        for element in term[1]:
+                            if element is None or element[0] != G:
+                                continue
+                            found = self.lookup(element[1], 0, summary)
+                            if found is not None and found[1].kind == "function" and "." not in found[1].qualname:
+                                held.add(found[0].dotted(found[1].qualname))
+            self._functions_held = frozenset(held)
+        return self._functions_held
 
     def _collect_stores(self) -> dict:
         """Container stores of every file, and defs registered by decorators:

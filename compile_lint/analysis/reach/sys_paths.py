@@ -11,10 +11,12 @@ after which `from model.model import create_model` is `lib/model/model.py`
 in these folders too (ProjectIndex.candidates): the file's own additions and those of the
 project modules it imports.
 
-Only paths spelled from `__file__` are read (`os.path.dirname`, `abspath`, `realpath`,
+Paths spelled from `__file__` are read (`os.path.dirname`, `abspath`, `realpath`,
 `normpath`, `os.path.join` with string constants, `pathlib.Path(__file__).parent / "lib"`,
-`str(...)`), at module level, in order; a constant path is relative to the working
-directory, which the code does not fix, and is left out.
+`str(...)`), at module level, in order. A relative constant (`sys.path.append('./deploy')`)
+is relative to the working directory, which the code does not fix: it is kept with the
+WORKING_DIR prefix, and the index takes it from the folders the script may be run from (its
+own and those above it: YOLO-World's demo, run from the repository root, bench/dev33).
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ _FILE = "<file>"  # the value of `__file__`; any other value is a folder relativ
 _SAME = frozenset({"os.path.abspath", "os.path.realpath", "os.path.normpath", "builtins.str", "pathlib.Path",
                    "os.fspath"})
 _ADDERS = frozenset({"sys.path.insert", "sys.path.append"})
+WORKING_DIR = "cwd:"  # prefix of a folder relative to the working directory, not to the file
 
 
 def added_folders(tree: ast.Module, names: NameTable) -> tuple[str, ...]:
@@ -55,6 +58,9 @@ def added_folders(tree: ast.Module, names: NameTable) -> tuple[str, ...]:
                 index = helpers[call.func.id]
                 arg = call.args[index] if index < len(call.args) else None
             folder = _path(arg, env, names) if arg is not None else None
+            if folder is None and isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value \
+                    and not posixpath.isabs(arg.value):
+                folder = WORKING_DIR + posixpath.normpath(arg.value)
             if folder is not None and folder != _FILE and folder not in out:
                 out.append(folder)
     return tuple(out)

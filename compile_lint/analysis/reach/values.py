@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import os
+from contextlib import contextmanager
 from typing import Callable, NamedTuple, Optional
 
 from .configured import TARGET_KEYS
@@ -99,6 +100,10 @@ RECORDED_ARGS = 8  # arguments (and keywords) a project call keeps in the index 
 # `MODELS[name](cfg)` (basicsr's `MODEL_REGISTRY.get(opt['model_type'])(opt)` is the only
 # call that passes a model class its options: bench/dev27)
 LOOKED_UP = "<looked up>"
+# the name under which the index keeps calls of what another call returns, `Exporter(args)(
+# model=m)`: an instance's `__call__` runs (ultralytics' exporter is handed its model so,
+# bench/dev33)
+CALLED_RESULT = "<called result>"
 # node classes `TermBuilder._term` tells apart, as module globals (one lookup each)
 (_Name, _Attribute, _Call, _Subscript, _Constant, _List, _Tuple, _Set, _Dict, _ListComp, _GeneratorExp, _SetComp,
  _DictComp, _IfExp, _BoolOp, _Starred, _Lambda, _NamedExpr, _Await) = (
@@ -208,7 +213,7 @@ NAMESPACES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
 # a container's methods that return one of its elements, and those that return a view
 # of all of them (`for name, block in blocks.items()`: a pair per element)
 CONTAINER_GETTERS = frozenset({"get", "pop", "__getitem__", "setdefault"})
-CONTAINER_VIEWS = frozenset({"values", "items", "keys", "children", "copy"})
+CONTAINER_VIEWS = frozenset({"values", "items", "keys", "children", "copy", "named_children"})
 # a registry object's method that builds an instance of an entry from a configuration
 # (mmengine's and mmcv's `Registry.build(cfg)`): asked only of a container the project
 # registers classes into (`@MODELS.register_module()`)
@@ -609,6 +614,14 @@ class TermBuilder:
         what they loop over: `{a.__name__.lower(): a for a in ARCHITECTURES}` holds the
         classes of ARCHITECTURES (smp's create_model registry). Built apart from the term
         memo: the same name nodes read outside this question mean something else."""
+        loops = self.comprehension_loops(comp, scope, row)
+        if not loops:
+            return self.term(elt, scope, row)
+        return self.term_within(loops, elt, scope, row)
+
+    def comprehension_loops(self, comp, scope: Scope, row: Optional[int]) -> dict:
+        """name -> term of what a comprehension's loop names hold: an item of what they
+        loop over (None: an int of `range`, or not known)."""
         loops = {}
         for gen in comp.generators:
             items = self.term(gen.iter, scope, row)
@@ -621,12 +634,21 @@ class TermBuilder:
                     loops[target.id] = held
                 elif isinstance(target, (ast.Tuple, ast.List)):
                     targets += [(e, (ITEM, held, i) if held is not None else None) for i, e in enumerate(target.elts)]
-        if not loops:
-            return self.term(elt, scope, row)
+        return loops
+
+    def term_within(self, loops: dict, expr, scope: Scope, row: Optional[int]):
+        """The term of `expr` inside a comprehension whose loop names hold `loops`."""
+        with self.within(loops):
+            return self.term(expr, scope, row)
+
+    @contextmanager
+    def within(self, loops: dict):
+        """Terms built inside a comprehension whose loop names hold `loops`; apart from the
+        term memo: the same name nodes read outside this question mean something else."""
         saved_memo, saved = self._terms, self._comprehended
         self._terms, self._comprehended = {}, {**saved, **loops}
         try:
-            return self.term(elt, scope, row)
+            yield
         finally:
             self._terms, self._comprehended = saved_memo, saved
 
@@ -839,6 +861,14 @@ class TermBuilder:
                 self._loops -= 1
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
             elif t in (ast.With, ast.AsyncWith):
+                # `with Trainer(cfg) as trainer:` binds what `__enter__` returns (a project
+                # class's `return self`: the instance; molmo's compiled `trainer.train_batch`,
+                # bench/dev31)
+                for item in stmt.items:
+                    if item.optional_vars is not None:
+                        context = self.term(item.context_expr, scope, stmt.lineno)
+                        entered = (CALL, (ATTR, context, "__enter__"), (), ()) if context is not None else None
+                        self._assign(item.optional_vars, entered, scope, stmt.lineno, depth, cls_attrs)
                 # a `with` body runs whenever the statement does: `with init_empty_weights():
                 # vae = VAE.from_config(c)` replaces what `vae` held, as an assignment would
                 self._statements(stmt.body, scope, depth, cls_attrs)
@@ -1155,6 +1185,7 @@ class Resolver:
         self._enums: dict = {}  # class dotted -> _enum_members (None: no Enum)
         self.evaluations = 0  # terms evaluated (each round of a cycle counts again)
         self._made: dict = {}  # Value.made -> (summary, env) of the call that built the instance
+        self._env_ids: dict = {}  # env key -> its number in Value.made (_instance)
         if sys.getrecursionlimit() < 20_000:  # questions nest ~6 Python frames deep each
             sys.setrecursionlimit(20_000)
 
@@ -2548,7 +2579,11 @@ class Resolver:
         if not arg_terms and not kw_terms or dotted not in self.index.defs or not self.index.stores_init_params(dotted):
             return Value("inst", dotted)
         env_key = env.key if type(env) is _Env and env.key is not None else _env_key(env)
-        made = ("call", id(summary), arg_terms, kw_terms, env_key)
+        # the bindings by a number of their own: a key holds the values bound, which hold
+        # the keys of their own constructions, so that a chain of constructions passed on
+        # (ultralytics' trainer -> model -> exporter, bench/dev33) made keys whose `repr`
+        # and hash walked every path of a shared structure (minutes, gigabytes)
+        made = ("call", id(summary), arg_terms, kw_terms, self._env_ids.setdefault(env_key, len(self._env_ids)))
         self._made.setdefault(made, (summary, env))
         return Value("inst", dotted, made=made)
 
@@ -2740,6 +2775,12 @@ class Resolver:
         short = qualname.rsplit(".", 1)[-1]
         names = [short]
         builders = self.index.classes_built_by(dotted) if short == "__init__" else ()
+        if short == "__call__":
+            names.append(CALLED_RESULT)
+        elif "." not in qualname and dotted in self.index.functions_held():
+            # `PARALLELIZE_FNS[name](model, mesh)` with PARALLELIZE_FNS a dict of functions
+            # (torchtitan, copied in Adam-mini: bench/dev31)
+            names.append(LOOKED_UP)
         if builders:
             names += sorted({c.rsplit(".", 1)[-1] for c in builders} | {"cls"})
             # (looked-up callees are evaluated, all of them, only for a class some container
@@ -2910,10 +2951,17 @@ class Resolver:
         table: dict = {}
         settled = True
         memo = self._memo
+        instances = key == CALLED_RESULT or key[0] == KWARGS
         for i, (c_summary, callee, args, kws) in enumerate(calls):
             for f in self.values(callee, c_summary, None, depth):
                 if f.kind == "class" or f.kind == "func" or f.kind == "bound":
                     table.setdefault(f.dotted, []).append((i, f.kind, c_summary, args, kws))
+                elif f.kind == "inst" and instances and f.dotted in self.index.defs:
+                    # calling an instance runs its class's `__call__`, `self` bound: `Exporter(args)(
+                    # model=m)`, or through a name, `exporter(model=m)`
+                    method = self.index.find_def(f"{f.dotted}.__call__", None)
+                    if method is not None:
+                        table.setdefault(method[0].dotted(method[1].qualname), []).append((i, "bound", c_summary, args, kws))
             if settled and (id(c_summary), callee, None) not in memo:
                 settled = False
         (self._callees if settled else self._callees_this_round)[key] = table
@@ -3020,7 +3068,7 @@ def _is_alternate_constructor(name: str) -> bool:
 def _view(view: Value) -> Value:
     """The container a view method returns (`d.items()`, `d.values()`, `d.keys()`)."""
     every = frozenset().union(*view.elems) if view.elems else EMPTY
-    if view.dotted == "items":
+    if view.dotted == "items" or view.dotted == "named_children":  # (a module container's (name, module) pairs)
         keys = view.keys or (None,) * len(view.elems)
         pairs = frozenset(Value("seq", None, (frozenset({Value("const", k)}) if k is not None else EMPTY, elems), True)
                           for k, elems in zip(keys, view.elems))
