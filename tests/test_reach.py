@@ -997,6 +997,37 @@ def test_torch_brought_in_by_a_star_import_still_spells_the_sites(tmp_path):
     assert names(site(data, "export.py", 5)) == ["net.py:Block"]
 
 
+def test_torch_imported_from_a_project_module_spells_the_sites(tmp_path):
+    """ultralytics' callbacks/tensorboard.py (yolov13, bench/dev33): `from
+    ultralytics.utils.torch_utils import de_parallel, torch`, then `torch.jit.trace(...)`:
+    no site was recorded. A project module named torch comes in under another name (`from
+    xlib import torch as lib_torch`, bench/dev7), and stays that module."""
+    _, data = project(tmp_path, {
+        "net.py": BLOCKS,
+        "torch_utils.py": """
+        import torch
+        """,
+        "xlib/__init__.py": "",
+        "xlib/torch.py": """
+        def jit():
+            pass
+        """,
+        "callbacks.py": """
+        from torch_utils import torch
+        from net import Block
+
+        torch.jit.trace(Block(), None)
+        """,
+        "other.py": """
+        from xlib import torch as lib_torch
+
+        lib_torch.jit()
+        """,
+    })
+    assert names(site(data, "callbacks.py", 5)) == ["net.py:Block"]
+    assert [s for s in data["sites"] if s["path"] == "other.py"] == []
+
+
 # -- parameter defaults -------------------------------------------------------------------
 def test_a_parameter_default_is_what_a_call_that_omits_the_argument_passes(tmp_path):
     # timm sequencer.py: `class Sequencer2dBlock: def __init__(..., rnn_layer=LSTM2d, ...)`

@@ -251,19 +251,9 @@ def _collect(scope: ast.AST, names: NameTable, walrus: bool = True) -> ScopeName
             for part in node.decorator_list if walrus else ():
                 _expression_bindings(part, bound)
             continue
-        if t is ast.Import:
-            for alias in node.names:
-                if alias.asname:
-                    bound[alias.asname] = alias.name
-                else:
-                    top = alias.name.split(".", 1)[0]
-                    bound[top] = top
-            continue
-        if t is ast.ImportFrom:
-            base = names._absolute_from(node)
-            for alias in node.names:
-                if alias.name != "*":
-                    bound[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+        if t is ast.Import or t is ast.ImportFrom:
+            for name, dotted in names.import_bindings(node):
+                bound[name] = dotted
             continue
         if t is ast.Global:
             found.declared_global.update(node.names)

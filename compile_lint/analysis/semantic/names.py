@@ -82,6 +82,17 @@ def import_root(path: str, _cache: dict = {}) -> tuple[str, tuple[str, ...]]:
     return folder, tuple(part.replace(".", "_") for part in rel.split(os.sep) if part and part != ".")
 
 
+def _imported_from(base: str, alias: ast.alias) -> str:
+    """The dotted name `from base import name` binds. `from utils.torch_utils import torch`
+    (ultralytics' callbacks) is torch itself, re-exported: a module of the project named
+    `torch` is imported under another name (`from xlib import torch as lib_torch`,
+    `from .. import torch as torch4rec`: the other three of the four such imports in the
+    development sets, bench/dev7, bench/dev11, bench/dev33)."""
+    if alias.name == "torch" and alias.asname is None and base and base.split(".", 1)[0] != "torch":
+        return "torch"
+    return f"{base}.{alias.name}" if base else alias.name
+
+
 def module_name_for(path: str, _cache: dict = {}) -> tuple[str, bool]:
     """Dotted module name of `path`, and whether it is a package.
 
@@ -255,7 +266,7 @@ class NameTable:
             return [(alias.asname, alias.name) if alias.asname else (alias.name.split(".", 1)[0],) * 2
                     for alias in node.names]
         base = self._absolute_from(node)
-        return [(alias.asname or alias.name, f"{base}.{alias.name}" if base else alias.name)
+        return [(alias.asname or alias.name, _imported_from(base, alias))
                 for alias in node.names if alias.name != "*"]
 
     def _absolute_from(self, node: ast.ImportFrom) -> str:
