@@ -214,6 +214,11 @@ class ModuleSummary:
     def dotted(self, qualname: str) -> str:
         return f"{self.module}.{qualname}" if self.module else qualname
 
+    def attr_stores(self, cls: str, name: str) -> list:
+        """(term, method) of each store of attribute `name` in class `cls` of this module:
+        the method's name, None for the class body."""
+        return list(zip(self.attrs.get(cls, {}).get(name, ()), self.attr_methods.get(cls, {}).get(name, ())))
+
 
 @dataclass
 class RegionInfo:
@@ -852,7 +857,7 @@ class _Summarizer:
         whatever an `m` of the enclosing def holds."""
         out = None
         for node in comprehensions:
-            if all(_counts(gen.iter) for gen in node.generators):
+            if all(_over_range(gen.iter) for gen in node.generators):
                 continue  # (`[Block(d) for i in range(depth)]`, most of model code's: its names hold ints)
             loops = self.terms.comprehension_loops(node, scope, node.lineno)
             if not loops:
@@ -1315,7 +1320,7 @@ def statement_part(stmt: ast.stmt, context: SummaryContext, names: NameTable, pa
 SUPER_CALL = "super()"  # ScopeNodes.attrs: `super().<attr>`
 
 
-def _counts(iterable: ast.expr) -> bool:
+def _over_range(iterable: ast.expr) -> bool:
     """Whether a loop over `iterable` gives ints (`range(...)`): its names hold no model."""
     return iterable.__class__ is ast.Call and iterable.func.__class__ is ast.Name and iterable.func.id == "range"
 
@@ -1400,6 +1405,7 @@ class ProjectIndex:
         self._factory_entries: dict = {}
         self._callees: dict = {}  # (Ref, id(summary)) -> the defs a call of it runs (_callee_defs)
         self._file_folders: Optional[set] = None
+        self._folders_above: dict = {}  # folder -> _folders_up(folder)
         self._test_files: dict = {}
         self._fixtures: Optional[dict] = None  # fixture name -> [(summary, DefInfo)] (fixture_for)
         self._subclasses: Optional[dict] = None  # class dotted -> its project subclasses (classes_admitted)
@@ -1434,13 +1440,11 @@ class ProjectIndex:
         # last, the folders further up, as the folder a script is run from: AWML's
         # `from projects.StreamPETR.deploy.containers import ...` in a package under its own
         # setup.py, `projects/` a namespace package of the repository root (bench/dev29)
-        above = os.path.dirname(folders[2])
-        while above != os.path.dirname(above):
+        for above in self._folders_up(os.path.dirname(folders[2]))[:-1]:  # (not the file system's root)
             found_here = self._by_file(above, parts)
             if found_here:
                 out.append(found_here)
                 break
-            above = os.path.dirname(above)
         # the project's packages under an import folder of their own (`src/pkg/...`, the
         # layout pip installs from): `import pkg` anywhere in the project is that package
         out += [root + dotted for root in self.import_roots() if root + parts[0] in self.modules]
@@ -1468,16 +1472,23 @@ class ProjectIndex:
             if not rel.startswith(WORKING_DIR):
                 out.append(os.path.normpath(os.path.join(folder, rel)))
                 continue
-            rel, run_folders, here = rel[len(WORKING_DIR):], self._run_folders(), folder
-            while True:
+            rel, run_folders = rel[len(WORKING_DIR):], self._run_folders()
+            for here in self._folders_up(folder):
                 there = os.path.normpath(os.path.join(here, rel))
                 if there in run_folders:
                     out.append(there)
                     break
-                if os.path.dirname(here) == here:
-                    break
-                here = os.path.dirname(here)
         return out
+
+    def _folders_up(self, folder: str) -> tuple:
+        """`folder` and every folder above it, the file system's root last; made once per
+        folder (every import of every file walks up from its folder)."""
+        found = self._folders_above.get(folder)
+        if found is None:
+            parent = os.path.dirname(folder)
+            found = (folder,) if parent == folder else (folder, *self._folders_up(parent))
+            self._folders_above[folder] = found
+        return found
 
     def holds_module(self, dotted: str) -> bool:
         """Whether `dotted` (as the index names modules) is a module of the project or a
@@ -1845,10 +1856,8 @@ class ProjectIndex:
         mro = self.mro(cls_dotted)
         for i, c in enumerate(mro):
             summary = self.defs[c][0]
-            terms = summary.attrs.get(c, {}).get(name, ())
-            methods = summary.attr_methods.get(c, {}).get(name, ()) if terms and i else ()
-            for j, term in enumerate(terms):
-                if j < len(methods) and methods[j] is not None and self._overridden(mro[:i], methods[j]):
+            for term, method in summary.attr_stores(c, name):
+                if i and method is not None and self._overridden(mro[:i], method):
                     continue
                 out.append((summary, term))
         return out

@@ -1739,8 +1739,7 @@ class Resolver:
             if sub == cls_dotted:
                 continue
             s_summary = self.index.defs[sub][0]
-            made_in = s_summary.attr_methods.get(sub, {}).get(name, ())
-            for term, method in zip(s_summary.attrs.get(sub, {}).get(name, ()), made_in):
+            for term, method in s_summary.attr_stores(sub, name):
                 if method is not None:  # (a store in a method of the subclass itself)
                     out |= self.values(term, s_summary, _Env(self=frozenset({Value("inst", sub)})), depth)
         return out
@@ -1756,11 +1755,10 @@ class Resolver:
             defs = self.index.defs
             if any(ENUM_BASES.intersection(defs[c][1].bases or ()) for c in self.index.mro(cls_dotted) if c in defs):
                 summary = defs[cls_dotted][0]
-                made_in = summary.attr_methods.get(cls_dotted, {})
                 found = {}
-                for name, terms in summary.attrs.get(cls_dotted, {}).items():
+                for name in summary.attrs.get(cls_dotted, {}):
                     # class-body stores (no method made them) of a public name
-                    body = [(summary, t) for t, m in zip(terms, made_in.get(name, ())) if m is None]
+                    body = [(summary, t) for t, m in summary.attr_stores(cls_dotted, name) if m is None]
                     if body and not name.startswith("_"):
                         found[name] = body
             self._enums[cls_dotted] = found
@@ -2951,7 +2949,8 @@ class Resolver:
         table: dict = {}
         settled = True
         memo = self._memo
-        instances = key == CALLED_RESULT or key[0] == KWARGS
+        # (a key is a callee's name, or (KWARGS, keyword) for the calls through a name)
+        instances = key == CALLED_RESULT or type(key) is tuple and key[0] == KWARGS
         for i, (c_summary, callee, args, kws) in enumerate(calls):
             for f in self.values(callee, c_summary, None, depth):
                 if f.kind == "class" or f.kind == "func" or f.kind == "bound":
