@@ -4395,3 +4395,160 @@ def test_named_children_of_a_module_dict_gives_its_name_and_module_pairs(tmp_pat
         """,
     })
     assert names(site(data, "model.py", 15)) == ["nets.py:Net"]
+
+
+def test_a_comfyui_node_input_holds_what_the_nodes_returning_its_type_return(tmp_path):
+    """ComfyUI calls a custom node's `FUNCTION` method, never the project: each input is an
+    output of a node whose `RETURN_TYPES` gives the input's type string at that position. A
+    loader node builds the model and another node compiles it; before, the compile site was
+    "a parameter no call passes". A core type (`MODEL`) may come from ComfyUI's own nodes
+    (partial), and a widget or a type no node returns stays unknown."""
+    _, data = project(tmp_path, {
+        "nets.py": NET,
+        "base.py": """
+        class NodeBase:
+            FUNCTION = "run"
+            CATEGORY = "pack"
+        """,
+        "loaders.py": """
+        from nets import Net
+        from base import NodeBase
+
+        class LoadNet(NodeBase):
+            @classmethod
+            def INPUT_TYPES(cls):
+                return {"required": {"precision": (["fp16", "fp32"],)}}
+            RETURN_TYPES = ("STRING", "PACK_NET")
+
+            def run(self, precision):
+                model = Net()
+                return {"ui": {}, "result": (precision, model)}
+
+        class Settings:
+            RETURN_TYPES = ("PACK_ARGS",)
+            FUNCTION = "settings"
+
+            def settings(self, mode):
+                return ({"mode": mode},)
+        """,
+        "compile_node.py": """
+        import torch
+
+        class CompileNet:
+            @classmethod
+            def INPUT_TYPES(s):
+                inputs = {
+                    "required": {"net": ("PACK_NET", {"tooltip": "the model"}), "steps": ("INT", {"default": 1})},
+                    "optional": {"core": ("MODEL",), "other": ("NOBODY_RETURNS",)},
+                }
+                return inputs
+            RETURN_TYPES = ("PACK_NET",)
+            FUNCTION = "compile"
+
+            def compile(self, net, steps, core=None, other=None):
+                a = torch.compile(net)
+                b = torch.compile(core.model)
+                c = torch.compile(other)
+                d = torch.compile(steps)
+                return (a,)
+        """,
+    })
+    assert names(site(data, "compile_node.py", 16)) == ["nets.py:Net"]
+    core = site(data, "compile_node.py", 17)
+    assert core["resolution"] == "unresolved" and "ComfyUI `MODEL` input" in core["unresolved"]
+    other = site(data, "compile_node.py", 18)
+    assert other["resolution"] == "unresolved" and "`NOBODY_RETURNS` input that no node of the project returns" in other["unresolved"]
+    assert "no call of it passes a known value" in site(data, "compile_node.py", 19)["unresolved"]
+
+
+def test_a_partial_of_torch_compile_bound_in_one_arm_of_a_module_level_if_is_a_compile_function(tmp_path):
+    """CompVis' DiTs (RepTok, patch-forcing, weather-rf; bench/dev36): `if
+    torch.cuda.is_available(): compile_fn = partial(torch.compile, fullgraph=True)` / `else:
+    compile_fn = lambda f: f`, then `self.forward = compile_fn(self.forward)` in each block's
+    `__init__`. No site was recorded (a partial was an alias only as a plain module-level
+    assignment)."""
+    _, data = project(tmp_path, {
+        "dit.py": """
+        import torch
+        from functools import partial
+        from torch import nn
+
+        if torch.cuda.is_available():
+            compile_fn = partial(torch.compile, fullgraph=True)
+        else:
+            compile_fn = lambda f: f
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.forward = compile_fn(self.forward)
+
+            def forward(self, x):
+                return x
+        """,
+    })
+    assert names(site(data, "dit.py", 14)) == ["dit.py:Block"]
+
+
+def test_the_branch_that_is_the_name_an_isinstance_test_tests_holds_what_passes_it(tmp_path):
+    """weather-rf (bench/dev36): `self.mapping = mapping if isinstance(mapping, MappingNetwork)
+    else MappingNetwork(mapping.width)` with `mapping: MappingSpec | MappingNetwork`; the
+    annotation's MappingSpec was a target of `self.mapping.compile()` (wrong)."""
+    _, data = project(tmp_path, {
+        "rf.py": """
+        from torch import nn
+
+        class MappingSpec:
+            width: int = 512
+
+        class MappingNetwork(nn.Module):
+            def __init__(self, width=512):
+                super().__init__()
+
+            def forward(self, x):
+                return x
+
+        class RF(nn.Module):
+            def __init__(self, mapping: MappingSpec | MappingNetwork):
+                super().__init__()
+                self.mapping = mapping if isinstance(mapping, MappingNetwork) else MappingNetwork(mapping.width)
+                self.other = MappingNetwork(mapping.width) if not isinstance(mapping, MappingNetwork) else mapping
+
+            def compile(self):
+                self.mapping.compile()
+                self.other.compile()
+        """,
+    })
+    assert names(site(data, "rf.py", 21)) == ["rf.py:MappingNetwork"]
+    assert names(site(data, "rf.py", 22)) == ["rf.py:MappingNetwork"]
+
+
+def test_an_alias_a_try_body_makes_with_a_fallback_in_its_handler_is_the_bodys(tmp_path):
+    """phazei's ComfyUI-HunyuanVideo-Foley (bench/dev34): `try: _disable_compile =
+    _compiler.disable` / `except Exception: _disable_compile = _dynamo.disable`; `@_disable_compile()`
+    on a logging helper was not a disable, so its `print` was reported in compiled code."""
+    _, data = project(tmp_path, {
+        "attn.py": """
+        import torch
+        from torch import nn
+        try:
+            from torch import compiler as _compiler
+            _disable_compile = _compiler.disable
+        except Exception:
+            import torch._dynamo as _dynamo
+            _disable_compile = _dynamo.disable
+
+        @_disable_compile()
+        def log(tag):
+            print(tag)
+
+        class Attn(nn.Module):
+            def forward(self, x):
+                log("a")
+                return x
+
+        net = torch.compile(Attn())
+        """,
+    })
+    assert "attn.log" not in {r["def"] for r in data["regions"]}
+    assert "attn.Attn.forward" in {r["def"] for r in data["regions"]}

@@ -29,7 +29,7 @@ from .sys_paths import WORKING_DIR, added_folders
 from ..semantic.names import NameTable, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
 from .configured import TARGET_KEYS, ConfiguredTargets
-from .values import ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
+from .values import isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
 from ..semantic.signatures import first_parameter, parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -80,24 +80,6 @@ class Ref:
     # a method called on `self` (`self.apply_transform(x)` in a base class's forward):
     # which def runs depends on the class of the instance, not on the class writing it
     on_self: bool = False
-
-
-def _isinstance_tests(names: NameTable, test: ast.AST, holds: bool):
-    """(tested expression, class expressions, passes) for each `isinstance(x, C)` whose
-    outcome is known when `test` holds (or fails): through `not`, and the operands of an
-    `and` that holds (of an `or` that fails)."""
-    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        test, holds = test.operand, not holds
-    if isinstance(test, ast.BoolOp):
-        if isinstance(test.op, ast.And) == holds:  # every operand has the outcome of the whole
-            for value in test.values:
-                yield from _isinstance_tests(names, value, holds)
-        return
-    if (isinstance(test, ast.Call) and len(test.args) == 2 and not test.keywords
-            and names.resolve(test.func) == "builtins.isinstance"):
-        classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
-        if all(isinstance(c, (ast.Name, ast.Attribute)) for c in classes):
-            yield test.args[0], list(classes), holds
 
 
 @dataclass(frozen=True)
@@ -429,6 +411,7 @@ TORCH_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 JIT_EXPORT = frozenset({("g", "torch.jit.export")})  # the decorator of a method scripting compiles too
 # decorator terms that make a method abstract (`@abstractmethod`, `@abc.abstractmethod`)
 ABSTRACT_DECORATORS = frozenset({("g", "abc.abstractmethod"), ("g", "abc.abstractproperty")})
+_PARTIAL_TERM = (G, "functools.partial")
 # fields `_scan_scopes` need not read: `ctx`, and those that never hold a node it looks
 # for (names, numbers and flags; `names` of an import holds aliases, of `global` strings)
 _SKIP_FIELDS = frozenset(
@@ -695,6 +678,10 @@ class _Summarizer:
                 elif held[0] == G and (held[1] in self.compile_funcs or held[1] in self.trace_funcs
                                        or held[1] in self.script_funcs):
                     return held[1]
+                elif held[0] == CALL and held[1] == _PARTIAL_TERM and held[2]:
+                    # `compile_fn = partial(torch.compile, fullgraph=True)` on one branch of a
+                    # module-level `if torch.cuda.is_available():` (CompVis' DiTs, bench/dev36)
+                    todo.append(held[2][0])
         return None
 
     # -- guards: what an isinstance test lets reach a compile ---------------------------
@@ -707,7 +694,7 @@ class _Summarizer:
         if term is None or text is None:
             return term
         for test, holds in self._tests_around(call):
-            for arg, classes, positive in _isinstance_tests(self.names, test, holds):
+            for arg, classes, positive in isinstance_tests(self.names, test, holds):
                 if chain_text(arg) != text:
                     continue
                 class_terms = tuple(t for t in (self.terms.term(c, scope, call.lineno) for c in classes) if t is not None)

@@ -32,6 +32,7 @@ from typing import Callable, NamedTuple, Optional
 
 from .configured import TARGET_KEYS
 from ..semantic.walk import walk_scope
+from ..semantic.names import chain_text
 
 # -- terms -------------------------------------------------------------------------
 G = "g"  # ("g", dotted): a name resolved through imports, or a def of this file
@@ -287,6 +288,24 @@ def describe_external(dotted: str, called: bool) -> str:
         return f"{shown} is torch's own layer, not code of the project"
     return f"{shown} is from another package"
 
+
+
+def isinstance_tests(names, test: ast.AST, holds: bool):
+    """(tested expression, class expressions, passes) for each `isinstance(x, C)` whose
+    outcome is known when `test` holds (or fails): through `not`, and the operands of an
+    `and` that holds (of an `or` that fails)."""
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, holds = test.operand, not holds
+    if isinstance(test, ast.BoolOp):
+        if isinstance(test.op, ast.And) == holds:  # every operand has the outcome of the whole
+            for value in test.values:
+                yield from isinstance_tests(names, value, holds)
+        return
+    if (isinstance(test, ast.Call) and len(test.args) == 2 and not test.keywords
+            and names.resolve(test.func) == "builtins.isinstance"):
+        classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        if all(isinstance(c, (ast.Name, ast.Attribute)) for c in classes):
+            yield test.args[0], list(classes), holds
 
 
 class Value(NamedTuple):
@@ -576,7 +595,7 @@ class TermBuilder:
         if t is _DictComp:
             return (SEQ, (self._comprehended_term(expr, expr.value, scope, row),), False)
         if t is _IfExp:
-            return (UNION, (self.term(expr.body, scope, row), self.term(expr.orelse, scope, row)))
+            return (UNION, self._branches(expr, scope, row))
         if t is _BoolOp:
             return (UNION, tuple([self.term(v, scope, row) for v in expr.values]))
         if t is _Starred:
@@ -593,6 +612,24 @@ class TermBuilder:
         if t is _Await:
             return self.term(expr.value, scope, row)
         return None
+
+    def _branches(self, expr, scope: Scope, row: Optional[int]) -> tuple:
+        """The terms of a conditional expression's two branches; a branch that is the name
+        (or attribute chain) an `isinstance` test of the condition tests holds what passes
+        that test, or fails it: `mapping if isinstance(mapping, MappingNetwork) else
+        MappingNetwork(mapping.width)` (CompVis' weather-rf, bench/dev36)."""
+        branches = [self.term(expr.body, scope, row), self.term(expr.orelse, scope, row)]
+        for i, (branch, holds) in enumerate(((expr.body, True), (expr.orelse, False))):
+            text = chain_text(branch) if branches[i] is not None else None
+            if text is None:
+                continue
+            for arg, classes, passes in isinstance_tests(self.names, expr.test, holds):
+                if chain_text(arg) != text:
+                    continue
+                class_terms = tuple(t for t in (self.term(c, scope, row) for c in classes) if t is not None)
+                if class_terms and len(class_terms) == len(classes):
+                    branches[i] = (NARROW, branches[i], class_terms, passes)
+        return tuple(branches)
 
     def passed_on(self, value, scope: Scope):
         """The term of `**value` in a call: (KWARGS, def) when `value` is the enclosing
@@ -1186,6 +1223,7 @@ class Resolver:
         self.evaluations = 0  # terms evaluated (each round of a cycle counts again)
         self._made: dict = {}  # Value.made -> (summary, env) of the call that built the instance
         self._env_ids: dict = {}  # env key -> its number in Value.made (_instance)
+        self._nodes = None  # the project's ComfyUI nodes (node_graph.NodeGraph), made when first asked
         if sys.getrecursionlimit() < 20_000:  # questions nest ~6 Python frames deep each
             sys.setrecursionlimit(20_000)
 
@@ -1368,6 +1406,13 @@ class Resolver:
             out |= got
         return frozenset(out)
 
+    def _node_graph(self):
+        if self._nodes is None:
+            from .node_graph import NodeGraph
+
+            self._nodes = NodeGraph(self)
+        return self._nodes
+
     def _drop_pending(self, start: int) -> None:
         """Forget the provisional answers logged from `start` on, for a new round of the
         cycle they depend on; each is kept as the seed its question starts from when the
@@ -1407,6 +1452,10 @@ class Resolver:
             passed, called = self._passed_by_callers(summary, scope, index, name, depth)
             if passed:
                 return passed
+            if not called:  # a ComfyUI node's method: ComfyUI calls it with other nodes' outputs
+                fed = self._node_graph().fed(summary, scope, name, depth)
+                if fed is not None:
+                    return fed
             if called and self._defaults_to_none(summary, scope, index):
                 # every call the project makes leaves it None (`def smart_compile(func=None,
                 # **kw)` used as `@smart_compile()`): it holds nothing, not an unknown

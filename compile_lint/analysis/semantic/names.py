@@ -138,6 +138,20 @@ def _module_level(body):
             yield from _module_level(stmt.finalbody)
 
 
+def _handler_statements(stmt: ast.Try) -> list:
+    return [s for handler in stmt.handlers for s in _module_level(handler.body)]
+
+
+def _bound_names(stmt) -> list:
+    if isinstance(stmt, ast.Import):
+        return [alias.asname or alias.name.split(".", 1)[0] for alias in stmt.names]
+    if isinstance(stmt, ast.ImportFrom):
+        return [alias.asname or alias.name for alias in stmt.names if alias.name != "*"]
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return [stmt.targets[0].id]
+    return []
+
+
 def imports_in_walk_order(by_type: dict, parents: dict) -> list:
     """The `import` and `from ... import` statements of a tree in breadth-first walk
     order (walk_by_type), from its nodes by type. Breadth-first order is depth-first
@@ -210,8 +224,17 @@ class NameTable:
         for stmt in _module_level(tree.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 table.local_names.add(stmt.name)
-        # Module-level aliases: `tc = torch.compile`, `fast = partial(torch.compile, ...)`.
+        # Module-level aliases: `tc = torch.compile`, `fast = partial(torch.compile, ...)`,
+        # and the alias a module-level `try` body makes where its handler makes a fallback
+        # for an older library (`try: _disable = torch.compiler.disable` / `except:
+        # _disable = torch._dynamo.disable`): the body's runs where the import works.
+        # (Imports in a `try` stay either binding: test_reach's ControlAR case.)
+        aliases = list(tree.body)
         for stmt in tree.body:
+            if isinstance(stmt, ast.Try):
+                fallback = {n for s in _handler_statements(stmt) if isinstance(s, ast.Assign) for n in _bound_names(s)}
+                aliases += [s for s in stmt.body if isinstance(s, ast.Assign) and fallback.intersection(_bound_names(s))]
+        for stmt in aliases:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 name = stmt.targets[0].id
                 value = stmt.value

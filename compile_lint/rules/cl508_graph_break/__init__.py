@@ -218,6 +218,14 @@ class GraphBreak(Rule):
 
     valid = [
         Case(
+            "import torch\ntry:\n    from torch import compiler as _compiler\n    _disable = _compiler.disable\n"
+            "except Exception:\n    import torch._dynamo as _dynamo\n    _disable = _dynamo.disable\n"
+            "@_disable()\ndef log(tag):\n    print(tag)\n"
+            "@torch.compile\ndef f(x):\n    log('step')\n    return x\n",
+            note="a disable decorator through the alias a `try` body makes, its `except` a fallback for an older "
+                 "torch (phazei's ComfyUI-HunyuanVideo-Foley, bench/dev34: the print was reported)",
+        ),
+        Case(
             "import torch\nfrom torch import nn\nclass Patches(nn.Module):\n    def forward(self, x):\n"
             "        h, w = x.shape[-2:]\n        return x.flatten(2), (h, w)\n"
             "class Embed(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
