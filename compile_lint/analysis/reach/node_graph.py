@@ -37,7 +37,11 @@ class NodeGraph:
     which node outputs can feed a node method's parameter."""
 
     def __init__(self, resolver):
-        self.resolver = resolver
+        import weakref
+
+        # the resolver owns its graph: a weak link back, so that a resolver (one per file's
+        # index in pass 1) is freed without the cyclic GC, which the workers keep off
+        self.resolver = weakref.proxy(resolver)
         self._outputs: Optional[dict] = None  # type string -> [(class dotted, method, position)]
 
     def entry_method(self, cls_dotted: str, depth) -> Optional[str]:
