@@ -94,12 +94,8 @@ class NodeGraph:
         """The type strings `INPUT_TYPES()` gives input `name` of the node class (the first
         element of its `("TYPE", {...})` spec under "required" or "optional")."""
         resolver = self.resolver
-        found = resolver.index.find_def(f"{cls_dotted}.{INPUT_TYPES}", None)
-        if found is None:
-            return frozenset()
-        inputs_summary, info = found
         types: set = set()
-        for spec_dict in resolver.returns_of(inputs_summary, info, {}, depth):
+        for spec_dict in self._returned(cls_dotted, INPUT_TYPES, depth, bound=False):
             for section in resolver._elements(spec_dict, INPUT_SECTIONS):
                 for spec in resolver._elements(section, frozenset({name})):
                     if spec.kind != "seq" or not spec.ordered or not spec.elems:
@@ -138,15 +134,9 @@ class NodeGraph:
     def _output(self, cls_dotted: str, entry: str, position: int, depth) -> set:
         """Element `position` of what node class `cls_dotted`'s entry method returns (a
         tuple, or a dict whose "result" is that tuple)."""
-        from .values import Value, _Env
-
         resolver = self.resolver
-        found = resolver.index.find_def(f"{cls_dotted}.{entry}", None)
-        if found is None:
-            return set()
-        m_summary, info = found
         out: set = set()
-        for returned in resolver.returns_of(m_summary, info, _Env(self=frozenset({Value("inst", cls_dotted)})), depth):
+        for returned in self._returned(cls_dotted, entry, depth, bound=True):
             if returned.kind == "seq" and returned.keys is not None and "result" in returned.keys:
                 tuples = resolver._elements(returned, frozenset({"result"}))
             else:
@@ -155,6 +145,18 @@ class NodeGraph:
                 if result.kind == "seq" and result.ordered:
                     out |= resolver._elements(result, position)
         return out
+
+    def _returned(self, cls_dotted: str, method: str, depth, bound: bool) -> frozenset:
+        """What method `method` of node class `cls_dotted` (its own or inherited) returns,
+        called on an instance of the class (`bound`) or on the class (a classmethod)."""
+        from .values import Value, _Env
+
+        found = self.resolver.index.find_def(f"{cls_dotted}.{method}", None)
+        if found is None:
+            return frozenset()
+        summary, info = found
+        env = _Env(self=frozenset({Value("inst", cls_dotted)})) if bound else {}
+        return self.resolver.returns_of(summary, info, env, depth)
 
     def _own_attrs(self, cls_dotted: str) -> dict:
         found = self.resolver.index.defs.get(cls_dotted)
