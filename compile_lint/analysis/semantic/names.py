@@ -142,14 +142,11 @@ def _handler_statements(stmt: ast.Try) -> list:
     return [s for handler in stmt.handlers for s in _module_level(handler.body)]
 
 
-def _bound_names(stmt) -> list:
-    if isinstance(stmt, ast.Import):
-        return [alias.asname or alias.name.split(".", 1)[0] for alias in stmt.names]
-    if isinstance(stmt, ast.ImportFrom):
-        return [alias.asname or alias.name for alias in stmt.names if alias.name != "*"]
+def _assigned_name(stmt) -> Optional[str]:
+    """The name `name = ...` binds, for an assignment to one name."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        return [stmt.targets[0].id]
-    return []
+        return stmt.targets[0].id
+    return None
 
 
 def imports_in_walk_order(by_type: dict, parents: dict) -> list:
@@ -232,8 +229,8 @@ class NameTable:
         aliases = list(tree.body)
         for stmt in tree.body:
             if isinstance(stmt, ast.Try):
-                fallback = {n for s in _handler_statements(stmt) if isinstance(s, ast.Assign) for n in _bound_names(s)}
-                aliases += [s for s in stmt.body if isinstance(s, ast.Assign) and fallback.intersection(_bound_names(s))]
+                fallback = {_assigned_name(s) for s in _handler_statements(stmt)} - {None}
+                aliases += [s for s in stmt.body if _assigned_name(s) in fallback]
         for stmt in aliases:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 name = stmt.targets[0].id
