@@ -16,7 +16,10 @@ the "any" type `*`, and nodes written against ComfyUI's newer `io.ComfyNode` sch
 """
 from __future__ import annotations
 
+import weakref
 from typing import Optional
+
+from .values import UNKNOWN, Value, _Env
 
 # type strings of ComfyUI's own node outputs (comfy/nodes.py, comfy_extras): an input of
 # one of these may be fed by ComfyUI's loaders, not only by the project's nodes
@@ -37,8 +40,6 @@ class NodeGraph:
     which node outputs can feed a node method's parameter."""
 
     def __init__(self, resolver):
-        import weakref
-
         # the resolver owns its graph: a weak link back, so that a resolver (one per file's
         # index in pass 1) is freed without the cyclic GC, which the workers keep off
         self.resolver = weakref.proxy(resolver)
@@ -47,8 +48,6 @@ class NodeGraph:
     def entry_method(self, cls_dotted: str, depth) -> Optional[str]:
         """The method a node class names in `FUNCTION` (its own or inherited); None for a
         class that is no node (no string `FUNCTION`, or no `RETURN_TYPES`/`INPUT_TYPES`)."""
-        from .values import Value
-
         index = self.resolver.index
         if not any(FUNCTION in self._own_attrs(c) for c in index.mro(cls_dotted)):
             return None
@@ -64,8 +63,6 @@ class NodeGraph:
         module, when that method is a node's entry method and `name` one of its inputs of
         a type that is no widget: the outputs of that type of the project's nodes (and an
         unknown where ComfyUI's own nodes return the type too). None otherwise."""
-        from .values import UNKNOWN, Value
-
         cls, _, method = qualname.rpartition(".")
         if not cls or "." in cls:
             return None
@@ -108,8 +105,6 @@ class NodeGraph:
         project's node classes (a class with a `FUNCTION` and a `RETURN_TYPES` tuple of
         strings, its own or inherited)."""
         if self._outputs is None:
-            from .values import Value
-
             index, resolver = self.resolver.index, self.resolver
             declaring = {cls for summary in index.summaries for cls, attrs in summary.attrs.items()
                          if FUNCTION in attrs or RETURN_TYPES in attrs}
@@ -149,8 +144,6 @@ class NodeGraph:
     def _returned(self, cls_dotted: str, method: str, depth, bound: bool) -> frozenset:
         """What method `method` of node class `cls_dotted` (its own or inherited) returns,
         called on an instance of the class (`bound`) or on the class (a classmethod)."""
-        from .values import Value, _Env
-
         found = self.resolver.index.find_def(f"{cls_dotted}.{method}", None)
         if found is None:
             return frozenset()

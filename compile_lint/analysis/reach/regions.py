@@ -1540,11 +1540,10 @@ class ProjectIndex:
         return self._file_folders
 
     def _by_file_uncached(self, folder: str, parts: list[str]) -> Optional[str]:
-        self._run_folders()
         # (os.path.join of a folder and module parts, spelled out: 66k joins on corpus M)
         prefix = folder if folder.endswith(os.sep) else folder + os.sep
         first = prefix + parts[0]
-        if first not in self.by_file and first not in self._file_folders:
+        if first not in self.by_file and first not in self._run_folders():
             return None  # no file of the run lives there
         for cut in range(len(parts), 0, -1):
             owner = self.by_file.get(prefix + os.sep.join(parts[:cut]))

@@ -138,10 +138,6 @@ def _module_level(body):
             yield from _module_level(stmt.finalbody)
 
 
-def _handler_statements(stmt: ast.Try) -> list:
-    return [s for handler in stmt.handlers for s in _module_level(handler.body)]
-
-
 def _assigned_name(stmt) -> Optional[str]:
     """The name `name = ...` binds, for an assignment to one name."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -229,7 +225,7 @@ class NameTable:
         aliases = list(tree.body)
         for stmt in tree.body:
             if isinstance(stmt, ast.Try):
-                fallback = {_assigned_name(s) for s in _handler_statements(stmt)} - {None}
+                fallback = {_assigned_name(s) for handler in stmt.handlers for s in _module_level(handler.body)} - {None}
                 aliases += [s for s in stmt.body if _assigned_name(s) in fallback]
         for stmt in aliases:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
