@@ -4490,6 +4490,43 @@ def test_a_partial_of_torch_compile_bound_in_one_arm_of_a_module_level_if_is_a_c
     assert names(site(data, "dit.py", 14)) == ["dit.py:Block"]
 
 
+def test_the_keywords_of_a_partial_bound_in_an_if_arm_are_the_sites_options(tmp_path):
+    """The `partial(torch.compile, fullgraph=True, mode=...)` bound in one arm of an `if`
+    gives its keywords to the calls of the name (a site read as if `fullgraph` were not
+    given before); two arms binding different keywords give none."""
+    _, data = project(tmp_path, {
+        "dit.py": """
+        import torch
+        from functools import partial
+        from torch import nn
+
+        if torch.cuda.is_available():
+            compile_fn = partial(torch.compile, fullgraph=True, mode="max-autotune")
+        else:
+            compile_fn = lambda f: f
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.forward = compile_fn(self.forward)
+
+            def forward(self, x):
+                return x
+
+        def build(net, fast):
+            if fast:
+                step = partial(torch.compile, fullgraph=True)
+            else:
+                step = partial(torch.compile, fullgraph=False)
+            return step(net)
+        """,
+    })
+    block = site(data, "dit.py", 14)
+    assert (block["fullgraph"], block["mode"]) == (True, "max-autotune")
+    both = site(data, "dit.py", 24)
+    assert (both["fullgraph"], both["mode"]) == (None, None)
+
+
 def test_the_branch_that_is_the_name_an_isinstance_test_tests_holds_what_passes_it(tmp_path):
     """weather-rf (bench/dev36): `self.mapping = mapping if isinstance(mapping, MappingNetwork)
     else MappingNetwork(mapping.width)` with `mapping: MappingSpec | MappingNetwork`; the

@@ -412,6 +412,7 @@ JIT_EXPORT = frozenset({("g", "torch.jit.export")})  # the decorator of a method
 # decorator terms that make a method abstract (`@abstractmethod`, `@abc.abstractmethod`)
 ABSTRACT_DECORATORS = frozenset({("g", "abc.abstractmethod"), ("g", "abc.abstractproperty")})
 _PARTIAL_TERM = (G, "functools.partial")
+_FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # fields `_scan_scopes` need not read: `ctx`, and those that never hold a node it looks
 # for (names, numbers and flags; `names` of an import holds aliases, of `global` strings)
 _SKIP_FIELDS = frozenset(
@@ -619,16 +620,19 @@ class _Summarizer:
 
     def _site_from_call(self, call: ast.Call, local, cls, cls_dotted, scope: Scope) -> Optional[Site]:
         func = self.names.resolve(call.func)
+        bound_keywords: tuple = ()  # those of a `partial(torch.compile, ...)` the name holds
         if call.func.__class__ is ast.Name and func not in self.compile_funcs and func not in self.trace_funcs \
                 and func not in self.script_funcs:
-            func = self._aliased_api(call.func.id, scope, call.lineno) or func
+            aliased = self._aliased_api(call.func.id, scope, call.lineno)
+            if aliased is not None:
+                func, bound_keywords = aliased
         if func in self.script_funcs:
             first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "obj"), None)
             target = self.ref_of(first, local, cls, cls_dotted) if first is not None else None
             term = self._guarded(first, call, self.terms.term(first, scope, call.lineno), scope) if first is not None else None
             return Site(SCRIPTED, target, self.path, call.lineno, func, module=self.summary.module, col=call.col_offset, term=term)
         if func in self.compile_funcs or func in self.trace_funcs:
-            keywords = self._keywords(call)
+            keywords = [*bound_keywords, *self._keywords(call)]
             first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in TARGET_KEYWORDS), None)
             target = self.ref_of(first, local, cls, cls_dotted) if first is not None else None
             term = self._guarded(first, call, self.terms.term(first, scope, call.lineno), scope) if first is not None else None
@@ -660,29 +664,51 @@ class _Summarizer:
                                 call.col_offset, fullgraph_option(keywords), term)
         return None
 
-    def _aliased_api(self, name: str, scope: Scope, row: int) -> Optional[str]:
+    def _aliased_api(self, name: str, scope: Scope, row: int) -> Optional[tuple[str, tuple]]:
         """The compile, trace or script function a name bound by an assignment in a def or
         the module may hold where it is called (`compile = torch.compile if flag else
-        lambda m: m`, then `compile(model)`: sgm's IdentityWrapper), else None."""
+        lambda m: m`, then `compile(model)`: sgm's IdentityWrapper), with the keywords a
+        `partial` of it binds; else None."""
         term = self.terms.name_term(name, scope, row)
         if term is None or term[0] != LOCAL:
             return None
         for entry in self.terms.bindings.get(term[1], {}).get(name, ()):
-            todo = [entry[2]]
+            todo = [(entry[2], False)]
             while todo:
-                held = todo.pop()
+                held, in_partial = todo.pop()
                 if held is None:
                     continue
                 if held[0] == UNION:
-                    todo.extend(held[1])
+                    todo.extend((h, in_partial) for h in held[1])
                 elif held[0] == G and (held[1] in self.compile_funcs or held[1] in self.trace_funcs
                                        or held[1] in self.script_funcs):
-                    return held[1]
+                    return held[1], self._partial_keywords(term[1], name, held[1]) if in_partial else ()
                 elif held[0] == CALL and held[1] == _PARTIAL_TERM and held[2]:
                     # `compile_fn = partial(torch.compile, fullgraph=True)` on one branch of a
                     # module-level `if torch.cuda.is_available():` (CompVis' DiTs, bench/dev36)
-                    todo.append(held[2][0])
+                    todo.append((held[2][0], True))
         return None
+
+    def _partial_keywords(self, scope_key: str, name: str, func: str) -> tuple:
+        """The keywords of the `name = partial(func, ...)` assignments of one scope (the
+        module for ""), when they all bind the same ones; else none (which one runs is
+        not told)."""
+        owner = self.tree if not scope_key else next(
+            (node for node in _walk_plain(self.tree)
+             if node.__class__ in _FUNCTION_DEFS and self.qualnames.get(id(node)) == scope_key), None)
+        if owner is None:
+            return ()
+        found = set()
+        out: tuple = ()
+        for stmt in self._scope(owner).assigns:
+            value = stmt.value
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                    and stmt.targets[0].id == name and isinstance(value, ast.Call) and value.args
+                    and self.names.resolve(value.func) == _PARTIAL_TERM[1] and self.names.resolve(value.args[0]) == func):
+                continue
+            out = tuple((k.arg, k.value) for k in value.keywords if k.arg)
+            found.add(tuple((k, ast.dump(v)) for k, v in out))
+        return out if len(found) == 1 else ()
 
     # -- guards: what an isinstance test lets reach a compile ---------------------------
     def _guarded(self, target: ast.expr, call: ast.Call, term, scope: Scope):
