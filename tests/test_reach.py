@@ -4634,3 +4634,120 @@ def test_the_node_graph_leaves_no_reference_cycle_with_its_resolver(tmp_path):
     finally:
         if was:
             gc.enable()
+
+
+def test_a_hydra_entry_is_read_from_the_files_hydra_main_names(tmp_path):
+    """CQN-AS (bench/dev37): ten scripts, each `@hydra.main(config_path="cfgs",
+    config_name="config_<algo>")`, pass `cfg` to their own `Workspace(cfg)`, which builds
+    `hydra.utils.instantiate(self.cfg.agent)` (through `make_agent`) and compiles
+    `self.agent.update`. Every site named the agents of all ten YAML files (20 wrong). The
+    entry is read from the primary file the decorator names and the group files its
+    `defaults` list picks; a script whose configuration the code does not name keeps the
+    union. The second script also calls its `Workspace` through an import alias (`from
+    train_b import Workspace as W`)."""
+    yaml_a = """
+    defaults:
+      - _self_
+    agent:
+      _target_: algos.a.AgentA
+      lr: 1e-4
+    """
+    _, data = project(tmp_path, {
+        "algos/__init__.py": "",
+        "algos/a.py": AGENT.format(name="AgentA"),
+        "algos/b.py": AGENT.format(name="AgentB"),
+        "algos/c.py": AGENT.format(name="AgentC"),
+        "train_a.py": TRAIN.format(config="config_a", build="Workspace(cfg)", imports=""),
+        "train_b.py": TRAIN.format(config="config_b", build="W(cfg)", imports="from train_b import Workspace as W"),
+        "train_free.py": """
+        import hydra
+        import torch
+
+        @hydra.main(config_path="cfgs")
+        def main(cfg):
+            agent = hydra.utils.instantiate(cfg.agent)
+            torch.compile(agent.update)
+        """,
+        "cfgs/config_a.yaml": yaml_a,
+        "cfgs/config_b.yaml": """
+        defaults:
+          - _self_
+          - agent: b
+        lr: 1e-4
+        """,
+        "cfgs/agent/b.yaml": """
+        _target_: algos.b.AgentB
+        lr: 1e-4
+        """,
+        "cfgs/other.yaml": yaml_a.replace("algos.a.AgentA", "algos.c.AgentC"),
+    })
+    assert names(site(data, "train_a.py", 17)) == ["algos/a.py:AgentA.update"]
+    assert names(site(data, "train_b.py", 17)) == ["algos/b.py:AgentB.update"]
+    assert names(site(data, "train_free.py", 8)) == ["algos/a.py:AgentA.update", "algos/b.py:AgentB.update",
+                                                      "algos/c.py:AgentC.update"]
+
+
+AGENT = """
+import torch
+
+class {name}:
+    def __init__(self, lr):
+        self.net = torch.nn.Linear(2, 2)
+
+    def update(self, x):
+        return self.net(x)
+"""
+
+TRAIN = """
+import hydra
+import torch
+
+
+def make_agent(cfg):
+    return hydra.utils.instantiate(cfg)
+
+
+class Workspace:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.agent = make_agent(self.cfg.agent)
+
+    def train(self):
+        if self.cfg.use_compile:
+            update = torch.compile(self.agent.update)
+
+
+@hydra.main(config_path="cfgs", config_name="{config}")
+def main(cfg):
+    {imports}
+    workspace = {build}
+    workspace.train()
+"""
+
+
+def test_a_call_through_an_import_alias_passes_its_arguments(tmp_path):
+    """`from util import build as make` then `make(Net())`: the call is one of `build`, so
+    `build`'s parameter holds a Net (it was "no call of it passes a known value")."""
+    _, data = project(tmp_path, {
+        "util.py": """
+        import torch
+
+        def build(model):
+            return torch.compile(model)
+        """,
+        "nets.py": """
+        from torch import nn
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+        """,
+        "run.py": """
+        from nets import Net
+
+        def main():
+            from util import build as make
+            return make(Net())
+        """,
+    })
+    assert names(site(data, "util.py", 5)) == ["nets.py:Net"]

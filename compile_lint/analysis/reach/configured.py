@@ -22,7 +22,10 @@ of the nearest mapping around it that has one (its owner). The region index asks
 "what can a configuration entry stored under `unet_config` build"; which YAML file a run
 loads is a command-line choice the code does not make, so the answer is every entry under
 that key in the project (a union), and none when no YAML has the key (the site stays
-unresolved, never guessed).
+unresolved, never guessed). The exception is an entry read off the configuration that
+`@hydra.main(config_path=..., config_name=...)` hands its function: the code names that
+primary file, and `composed` gives it with the config-group files its `defaults` list
+picks (bench/dev37's CQN-AS: ten scripts, each with its own file).
 
 The same files give the values of keys the code reads from a YAML file it loads
 (`cfg["MODEL"]["NAME"]` after `yaml.safe_load`): `read_names` keeps every scalar with the
@@ -79,11 +82,12 @@ class ConfiguredTargets:
         self._by_key: Optional[dict] = None
         self._names: Optional[dict] = None  # (parent key, key) -> the names given it
 
-    def _texts(self, needles: tuple = ()):
+    def _texts(self, needles: tuple = (), only: Optional[str] = None):
         """(path, text) of each file small enough to be a configuration (a larger YAML file
-        is data) and, with `needles`, holding one of them (the rest is not decoded)."""
+        is data) and, with `needles`, holding one of them (the rest is not decoded); with
+        `only`, of that file alone."""
         for path, size, _mtime in self.files:
-            if size > MAX_BYTES:
+            if size > MAX_BYTES or (only is not None and path != only):
                 continue
             try:
                 with open(path, "rb") as fh:
@@ -119,6 +123,19 @@ class ConfiguredTargets:
                     table.setdefault((held_in, name_key), set()).add(name)
             self._names = {k: frozenset(v) for k, v in table.items()}
         return self._names.get((parent, key), frozenset())
+
+    def composed(self, primary: str) -> Optional[frozenset]:
+        """The files Hydra composes a run's configuration from when `primary` is its primary
+        file: it, and the config-group files its `defaults` list picks (`- agent: sac` is
+        `agent/sac.yaml` beside it). None when `primary` is no YAML file of the project."""
+        if not any(path == primary for path, _size, _mtime in self.files):
+            return None
+        files = {primary}
+        folder = os.path.dirname(primary)
+        for _path, text in self._texts(only=primary):
+            for group, choice in read_defaults(text):
+                files.add(os.path.normpath(os.path.join(folder, group, f"{choice}.yaml")))
+        return frozenset(files)
 
     def key(self) -> tuple:
         """What the region index depends on (its cache key): the files' signatures."""
@@ -225,6 +242,30 @@ def _read(text: str, path: str) -> tuple[list, list]:
         out.append(ConfiguredEntry(mapping.key, mapping.target, owner.target if owner is not None else None,
                                    mapping.hydra, f"{path}:{mapping.row}"))
     return out, names
+
+
+_DEFAULT_ITEM = re.compile(r"^-\s+(?:override\s+)?([A-Za-z_][\w/.\-]*)(?:@[\w.\-]+)?\s*:\s*([A-Za-z_][\w/.\-]*)\s*$")
+
+
+def read_defaults(text: str) -> list[tuple[str, str]]:
+    """The (group, option) pairs of a Hydra primary file's top-level `defaults` list:
+    `- agent: sac` and `- override agent@policy: sac` are ("agent", "sac"); `_self_`, a
+    file of the same folder (`- base`) and `null` choices are not groups."""
+    out: list = []
+    inside = False
+    for raw in text.splitlines():
+        line = _without_comment(raw.rstrip())
+        content = line.lstrip(" ")
+        if not content:
+            continue
+        if line == content:  # a top-level key: the list is the lines under `defaults:`
+            inside = content.rstrip() == "defaults:"
+            continue
+        if inside:
+            match = _DEFAULT_ITEM.match(content)
+            if match and match.group(2) not in ("null", "None", "_self_"):
+                out.append((match.group(1), match.group(2)))
+    return out
 
 
 def _without_comment(content: str) -> str:

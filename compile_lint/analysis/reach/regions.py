@@ -330,6 +330,27 @@ def _literal(expr: Optional[ast.expr]):
 _NOT_LITERAL = object()
 
 
+def _imported_names(summary, callee, called: str) -> set:
+    """The names a callee term imports under another name (`import ... as`): the last
+    part of the dotted name a global term, or a local bound only to imports, holds."""
+    if callee is None:
+        return set()
+    if callee[0] == G:
+        terms = [callee]
+    elif callee[0] == LOCAL:
+        terms = [b[2] for b in summary.scopes.get(callee[1], {}).get(callee[2], ())]
+    else:
+        return set()
+    out = set()
+    for term in terms:
+        if term is None or term[0] != G:
+            return set()
+        last = term[1].rpartition(".")[2]
+        if last != called:
+            out.add(last)
+    return out
+
+
 def compile_options(keywords: Iterable[tuple[str, ast.expr]], defaults: Optional[dict] = None) -> tuple:
     """(mode, dynamic, cudagraphs) from torch.compile keyword arguments. `defaults`:
     parameter name -> default expression, for `mode=mode` inside a wrapper."""
@@ -2021,6 +2042,10 @@ class ProjectIndex:
             for summary in self.summaries:
                 for c_name, callee, args, kws in summary.calls:
                     calls.setdefault(c_name, []).append((summary, callee, args, kws))
+                    # a call through an import alias (`from train import Workspace as W`,
+                    # then `W(cfg)`) is a call of `Workspace` too: asked by that name
+                    for imported in _imported_names(summary, callee, c_name):
+                        calls.setdefault(imported, []).append((summary, callee, args, kws))
             self._calls = calls
         return self._calls.get(name, [])
 

@@ -2299,7 +2299,8 @@ class Resolver:
                     out.add(Value("yaml", dotted, keys=()))
                     self.why.append(describe_external(dotted, True))  # (the reason, where nothing more is seen)
                 elif dotted in CONFIG_INSTANTIATE and arg_terms \
-                        and (made := self._configured(self._config_keys(arg_terms[0], summary, depth), True, summary, depth)) is not None:
+                        and (made := self._configured(self._config_keys(arg_terms[0], summary, depth), True, summary, depth,
+                                                      self._hydra_files(arg_terms[0], summary, depth))) is not None:
                     out |= made  # `hydra.utils.instantiate(cfg.model)`: what the YAML under `model` names
                 elif not dotted.startswith("builtins."):
                     out.add(Value("inst", dotted))
@@ -2323,7 +2324,8 @@ class Resolver:
             if owner is None:
                 return self._named_classes(term, summary, env, depth)
             term = owner
-        return self._configured(self._config_keys(term, summary, depth), how == "config", summary, depth)
+        return self._configured(self._config_keys(term, summary, depth), how == "config", summary, depth,
+                                self._hydra_files(term, summary, depth))
 
     def _named_classes(self, term, summary, env, depth) -> Optional[set]:
         """`get_obj_from_str("pkg.nets.UNet")`: the project class each constant dotted name
@@ -2379,32 +2381,100 @@ class Resolver:
         (empty: one of them passes something else); None when no call names it (nothing
         calls the def, or only `super().__init__(**kwargs)` pass-throughs and calls that
         leave it out)."""
+        passed = self._arguments_passed(summary, qualname, index, name, depth)
+        if not passed:
+            return None
+        keys: set = set()
+        for term, c_summary in passed:
+            found_keys = self._config_keys(term, c_summary, depth, seen + 1)
+            if not found_keys:
+                return EMPTY
+            keys |= found_keys
+        return frozenset(keys)
+
+    def _arguments_passed(self, summary, qualname: str, index: int, name: str, depth) -> list:
+        """(term, caller's summary) of the argument each project call of def `qualname`
+        passes for parameter `index`, by position or keyword; the calls that leave it out
+        or pass it on with `*args` are not in it."""
         dotted = summary.dotted(qualname)
         found = self.index.defs.get(dotted)
         if found is None:
-            return None
+            return []
         info = found[1]
         short = qualname.rsplit(".", 1)[-1]
         calls = [c for c in self._calls_by_callee(short, depth).get(dotted, ()) if c[1] != "class"]
         # an `__init__` is called by building its class (`DiffusionWrapper(unet_config)`)
         for cls in sorted(self.index.classes_built_by(dotted)) if short == "__init__" else ():
             calls += [c for c in self._calls_by_callee(cls.rsplit(".", 1)[-1], depth).get(cls, ()) if c[1] == "class"]
-        keys: set = set()
-        named = False
+        out = []
         for _i, kind, c_summary, args, kws in calls:
             offset = 1 if kind == "class" or (kind == "bound" and info.method_kind != "static") else 0
             position = index - offset
             if any(a is not None and a[0] == STAR for a in args[: position + 1]):
                 continue  # `super().__init__(*args, **kwargs)`: passed on from its own callers
             term = args[position] if 0 <= position < len(args) else next((t for k, t in kws if k == name), None)
-            if term is None:
-                continue
-            named = True
-            found_keys = self._config_keys(term, c_summary, depth, seen + 1)
-            if not found_keys:
-                return EMPTY
-            keys |= found_keys
-        return frozenset(keys) if named else None
+            if term is not None:
+                out.append((term, c_summary))
+        return out
+
+    def _hydra_files(self, term, summary, depth) -> Optional[frozenset]:
+        """The YAML files a configuration entry can be read from when it is read off the
+        configuration `@hydra.main(config_path=..., config_name=...)` hands its function
+        (`cfg.agent`, passed on through parameters, locals and `self.cfg`): that primary
+        file and the config-group files its `defaults` list picks. Which file a run
+        composes is the code's choice there, not the command line's. None when the entry
+        is not read off such a configuration, or from where is not seen."""
+        return self._files_read_from(term, summary, depth, 0, {})
+
+    def _files_read_from(self, term, summary, depth, seen: int, asked: dict) -> Optional[frozenset]:
+        """_hydra_files, with what this question asked already (`asked`: each term once,
+        so a project where every caller passes on its own parameter is not walked again
+        and again; a cycle of calls is None)."""
+        if term is None or seen > 12 or summary is None:
+            return None
+        key = (id(summary), term)
+        if key not in asked:
+            asked[key] = None
+            asked[key] = self._files_of_term(term, summary, depth, seen, asked)
+        return asked[key]
+
+    def _files_of_term(self, term, summary, depth, seen: int, asked: dict) -> Optional[frozenset]:
+        kind = term[0]
+        if kind == ATTR and term[1] is not None and term[1][0] == SELF:  # `self.cfg`: what its stores hold
+            stores = [(t, s) for s, t in self.index.attr_terms(term[1][1], term[2])]
+            return self._files_of_all(stores, depth, seen, asked)
+        if kind == ATTR or kind == ITEM:
+            return self._files_read_from(term[1], summary, depth, seen + 1, asked)
+        if kind == CALL:
+            func = term[1]
+            if func is not None and func[0] == ATTR and func[2] == "get":
+                return self._files_read_from(func[1], summary, depth, seen + 1, asked)
+            return None
+        if kind == PARAM:
+            _, scope, index, name, _ann = term
+            found = self.index.defs.get(summary.dotted(scope))
+            if found is not None and index == 0:
+                root = _hydra_primary(found[1].decorators, summary.path)
+                if root is not None:
+                    return self.index.configured.composed(root)
+            passed = self._arguments_passed(summary, scope, index, name, depth)
+            return self._files_of_all(passed, depth, seen, asked)
+        if kind == LOCAL:
+            bindings = summary.scopes.get(term[1], {}).get(term[2], ())
+            return self._files_of_all([(b[2], summary) for b in bindings], depth, seen, asked)
+        return None
+
+    def _files_of_all(self, sources: list, depth, seen: int, asked: dict) -> Optional[frozenset]:
+        """The files of each (term, summary), when every one is known."""
+        if not sources:
+            return None
+        files: set = set()
+        for term, t_summary in sources:
+            found = self._files_read_from(term, t_summary, depth, seen + 1, asked)
+            if found is None:
+                return None
+            files |= found
+        return frozenset(files)
 
     def _yaml_read(self, base: Value, index) -> set:
         """`cfg["MODEL"]["NAME"]` (or `cfg.MODEL.NAME`) of a YAML configuration the code
@@ -2471,10 +2541,12 @@ class Resolver:
         found = self.index.find_def(target, summary)
         return found is not None and found[1].kind == "class" and cls in self.index.mro(found[0].dotted(found[1].qualname))
 
-    def _configured(self, keys: frozenset, instance: bool, summary, depth) -> Optional[set]:
+    def _configured(self, keys: frozenset, instance: bool, summary, depth, files: Optional[frozenset] = None) -> Optional[set]:
         """Each class the project's YAML names under one of `keys` (an instance of it when
         `instance`); a target that is no class of the project is an unknown member (the
-        answer is then partial). None when a key has no YAML entry (that value is unseen)."""
+        answer is then partial). With `files` (_hydra_files), the entries of those files
+        when they have one under the key. None when a key has no YAML entry (that value is
+        unseen)."""
         if not keys:
             return None
         out: set = set()
@@ -2482,6 +2554,9 @@ class Resolver:
             entries = self.index.configured.by_key(key)
             if not entries:
                 return None
+            if files:
+                chosen = [e for e in entries if e.where.rpartition(":")[0] in files]
+                entries = chosen or entries
             out |= self._configured_entries(entries, key, instance, summary, depth)
         return out
 
@@ -3096,6 +3171,23 @@ def _requests_fixtures(summary, qualname: str, info) -> bool:
     base = os.path.basename(summary.path)
     return short.startswith("test") and (not owner or (owner.startswith("Test") and "." not in owner)) \
         and base.endswith(".py") and (base.startswith("test_") or base.endswith("_test.py"))
+
+
+def _hydra_primary(decorators: tuple, path: str) -> Optional[str]:
+    """The primary configuration file of a def decorated `@hydra.main(config_path="cfgs",
+    config_name="train")` in the file at `path` (`cfgs/train.yaml` beside it); None for
+    any other def, or where the decorator's strings are not constants."""
+    for deco in decorators:
+        if deco[0] != CALL or deco[1] != (G, "hydra.main"):
+            continue
+        given = dict(zip(("config_path", "config_name"), deco[2]))
+        given.update((k, t) for k, t in deco[3] if k in ("config_path", "config_name"))
+        folder, name = given.get("config_path"), given.get("config_name")
+        if not (folder and name and folder[0] == CONST and name[0] == CONST):
+            return None
+        base = name[1] if name[1].endswith((".yaml", ".yml")) else f"{name[1]}.yaml"
+        return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)), folder[1], base))
+    return None
 
 
 def _super_init_through(kws: tuple) -> Optional[tuple]:
