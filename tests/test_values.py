@@ -680,3 +680,18 @@ def test_a_parameter_many_calls_pass_containers_to_holds_what_each_holds(tmp_pat
     row = src.splitlines().index("    return torch.compile(d['a']())") + 1
     assert targets(data, "app.py", row) == sorted(f"app.py:Net{i}" for i in range(40))
     assert index.resolver.cuts == 0
+
+
+def test_a_values_repr_is_the_same_in_every_process():
+    """Values are sorted by repr (a site's values, entries, reasons), so their repr must
+    not move with the hash seed or with memory: trt_pose (bench/dev15) listed its
+    backbones in either order from run to run. A set lists its members sorted, and a
+    construction (`made`, which holds a summary's id) shows its kind alone."""
+    from compile_lint.analysis.reach.values import Value
+
+    members = [Value("inst", f"pkg.m{i:02d}.Net") for i in range(20)]
+    text = repr(Value("seq", None, (frozenset(members),), False))
+    assert [text.index(f"pkg.m{i:02d}.Net") for i in range(20)] == sorted(text.index(f"pkg.m{i:02d}.Net") for i in range(20))
+    built_here = Value("inst", "pkg.Net", made=("call", 140603542816656, (), (), 3))
+    built_there = Value("inst", "pkg.Net", made=("call", 140593613855504, (), (), 7))
+    assert repr(built_here) == repr(built_there) and built_here != built_there

@@ -343,6 +343,28 @@ class Value(NamedTuple):
     # or tracing the model run `infer` (PATCH)
     patched: Optional[tuple] = None
 
+    def __repr__(self) -> str:
+        # values are sorted by repr (a site's values, entries and reasons): the same text
+        # in every process, so the same order. A set's members are listed sorted (its own
+        # order moves with the hash seed), and a construction (`made`) by its kind alone:
+        # its key holds a summary's id and a number given in the order of evaluation
+        fields = ", ".join(f"{name}={_stable_repr(value) if name != 'made' or value is None else repr(value[0])}"
+                           for name, value in zip(self._fields, self))
+        return f"Value({fields})"
+
+
+def _stable_repr(obj) -> str:
+    """repr(obj), but the same in every process: frozensets list their members sorted."""
+    cls = obj.__class__
+    if cls is frozenset or cls is set:
+        if not obj:
+            return f"{cls.__name__}()"
+        return f"{cls.__name__}({{{', '.join(sorted(_stable_repr(o) for o in obj))}}})"
+    if cls is tuple:
+        inner = ", ".join(_stable_repr(o) for o in obj)
+        return f"({inner},)" if len(obj) == 1 else f"({inner})"
+    return repr(obj)
+
 
 def _known_keys(keys: frozenset) -> Optional[frozenset]:
     """The string keys `keys` (what a key expression holds) can be, or None when one of
