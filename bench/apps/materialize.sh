@@ -38,7 +38,7 @@ while read -r name repo commit exclude; do
   git --git-dir="$gitdir" ls-tree -r -z --name-only "$commit" \
     | grep -zE '\.(py|toml|cfg|yaml|yml)$' \
     | xargs -0 -r git --git-dir="$gitdir" archive "$commit" -- 2>"$out.archive-err" \
-    | tar -x -C "$out"
+    | tar -x -i -C "$out"  # -i: xargs may run `git archive` more than once, one tar stream each
   # snapshots may lack large blobs (images, notebooks): git archive complains about them
   # even when they are outside the pathspec; anything else is a real error
   grep -v 'invalid object .* for ' "$out.archive-err" >&2 || true
