@@ -26,7 +26,7 @@ from typing import Iterable, Iterator, Optional
 
 from .declared import Recording, describe_declared
 from .sys_paths import WORKING_DIR, added_folders
-from ..semantic.names import NameTable, chain_text, import_prefixes
+from ..semantic.names import NameTable, assigned_name, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
 from .configured import TARGET_KEYS, ConfiguredTargets
 from .values import isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
@@ -433,7 +433,6 @@ JIT_EXPORT = frozenset({("g", "torch.jit.export")})  # the decorator of a method
 # decorator terms that make a method abstract (`@abstractmethod`, `@abc.abstractmethod`)
 ABSTRACT_DECORATORS = frozenset({("g", "abc.abstractmethod"), ("g", "abc.abstractproperty")})
 _PARTIAL_TERM = (G, "functools.partial")
-_FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # fields `_scan_scopes` need not read: `ctx`, and those that never hold a node it looks
 # for (names, numbers and flags; `names` of an import holds aliases, of `global` strings)
 _SKIP_FIELDS = frozenset(
@@ -714,21 +713,16 @@ class _Summarizer:
         """The keywords of the `name = partial(func, ...)` assignments of one scope (the
         module for ""), when they all bind the same ones; else none (which one runs is
         not told)."""
-        owner = self.tree if not scope_key else next(
-            (node for node in _walk_plain(self.tree)
-             if node.__class__ in _FUNCTION_DEFS and self.qualnames.get(id(node)) == scope_key), None)
-        if owner is None:
+        owner = id(self.tree) if not scope_key else next((k for k, q in self.qualnames.items() if q == scope_key), None)
+        if owner not in self._scopes:
             return ()
         found = set()
         out: tuple = ()
-        for stmt in self._scope(owner).assigns:
-            value = stmt.value
-            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                    and stmt.targets[0].id == name and isinstance(value, ast.Call) and value.args
-                    and self.names.resolve(value.func) == _PARTIAL_TERM[1] and self.names.resolve(value.args[0]) == func):
-                continue
-            out = tuple((k.arg, k.value) for k in value.keywords if k.arg)
-            found.add(tuple((k, ast.dump(v)) for k, v in out))
+        for stmt in self._scopes[owner].assigns:
+            partial = self.names.partial_of(stmt.value) if assigned_name(stmt) == name else None
+            if partial is not None and partial.target == func:
+                out = partial.keywords
+                found.add(tuple((k, ast.dump(v)) for k, v in out))
         return out if len(found) == 1 else ()
 
     # -- guards: what an isinstance test lets reach a compile ---------------------------

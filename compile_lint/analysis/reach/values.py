@@ -2322,7 +2322,7 @@ class Resolver:
                     self.why.append(describe_external(dotted, True))  # (the reason, where nothing more is seen)
                 elif dotted in CONFIG_INSTANTIATE and arg_terms \
                         and (made := self._configured(self._config_keys(arg_terms[0], summary, depth), True, summary, depth,
-                                                      self._hydra_files(arg_terms[0], summary, depth))) is not None:
+                                                      read_from=arg_terms[0])) is not None:
                     out |= made  # `hydra.utils.instantiate(cfg.model)`: what the YAML under `model` names
                 elif not dotted.startswith("builtins."):
                     out.add(Value("inst", dotted))
@@ -2346,8 +2346,7 @@ class Resolver:
             if owner is None:
                 return self._named_classes(term, summary, env, depth)
             term = owner
-        return self._configured(self._config_keys(term, summary, depth), how == "config", summary, depth,
-                                self._hydra_files(term, summary, depth))
+        return self._configured(self._config_keys(term, summary, depth), how == "config", summary, depth, read_from=term)
 
     def _named_classes(self, term, summary, env, depth) -> Optional[set]:
         """`get_obj_from_str("pkg.nets.UNet")`: the project class each constant dotted name
@@ -2563,21 +2562,26 @@ class Resolver:
         found = self.index.find_def(target, summary)
         return found is not None and found[1].kind == "class" and cls in self.index.mro(found[0].dotted(found[1].qualname))
 
-    def _configured(self, keys: frozenset, instance: bool, summary, depth, files: Optional[frozenset] = None) -> Optional[set]:
+    def _configured(self, keys: frozenset, instance: bool, summary, depth, read_from=None) -> Optional[set]:
         """Each class the project's YAML names under one of `keys` (an instance of it when
         `instance`); a target that is no class of the project is an unknown member (the
-        answer is then partial). With `files` (_hydra_files), the entries of those files
-        when they have one under the key. None when a key has no YAML entry (that value is
-        unseen)."""
+        answer is then partial). When the entries of a key come from several files and the
+        term `read_from` reads the configuration `@hydra.main` names (_hydra_files), those
+        of its files, where they have one. None when a key has no YAML entry (that value
+        is unseen)."""
         if not keys:
             return None
         out: set = set()
+        files: Optional[frozenset] = None
+        asked = False  # (once, and only where several files have a key)
         for key in sorted(keys):
             entries = self.index.configured.by_key(key)
             if not entries:
                 return None
-            if files:
-                chosen = [e for e in entries if e.where.rpartition(":")[0] in files]
+            if read_from is not None and len({e.where.rpartition(":")[0] for e in entries}) > 1:
+                if not asked:
+                    files, asked = self._hydra_files(read_from, summary, depth), True
+                chosen = [e for e in entries if e.where.rpartition(":")[0] in (files or ())]
                 entries = chosen or entries
             out |= self._configured_entries(entries, key, instance, summary, depth)
         return out

@@ -138,7 +138,7 @@ def _module_level(body):
             yield from _module_level(stmt.finalbody)
 
 
-def _assigned_name(stmt) -> Optional[str]:
+def assigned_name(stmt) -> Optional[str]:
     """The name `name = ...` binds, for an assignment to one name."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
         return stmt.targets[0].id
@@ -225,23 +225,20 @@ class NameTable:
         aliases = list(tree.body)
         for stmt in tree.body:
             if isinstance(stmt, ast.Try):
-                fallback = {_assigned_name(s) for handler in stmt.handlers for s in _module_level(handler.body)} - {None}
-                aliases += [s for s in stmt.body if _assigned_name(s) in fallback]
+                fallback = {assigned_name(s) for handler in stmt.handlers for s in _module_level(handler.body)} - {None}
+                aliases += [s for s in stmt.body if assigned_name(s) in fallback]
         for stmt in aliases:
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                name = stmt.targets[0].id
+            name = assigned_name(stmt)
+            if name is not None:
                 value = stmt.value
                 target = table.resolve(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
                 if target and "." in target:
                     table._bind(name, target, conflicted)
                     continue
-                if isinstance(value, ast.Call) and table.resolve(value.func) in PARTIAL and value.args:
-                    inner = table.resolve(value.args[0])
-                    if inner:
-                        table.partials[name] = Partial(
-                            inner, tuple((k.arg, k.value) for k in value.keywords if k.arg)
-                        )
-                        continue
+                partial = table.partial_of(value)
+                if partial is not None:
+                    table.partials[name] = partial
+                    continue
                 table.local_names.add(name)
         dropped = conflicted | (table.local_names & set(table.bindings))
         for name in dropped:
@@ -338,6 +335,15 @@ class NameTable:
             # `from utils.common import *` where that module imports torch: the name
             # comes in with the star (YOLOv6's export tools), and it is torch
             return "torch"
+        return None
+
+    def partial_of(self, value: ast.AST) -> Optional[Partial]:
+        """`functools.partial(f, ...)` of a function this table resolves: f and the keywords
+        it binds; None for any other expression."""
+        if isinstance(value, ast.Call) and self.resolve(value.func) in PARTIAL and value.args:
+            inner = self.resolve(value.args[0])
+            if inner:
+                return Partial(inner, tuple((k.arg, k.value) for k in value.keywords if k.arg))
         return None
 
     def partial_keywords(self, expr: ast.AST) -> tuple[tuple[str, ast.expr], ...]:
