@@ -1183,6 +1183,83 @@ def test_a_forward_stored_on_the_instance_is_what_export_and_trace_run(tmp_path)
     assert names(site(data, "export.py", 28)) == ["synth.py:Synth"]
 
 
+def test_a_forward_a_class_sets_on_self_is_what_compiling_its_instances_runs(tmp_path):
+    # DeepFilterNet's DfOp (bench/dev13) defines no forward: `__init__` calls
+    # `set_forward(method)`, which sets `self.forward = forward_methods[method]`;
+    # InSPyReNet (bench/apps, dev5) sets `self.forward = self.forward_inference` in
+    # `__init__` and `eval()`. Scripting or compiling an instance runs the method set
+    # (scripts/measure/what_scripting_and_compiling_run.py); the class is the target.
+    # `self.forward = torch.compile(self.forward)` sets no other method
+    _, data = project(tmp_path, {
+        "ops.py": """
+        from torch import nn
+
+        class DfOp(nn.Module):
+            def __init__(self, method="loop"):
+                super().__init__()
+                self.set_forward(method)
+
+            def set_forward(self, method):
+                forward_methods = {"loop": self.forward_loop, "strided": self.forward_strided}
+                self.forward = forward_methods[method]
+
+            def forward_loop(self, x):
+                return x
+
+            def forward_strided(self, x):
+                return x + 1
+
+        class Seg(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.forward = self.forward_inference
+
+            def forward(self, x):
+                return x
+
+            def forward_inference(self, x):
+                return self.helper(x)
+
+            def helper(self, x):
+                return x * 2
+
+            def train(self, mode=True):
+                self.forward = self.forward_train if mode else self.forward_inference
+                return super().train(mode)
+
+            def forward_train(self, x):
+                return x
+
+        class Self(nn.Module):
+            def __init__(self):
+                import torch
+                super().__init__()
+                self.forward = torch.compile(self.forward)
+
+            def forward(self, x):
+                return x
+
+            def unused(self, x):
+                return x
+        """,
+        "run.py": """
+        import torch
+        from ops import DfOp, Seg, Self
+
+        op = torch.jit.script(DfOp("strided"))
+        seg = torch.compile(Seg())
+        own = torch.compile(Self())
+        """,
+    })
+    assert names(site(data, "run.py", 5)) == ["ops.py:DfOp"]
+    # (which instance ran which store is not told: any method a store of the class sets)
+    assert site(data, "run.py", 5)["reached"] == ["ops.DfOp.forward_loop", "ops.DfOp.forward_strided"]
+    assert names(site(data, "run.py", 6)) == ["ops.py:Seg"]
+    assert site(data, "run.py", 6)["reached"] == [
+        "ops.Seg.forward", "ops.Seg.forward_inference", "ops.Seg.forward_train", "ops.Seg.helper"]
+    assert site(data, "run.py", 7)["reached"] == ["ops.Self.forward"]
+
+
 def test_a_method_bound_by_hand_in_a_patching_helper_is_what_compiling_it_runs(tmp_path):
     # MMAudio features_utils.py: `patch_clip(m)` sets `m.encode_text =
     # new_encode_text.__get__(m)` and returns m; the app compiles `m.encode_text`

@@ -1431,6 +1431,7 @@ class ProjectIndex:
         self._packages: Optional[set] = None  # holds_module()
         self._marked_at: dict = {}
         self._factory_entries: dict = {}
+        self._rebound_forwards: dict = {}  # class dotted -> _forward_rebound
         self._callees: dict = {}  # (Ref, id(summary)) -> the defs a call of it runs (_callee_defs)
         self._file_folders: Optional[set] = None
         self._folders_above: dict = {}  # folder -> _folders_up(folder)
@@ -2243,7 +2244,7 @@ class ProjectIndex:
                 method_found = self.lookup(f"{dotted}.{method}")
                 if method_found is not None:
                     out.append((method_found[0].dotted(method_found[1].qualname),) + method_found)
-            return out
+            return out + [e for e in self._forward_rebound(dotted, summary) if e[0] not in {o[0] for o in out}]
         if ref.instance and info.kind == "function":
             # an instance made by a factory function: what the factory returns runs (in
             # one order whatever the process: the first entry names the region's `via`)
@@ -2254,6 +2255,30 @@ class ProjectIndex:
                 found = self._factory_entries[key] = [e for v in sorted(values, key=repr) for e in self._value_entries(v, 0)]
             return found
         return [(dotted, summary, info)]
+
+    def _forward_rebound(self, cls_dotted: str, summary: ModuleSummary) -> list:
+        """The class's own methods that a method of it or of a base sets as the instance's
+        `forward` (`self.forward = self.forward_export`, `self.forward = variants[method]`):
+        compiling, tracing or scripting an instance that ran that store runs the method
+        instead (measured: scripts/measure/what_scripting_and_compiling_run.py). Which
+        instances ran it is not told, so these come beside `forward`, which runs on the
+        others. Other values set as `forward` (`torch.compile(self.forward)`, a closure
+        from elsewhere) are not entries of the class."""
+        found = self._rebound_forwards.get(cls_dotted)
+        if found is None:
+            found = self._rebound_forwards[cls_dotted] = []
+            if self.attr_terms(cls_dotted, "forward"):
+                resolver = self.resolver
+                why, resolver.why = resolver.why, []  # (the reasons of the site being resolved stay its own)
+                try:
+                    values = resolver.values((ATTR, (SELF, cls_dotted), "forward"), summary)
+                finally:
+                    resolver.why = why
+                mro = self._mro_set(cls_dotted)
+                for value in sorted(values, key=repr):
+                    if value.kind == "bound" and value.dotted in self.defs and value.dotted.rsplit(".", 1)[0] in mro:
+                        found.append((value.dotted,) + self.defs[value.dotted])
+        return found
 
     def _value_entries(self, value: Value, depth: int) -> list:
         """The defs that run when `value` is compiled or traced."""
