@@ -26,6 +26,7 @@ assumed (an empty set, never a guess).
 from __future__ import annotations
 
 import ast
+import bisect
 import os
 from contextlib import contextmanager
 from typing import Callable, NamedTuple, Optional
@@ -514,6 +515,12 @@ class TermBuilder:
         # id(`self.x` node) -> (node, row): reads of an attribute in the value of a statement
         # at `row` that stores that attribute (TermBuilder._mark_prior_reads)
         self._prior_reads: dict = {}
+        # (method qualname, attr) -> entries as `bindings` holds them, of each `self.attr = v`
+        # of the method, and the method's body: a read after such a store (_stored_before)
+        self._self_stores: dict[tuple, list] = {}
+        self._bodies: dict[str, list] = {}
+        self._self_calls: dict[str, list] = {}  # method qualname -> _self_call_rows
+        self._statement_end = 0  # last row of the assignment being collected
         # def qualname -> (its `*` parameter's name, its `**` parameter's name), None where it has none
         self.star_params: dict[str, tuple] = {}
         # the file's command-line options, for what `parser.parse_args()` holds here:
@@ -543,6 +550,10 @@ class TermBuilder:
                 return self._comprehended[expr.id]
             return self.name_term(expr.id, scope, row)
         if t is _Attribute:
+            if self._self_stores and row is not None:
+                stored = self._stored_before(expr, scope, row)
+                if stored is not None:
+                    return stored
             if self._prior_reads:
                 marked = self._prior_reads.get(id(expr))
                 if marked is not None and marked[0] is expr:
@@ -763,14 +774,45 @@ class TermBuilder:
 
     def _record(self, scope: Scope, name: str, row: int, depth: int, term) -> None:
         if term is not None:
-            # (only arms below the binding matter: `_chosen` asks `_inside` for uses after
-            # it; an `elif` chain's earlier arms made the spans grow with its length)
-            spans = tuple([span for span in self._elsewhere if span[1] >= row]) if self._elsewhere else ()
-            if spans:
-                entry = (row, depth, term, self._guards, spans)
-            else:
-                entry = (row, depth, term, self._guards) if self._guards else (row, depth, term)
-            self.bindings.setdefault(scope.key, {}).setdefault(name, []).append(entry)
+            self.bindings.setdefault(scope.key, {}).setdefault(name, []).append(self._entry(row, depth, term))
+
+    def _entry(self, row: int, depth: int, term) -> tuple:
+        # (only arms below the binding matter: `_chosen` asks `_inside` for uses after
+        # it; an `elif` chain's earlier arms made the spans grow with its length)
+        spans = tuple([span for span in self._elsewhere if span[1] >= row]) if self._elsewhere else ()
+        if spans:
+            return (row, depth, term, self._guards, spans)
+        return (row, depth, term, self._guards) if self._guards else (row, depth, term)
+
+    def _stored_before(self, expr: ast.Attribute, scope: Scope, row: int):
+        """The term of `self.x` read at `row` of a method that stored `self.x` before, on
+        every path to the read (`self.teacher = [hf_model]` then, in the same branch,
+        `torch.compile(self.teacher[0])`: not what the other branch or another method
+        stores). None (the attribute as every method stores it) where no such store
+        reaches the read, or where the method calls a method of `self` or passes `self`
+        on between the store and the read (`self.model = None; self.load()`)."""
+        if type(expr.value) is not _Name or scope.self_kind != "self" or not scope.params \
+                or expr.value.id != scope.params[0]:
+            return None
+        entries = self._self_stores.get((scope.key, expr.attr))
+        if not entries:
+            return None
+        chosen = []
+        for entry in reversed([e for e in entries if e[0] < row and not (len(e) > 4 and _inside(row, e[4]))]):
+            chosen.append(entry)
+            depth = entry[1]
+            if depth == 0 or (depth < 0 and row <= -depth):
+                break
+        else:
+            return None  # a path to the read that stores nothing here
+        calls = self._self_calls.get(scope.key)
+        if calls is None:
+            calls = self._self_calls[scope.key] = _self_call_rows(self._bodies.get(scope.key, ()), scope.params[0])
+        at = bisect.bisect_right(calls, chosen[-1][0])
+        if at < len(calls) and calls[at] < row:
+            return None
+        terms = tuple(sorted({e[2] for e in chosen}, key=repr))
+        return terms[0] if len(terms) == 1 else (UNION, terms)
 
     _guards: tuple = ()  # (parameter, constant, equal) of the `if`s around a binding
     # (first row, last row) of the other arms of the `if`s and `match`es around a binding:
@@ -793,6 +835,8 @@ class TermBuilder:
         """Bindings, returns, self attributes and container stores of one scope."""
         saved = self._guards, self._elsewhere, self._loops
         self._guards, self._elsewhere, self._loops = (), (), 0
+        if scope.self_kind == "self":
+            self._bodies[scope.key] = body
         try:
             self._block(body, scope, 0, cls_attrs)
         finally:
@@ -815,6 +859,7 @@ class TermBuilder:
             t = type(stmt)
             if t is ast.Assign:
                 row = stmt.lineno
+                self._statement_end = stmt.end_lineno or row
                 if scope.self_kind == "self" and scope.params:
                     self._mark_prior_reads(stmt.targets, stmt.value, scope.params[0], row)
                 value = None  # built once, on demand
@@ -823,6 +868,7 @@ class TermBuilder:
                     self._assign(target, value, scope, row, depth, cls_attrs)
             elif t is ast.AnnAssign:
                 row = stmt.lineno
+                self._statement_end = stmt.end_lineno or row
                 value = self.term(stmt.value, scope, row) if stmt.value is not None else None
                 if value is not None:
                     declared = self.annotation_term(stmt.annotation, scope)
@@ -1028,6 +1074,11 @@ class TermBuilder:
                 # an attribute every instance reads
                 if value is not None:
                     self._store_attr(scope.cls, target.attr, value, scope)
+                    if scope.self_kind == "self":
+                        # (at the statement's last row: a read in its own value, on a line
+                        # below its first, comes before the store)
+                        self._self_stores.setdefault((scope.key, target.attr), []).append(self._entry(
+                            max(row, self._statement_end), -self._ends[-1] if depth > 0 and self._ends else depth, value))
             elif isinstance(base, ast.Name) and base.id in scope.bound and value is not None \
                     and base.id not in scope.globals and _patches(target.attr, value):
                 # `model_g.forward = infer_forward`: from here on the name holds the patched
@@ -3261,6 +3312,26 @@ def _chosen(entries: list, row) -> list:
         if depth == 0 or (depth < 0 and row <= -depth):  # (a loop's target, used in its body)
             break
     return chosen or entries  # used above its bindings: a loop, or a closure
+
+
+def _self_call_rows(body: list, self_name: str) -> list:
+    """The rows, sorted, of the calls in `body` (not in nested defs) that call a method of
+    `self_name` or of `super()`, or pass `self_name` on: where a method may store an
+    attribute of `self` again."""
+    rows = []
+    for node in walk_scope(body):
+        if node.__class__ is not ast.Call:
+            continue
+        func = node.func
+        if func.__class__ is ast.Attribute and (
+                (func.value.__class__ is ast.Name and func.value.id == self_name)
+                or (func.value.__class__ is ast.Call and func.value.func.__class__ is ast.Name and func.value.func.id == "super")):
+            rows.append(node.lineno)
+        elif any(a.__class__ is ast.Name and a.id == self_name for a in node.args) \
+                or any(k.value.__class__ is ast.Name and k.value.id == self_name for k in node.keywords):
+            rows.append(node.lineno)
+    rows.sort()
+    return rows
 
 
 def _inside(row: int, spans: tuple) -> bool:
