@@ -469,6 +469,54 @@ def test_loaded_checkpoints_and_container_items_are_unseen_not_resolved(tmp_path
     assert loaded["targets"] == [] and "torch.load" in loaded["unresolved"] and "zeros" not in loaded["unresolved"]
 
 
+def test_a_checkpoint_the_project_saves_to_a_constant_path_holds_what_it_saved(tmp_path):
+    """jahongir7174's YOLOv11-pt and CTDNet repos (bench/dev33, dev42): training saves
+    `{"model": copy.deepcopy(ema.ema)}` to `./weights/best.pt`, and the ONNX export
+    loads `torch.load("./weights/best.pt")["model"]`: the unpickled model is the class
+    that was saved. A path no code of the project writes stays a loaded model the index
+    cannot see."""
+    _, data = project(tmp_path, {
+        "nets.py": """
+        from torch import nn
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+        """,
+        "util.py": """
+        import copy
+        import torch
+
+        class EMA:
+            def __init__(self, model):
+                self.ema = copy.deepcopy(model).eval()
+
+        def export():
+            m = torch.load("./weights/best.pt")["model"].float()
+            torch.onnx.export(m, torch.zeros(1), "best.onnx")
+
+        def export_other():
+            m = torch.load("./weights/pretrained.pt")["model"].float()
+            torch.onnx.export(m, torch.zeros(1), "other.onnx")
+        """,
+        "main.py": """
+        import copy
+        import torch
+        from nets import Net
+        from util import EMA
+
+        def train():
+            model = Net()
+            ema = EMA(model)
+            save = {"epoch": 1, "model": copy.deepcopy(ema.ema)}
+            torch.save(save, f="weights/best.pt")
+        """,
+    })
+    assert names(site(data, "util.py", 11)) == ["nets.py:Net"]
+    other = site(data, "util.py", 15)
+    assert other["targets"] == [] and "torch.load" in other["unresolved"]
+
+
 def test_a_for_loop_unpacking_pairs_binds_each_name(tmp_path):
     """`for name, model in [("a", A()), ...]: torch.compile(model)` (LivePortrait's
     speed.py): the loop's tuple target was not bound."""

@@ -192,6 +192,9 @@ class ModuleSummary:
     declared: list = field(default_factory=list)  # `# compile-lint: compiled` markers (analysis/reach/declared.py)
     sys_paths: tuple = ()  # folders the module puts on sys.path, relative to its own or to the working directory (sys_paths.py)
     options: dict = field(default_factory=dict)  # command-line options (values.TermBuilder._option)
+    # checkpoint path -> [term of what is saved]: `torch.save(obj, "./weights/best.pt")` with
+    # the path a string constant (ProjectIndex.saved_to)
+    saved: dict = field(default_factory=dict)
 
     def dotted(self, qualname: str) -> str:
         return f"{self.module}.{qualname}" if self.module else qualname
@@ -211,6 +214,12 @@ class RegionInfo:
     def describe(self) -> str:
         site = self.sites[0].describe() if self.sites else "compiled"
         return f"{site} (reached from {self.via})" if self.via else site
+
+
+def checkpoint_key(path: str) -> str:
+    """A checkpoint path as the code spells it, normalized (`./weights/best.pt` and
+    `weights/best.pt` name one file when run from one folder)."""
+    return os.path.normpath(path)
 
 
 def def_qualnames(tree: ast.Module) -> dict[int, str]:
@@ -917,6 +926,8 @@ class _Summarizer:
             return
         dotted = self.names.resolve(func)
         if dotted is not None and dotted.startswith(NOT_PROJECT):
+            if dotted == "torch.save":
+                self._record_save(node, scope)
             return
         value_args = _VALUE_ARG_TYPES
         for arg in node.args:
@@ -941,6 +952,16 @@ class _Summarizer:
         kws = tuple([(k.arg, terms.term(k.value, scope, row) if k.arg else terms.passed_on(k.value, scope))
                      for k in node.keywords[:RECORDED_ARGS]])
         self.summary.calls.append((name, callee, args, kws))
+
+    def _record_save(self, node: ast.Call, scope: Scope) -> None:
+        """`torch.save(obj, "./weights/best.pt")`: what a `torch.load` of that path holds."""
+        obj = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "obj"), None)
+        path = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "f"), None)
+        if obj is None or not (isinstance(path, ast.Constant) and isinstance(path.value, str)):
+            return
+        term = self.terms.term(obj, scope, node.lineno)
+        if term is not None:
+            self.summary.saved.setdefault(checkpoint_key(path.value), []).append(term)
 
     def _record_super_init(self, node: ast.Call, scope: Scope) -> None:
         """`super().__init__(..., **kwargs)` with the def's own `**` parameter, kept for what
@@ -1404,6 +1425,7 @@ class ProjectIndex:
         self._registered_classes: Optional[frozenset] = None  # registered_classes
         self._functions_held: Optional[frozenset] = None  # functions_held
         self._calls: Optional[dict] = None
+        self._saved: Optional[dict] = None
         self._passing: Optional[dict] = None  # calls_passing
         self._through: Optional[dict] = None  # calls_through_names
         self._inits: Optional[dict] = None  # `Class.__init__` dotted -> the classes it initializes
@@ -2046,6 +2068,17 @@ class ProjectIndex:
 
     def stored(self, location: tuple) -> list:
         return self._store_table().get(location, [])
+
+    def saved_to(self, path: str) -> list:
+        """(summary, term) of everything the project's code saves to checkpoint `path`
+        (a string constant: ModuleSummary.saved)."""
+        if self._saved is None:
+            saved: dict = {}
+            for summary in self.summaries:
+                for key, terms in summary.saved.items():
+                    saved.setdefault(key, []).extend((summary, term) for term in terms)
+            self._saved = saved
+        return self._saved.get(checkpoint_key(path), [])
 
     def _store_table(self) -> dict:
         """location -> [(summary, term or Value, key)] of every store (_collect_stores), made once."""

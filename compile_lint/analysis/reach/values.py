@@ -241,7 +241,7 @@ CASTS = frozenset({"typing.cast"})
 # Hydra configurations write class paths): the project's def of that name
 LOCATORS = frozenset({"pydoc.locate", "hydra.utils.get_class", "hydra.utils.get_method", "hydra.utils.get_object"})
 ARGS_MATTER = (PASS_THROUGH | CONTAINER_MODULES | NAMESPACES | ITERATION_BUILTINS | CASTS | LOCATORS | TIMM_BUILD
-               | {"builtins.getattr", "builtins.eval"})
+               | {"builtins.getattr", "builtins.eval", "torch.load"})
 # calls of other packages whose result is known without their arguments
 OPAQUE_CALLS = ("torch.", "numpy.", "builtins.", "math.", "os.", "re.", "json.", "logging.", "typing.", "random.", "time.")
 TYPING_WRAPPERS = frozenset({"Optional", "Union", "Type", "type"})
@@ -2166,6 +2166,19 @@ class Resolver:
                 return frozenset({Value(UNKNOWN, said)})
         return frozenset(members)
 
+    def _saved_checkpoint(self, arg_terms, kw_terms, summary, env, depth) -> frozenset:
+        """`torch.load("./weights/best.pt")` of a path the project's own code saves to
+        (`torch.save({"model": deepcopy(ema.ema)}, f="./weights/best.pt")` in its training
+        loop): what was saved there, pickled and unpickled as the same classes. Nothing for
+        a path no code of the project writes (a downloaded checkpoint)."""
+        path = arg_terms[0] if arg_terms else next((t for k, t in kw_terms if k == "f"), None)
+        if path is None or path[0] != CONST or not isinstance(path[1], str):
+            return EMPTY
+        out: set = set()
+        for s_summary, term in self.index.saved_to(path[1]):
+            out |= self.values(term, s_summary, None, depth)
+        return frozenset(out)
+
     def _built_by(self, entries, depth) -> set:
         """The project classes that `entries` are or build when called (a factory counts
         as the classes it returns; `net_small()` and `net_big()` both build a Net)."""
@@ -2331,6 +2344,8 @@ class Resolver:
                         "seq", None, (frozenset({parsed}), frozenset({Value(UNKNOWN, CONFIGURED)})), True))
                 elif dotted == "builtins.eval":
                     out |= self._evaluated(arg(0) if arg_terms else EMPTY, summary, depth)
+                elif dotted == "torch.load" and (saved := self._saved_checkpoint(arg_terms, kw_terms, summary, env, depth)):
+                    out |= saved
                 elif dotted == "importlib.import_module":
                     out |= self._imported_by_name(arg(0) if arg_terms else EMPTY, summary)
                 elif dotted in LOCATORS:
