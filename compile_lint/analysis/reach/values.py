@@ -797,13 +797,8 @@ class TermBuilder:
         entries = self._self_stores.get((scope.key, expr.attr))
         if not entries:
             return None
-        chosen = []
-        for entry in reversed([e for e in entries if e[0] < row and not (len(e) > 4 and _inside(row, e[4]))]):
-            chosen.append(entry)
-            depth = entry[1]
-            if depth == 0 or (depth < 0 and row <= -depth):
-                break
-        else:
+        chosen, always = _reaching(entries, row)
+        if not always:
             return None  # a path to the read that stores nothing here
         calls = self._self_calls.get(scope.key)
         if calls is None:
@@ -3319,14 +3314,21 @@ def _chosen(entries: list, row) -> list:
     a `for` whose last row is R (unconditional in the loop, conditional after it)."""
     if row is None:
         return entries
+    chosen, _always = _reaching(entries, row)
+    return chosen or entries  # used above its bindings: a loop, or a closure
+
+
+def _reaching(entries: list, row: int) -> tuple[list, bool]:
+    """(the bindings of `entries` that reach a use at `row`, as `_chosen` says, latest
+    first; whether the last of them binds on every path to the use)."""
     chosen = []
     # (a binding in another arm of an `if` or `match` the use is in does not reach it)
     for entry in reversed([e for e in entries if e[0] < row and not (len(e) > 4 and _inside(row, e[4]))]):
         chosen.append(entry)
         depth = entry[1]
         if depth == 0 or (depth < 0 and row <= -depth):  # (a loop's target, used in its body)
-            break
-    return chosen or entries  # used above its bindings: a loop, or a closure
+            return chosen, True
+    return chosen, False
 
 
 def _self_call_rows(body: list, self_name: str) -> list:
