@@ -2277,7 +2277,8 @@ class ProjectIndex:
                 method_found = self.lookup(f"{dotted}.{method}")
                 if method_found is not None:
                     out.append((method_found[0].dotted(method_found[1].qualname),) + method_found)
-            return out + [e for e in self._forward_rebound(dotted, summary) if e[0] not in {o[0] for o in out}]
+            own = {entry[0] for entry in out}
+            return out + [e for e in self._forward_rebound(dotted, summary) if e[0] not in own]
         if ref.instance and info.kind == "function":
             # an instance made by a factory function: what the factory returns runs (in
             # one order whatever the process: the first entry names the region's `via`)

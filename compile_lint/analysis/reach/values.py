@@ -768,9 +768,12 @@ class TermBuilder:
         """Record a binding of `name` in `scope` at `row`; `depth` 0 when it runs whenever
         the scope does, > 0 inside a block (made -the block's last row here), or already
         -R for a loop's target (see `_chosen`)."""
-        if depth > 0 and self._ends:
-            depth = -self._ends[-1]
-        self._record(scope, name, row, depth, term)
+        self._record(scope, name, row, self._block_depth(depth), term)
+
+    def _block_depth(self, depth: int) -> int:
+        """A binding's depth as `_chosen` reads it: -the last row of the block being
+        collected for one inside a block, else as given."""
+        return -self._ends[-1] if depth > 0 and self._ends else depth
 
     def _record(self, scope: Scope, name: str, row: int, depth: int, term) -> None:
         if term is not None:
@@ -1072,8 +1075,8 @@ class TermBuilder:
                     if scope.self_kind == "self":
                         # (at the statement's last row: a read in its own value, on a line
                         # below its first, comes before the store)
-                        self._self_stores.setdefault((scope.key, target.attr), []).append(self._entry(
-                            max(row, self._statement_end), -self._ends[-1] if depth > 0 and self._ends else depth, value))
+                        self._self_stores.setdefault((scope.key, target.attr), []).append(
+                            self._entry(max(row, self._statement_end), self._block_depth(depth), value))
             elif isinstance(base, ast.Name) and base.id in scope.bound and value is not None \
                     and base.id not in scope.globals and _patches(target.attr, value):
                 # `model_g.forward = infer_forward`: from here on the name holds the patched
@@ -2161,7 +2164,7 @@ class Resolver:
                 return frozenset({Value(UNKNOWN, said)})
         return frozenset(members)
 
-    def _saved_checkpoint(self, arg_terms, kw_terms, summary, env, depth) -> frozenset:
+    def _saved_checkpoint(self, arg_terms, kw_terms, depth) -> frozenset:
         """`torch.load("./weights/best.pt")` of a path the project's own code saves to
         (`torch.save({"model": deepcopy(ema.ema)}, f="./weights/best.pt")` in its training
         loop): what was saved there, pickled and unpickled as the same classes. Nothing for
@@ -2339,7 +2342,7 @@ class Resolver:
                         "seq", None, (frozenset({parsed}), frozenset({Value(UNKNOWN, CONFIGURED)})), True))
                 elif dotted == "builtins.eval":
                     out |= self._evaluated(arg(0) if arg_terms else EMPTY, summary, depth)
-                elif dotted == "torch.load" and (saved := self._saved_checkpoint(arg_terms, kw_terms, summary, env, depth)):
+                elif dotted == "torch.load" and (saved := self._saved_checkpoint(arg_terms, kw_terms, depth)):
                     out |= saved
                 elif dotted == "importlib.import_module":
                     out |= self._imported_by_name(arg(0) if arg_terms else EMPTY, summary)
