@@ -3,7 +3,8 @@ from __future__ import annotations
 import ast
 
 from ..analysis.modules.classes import labelled
-from ..analysis.tensors.resize_calls import MISSING, NEAREST_SIGNATURES, RESIZE_MODULES, call_arg, const_value
+from ..analysis.semantic.signatures import call_argument
+from ..analysis.tensors.resize_calls import MISSING, NEAREST_SIGNATURES, RESIZE_MODULES, const_value
 from ..analysis.reach.queries import stmt_text
 from .base import Case, Related, Rule
 from ..analysis.semantic.facts import RegionsFact
@@ -342,18 +343,18 @@ class NearestFractionalScale(Rule):
             if sig is None or any(kw.arg is None for kw in call.keywords):
                 continue
             scale_pos, mode_pos, recompute_pos, fixed_mode = sig
-            scale = call_arg(call, scale_pos, "scale_factor")
+            scale = call_argument(call, scale_pos, "scale_factor", MISSING)
             if scale is MISSING:
                 continue
             value = const_value(facts, scale)
             if value is MISSING or not _hazardous(value):
                 continue
             if fixed_mode is None:
-                mode_expr = call_arg(call, mode_pos, "mode")
+                mode_expr = call_argument(call, mode_pos, "mode", MISSING)
                 mode = "nearest" if mode_expr is MISSING else const_value(facts, mode_expr)
                 if mode != "nearest":
                     continue
-            recompute = call_arg(call, recompute_pos, "recompute_scale_factor") if recompute_pos is not None else MISSING
+            recompute = call_argument(call, recompute_pos, "recompute_scale_factor", MISSING) if recompute_pos is not None else MISSING
             if recompute is not MISSING:
                 flag = const_value(facts, recompute)
                 if flag is MISSING or flag:

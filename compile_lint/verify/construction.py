@@ -32,7 +32,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..analysis.semantic.signatures import parameter_defaults
+from ..analysis.semantic.signatures import call_argument, parameter_defaults
 
 NOT_LITERAL = object()
 MAX_DEPTH = 8
@@ -334,7 +334,7 @@ class Project:
             func = node.func
             dotted = file.names.resolve(func) if isinstance(func, (ast.Name, ast.Attribute)) else None
             if dotted and dotted.startswith(OPTIMIZER_PREFIXES) and "lr_scheduler" not in dotted:
-                params = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "params"), None)
+                params = call_argument(node, 0, "params")
                 for receiver in _parameter_owners(params):
                     self._mark(file, receiver, node.lineno, "an optimizer over its parameters")
             if isinstance(func, ast.Attribute) and func.attr == "backward" or dotted in ("torch.autograd.grad",

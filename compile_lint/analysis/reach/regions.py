@@ -30,7 +30,7 @@ from ..semantic.names import NameTable, assigned_name, chain_text, import_prefix
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
 from .configured import TARGET_KEYS, ConfiguredTargets
 from .values import isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
-from ..semantic.signatures import first_parameter, parameter_defaults
+from ..semantic.signatures import call_argument, first_parameter, parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
 
@@ -656,7 +656,7 @@ class _Summarizer:
             if aliased is not None:
                 func, bound_keywords = aliased
         if func in self.script_funcs:
-            first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "obj"), None)
+            first = call_argument(call, 0, "obj")
             target = self.ref_of(first, local, cls, cls_dotted) if first is not None else None
             term = self._guarded(first, call, self.terms.term(first, scope, call.lineno), scope) if first is not None else None
             return Site(SCRIPTED, target, self.path, call.lineno, func, module=self.summary.module, col=call.col_offset, term=term)
@@ -955,8 +955,8 @@ class _Summarizer:
 
     def _record_save(self, node: ast.Call, scope: Scope) -> None:
         """`torch.save(obj, "./weights/best.pt")`: what a `torch.load` of that path holds."""
-        obj = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "obj"), None)
-        path = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "f"), None)
+        obj = call_argument(node, 0, "obj")
+        path = call_argument(node, 1, "f")
         if obj is None or not (isinstance(path, ast.Constant) and isinstance(path.value, str)):
             return
         term = self.terms.term(obj, scope, node.lineno)

@@ -13,6 +13,18 @@ def parameter_defaults(args: ast.arguments) -> dict[str, ast.expr]:
     return defaults
 
 
+def call_argument(call: ast.Call, index: Optional[int], name: str, missing=None):
+    """The expression `call` passes for the parameter `name`, which sits at position
+    `index` (None: keyword-only): by keyword, else by position; `missing` when it passes
+    none. A call passing both raises TypeError, so the order of the lookups is moot."""
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    if index is not None and index < len(call.args):
+        return call.args[index]
+    return missing
+
+
 def first_parameter(args: ast.arguments) -> Optional[str]:
     """The name of the first positional parameter (a method's `self` or `cls`), if any."""
     positional = args.posonlyargs + args.args

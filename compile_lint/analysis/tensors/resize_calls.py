@@ -4,13 +4,12 @@
   `nn.Upsample`, ...): evidence that a model works on images of a size (CL104);
 - `NEAREST_SIGNATURES`: those that can resize by nearest neighbour, with the positions
   of their `scale_factor`, `mode` and `recompute_scale_factor` (CL103);
-- `call_arg` and `const_value`: an argument by position or keyword, and its value when
-  the code gives it as a literal or a name bound once to one.
+- `const_value`: an argument's value when the code gives it as a literal or a name
+  bound once to one (`MISSING` for an argument not given).
 """
 from __future__ import annotations
 
 import ast
-from typing import Optional
 
 from ..semantic.walk import walk
 
@@ -34,16 +33,6 @@ NEAREST_SIGNATURES = {
 # the module classes among them (built in `__init__`, called in `forward`)
 RESIZE_MODULES = frozenset(k for k in NEAREST_SIGNATURES if k.rsplit(".", 1)[-1][:1].isupper())
 MISSING = object()
-
-
-def call_arg(call: ast.Call, index: Optional[int], name: str):
-    """The argument `name` of a call, by keyword or at `index`; MISSING when absent."""
-    for kw in call.keywords:
-        if kw.arg == name:
-            return kw.value
-    if index is not None and index < len(call.args):
-        return call.args[index]
-    return MISSING
 
 
 def const_value(facts, expr):

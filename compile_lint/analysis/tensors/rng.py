@@ -25,6 +25,7 @@ from typing import Optional
 
 from ..compiled.values import chain_text, literal, site_call, target_history
 from ..reach.queries import class_attrs, number_value, region_sets_config, runs_inductor
+from ..semantic.signatures import call_argument
 
 RNG_FUNCS = frozenset(
     {
@@ -113,21 +114,21 @@ def dropout_module_p(facts, module: ast.Call) -> Optional[float]:
     dotted = facts.resolve(module.func) or ""
     if not (dotted.startswith("torch.nn.") and dotted.rsplit(".", 1)[-1] in DROPOUT_MODULES):
         return None
-    p = module.args[0] if module.args else next((k.value for k in module.keywords if k.arg == "p"), None)
+    p = call_argument(module, 0, "p")
     return 0.5 if p is None else number_value(p)
 
 
 def _zero_dropout(facts, stmt, module: ast.Call) -> bool:
     """`nn.Dropout(q)` with `q` zero (a literal, or a parameter defaulting to 0)."""
-    p = module.args[0] if module.args else next((k.value for k in module.keywords if k.arg == "p"), None)
+    p = call_argument(module, 0, "p")
     return p is not None and (number_value(p) == 0 or _zero_default(facts, stmt, p))
 
 
 def _dropout(facts, call, label, p_index, training_index, keyword="training"):
-    p = call.args[p_index] if len(call.args) > p_index else next((k.value for k in call.keywords if k.arg == "p"), None)
+    p = call_argument(call, p_index, "p")
     if p is not None and (always_zero(facts, call, p) or _default_zero_never_passed(facts, call, p)):
         return None
-    training = call.args[training_index] if len(call.args) > training_index else next((k.value for k in call.keywords if k.arg == keyword), None)
+    training = call_argument(call, training_index, keyword)
     if training is None:
         return label, False  # defaults to True: always random
     value = literal(training)
@@ -142,7 +143,7 @@ def _attention_dropout(facts, call) -> Optional[tuple[str, bool]]:
     """`F.scaled_dot_product_attention(q, k, v, mask, dropout_p)`: dropout on the
     attention weights whenever `dropout_p` is not 0 (there is no `training` flag:
     `dropout_p=self.p if self.training else 0.0` is the train-mode spelling)."""
-    p = call.args[4] if len(call.args) > 4 else next((k.value for k in call.keywords if k.arg == "dropout_p"), None)
+    p = call_argument(call, 4, "dropout_p")
     if p is None or always_zero(facts, call, p) or _default_zero_never_passed(facts, call, p):
         return None  # also `self.attn_drop.p if self.training else 0.0` with `nn.Dropout(0.0)`
     label = f"`{facts.text(call.func)}(..., dropout_p=...)`"

@@ -30,6 +30,7 @@ from typing import Optional
 
 from ...analysis.modules.classes import is_torch_module_name, local_class, methods
 from ...analysis.semantic.facts import ModuleFacts
+from ...analysis.semantic.signatures import call_argument
 from ...analysis.project.context import path_for_module
 from ...analysis.tensors.rng import DROPOUT_MODULES, dropout_module_p
 
@@ -194,7 +195,7 @@ def built_in_train_mode(facts: ModuleFacts, expr: ast.AST, at: ast.AST) -> Optio
 
 
 def _switches_off(call: ast.Call) -> bool:
-    mode = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "mode"), None)
+    mode = call_argument(call, 0, "mode")
     return not (mode is None or (isinstance(mode, ast.Constant) and mode.value is True))
 
 

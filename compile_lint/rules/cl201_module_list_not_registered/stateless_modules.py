@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 
+from ...analysis.semantic.signatures import call_argument
+
 STATELESS = frozenset({
     'AdaptiveAvgPool1d',
     'AdaptiveAvgPool2d',
@@ -144,7 +146,7 @@ def stateless_construction(facts, expr: ast.AST) -> bool:
 
 def _zero_rate(call: ast.Call) -> bool:
     """A dropout built with a literal rate of 0 (`Dropout(0)`, `Dropout(p=0.0)`)."""
-    rate = call.args[0] if call.args else next((kw.value for kw in call.keywords if kw.arg == "p"), None)
+    rate = call_argument(call, 0, "p")
     return isinstance(rate, ast.Constant) and type(rate.value) in (int, float) and rate.value == 0
 
 
