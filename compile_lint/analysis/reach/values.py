@@ -2277,11 +2277,16 @@ class Resolver:
                 if index is None and f.dotted:
                     # a Registry object's entries are not one role (basicsr's ARCH_REGISTRY holds
                     # generators, discriminators and loss networks): a key not known here is a
-                    # choice made at run time, not every entry
+                    # choice made at run time, not every entry; the keys that are known still
+                    # give theirs (a partial answer: BasicSR's options files beside a caller's
+                    # dict, bench/dev27)
                     why = (f"{CHOSEN}: the key given to `{f.dotted.rsplit('.', 1)[-1]}.get()` is not known here "
                            "(declare it with `compiled = [...]`, or record a run)")
                     self.why.append(why)
                     out.add(Value(UNKNOWN, why))
+                    known = frozenset([v.dotted for v in keys if v.kind == "const"])
+                    if known:
+                        out |= self._elements(Value("seq", None, f.elems, False, f.keys), known)
                 else:
                     out |= self._elements(Value("seq", None, f.elems, False, f.keys), index)
                 if len(arg_terms) > 1:
