@@ -5063,3 +5063,46 @@ def test_a_registry_objects_known_keys_still_give_their_entries_beside_an_unknow
     net = site(data, "convert.py", 12)
     assert names(net) == ["pkg/archs.py:EDSR"] and net["resolution"] == "partial", net
     assert "ARCH_REGISTRY.get()" in net["unresolved"]
+
+
+def test_scripting_a_module_without_forward_compiles_its_submodules_forwards(tmp_path):
+    """`torch.jit.script(CLIP(...))` of a module with only `encode_image` / `encode_text`
+    (AdaCLIP, bench/dev44; NIR2CARI's BlazeFaceDetector, bench/dev39): TorchScript compiles
+    the `forward` of every submodule, called or not (scripts/measure/
+    what_scripting_and_compiling_run.py). The module is the target; it was "defines no
+    forward ... runs no project code". Compiling or tracing it still runs nothing."""
+    _, data = project(tmp_path, {
+        "m.py": """
+        import torch
+        from torch import nn
+
+
+        class Tower(nn.Module):
+            def forward(self, x):
+                return x * 2
+
+
+        class Head(nn.Module):
+            def forward(self, x):
+                return x + 1
+
+
+        class CLIP(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.visual = Tower()
+                self.heads = nn.ModuleList([Head() for _ in range(2)])
+                self.scale = nn.Parameter(torch.ones(1))
+
+            def encode_image(self, x):
+                return self.visual(x)
+
+
+        scripted = torch.jit.script(CLIP())
+        compiled = torch.compile(CLIP())
+        """,
+    })
+    scripted = site(data, "m.py", 27)
+    assert names(scripted) == ["m.py:CLIP"] and scripted["resolution"] == "resolved", scripted
+    assert sorted(d.rsplit(".", 2)[-2] for d in scripted["reached"]) == ["Head", "Tower"]
+    assert site(data, "m.py", 28)["targets"] == []

@@ -2360,6 +2360,26 @@ class ProjectIndex:
                         out.append((f"{c}.{name}",) + self.defs[f"{c}.{name}"])
         return out
 
+    def _submodule_forwards(self, cls_dotted: str) -> list:
+        """What scripting an instance of an nn.Module class that has no `forward` compiles:
+        the `forward` of each project module its attributes hold, called or not
+        (`scripts/measure/what_scripting_and_compiling_run.py`: TorchScript compiles every
+        submodule's forward). open_clip-style `CLIP` classes with only `encode_image` /
+        `encode_text` (AdaCLIP, bench/dev44), BlazeFaceDetector (NIR2CARI, bench/dev39).
+        Attributes the index cannot see, or modules of other packages, add no project code."""
+        out, seen = [], set()
+        receiver = Value("inst", cls_dotted)
+        for c in self.mro(cls_dotted):
+            for name in sorted(self.defs[c][0].attrs.get(c, {})):
+                if name in seen:
+                    continue
+                seen.add(name)
+                for held in sorted(self.resolver._attr(receiver, name, 0), key=repr):
+                    if held.kind == "inst" and held.dotted in self.defs and held.dotted != cls_dotted \
+                            and self._derives_module(held.dotted) or _runs_elements(held, 1):
+                        out += [e for e in self._value_entries(held, 1) if e not in out]
+        return out
+
     def _script_class_methods(self, cls_dotted: str) -> list:
         """The methods of a project class that is no nn.Module, in MRO order: scripting the
         class (`@torch.jit.script class BoxTransform:`, a TorchScript class) compiles
@@ -2426,6 +2446,8 @@ class ProjectIndex:
                 found = found + self.jit_exported(value.dotted)
                 if not found and value.kind == "class" and not self._derives_module(value.dotted):
                     found = self._script_class_methods(value.dotted)
+                elif not found and value.kind == "inst" and self._derives_module(value.dotted):
+                    found = self._submodule_forwards(value.dotted)
             if not found and self._opaque(value):
                 unseen.append(value)
             elif found:
