@@ -4262,6 +4262,47 @@ def test_an_attribute_the_class_never_sets_is_what_its_subclasses_set(tmp_path):
     assert names(site(data, "tasks/base.py", 11)) == ["tasks/base.py:Head"]
 
 
+# basicsr's registry object and arch builder (bench/dev27 BasicSR2.0), for the two cases below
+BASICSR_REGISTRY = """
+class Registry:
+    def __init__(self, name):
+        self._name = name
+        self._obj_map = {}
+
+    def register(self):
+        def deco(cls):
+            self._obj_map[cls.__name__] = cls
+            return cls
+        return deco
+
+    def get(self, name):
+        return self._obj_map.get(name)
+
+ARCH_REGISTRY = Registry("arch")
+MODEL_REGISTRY = Registry("model")
+"""
+BASICSR_ARCHS = """
+from copy import deepcopy
+from torch import nn
+from pkg.registry import ARCH_REGISTRY
+
+@ARCH_REGISTRY.register()
+class EDSR(nn.Module):
+    def forward(self, x):
+        return x
+
+@ARCH_REGISTRY.register()
+class VGGFeatures(nn.Module):
+    def forward(self, x):
+        return x
+
+def build_network(opt):
+    opt = deepcopy(opt)
+    network_type = opt.pop("type")
+    return ARCH_REGISTRY.get(network_type)(**opt)
+"""
+
+
 def test_a_registry_object_of_the_project_gives_what_its_decorators_registered_under_the_key(tmp_path):
     """basicsr and its forks (bench/dev27 BasicSR2.0): `@ARCH_REGISTRY.register()` on each
     arch, `ARCH_REGISTRY = Registry('arch')` an instance of the project's own Registry class,
@@ -4273,44 +4314,8 @@ def test_a_registry_object_of_the_project_gives_what_its_decorators_registered_u
     unresolved, not every registered class."""
     _, data = project(tmp_path, {
         "pkg/__init__.py": "",
-        "pkg/registry.py": """
-        class Registry:
-            def __init__(self, name):
-                self._name = name
-                self._obj_map = {}
-
-            def register(self):
-                def deco(cls):
-                    self._obj_map[cls.__name__] = cls
-                    return cls
-                return deco
-
-            def get(self, name):
-                return self._obj_map.get(name)
-
-        ARCH_REGISTRY = Registry("arch")
-        MODEL_REGISTRY = Registry("model")
-        """,
-        "pkg/archs.py": """
-        from copy import deepcopy
-        from torch import nn
-        from pkg.registry import ARCH_REGISTRY
-
-        @ARCH_REGISTRY.register()
-        class EDSR(nn.Module):
-            def forward(self, x):
-                return x
-
-        @ARCH_REGISTRY.register()
-        class VGGFeatures(nn.Module):
-            def forward(self, x):
-                return x
-
-        def build_network(opt):
-            opt = deepcopy(opt)
-            network_type = opt.pop("type")
-            return ARCH_REGISTRY.get(network_type)(**opt)
-        """,
+        "pkg/registry.py": BASICSR_REGISTRY,
+        "pkg/archs.py": BASICSR_ARCHS,
         "pkg/models.py": """
         import torch
         from pkg.archs import build_network
@@ -5008,40 +5013,8 @@ def test_a_registry_objects_known_keys_still_give_their_entries_beside_an_unknow
     once `super().__init__(opt)` passed its subclasses' options on)."""
     _, data = project(tmp_path, {
         "pkg/__init__.py": "",
-        "pkg/registry.py": """
-        class Registry:
-            def __init__(self, name):
-                self._obj_map = {}
-
-            def register(self):
-                def deco(cls):
-                    self._obj_map[cls.__name__] = cls
-                    return cls
-                return deco
-
-            def get(self, name):
-                return self._obj_map.get(name)
-
-        ARCH_REGISTRY = Registry("arch")
-        """,
-        "pkg/archs.py": """
-        from torch import nn
-        from pkg.registry import ARCH_REGISTRY
-
-        @ARCH_REGISTRY.register()
-        class EDSR(nn.Module):
-            def forward(self, x):
-                return x
-
-        @ARCH_REGISTRY.register()
-        class VGGFeatures(nn.Module):
-            def forward(self, x):
-                return x
-
-        def build_network(opt):
-            network_type = opt.pop("type")
-            return ARCH_REGISTRY.get(network_type)()
-        """,
+        "pkg/registry.py": BASICSR_REGISTRY,
+        "pkg/archs.py": BASICSR_ARCHS,
         "convert.py": """
         import argparse
         import torch
