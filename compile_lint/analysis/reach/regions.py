@@ -2374,7 +2374,7 @@ class ProjectIndex:
                 if name in seen:
                     continue
                 seen.add(name)
-                for held in sorted(self.resolver._attr(receiver, name, 0), key=repr):
+                for held in sorted(self.resolver.attribute(receiver, name), key=repr):
                     if held.kind == "inst" and held.dotted in self.defs and held.dotted != cls_dotted \
                             and self._derives_module(held.dotted) or _runs_elements(held, 1):
                         out += [e for e in self._value_entries(held, 1) if e not in out]
