@@ -29,7 +29,7 @@ from .sys_paths import WORKING_DIR, added_folders
 from ..semantic.names import NameTable, assigned_name, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
 from .configured import TARGET_KEYS, ConfiguredTargets
-from .values import isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, patched_attr
+from .values import isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr
 from ..semantic.signatures import call_argument, first_parameter, parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -2200,7 +2200,7 @@ class ProjectIndex:
             # `register_module()` with no name registers the class under its own name
             key = name
             if call is not None:
-                given = call[2][0] if call[2] else next((t for k, t in call[3] if k in ("name", "key")), None)
+                given = passed_term(call[2], call[3], 0, ("name", "key"))
                 key = given[1] if given is not None and given[0] == "const" else (None if given is not None else name)
             if base[0] == "local" and base[1] == "":
                 out.append((("G", summary.dotted(base[2])), key, None))
@@ -2240,7 +2240,7 @@ class ProjectIndex:
             param = key[2] if key[0] == "local" else key[3]
             if param in f_info.params:
                 i = f_info.params.index(param)
-                arg = call[2][i] if i < len(call[2]) else next((t for k, t in call[3] if k == param), None)
+                arg = passed_term(call[2], call[3], i, (param,))
                 return arg[1] if arg is not None and arg[0] == "const" else None
         if key[0] == "attr" and key[2] == "__name__":
             return name

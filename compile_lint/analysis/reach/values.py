@@ -2174,7 +2174,7 @@ class Resolver:
         (`torch.save({"model": deepcopy(ema.ema)}, f="./weights/best.pt")` in its training
         loop): what was saved there, pickled and unpickled as the same classes. Nothing for
         a path no code of the project writes (a downloaded checkpoint)."""
-        path = arg_terms[0] if arg_terms else next((t for k, t in kw_terms if k == "f"), None)
+        path = passed_term(arg_terms, kw_terms, 0, ("f",))
         if path is None or path[0] != CONST or not isinstance(path[1], str):
             return EMPTY
         out: set = set()
@@ -2357,13 +2357,13 @@ class Resolver:
                 elif dotted == "importlib.import_module":
                     out |= self._imported_by_name(arg(0) if arg_terms else EMPTY, summary)
                 elif dotted in LOCATORS:
-                    named = arg_terms[0] if arg_terms else next((t for k, t in kw_terms if k in ("path", "name")), None)
+                    named = passed_term(arg_terms, kw_terms, 0, ("path", "name"))
                     out |= self._located(dotted, self.values(named, summary, env, depth) if named else EMPTY, summary)
                 elif dotted in TIMM_BUILD and arg_terms:
                     out |= {self._instance(c.dotted, (), (), summary, env) if c.kind == "class" else c
                             for c in arg(0) if c.kind in ("class", UNKNOWN)}
                 elif dotted in TIMM_CREATE and self.index.registered_with(TIMM_REGISTER):
-                    named = arg_terms[0] if arg_terms else next((t for k, t in kw_terms if k == "model_name"), None)
+                    named = passed_term(arg_terms, kw_terms, 0, ("model_name",))
                     out |= self._timm_created(self.values(named, summary, env, depth), depth, summary)
                 elif dotted in ITERATION_BUILTINS:
                     out |= self._iterated(dotted, [arg(i) for i in range(len(arg_terms))])
@@ -2414,7 +2414,7 @@ class Resolver:
         index, how = info.instantiates
         position = index - skipped
         name = info.params[index]
-        term = arg_terms[position] if 0 <= position < len(arg_terms) else next((t for k, t in kw_terms if k == name), None)
+        term = passed_term(arg_terms, kw_terms, position, (name,))
         if how == "name":
             owner = _target_owner(term)
             if owner is None:
@@ -2507,7 +2507,7 @@ class Resolver:
             position = index - offset
             if any(a is not None and a[0] == STAR for a in args[: position + 1]):
                 continue  # `super().__init__(*args, **kwargs)`: passed on from its own callers
-            term = args[position] if 0 <= position < len(args) else next((t for k, t in kws if k == name), None)
+            term = passed_term(args, kws, position, (name,))
             if term is not None:
                 out.append((term, c_summary))
         return out
@@ -3298,6 +3298,16 @@ def _own_super(call: ast.Call, scope: Scope) -> bool:
         return not call.keywords
     return (len(call.args) == 2 and not call.keywords and type(call.args[0]) is _Name and type(call.args[1]) is _Name
             and call.args[0].id == scope.cls.rsplit(".", 1)[-1] and bool(scope.params) and call.args[1].id == scope.params[0])
+
+
+def passed_term(arg_terms: tuple, kw_terms: tuple, position: int, names: tuple):
+    """The term a recorded call (its argument terms, its (keyword, term) pairs) passes
+    for the parameter at `position` (counted after those it skips, such as `self`) that
+    is named one of `names`: by position, else by keyword; None when it passes neither.
+    The recorded-call twin of `signatures.call_argument`."""
+    if 0 <= position < len(arg_terms):
+        return arg_terms[position]
+    return next((t for k, t in kw_terms if k in names), None)
 
 
 def _super_init_through(kws: tuple) -> Optional[tuple]:
