@@ -2310,12 +2310,8 @@ class ProjectIndex:
         if found is None:
             found = self._rebound_forwards[cls_dotted] = []
             if self.attr_terms(cls_dotted, "forward"):
-                resolver = self.resolver
-                why, resolver.why = resolver.why, []  # (the reasons of the site being resolved stay its own)
-                try:
-                    values = resolver.values((ATTR, (SELF, cls_dotted), "forward"), summary)
-                finally:
-                    resolver.why = why
+                with self.resolver.reasons_apart():
+                    values = self.resolver.values((ATTR, (SELF, cls_dotted), "forward"), summary)
                 mro = self._mro_set(cls_dotted)
                 for value in sorted(values, key=repr):
                     if value.kind == "bound" and value.dotted in self.defs and value.dotted.rsplit(".", 1)[0] in mro:

@@ -1884,10 +1884,21 @@ class Resolver:
             self._enums[cls_dotted] = found
         return found
 
+    @contextmanager
+    def reasons_apart(self):
+        """Answer a side question (a class's rebound `forward`, a scripted module's
+        attributes) without its reasons joining those of the site being resolved."""
+        why, self.why = self.why, []
+        try:
+            yield
+        finally:
+            self.why = why
+
     def attribute(self, base: Value, name: str) -> frozenset:
         """What attribute `name` of `base` holds (the index asks it of a scripted module's
-        attributes: ProjectIndex._submodule_forwards)."""
-        return frozenset(self._attr(base, name, 0))
+        attributes: ProjectIndex._submodule_forwards); its reasons stay apart."""
+        with self.reasons_apart():
+            return frozenset(self._attr(base, name, 0))
 
     def _attr(self, base: Value, name: str, depth, read=None, prior=None) -> set:
         """What attribute `name` of `base` holds; `prior`: the PRIOR term of a read in the
