@@ -45,6 +45,22 @@ def test_bad_config_values(project, body, needle):
     assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_invalid_pyproject_of_another_tool_is_passed_over(project):
+    # a sub-package's pyproject.toml that tomllib rejects (one table declared twice) and
+    # that holds no table of ours: the folder above configures, as for a valid one
+    (project / "pyproject.toml").write_text('[tool.compile-lint]\nignore = ["CL503"]\n')
+    sub = project / "pkg"
+    sub.mkdir()
+    (sub / "bad.py").write_text(HAZARD)
+    (sub / "pyproject.toml").write_text("[tool.hatch.build]\nx = 1\n[tool.hatch.build]\ny = 2\n")
+    proc = run("check", "pkg/bad.py", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    # one that names compile-lint is ours: its error is reported
+    (sub / "pyproject.toml").write_text("[tool.compile-lint]\nselect = [\n")
+    proc = run("check", "pkg/bad.py", cwd=project)
+    assert proc.returncode == 2 and "invalid TOML" in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_per_file_ignores_and_exclude(project):
     (project / "pyproject.toml").write_text(
         '[tool.compile-lint]\nper-file-ignores = {"bad.py" = ["CL5"]}\nextend-exclude = ["gen/"]\n'
