@@ -5079,3 +5079,105 @@ def test_scripting_a_module_without_forward_compiles_its_submodules_forwards(tmp
     assert names(scripted) == ["m.py:CLIP"] and scripted["resolution"] == "resolved", scripted
     assert sorted(d.rsplit(".", 2)[-2] for d in scripted["reached"]) == ["Head", "Tower"]
     assert site(data, "m.py", 28)["targets"] == []
+
+
+def test_a_method_self_calls_may_run_the_override_of_any_project_subclass(tmp_path):
+    """`self.network = self.build_network_architecture(...)` in a base trainer whose
+    instance is made by name (nnU-Net forks, bench/dev45): `self` may be an instance of
+    any subclass that runs the method (inherits it, or overrides it and calls it through
+    `super()`), so each such subclass's override is a value (the base's own, another
+    package's net, makes the site partial). Before, only the base's method was followed
+    and the site was unresolved. An instance made by a known call runs its own class's
+    method only."""
+    _, data = project(tmp_path, {
+        "base.py": """
+        import torch
+        from other_lib import PlainNet
+
+
+        class Trainer:
+            def initialize(self):
+                self.network = self.build_network_architecture(1).to("cuda")
+                self.network = torch.compile(self.network)
+
+            @staticmethod
+            def build_network_architecture(a):
+                return PlainNet(a)
+
+            def export(self):
+                torch.onnx.export(self.build_head(), (), "h.onnx")
+
+            def build_head(self):
+                return PlainNet(0)
+        """,
+        "nets.py": """
+        from torch import nn
+
+
+        class UNet(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        class Head(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        class Tail(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        def get_unet(a):
+            network_class = UNet
+            return network_class(a)
+        """,
+        "trainers.py": """
+        import torch
+        from base import Trainer
+        from nets import get_unet, Head, Tail
+
+
+        class UNetTrainer(Trainer):
+            @staticmethod
+            def build_network_architecture(a):
+                return get_unet(a)
+
+
+        class HeadTrainer(UNetTrainer):
+            def build_head(self):
+                return Head()
+
+
+        class Extended(Trainer):
+            def initialize(self):  # runs the base's too
+                super().initialize()
+
+            def build_network_architecture(self, a):
+                return Head()
+
+
+        class OwnInit(Trainer):
+            def initialize(self):  # never runs the base's: its override is no value there
+                self.network = torch.compile(self.build_network_architecture(2))
+
+            @staticmethod
+            def build_network_architecture(a):
+                return Tail()
+
+
+        class Plain(Trainer):
+            pass
+
+
+        plain = torch.compile(Plain().build_network_architecture(1))
+        """,
+    })
+    compiled = site(data, "base.py", 9)
+    assert names(compiled) == ["nets.py:Head", "nets.py:UNet"] and compiled["resolution"] == "partial", compiled
+    exported = site(data, "base.py", 16)
+    assert names(exported) == ["nets.py:Head"] and exported["resolution"] == "partial", exported
+    own = site(data, "trainers.py", 28)
+    assert names(own) == ["nets.py:Tail"] and own["resolution"] == "resolved", own
+    assert site(data, "trainers.py", 39)["targets"] == []  # a Plain: the base's own, another package's

@@ -29,7 +29,7 @@ from .sys_paths import WORKING_DIR, added_folders
 from ..semantic.names import NameTable, assigned_name, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
 from .configured import TARGET_KEYS, ConfiguredTargets
-from .values import isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr
+from .values import isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr, _own_super
 from ..semantic.signatures import call_argument, first_parameter, parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -195,6 +195,9 @@ class ModuleSummary:
     # checkpoint path -> [term of what is saved]: `torch.save(obj, "./weights/best.pt")` with
     # the path a string constant (ProjectIndex.saved_to)
     saved: dict = field(default_factory=dict)
+    # qualnames of the methods that call their base's method of the same name through
+    # `super()` (Resolver._runs: an instance of the class runs the base's method too)
+    extends: list = field(default_factory=list)
 
     def dotted(self, qualname: str) -> str:
         return f"{self.module}.{qualname}" if self.module else qualname
@@ -913,6 +916,11 @@ class _Summarizer:
         keywords): no model or function is passed, but it may omit a parameter."""
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name is not None and func.__class__ is ast.Attribute and func.value.__class__ is ast.Call \
+                and func.value.func.__class__ is ast.Name \
+                and func.value.func.id == "super" and scope.key.endswith(f".{name}") and scope.cls and scope.self_kind \
+                and _own_super(func.value, scope) and scope.key not in self.summary.extends:
+            self.summary.extends.append(scope.key)  # `super().setup(...)` in the override of `setup`
         if name is None and (node.args or node.keywords):
             if _is_lookup(func):
                 name = LOOKED_UP
@@ -1468,6 +1476,7 @@ class ProjectIndex:
         self._test_files: dict = {}
         self._fixtures: Optional[dict] = None  # fixture name -> [(summary, DefInfo)] (fixture_for)
         self._subclasses: Optional[dict] = None  # class dotted -> its project subclasses (classes_admitted)
+        self._extends: Optional[set] = None  # methods that call their base's through super() (extends_base)
         self._imports: Optional[dict] = None  # module -> the project modules it imports (program_modules)
         self._imported: set = set()
         self._decorated_tables: dict = {}  # decorator terms -> _decorated_methods
@@ -1776,6 +1785,13 @@ class ProjectIndex:
         for c in classes:
             found |= self._subclasses.get(c, set())
         return tuple(sorted(found))
+
+    def extends_base(self, method_dotted: str) -> bool:
+        """Whether the project method `method_dotted` calls its base's method of the same
+        name through `super()` (ModuleSummary.extends)."""
+        if self._extends is None:
+            self._extends = {summary.dotted(q) for summary in self.summaries for q in summary.extends}
+        return method_dotted in self._extends
 
     def is_abstract(self, cls_dotted: str) -> bool:
         """Whether a project class has a method that is abstract (`@abstractmethod`) where

@@ -39,7 +39,7 @@ from ..semantic.names import chain_text
 G = "g"  # ("g", dotted): a name resolved through imports, or a def of this file
 LOCAL = "local"  # ("local", scope, name, row|None): a name bound in scope ("" = module)
 PARAM = "param"  # ("param", scope, index, name, annotation term|None)
-SELF = "self"  # ("self", class dotted): `self` in a method
+SELF = "self"  # ("self", class dotted, method name): `self` in a method
 CLS = "cls"  # ("cls", class dotted): `cls` in a classmethod
 ATTR = "attr"  # ("attr", term, name)
 # ("prior", term, name, row): `self.<name>` read in the value of the statement at `row` that
@@ -112,6 +112,12 @@ CALLED_RESULT = "<called result>"
     ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp,
     ast.GeneratorExp, ast.SetComp, ast.DictComp, ast.IfExp, ast.BoolOp, ast.Starred, ast.Lambda, ast.NamedExpr, ast.Await)
 
+# a method more project subclasses override is not followed into each (`self.<name>` in
+# the base: Resolver._overrides)
+MAX_OVERRIDES = 16
+# Value.made of `self` in a method when which instance runs it is not known: an instance
+# of the class or of a project subclass that runs the method (Resolver._open_self)
+OPEN_SELF = ("open",)
 # nn.Module methods that return the module itself: `Net().to(dev).eval()` is a Net
 RETURNS_SELF = frozenset(
     {"to", "eval", "train", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty", "share_memory"}
@@ -726,7 +732,10 @@ class TermBuilder:
         s, here = scope, True
         while s is not None:
             if s.params and s.self_kind and name == s.params[0]:
-                return (SELF if s.self_kind == "self" else CLS, s.cls)
+                if s.self_kind == "self":
+                    # with the method's name: which subclasses run it (Resolver._overrides)
+                    return (SELF, s.cls, s.key.rpartition(".")[2])
+                return (CLS, s.cls)
             if name in s.bound:
                 return (LOCAL, s.key, name, row if here else None)
             s, here = s.parent, False
@@ -1294,6 +1303,8 @@ class Resolver:
         self.evaluations = 0  # terms evaluated (each round of a cycle counts again)
         self._made: dict = {}  # Value.made -> (summary, env) of the call that built the instance
         self._env_ids: dict = {}  # env key -> its number in Value.made (_instance)
+        self._open_selfs: dict = {}  # (class, method) -> _open_self
+        self._override_subs: dict = {}  # (class, method, name) -> the subclasses _overrides follows
         self._nodes = None  # the project's ComfyUI nodes (node_graph.NodeGraph), made when first asked
         if sys.getrecursionlimit() < 20_000:  # questions nest ~6 Python frames deep each
             sys.setrecursionlimit(20_000)
@@ -1539,7 +1550,15 @@ class Resolver:
             return frozenset({Value(UNKNOWN, why)})
         if tag == SELF:
             got = env.get("self")
-            return got if got is not None else self._def_value(term[1], instance=True)
+            if got is not None:
+                return got
+            held = self._def_value(term[1], instance=True)
+            if len(self.index.classes_admitted({term[1]})) > 1:
+                # which instance runs the method is not known: one of the class or of a
+                # project subclass that runs it, whose overrides `_attr` adds
+                made = self._open_self(term[1], term[2] if len(term) > 2 else None)
+                return frozenset(v._replace(made=made) if v.kind == "inst" else v for v in held)
+            return held
         if tag == CLS:
             got = env.get("self")
             if got is not None:
@@ -1851,6 +1870,55 @@ class Resolver:
         return Value("seq", None, tuple(by_key[k] for k in keys), False, keys if any(k is not None for k in keys) else None)
 
     # -- attributes and items -------------------------------------------------------
+    def _open_self(self, cls_dotted: str, method: Optional[str]) -> tuple:
+        """Value.made of `self` in `method` of `cls_dotted` when which instance runs it is
+        not known: OPEN_SELF when every project subclass inherits the method, else
+        (OPEN_SELF[0], method): only the subclasses that do run it (a subclass whose
+        `__init__` replaces the base's, lingua's PackedRNNGenerator, never runs the base's
+        `torch.compile(self.prefill)`: bench/dev2)."""
+        key = (cls_dotted, method)
+        made = self._open_selfs.get(key)
+        if made is None:
+            every = method is None or all(self._runs(sub, method, cls_dotted) for sub in self.index.classes_admitted({cls_dotted}))
+            made = self._open_selfs[key] = OPEN_SELF if every else (OPEN_SELF[0], method)
+        return made
+
+    def _runs(self, sub: str, method: str, cls_dotted: str) -> bool:
+        """Whether an instance of `sub` runs `cls_dotted`'s `method`: every class before it
+        in the MRO of `sub` that defines one calls it on through `super()` (RepTok's
+        encoders, whose `__init__` calls `super().__init__(...)`, bench/dev36)."""
+        defs = self.index.defs
+        for c in self.index.mro(sub):
+            dotted = f"{c}.{method}"
+            if dotted in defs:
+                if c == cls_dotted:
+                    return True
+                if not self.index.extends_base(dotted):
+                    return False
+        return False
+
+    def _overrides(self, base: Value, name: str, depth, read) -> set:
+        """Attribute `name` of `self` in a method of class `base.dotted` where which
+        instance runs it is not known (`base.made` from `_open_self`): the methods of that
+        name its project subclasses define (the template method: nnU-Net's `self.network =
+        self.build_network_architecture(...)`, which each trainer subclass overrides,
+        bench/dev45), of the subclasses that run the method. A method more than
+        MAX_OVERRIDES subclasses define is not followed into each."""
+        defs, cls_dotted = self.index.defs, base.dotted
+        method = base.made[1] if len(base.made) > 1 else None
+        key = (cls_dotted, method, name)
+        subs = self._override_subs.get(key)
+        if subs is None:
+            subs = self._override_subs[key] = [
+                sub for sub in self.index.classes_admitted({cls_dotted}) if sub != cls_dotted and f"{sub}.{name}" in defs
+                and (method is None or self._runs(sub, method, cls_dotted))]
+        if not subs or len(subs) > MAX_OVERRIDES:
+            return set()
+        out: set = set()
+        for sub in subs:
+            out |= self._attr_of(Value("inst", sub), name, depth, read)
+        return out
+
     def _subclass_stores(self, cls_dotted: str, name: str, depth) -> set:
         """What the project subclasses of `cls_dotted` store in attribute `name` in their
         own methods (an instance of each, as `self`)."""
@@ -1903,6 +1971,12 @@ class Resolver:
     def _attr(self, base: Value, name: str, depth, read=None, prior=None) -> set:
         """What attribute `name` of `base` holds; `prior`: the PRIOR term of a read in the
         value of a store of that attribute, whose own store is then no answer."""
+        if base.kind == "inst" and base.made and base.made[0] == OPEN_SELF[0]:
+            return self._attr_of(base, name, depth, read, prior) | self._overrides(base, name, depth, read)
+        return self._attr_of(base, name, depth, read, prior)
+
+    def _attr_of(self, base: Value, name: str, depth, read=None, prior=None) -> set:
+        """`_attr` of `base`'s own class (its MRO), without the overrides of subclasses."""
         if base.patched:
             held = patched_attr(base, name)
             if held is not None:
@@ -1935,7 +2009,8 @@ class Resolver:
             for c_summary, term in self.index.attr_terms(base.dotted, name):
                 if prior is not None and _holds_term(term, prior):
                     continue  # the store the read is part of: not made yet when it reads
-                for made in self._made_envs(base, self._reads(term, c_summary), depth) if base.made else [{}]:
+                for made in self._made_envs(base, self._reads(term, c_summary), depth) \
+                        if base.made and base.made[0] != OPEN_SELF[0] else [{}]:
                     env = _Env(self=frozenset({base}))
                     env.update(made)
                     out |= self.values(term, c_summary, env, depth)
@@ -1961,7 +2036,7 @@ class Resolver:
                 return {Value("bound", dotted, (frozenset({base}),))}
             if kind == "inst" and name in RETURNS_SELF:
                 return {Value("selfret", None, (frozenset({base}),))}
-            if kind == "inst" and not base.made and not name.startswith("_"):
+            if kind == "inst" and (not base.made or base.made[0] == OPEN_SELF[0]) and not name.startswith("_"):
                 # an attribute the class reads but never sets to a value (at most None):
                 # an instance that runs the read is one of the subclasses that set it
                 # (Real3DPortrait's BaseTask compiles `self.model`, which each task's
@@ -2832,7 +2907,8 @@ class Resolver:
         passed = self._passed(summary, scope, index, name, depth)
         built = [v for v in passed if v.kind == "inst" and v.made and v.made[0] == "call"
                  and base.dotted in self.index.mro(v.dotted)]
-        if not built or any(v.kind in (UNKNOWN, "ext") or (v.kind == "inst" and not v.made) for v in passed):
+        if not built or any(v.kind in (UNKNOWN, "ext") or (v.kind == "inst" and (not v.made or v.made[0] == OPEN_SELF[0]))
+                            for v in passed):
             return [{}]  # not every value is known by its construction: what any construction passes
         return [self._made_env(v, reads, depth) for v in built]
 
