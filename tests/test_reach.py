@@ -3399,6 +3399,9 @@ def test_the_tests_own_classes_are_not_what_the_application_compiles_where_it_co
 
         def compile_loaded(model):
             return torch.compile(model)
+
+        def export_wrapped(model):
+            torch.onnx.export(torch.nn.Sequential(model), (), "m.onnx")
         """,
         "app/registered.py": """
         from torch import nn
@@ -3414,22 +3417,24 @@ def test_the_tests_own_classes_are_not_what_the_application_compiles_where_it_co
         import torch
         import app.registered
         from app.nets import Net
-        from app.compiling import compile_model, compile_loaded, build
+        from app.compiling import compile_model, compile_loaded, build, export_wrapped
 
         compile_model(Net())
+        export_wrapped(Net())
         model = torch.compile(build(sys.argv[1]))
         compile_loaded(torch.load(sys.argv[2]))
         """,
         "tests/test_compiling.py": """
         import torch
         from torch import nn
-        from app.compiling import compile_model, compile_test_only, compile_loaded, build, register
+        from app.compiling import compile_model, compile_test_only, compile_loaded, build, register, export_wrapped
 
         class Dummy(nn.Module):
             def forward(self, x):
                 return x
 
         def test_compile():
+            export_wrapped(Dummy())
             compile_model(Dummy())
             compile_test_only(Dummy())
             compile_loaded(Dummy())
@@ -3445,11 +3450,14 @@ def test_the_tests_own_classes_are_not_what_the_application_compiles_where_it_co
     })
     assert names(site(data, "app/compiling.py", 16)) == ["app/nets.py:Net"]
     assert names(site(data, "app/compiling.py", 19)) == ["tests/test_compiling.py:Dummy"]  # tests alone reach it
-    assert names(site(data, "app/train.py", 9)) == ["app/registered.py:UNet"]
+    assert names(site(data, "app/train.py", 10)) == ["app/registered.py:UNet"]
+    # a test's model inside a container the application builds around it (Video-Swin-
+    # Transformer's `_convert_batchnorm`, bench/dev48): dropped as the values' doubles are
+    assert names(site(data, "app/compiling.py", 25)) == ["app/nets.py:Net"]
     loaded = site(data, "app/compiling.py", 22)  # beside a model the index cannot see: that one
     assert names(loaded) == [] and "torch.load()" in loaded["unresolved"], loaded
-    assert names(site(data, "tests/test_compiling.py", 11)) == ["tests/test_compiling.py:Dummy"]
-    in_test = names(site(data, "tests/test_compiling.py", 21))
+    assert names(site(data, "tests/test_compiling.py", 12)) == ["tests/test_compiling.py:Dummy"]
+    in_test = names(site(data, "tests/test_compiling.py", 22))
     assert "tests/test_compiling.py:Dummy" in in_test and "tests/test_compiling.py:test_registry.Registered" in in_test
 
 
