@@ -1379,7 +1379,7 @@ def statement_part(stmt: ast.stmt, context: SummaryContext, names: NameTable, pa
     summarizer._visit_body(summarizer._scope(summarizer.tree).visit, context.types, None, None, None, scope)
     summary, terms = summarizer.summary, summarizer.terms
     return (summary.defs, [(site, site.term) for site in summary.sites], summary.wrapper_calls, summary.calls,
-            terms.bindings, terms.returns, terms.attrs, terms.attr_methods, terms.stores)
+            terms.bindings, terms.returns, terms.attrs, terms.attr_methods, terms.stores, summary.extends, summary.saved)
 
 
 SUPER_CALL = "super()"  # ScopeNodes.attrs: `super().<attr>`
