@@ -5189,3 +5189,61 @@ def test_a_method_self_calls_may_run_the_override_of_any_project_subclass(tmp_pa
     own = site(data, "trainers.py", 28)
     assert names(own) == ["nets.py:Tail"] and own["resolution"] == "resolved", own
     assert site(data, "trainers.py", 39)["targets"] == []  # a Plain: the base's own, another package's
+
+
+def test_a_boolean_argument_picks_the_branch_of_if_param(tmp_path):
+    """`load_model(cfg, stage, train=False)` builds the inference model under `if not
+    train:` (the BirdCLEF solutions' `convert.py`, bench/dev50): a literal True/False a
+    call passes, or the parameter's default, chooses the branches of `if param:` as a
+    string constant chooses those of `if kind == "warp":`. Before, both models were named
+    (a wrong target). A value the call does not fix leaves both, so does a name that
+    holds False where the index can read it, and so does a call that leaves the default: a framework's call the index does not see may pass the flag (TAO's
+    `load_from_checkpoint(..., export=True)`, bench/dev48)."""
+    _, data = project(tmp_path, {
+        "m.py": """
+        import sys
+        import torch
+        from torch import nn
+
+
+        class TrainNet(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        class InferNet(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        def load_model(cfg, train=True):
+            if train:
+                model = TrainNet()
+            else:
+                model = InferNet()
+            return model
+
+
+        def load_eval(cfg, export=False):
+            if not export:
+                model = TrainNet()
+            else:
+                model = InferNet()
+            return model
+
+
+        exported = torch.onnx.export(load_model(None, train=False), (), "m.onnx")
+        trained = torch.compile(load_model(None))
+        either = torch.compile(load_model(None, train=sys.argv[1] == "train"))
+        flipped = torch.compile(load_eval(None, True))
+        enable = sys.modules["cfg"].enable if len(sys.argv) > 2 else False
+        chosen = torch.compile(load_model(None, train=enable))
+        """,
+    })
+    assert names(site(data, "m.py", 33)) == ["m.py:InferNet"]
+    assert names(site(data, "m.py", 34)) == ["m.py:InferNet", "m.py:TrainNet"]
+    assert names(site(data, "m.py", 35)) == ["m.py:InferNet", "m.py:TrainNet"]
+    assert names(site(data, "m.py", 36)) == ["m.py:InferNet"]
+    # a name that holds False on the path the index reads, and on another what it cannot
+    # read (animatediff-cli-prompt-travel's `use_controlnet_ref`, bench/dev28): both
+    assert names(site(data, "m.py", 38)) == ["m.py:InferNet", "m.py:TrainNet"]

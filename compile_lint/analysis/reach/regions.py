@@ -29,7 +29,7 @@ from .sys_paths import WORKING_DIR, added_folders
 from ..semantic.names import NameTable, assigned_name, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
 from .configured import TARGET_KEYS, ConfiguredTargets
-from .values import isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr, _own_super
+from .values import isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr, _own_super, FLAG
 from ..semantic.signatures import call_argument, first_parameter, parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -1054,7 +1054,11 @@ class _Summarizer:
             if a.arg in defaults:
                 # evaluated where the def is, when it is: what a call that omits it passes
                 default = terms.term(defaults[a.arg], outer, node.lineno)
-                if default is not None:
+                if default is not None and default[0] != FLAG:
+                    # (a boolean default is left out: a framework's call the index cannot
+                    # see passes flags too, TAO's `load_from_checkpoint(..., export=True)`
+                    # into `__init__(..., export=False)`, bench/dev48; only a literal a
+                    # call of the project passes picks the branch of `if export:`)
                     info.defaults[i] = default
                 elif _is_none(defaults[a.arg]):
                     info.defaults[i] = NONE_DEFAULT  # (`decoder=None`: left out, it holds no model)

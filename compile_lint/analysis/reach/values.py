@@ -56,6 +56,9 @@ NONE_DEFAULT = (UNION, ())
 ANN = "ann"  # ("ann", term): an instance of the annotated class
 STAR = "star"  # ("star", term): `*xs` in a call or display
 CONST = "const"  # ("const", "text"): a string constant (chooses branches guarded on it)
+FLAG = "flag"  # ("flag", True|False): a boolean constant (chooses the branches of `if param:`)
+# the constant of a guard on a parameter's truth (`if train:`: (param, TRUTH, True))
+TRUTH = "<truth>"
 STARS = "stars"  # ("stars", modules, name): a name that may come from `from m import *`
 # ("narrow", term, class terms, admitted): what `term` holds where `isinstance(it, classes)`
 # is known to hold (admitted True) or to fail (False): a compile under such a guard
@@ -646,6 +649,8 @@ class TermBuilder:
             return (G, self.dotted(lambda_qualname(expr)))
         if t is _Constant and isinstance(expr.value, str) and len(expr.value) <= 64:
             return (CONST, expr.value)
+        if t is _Constant and isinstance(expr.value, bool):
+            return (FLAG, expr.value)
         if t is _NamedExpr:
             return self.term(expr.value, scope, row)
         if t is _Await:
@@ -829,7 +834,13 @@ class TermBuilder:
     _loops = 0  # loops around the statements collected: there one arm's binding reaches the next turn's other arm
 
     def _guard(self, test, scope: Scope):
-        """`if kind == "warp":` on a parameter: the branch runs only for that value."""
+        """`if kind == "warp":` on a parameter: the branch runs only for that value;
+        `if train:` (`if not train:`) on one: only for a true (false) value
+        (`load_model(cfg, stage, train=False)` builds the inference model: bench/dev50)."""
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        flag = test.operand if negated else test
+        if isinstance(flag, ast.Name) and flag.id in scope.params:
+            return (flag.id, TRUTH, not negated)
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
             left, right = test.left, test.comparators[0]
             if isinstance(left, ast.Constant):
@@ -1448,7 +1459,7 @@ class Resolver:
 
     def _reads_uncached(self, term, summary):
         tag = term[0]
-        if tag == G or tag == CONST or tag == STARS or tag == STORED or tag == KWARGS or tag == VARARGS:
+        if tag == G or tag == CONST or tag == FLAG or tag == STARS or tag == STORED or tag == KWARGS or tag == VARARGS:
             return frozenset()
         if tag == PARAM:
             ann = self._reads(term[4], summary) if term[4] is not None else frozenset()
@@ -1647,6 +1658,8 @@ class Resolver:
             return EMPTY
         if tag == CONST:
             return frozenset({Value("const", term[1])})
+        if tag == FLAG:
+            return frozenset({Value(FLAG, str(term[1]))})
         if tag == SUPER:
             return self._super(term[1], term[2], env.get("self") if env else None, depth)
         if tag == UNSEEN:
@@ -1844,6 +1857,10 @@ class Resolver:
             params = summary.scopes.get(scope, {}).get(name) or ()
             index = next((e[2][2] for e in params if e[2][0] == PARAM), None)
             passed = env.get((scope, index)) if index is not None else None
+            if const == TRUTH:
+                if passed and all(v.kind == FLAG for v in passed) and {v.dotted == "True" for v in passed} == {not equal}:
+                    return False  # `if train:` where every call passes False (or the reverse)
+                continue
             if not passed or any(v.kind != "const" for v in passed):
                 continue  # not known here: the branch may run
             known = {v.dotted for v in passed}
@@ -2960,7 +2977,7 @@ class Resolver:
                 break
             index = i + offset
             if index < len(params) and (only is None or index in only):
-                bound[(info.qualname, index)] = self.values(t, summary, env, depth)
+                bound[(info.qualname, index)] = self._argument(t, summary, env, depth)
         if kw_terms:
             # (a dict, not `params.index`: a pipeline's `__call__` of 40 parameters called
             # with 40 keywords, asked thousands of times, was most of one site's second of CPU)
@@ -2969,15 +2986,23 @@ class Resolver:
                 index = position.get(name)
                 if index is not None and (only is None or index in only):
                     if t is not None:
-                        bound[(info.qualname, index)] = self.values(t, summary, env, depth)
+                        bound[(info.qualname, index)] = self._argument(t, summary, env, depth)
                     elif through is not None and (info.qualname, index) not in bound:
                         # a keyword the calling def's callers give its `**kwargs`
-                        bound[(info.qualname, index)] = self._passed_through(summary, through, name, depth)
+                        bound[(info.qualname, index)] = _without_flags(self._passed_through(summary, through, name, depth))
         if info.defaults:
             for index in _omitted(info.defaults, params, offset, arg_terms, kw_terms, MAX_ARGS):
                 if (only is None or index in only) and (info.qualname, index) not in bound:
                     bound[(info.qualname, index)] = self._default(dotted, info, index, depth)
         return bound
+
+    def _argument(self, term, summary, env, depth) -> frozenset:
+        """What a call passes for one parameter. A boolean only a literal argument fixes
+        (`train=False`): a name may hold one on a path the index does not read
+        (`ref = cfg["enable"] if "ref" in cfg else False`, whose other arm it cannot see:
+        animatediff-cli-prompt-travel, bench/dev28), so it chooses no branch of `if ref:`."""
+        got = self.values(term, summary, env, depth)
+        return got if term is None or term[0] == FLAG else _without_flags(got)
 
     def _forwarded(self, arg_terms, kw_terms, summary, depth) -> tuple:
         """A call's arguments with `*args` and `**kwargs` that the calling def takes itself
@@ -3476,6 +3501,11 @@ def _inside(row: int, spans: tuple) -> bool:
         if first <= row <= last:
             return True
     return False
+
+
+def _without_flags(values: frozenset) -> frozenset:
+    """`values` less the booleans (Resolver._argument)."""
+    return frozenset(v for v in values if v.kind != FLAG) if any(v.kind == FLAG for v in values) else values
 
 
 def _env_key(env):
