@@ -3402,6 +3402,19 @@ def test_the_tests_own_classes_are_not_what_the_application_compiles_where_it_co
 
         def export_wrapped(model):
             torch.onnx.export(torch.nn.Sequential(model), (), "m.onnx")
+
+
+        class Wrapper(torch.nn.Module):
+            def __init__(self, model):
+                super().__init__()
+                self.model = model
+
+            def forward(self, x):
+                return self.model(x)
+
+
+        def export_through(module):
+            torch.onnx.export(module, (), "w.onnx")
         """,
         "app/registered.py": """
         from torch import nn
@@ -3417,10 +3430,11 @@ def test_the_tests_own_classes_are_not_what_the_application_compiles_where_it_co
         import torch
         import app.registered
         from app.nets import Net
-        from app.compiling import compile_model, compile_loaded, build, export_wrapped
+        from app.compiling import compile_model, compile_loaded, build, export_wrapped, export_through, Wrapper
 
         compile_model(Net())
         export_wrapped(Net())
+        export_through(Wrapper(Net()))
         model = torch.compile(build(sys.argv[1]))
         compile_loaded(torch.load(sys.argv[2]))
         """,
@@ -3428,6 +3442,7 @@ def test_the_tests_own_classes_are_not_what_the_application_compiles_where_it_co
         import torch
         from torch import nn
         from app.compiling import compile_model, compile_test_only, compile_loaded, build, register, export_wrapped
+        from app.compiling import export_through, Wrapper
 
         class Dummy(nn.Module):
             def forward(self, x):
@@ -3435,6 +3450,7 @@ def test_the_tests_own_classes_are_not_what_the_application_compiles_where_it_co
 
         def test_compile():
             export_wrapped(Dummy())
+            export_through(Wrapper(Dummy()))
             compile_model(Dummy())
             compile_test_only(Dummy())
             compile_loaded(Dummy())
@@ -3450,14 +3466,18 @@ def test_the_tests_own_classes_are_not_what_the_application_compiles_where_it_co
     })
     assert names(site(data, "app/compiling.py", 16)) == ["app/nets.py:Net"]
     assert names(site(data, "app/compiling.py", 19)) == ["tests/test_compiling.py:Dummy"]  # tests alone reach it
-    assert names(site(data, "app/train.py", 10)) == ["app/registered.py:UNet"]
+    assert names(site(data, "app/train.py", 11)) == ["app/registered.py:UNet"]
     # a test's model inside a container the application builds around it (Video-Swin-
     # Transformer's `_convert_batchnorm`, bench/dev48): dropped as the values' doubles are
     assert names(site(data, "app/compiling.py", 25)) == ["app/nets.py:Net"]
+    # nor does the region of that site go on into a test's model from the application's
+    # own code (sleap-nn's mock models, bench/dev15; torch-rechub's SimpleModel, bench/dev23)
+    through = site(data, "app/compiling.py", 38)
+    assert through["reached"] == ["app.compiling.Wrapper.forward", "app.nets.Net.forward"], through
     loaded = site(data, "app/compiling.py", 22)  # beside a model the index cannot see: that one
     assert names(loaded) == [] and "torch.load()" in loaded["unresolved"], loaded
-    assert names(site(data, "tests/test_compiling.py", 12)) == ["tests/test_compiling.py:Dummy"]
-    in_test = names(site(data, "tests/test_compiling.py", 22))
+    assert names(site(data, "tests/test_compiling.py", 14)) == ["tests/test_compiling.py:Dummy"]
+    in_test = names(site(data, "tests/test_compiling.py", 24))
     assert "tests/test_compiling.py:Dummy" in in_test and "tests/test_compiling.py:test_registry.Registered" in in_test
 
 

@@ -2810,6 +2810,11 @@ class ProjectIndex:
                 callees += [ref for c in self.mro(receiver) if c != owner_name
                             for attr, ref in self.defs[c][1].attr_submodules if self._read(attr, ref, reads, summary)]
         short = info.qualname
+        # the tests' defs exist only while the tests run: the region of a site outside them
+        # does not go on into them from the application's code (a test double a test hands
+        # the application's exporter: sleap-nn's mock models, bench/dev15, torch-rechub's
+        # SimpleModel, bench/dev23), as its targets leave them out (_without_test_doubles)
+        outside_tests = not self.is_test_file(site.path) and not self.is_test_file(summary.path)
         for callee in callees:
             next_receiver = None
             if callee.on_self and receiver is not None:
@@ -2817,7 +2822,7 @@ class ProjectIndex:
                 callee = Ref(f"{receiver}.{callee.dotted.rsplit('.', 1)[1]}")
                 next_receiver = receiver
             for c_dotted, c_summary, c_info in self._callee_defs(callee, summary):
-                if c_dotted != dotted:
+                if c_dotted != dotted and not (outside_tests and self.is_test_file(c_summary.path)):
                     c_receiver = next_receiver if next_receiver is not None and c_dotted.rsplit(".", 1)[0] != receiver else None
                     self._mark(result, c_dotted, c_summary, c_info, kinds, site, short, depth + 1, c_receiver)
 
