@@ -2,7 +2,8 @@
 
 The closest file above a linted path wins (compile-lint.toml before pyproject.toml
 in the same folder, as Ruff prefers ruff.toml); a pyproject.toml without our table
-is passed over, and so is one that does not parse and never names compile-lint. Unknown keys and bad values are errors naming the key.
+is passed over, and so is one that does not parse and never names compile-lint.
+Unknown keys and bad values are errors naming the key.
 """
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ from .sys_paths import WORKING_DIR, added_folders
 from ..semantic.names import NameTable, assigned_name, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
 from .configured import TARGET_KEYS, ConfiguredTargets
-from .values import isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr, _own_super, FLAG
+from .values import isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr, own_super_attribute, FLAG
 from ..semantic.signatures import call_argument, first_parameter, parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -916,10 +916,8 @@ class _Summarizer:
         keywords): no model or function is passed, but it may omit a parameter."""
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        if name is not None and func.__class__ is ast.Attribute and func.value.__class__ is ast.Call \
-                and func.value.func.__class__ is ast.Name \
-                and func.value.func.id == "super" and scope.key.endswith(f".{name}") and scope.cls and scope.self_kind \
-                and _own_super(func.value, scope) and scope.key not in self.summary.extends:
+        if func.__class__ is ast.Attribute and scope.key.endswith(f".{name}") and own_super_attribute(func, scope) \
+                and scope.key not in self.summary.extends:
             self.summary.extends.append(scope.key)  # `super().setup(...)` in the override of `setup`
         if name is None and (node.args or node.keywords):
             if _is_lookup(func):

@@ -568,9 +568,7 @@ class TermBuilder:
                 if marked is not None and marked[0] is expr:
                     inner = self.term(expr.value, scope, row)
                     return (PRIOR, inner, expr.attr, marked[1]) if inner is not None else None
-            sup = expr.value
-            if type(sup) is _Call and type(sup.func) is _Name and sup.func.id == "super" \
-                    and scope.cls and scope.self_kind and "super" not in scope.bound and _own_super(sup, scope):
+            if own_super_attribute(expr, scope):
                 return (SUPER, scope.cls, expr.attr)
             base = expr.value
             while isinstance(base, _Attribute):
@@ -1568,12 +1566,10 @@ class Resolver:
             if got is not None:
                 return got
             held = self._def_value(term[1], instance=True)
-            if len(self.index.classes_admitted({term[1]})) > 1:
-                # which instance runs the method is not known: one of the class or of a
-                # project subclass that runs it, whose overrides `_attr` adds
-                made = self._open_self(term[1], term[2] if len(term) > 2 else None)
-                return frozenset(v._replace(made=made) if v.kind == "inst" else v for v in held)
-            return held
+            # which instance runs the method is not known: one of the class or of a project
+            # subclass that runs it, whose overrides `_attr` adds
+            made = self._open_self(term[1], term[2] if len(term) > 2 else None)
+            return frozenset(v._replace(made=made) if v.kind == "inst" else v for v in held) if made else held
         if tag == CLS:
             got = env.get("self")
             if got is not None:
@@ -1891,18 +1887,23 @@ class Resolver:
         return Value("seq", None, tuple(by_key[k] for k in keys), False, keys if any(k is not None for k in keys) else None)
 
     # -- attributes and items -------------------------------------------------------
-    def _open_self(self, cls_dotted: str, method: Optional[str]) -> tuple:
+    def _open_self(self, cls_dotted: str, method: Optional[str]) -> Optional[tuple]:
         """Value.made of `self` in `method` of `cls_dotted` when which instance runs it is
-        not known: OPEN_SELF when every project subclass inherits the method, else
-        (OPEN_SELF[0], method): only the subclasses that do run it (a subclass whose
-        `__init__` replaces the base's, lingua's PackedRNNGenerator, never runs the base's
-        `torch.compile(self.prefill)`: bench/dev2)."""
+        not known: None for a class no project class derives from; OPEN_SELF when every
+        project subclass inherits the method, else (OPEN_SELF[0], method): only the
+        subclasses that do run it (a subclass whose `__init__` replaces the base's, lingua's
+        PackedRNNGenerator, never runs the base's `torch.compile(self.prefill)`: bench/dev2)."""
         key = (cls_dotted, method)
-        made = self._open_selfs.get(key)
-        if made is None:
-            every = method is None or all(self._runs(sub, method, cls_dotted) for sub in self.index.classes_admitted({cls_dotted}))
-            made = self._open_selfs[key] = OPEN_SELF if every else (OPEN_SELF[0], method)
-        return made
+        if key not in self._open_selfs:
+            admitted = self.index.classes_admitted({cls_dotted})
+            if len(admitted) <= 1:
+                made = None
+            elif method is None or all(self._runs(sub, method, cls_dotted) for sub in admitted):
+                made = OPEN_SELF
+            else:
+                made = (OPEN_SELF[0], method)
+            self._open_selfs[key] = made
+        return self._open_selfs[key]
 
     def _runs(self, sub: str, method: str, cls_dotted: str) -> bool:
         """Whether an instance of `sub` runs `cls_dotted`'s `method`: every class before it
@@ -1992,7 +1993,7 @@ class Resolver:
     def _attr(self, base: Value, name: str, depth, read=None, prior=None) -> set:
         """What attribute `name` of `base` holds; `prior`: the PRIOR term of a read in the
         value of a store of that attribute, whose own store is then no answer."""
-        if base.kind == "inst" and base.made and base.made[0] == OPEN_SELF[0]:
+        if base.kind == "inst" and _open(base):
             return self._attr_of(base, name, depth, read, prior) | self._overrides(base, name, depth, read)
         return self._attr_of(base, name, depth, read, prior)
 
@@ -2031,7 +2032,7 @@ class Resolver:
                 if prior is not None and _holds_term(term, prior):
                     continue  # the store the read is part of: not made yet when it reads
                 for made in self._made_envs(base, self._reads(term, c_summary), depth) \
-                        if base.made and base.made[0] != OPEN_SELF[0] else [{}]:
+                        if base.made and not _open(base) else [{}]:
                     env = _Env(self=frozenset({base}))
                     env.update(made)
                     out |= self.values(term, c_summary, env, depth)
@@ -2057,7 +2058,7 @@ class Resolver:
                 return {Value("bound", dotted, (frozenset({base}),))}
             if kind == "inst" and name in RETURNS_SELF:
                 return {Value("selfret", None, (frozenset({base}),))}
-            if kind == "inst" and (not base.made or base.made[0] == OPEN_SELF[0]) and not name.startswith("_"):
+            if kind == "inst" and (not base.made or _open(base)) and not name.startswith("_"):
                 # an attribute the class reads but never sets to a value (at most None):
                 # an instance that runs the read is one of the subclasses that set it
                 # (Real3DPortrait's BaseTask compiles `self.model`, which each task's
@@ -2928,7 +2929,7 @@ class Resolver:
         passed = self._passed(summary, scope, index, name, depth)
         built = [v for v in passed if v.kind == "inst" and v.made and v.made[0] == "call"
                  and base.dotted in self.index.mro(v.dotted)]
-        if not built or any(v.kind in (UNKNOWN, "ext") or (v.kind == "inst" and (not v.made or v.made[0] == OPEN_SELF[0]))
+        if not built or any(v.kind in (UNKNOWN, "ext") or (v.kind == "inst" and (not v.made or _open(v)))
                             for v in passed):
             return [{}]  # not every value is known by its construction: what any construction passes
         return [self._made_env(v, reads, depth) for v in built]
@@ -3406,6 +3407,14 @@ def _hydra_primary(decorators: tuple, path: str) -> Optional[str]:
     return None
 
 
+def own_super_attribute(expr, scope: Scope) -> bool:
+    """`expr` is `super().<attr>` (or `super(Cls, self).<attr>`) in a method, with `super`
+    the builtin: an attribute of the next class after the method's own in the MRO."""
+    sup = expr.value
+    return (type(sup) is _Call and type(sup.func) is _Name and sup.func.id == "super" and bool(scope.cls)
+            and bool(scope.self_kind) and "super" not in scope.bound and _own_super(sup, scope))
+
+
 def _own_super(call: ast.Call, scope: Scope) -> bool:
     """`super()`, or `super(Net, self)` naming the method's own class and first
     parameter (Python 2's spelling, still 27% of the development apps' `super(...).__init__`
@@ -3505,6 +3514,11 @@ def _inside(row: int, spans: tuple) -> bool:
         if first <= row <= last:
             return True
     return False
+
+
+def _open(value: "Value") -> bool:
+    """An instance whose class is known only up to its project subclasses (OPEN_SELF)."""
+    return bool(value.made) and value.made[0] == OPEN_SELF[0]
 
 
 def _without_flags(values: frozenset) -> frozenset:
