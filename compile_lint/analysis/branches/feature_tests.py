@@ -21,6 +21,9 @@ IN_TORCH_2_0 = frozenset({
     "torch.nn.functional.gelu", "torch.nn.functional.silu", "torch.nn.functional.mish",
     "torch.vmap",
     "torch.set_float32_matmul_precision", "torch.use_deterministic_algorithms",
+    # since 1.8: the vendored BigVGAN / alias-free-torch `filter.py` defines its own `sinc`
+    # only `if "sinc" not in dir(torch)` (bench/dev_findings: 15 CL304 findings in it)
+    "torch.sinc",
 })
 COMPILE_SINCE = (2, 0)
 
@@ -68,6 +71,11 @@ def feature_test(facts, test: ast.AST) -> Optional[tuple[bool, Optional[tuple[in
         return None
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         left, op, right = test.left, test.ops[0], test.comparators[0]
+        listed = _listed_name(facts, left, right)  # `"sinc" in dir(torch)`
+        if listed is not None:
+            if not isinstance(op, (ast.In, ast.NotIn)):
+                return None
+            return (isinstance(op, ast.In), None, listed)
         for subject, bound, flipped in ((left, right, False), (right, left, True)):
             version = _version_literal(bound)
             if version is not None and _mentions_torch_version(facts, subject):
@@ -86,6 +94,21 @@ def feature_test(facts, test: ast.AST) -> Optional[tuple[bool, Optional[tuple[in
             if versions:
                 newer = not ops or ops[0] in (">", ">=")
                 return (newer, versions[-1], None)
+    return None
+
+
+def _listed_name(facts, left: ast.AST, right: ast.AST) -> Optional[str]:
+    """`"sinc"` and `dir(torch)` (of a torch module): the dotted name a membership test
+    asks about, as `hasattr(torch, "sinc")` does."""
+    if not (isinstance(left, ast.Constant) and isinstance(left.value, str)):
+        return None
+    if not (isinstance(right, ast.Call) and len(right.args) == 1 and not right.keywords):
+        return None
+    if facts.resolve(right.func) != "builtins.dir":
+        return None
+    dotted = facts.resolve(right.args[0])
+    if dotted and (dotted == "torch" or dotted.startswith("torch.")):
+        return f"{dotted}.{left.value}"
     return None
 
 
@@ -183,7 +206,8 @@ def _after_early_exit(facts, block_owner: ast.AST, child: ast.AST):
 
 
 def never_runs_compiled(facts, node: ast.AST) -> bool:
-    """`node` runs only on a torch that has no `torch.compile` (older than 2.0)."""
+    """`node` runs only on a torch that has no `torch.compile` (older than 2.0): on no
+    torch this linter's users run."""
     found = old_torch_branch(facts, node)
     if found is None:
         return False

@@ -4,6 +4,7 @@ import ast
 from textwrap import dedent
 
 from ...analysis.semantic.bindings import BindingsFact
+from ...analysis.branches.feature_tests import never_runs_compiled
 from ...analysis.compiled.values import chain_text
 from .domains import (
     NEEDS,
@@ -45,8 +46,9 @@ class NanGradInWhere(Rule):
     number, and when the condition compares two variables (nothing to tell the
     domain by); when no input of the op can carry a gradient (comparisons, counts of
     thresholded values such as `(pred > t).sum()`, `.long()`/`.int()`/`.bool()`,
-    `.detach()`, `torch.arange`, sizes and Python numbers (parameters annotated `int` / `float` /
-    `bool` included), and arithmetic on those
+    `.detach()`, `torch.arange`, fresh random draws (`torch.rand(*shape)`, `randn_like`),
+    sizes and Python numbers (parameters annotated `int` / `float` / `bool`, or unannotated
+    with a number as default, included), and arithmetic on those
     only, torch ops and tensor methods on such inputs alone (`torch.sin(math.pi * x)`,
     `torch.cat([-out.flip([0]), out])`), a tensor made without a gradient whose item
     stores (`out[i] = cur`) and in-place updates all write such values; a parameter of
@@ -58,7 +60,8 @@ class NanGradInWhere(Rule):
     passed to project code or used in place); code lexically under
     `torch.no_grad()` / `torch.inference_mode()`; and code in the branch where
     `torch.is_grad_enabled()` is false (`if torch.is_grad_enabled(): ... else: where(...)`,
-    Depth-Anything-3, two findings on bench/dev7 before). The
+    Depth-Anything-3, two findings on bench/dev7 before); code that only a torch before
+    2.0 runs (`if "sinc" not in dir(torch): def sinc(x): ...`). The
     NaN appears in gradients only; a function merely called under `no_grad` elsewhere is
     still reported, since the same function usually serves training.
 
@@ -121,6 +124,18 @@ class NanGradInWhere(Rule):
       invalid case above); diffusers `ltx2/vocoder.py`'s sinc over `torch.arange` of
       parameters annotated `int`/`float` (judged latent: "its inputs carry no gradient")
       is no longer reported
+    - judged on the development apps (`bench/dev_findings/`, a sample of dev34-dev50's
+      findings read by people who did not write the rule): 11 of 12 sampled findings
+      were false, each a value that carries no gradient. Across all 476 development apps
+      held, 25 of the rule's 65 findings were two vendored files: BigVGAN's
+      alias-free-torch `filter.py` (15), whose `sinc` is defined only
+      `if "sinc" not in dir(torch)`, and legged_gym's `torch_rand_sqrt_float` (10), a
+      `torch.rand(*shape)` draw. Code only a torch before 2.0 runs is no longer read
+      (`analysis/branches/feature_tests.py`, as CL303 and CL507 do), fresh random and
+      spectral tensors (`rand`, `randn`, `*_like`, `fftfreq`, windows) carry none
+      whatever their size arguments, and an unannotated parameter whose default is a
+      number is a Python number (earth2mip's `brown_noise(shape, reddening=2)`); the
+      valid cases above keep each shape
     - PyTorch FAQ on NaN gradients through `torch.where` (the double-where trick)
     """
 
@@ -133,6 +148,46 @@ class NanGradInWhere(Rule):
     needs = (RegionsFact, BindingsFact, GradientsFact)  # fires wherever the code can be differentiated; names the region when there is one
 
     valid = [
+        Case(
+            """
+            import math
+            import torch
+
+            if "sinc" in dir(torch):
+                sinc = torch.sinc
+            else:
+                def sinc(x: torch.Tensor):
+                    return torch.where(x == 0, torch.tensor(1.0, device=x.device, dtype=x.dtype),
+                                       torch.sin(math.pi * x) / math.pi / x)
+            """,
+            note="the vendored BigVGAN / alias-free-torch filter.py: the def exists only on a torch "
+                 "without torch.sinc (before 1.8); 15 of 65 findings on the development apps (bench/dev_findings)",
+        ),
+        Case(
+            """
+            import torch
+
+            def torch_rand_sqrt_float(lower, upper, shape, device):
+                r = 2 * torch.rand(*shape, device=device) - 1
+                r = torch.where(r < 0., -torch.sqrt(-r), torch.sqrt(r))
+                return (upper - lower) * r + lower
+            """,
+            note="legged_gym's math.py (five development apps): `torch.rand(*shape)` takes sizes, "
+                 "its draw carries no gradient",
+        ),
+        Case(
+            """
+            import torch
+
+            def brown_noise(shape, reddening=2):
+                noise = torch.normal(torch.zeros(shape), torch.ones(shape))
+                S = torch.abs(torch.fft.fftfreq(noise.shape[-2]).reshape(-1, 1)) ** reddening
+                S = torch.where(S == 0, 0, 1 / S)
+                return torch.fft.ifft2(torch.fft.fft2(noise) * S).real
+            """,
+            note="earth2mip's ensemble_utils.py: frequencies of sizes raised to a parameter whose "
+                 "default is a number",
+        ),
         Case(
             """
             import torch
@@ -375,6 +430,27 @@ class NanGradInWhere(Rule):
                 return torch.where(n > 0, tp / n, 0.0)
             """,
             at=[(7, 31)], note="a soft count of probabilities carries a gradient",
+        ),
+        Case(
+            """
+            import math
+            import torch
+
+            if "sinc" in dir(torch):
+                def safe_sinc(x):
+                    return torch.where(x == 0, torch.ones_like(x), torch.sin(math.pi * x) / math.pi / x)
+            """,
+            at=[(7, 56)], note="defined where torch has sinc: it runs on every torch 2.x",
+        ),
+        Case(
+            """
+            import torch
+
+            def noisy_root(shape, scale=2):
+                r = torch.rand(*shape, requires_grad=True) * scale
+                return torch.where(r < 0., -torch.sqrt(-r), torch.sqrt(r))
+            """,
+            at=[(6, 33), (6, 49)], note="a draw made to require a gradient carries one",
         ),
         Case(
             files={
@@ -646,9 +722,11 @@ class NanGradInWhere(Rule):
                     if grads.op_carries_no_gradient(op, arg):
                         continue  # counts of thresholded values, integer tensors, .detach(): no gradient to poison
                     if not reaches:
-                        reaches.append(grads.may_reach_backward(call))
+                        # a fallback only a torch before 2.0 runs (`if "sinc" not in dir(torch): def sinc`)
+                        # is no code of ours to judge; else: can the where's result reach a loss?
+                        reaches.append(not never_runs_compiled(facts, call) and grads.may_reach_backward(call))
                     if not reaches[0]:
-                        break  # the where's result never reaches a loss: no backward pass runs through it
+                        break  # no backward pass runs through the where's result
                     done.append(op)
                     if not region:
                         region.append(facts.in_region(call, "compiled") if facts.enclosing_function(call) is not None else None)

@@ -60,6 +60,10 @@ NO_GRAD_FUNCS = NO_GRAD_METHODS | frozenset({
     "arange", "zeros", "ones", "full", "empty", "tensor", "as_tensor", "scalar_tensor", "zeros_like", "ones_like",
     "full_like", "empty_like", "linspace", "eye", "randint", "bucketize", "searchsorted", "numel",
     "where_nonzero", "one_hot", "bincount", "histc", "isclose", "randperm",
+    # fresh random and spectral tensors: their arguments are sizes or other tensors' shapes
+    # (`torch.rand(*shape)`, `torch.randn_like(x)`), never a gradient's path
+    "rand", "randn", "rand_like", "randn_like", "randint_like", "fftfreq", "rfftfreq", "logspace",
+    "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
 })
 # dtypes that never carry a gradient: `.to(torch.long)`, `.type(torch.bool)`
 INTEGER_DTYPES = frozenset({
@@ -203,7 +207,8 @@ class GradientFacts:
             if bound.kind == "assign":
                 ok = self._no_grad(bound.value, seen)
             elif bound.kind == "param":
-                ok = _python_number_annotation(bound.arg.annotation) or self._passed_no_grad(scope, bound.arg, seen)
+                ok = _python_number_annotation(bound.arg.annotation) or _python_number_default(scope, bound.arg) \
+                    or self._passed_no_grad(scope, bound.arg, seen)
             elif bound.kind == "unpack" and isinstance(bound.source, ast.Call) and bound.index is not None:
                 ok = self._unpacked_no_grad(_Unpacked(bound.source, bound.index), seen)
             else:
@@ -426,6 +431,17 @@ def _python_number_annotation(annotation: Optional[ast.AST]) -> bool:
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         return annotation.value in PY_NUMBER_ANNOTATIONS
     return isinstance(annotation, ast.Name) and annotation.id in PY_NUMBER_ANNOTATIONS
+
+
+def _python_number_default(func: ast.AST, param: ast.arg) -> bool:
+    """An unannotated parameter whose default is a number (`reddening=2`, earth2mip's
+    `brown_noise`): the author's type for it is a Python number, as an `int` annotation says."""
+    if param.annotation is not None or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return False
+    default = parameter_defaults(func.args).get(param.arg)
+    if isinstance(default, ast.UnaryOp) and isinstance(default.op, ast.USub):
+        default = default.operand
+    return isinstance(default, ast.Constant) and type(default.value) in (int, float)
 
 
 def under_no_grad(facts, node: ast.AST) -> bool:
