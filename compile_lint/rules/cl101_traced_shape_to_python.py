@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis.branches.training import training_only
 from ..analysis.modules.classes import labelled, site_of_kind
 from ..analysis.tensors.shapes import cast_kind, direct_shape_element, flows_to_sink, shape_names
 from ..analysis.reach.queries import stmt_text
@@ -109,7 +110,12 @@ class TracedShapeToPython(Rule):
     takes only under the tracer (`int(c) if torch.jit.is_tracing() else c`): the author
     makes that size a constant of the trace on purpose (corpus L: kornia 0.9.0
     `filters/filter.py` does it for the channel count an ONNX convolution needs as its
-    `groups`, with a comment saying so; its shape is a valid case).
+    `groups`, with a comment saying so; its shape is a valid case). Nor a cast on a
+    training-only branch (`if self.training:`, or a method its class calls only there, as
+    an MAE's `random_masking`): a trace or export is taken in eval mode, and one taken in
+    training mode is CL106's finding. On the development apps (`bench/dev_findings/`),
+    three face ViTs' `int(L * (1 - mask_ratio))` went, one judged false there; nothing
+    else moved on the 476 apps held.
 
     ## References
     - measured on torch 2.13 CPU: jit.trace at 32x32 run at 48x80 fails or returns the
@@ -128,6 +134,34 @@ class TracedShapeToPython(Rule):
     requires = (b"shape", b"size")
 
     valid = [
+        Case(
+            """\
+            import torch
+            import torch.nn as nn
+
+            class ViT(nn.Module):
+                def __init__(self, mask_ratio=0.1):
+                    super().__init__()
+                    self.mask_ratio = mask_ratio
+                    self.proj = nn.Linear(16, 16)
+
+                def random_masking(self, x, mask_ratio):
+                    N, L, D = x.shape
+                    len_keep = int(L * (1 - mask_ratio))
+                    ids_keep = torch.argsort(torch.rand(N, L), dim=1)[:, :len_keep]
+                    return torch.gather(x, 1, ids_keep.unsqueeze(-1).repeat(1, 1, D))
+
+                def forward(self, x):
+                    x = self.proj(x)
+                    if self.training and self.mask_ratio > 0:
+                        x = self.random_masking(x, self.mask_ratio)
+                    return x
+
+            traced = torch.jit.trace(ViT().eval(), torch.rand(1, 4, 16))
+            """,
+            note="a helper the class calls only in training mode (an MAE's random_masking: three "
+                 "development apps' face ViTs, bench/dev_findings): no trace for inference records it",
+        ),
         Case(
             """\
             import torch
@@ -236,6 +270,30 @@ class TracedShapeToPython(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """\
+            import torch
+            import torch.nn as nn
+
+            class ViT(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(16, 16)
+
+                def keep(self, x, ratio):
+                    N, L, D = x.shape
+                    return x[:, :int(L * (1 - ratio))]
+
+                def forward(self, x):
+                    x = self.proj(x)
+                    if self.training:
+                        x = self.keep(x, 0.5)
+                    return self.keep(x, 0.25)
+
+            traced = torch.jit.trace(ViT().eval(), torch.rand(1, 4, 16))
+            """,
+            at=[(11, 22)], note="the helper also runs in eval mode: the trace records its cast",
+        ),
         Case(
             """\
             import torch
@@ -390,8 +448,8 @@ class TracedShapeToPython(Rule):
             outer = [a for a in facts.ancestors(call) if isinstance(a, ast.Call) and cast_kind(facts, a, names_cache[key])]
             if outer:
                 continue
-            if _chosen_for_the_tracer(facts, call):
-                continue
+            if _chosen_for_the_tracer(facts, call) or training_only(facts, call):
+                continue  # a constant on purpose, or a training-only branch no trace records
             sink = flows_to_sink(facts, call, func)
             if sink is None:
                 continue

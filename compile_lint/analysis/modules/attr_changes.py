@@ -150,49 +150,11 @@ def _never_runs_in(facts: ModuleFacts, node: ast.AST, region_kind: str) -> bool:
 
         return eager_only(facts, node)
     from ..branches.around import tests_around
+    from ..branches.training import training_only
 
     tests = list(tests_around(facts, node))
     return any((value := _tracing_value(facts, test)) is not None and value != truth
-               for test, truth in tests) or _training_only(facts, node, tests)
-
-
-TRAINING_PARAMETERS = frozenset({"training", "is_training"})  # `f(x, self.training)` passed on
-
-
-def _training_only(facts: ModuleFacts, node: ast.AST, tests: list) -> bool:
-    """`node` runs only in training mode: in `if self.training:` (or `if training:`, a
-    parameter of its function, as callers pass `self.training` on), after `not
-    self.training` in the `else`, or after such a test in an `and` (`if training and
-    self.iter == n:`). A trace is taken for inference, in eval mode: `torch.onnx.export`
-    sets it by default, and a module traced or exported in training mode is CL106's
-    finding; so no tracer records that branch (yolov7_d2's detectors, bench/dev21: the
-    iteration counter a training step reads, reached once detectron2's `build_model` was
-    followed). `tests`: tests_around(node), which _never_runs_in has read already."""
-    func = facts.enclosing_function(node)
-    if func is None or isinstance(func, ast.Lambda):
-        return False
-    args = func.args
-    me = args.args[0].arg if args.args else None
-    params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
-
-    def is_training(test: ast.AST) -> bool:
-        if isinstance(test, ast.Attribute):
-            return test.attr == "training" and isinstance(test.value, ast.Name) and test.value.id == me
-        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):  # `if training and ...:`
-            return any(is_training(v) for v in test.values)
-        return isinstance(test, ast.Name) and test.id in TRAINING_PARAMETERS and test.id in params
-
-    if any(truth and is_training(test) for test, truth in tests):
-        return True
-    child = node
-    for anc in facts.ancestors(node):
-        if anc is func:
-            return False
-        if isinstance(anc, ast.BoolOp) and isinstance(anc.op, ast.And) and child in anc.values:
-            if any(is_training(v) for v in anc.values[:anc.values.index(child)]):
-                return True
-        child = anc
-    return False
+               for test, truth in tests) or training_only(facts, node, tests)
 
 
 def _tracing_value(facts: ModuleFacts, test: ast.AST) -> Optional[bool]:
