@@ -395,7 +395,7 @@ def class_containers(facts: ModuleFacts, cls: ast.ClassDef) -> list[ContainerAtt
     uses.visit_methods()
     out = []
     for attr in found:
-        if attr.name in uses.wrapped:
+        if attr.name in uses.wrapped or _deleted_after(facts, attr):
             continue
         attr.called = attr.name in uses.called
         if not attr.holds_modules:
@@ -403,6 +403,23 @@ def class_containers(facts: ModuleFacts, cls: ast.ClassDef) -> list[ContainerAtt
         attr.blocker = uses.blocker(attr)
         out.append(attr)
     return sorted(out, key=lambda a: (a.first.lineno, a.first.col_offset))
+
+
+def _deleted_after(facts: ModuleFacts, attr: ContainerAttr) -> bool:
+    """`del self.x_proj` later in the method that made the container: its modules lived only
+    while that method copied what it needed (VMamba's SS2D stacks their weights into one
+    `nn.Parameter`, then deletes the tuple; bench/dev45's Swin-UMamba, judged false in
+    bench/dev_findings), so nothing unregistered stays on the module."""
+    method = facts.enclosing_function(attr.first)
+    me = self_name(method) if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    if me is None:
+        return False
+    after = (attr.first.lineno, attr.first.col_offset)
+    return any(
+        isinstance(node, ast.Delete) and (node.lineno, node.col_offset) > after
+        and any(self_attr(target, me) == attr.name for target in node.targets)
+        for node in walk(method)
+    )
 
 
 class _ClassUses:
