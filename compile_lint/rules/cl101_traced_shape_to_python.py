@@ -5,7 +5,8 @@ import ast
 from ..analysis.branches.training import training_only
 from ..analysis.modules.classes import labelled, site_of_kind
 from ..analysis.tensors.shapes import cast_kind, direct_shape_element, flows_to_sink, shape_names
-from ..analysis.reach.queries import stmt_text
+from ..analysis.reach.queries import ClassAttrsFact, class_attrs, stmt_text
+from ..analysis.semantic.bindings import BindingsFact, bindings_for
 from ..analysis.semantic.facts import RegionsFact
 from .base import Case, Rule
 
@@ -52,6 +53,83 @@ def _chosen_for_the_tracer(facts, call) -> bool:
         if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             return False
         child = anc
+    return False
+
+
+# layers whose weights fix a dimension of their input: the last one (features) or dim 1
+# (channels); a size read there is the same number for every input the model takes
+FIXES_LAST_DIM = frozenset({"torch.nn.Linear", "torch.nn.LayerNorm", "torch.nn.RMSNorm"})
+FIXES_CHANNELS = frozenset({
+    f"torch.nn.{name}" for name in (
+        "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+        "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+        "InstanceNorm3d",
+    )
+})
+
+
+def _fixed_by_a_layer(facts, arg: ast.AST, names: set) -> bool:
+    """Every size `arg` reads is a dimension a layer of the class fixes: a name unpacked
+    from `x.shape` / `x.size()` at the last position when the same `x` goes into a
+    `self.<layer>(x)` that is an `nn.Linear` / `nn.LayerNorm`, or at position 1 (of 3 to 5)
+    when it goes into a convolution or a channel norm. `B, N, C = x.shape; q = self.q(x)`
+    then `int(C // self.num_heads)`: the trace's constant is right for every input
+    (CrazyAra's Next-ViT attention, judged false in bench/dev_findings)."""
+    reads = [n for n in ast.walk(arg) if isinstance(n, ast.Name) and n.id in names]
+    if not reads or any(isinstance(n, (ast.Subscript, ast.Call)) and direct_shape_element(n) for n in ast.walk(arg)):
+        return False
+    bindings = bindings_for(facts)
+    for read in reads:
+        bound = bindings.reaching(read)
+        if len(bound) != 1 or bound[0].kind != "unpack" or bound[0].index is None:
+            return False
+        source = bound[0].source
+        stmt = bound[0].stmt
+        targets = stmt.targets[0].elts if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], ast.Tuple) else None
+        if targets is None or any(isinstance(t, ast.Starred) for t in targets):
+            return False
+        tensor = _shape_of(source)
+        if tensor is None:
+            return False
+        index, rank = bound[0].index, len(targets)
+        wanted = FIXES_LAST_DIM if index == rank - 1 else FIXES_CHANNELS if index == 1 and 3 <= rank <= 5 else None
+        if wanted is None or not _fed_to_layer(facts, tensor, wanted, bindings):
+            return False
+    return True
+
+
+def _shape_of(expr: ast.AST):
+    """`x` of `x.shape` / `x.size()` when `x` is a plain name."""
+    if isinstance(expr, ast.Attribute) and expr.attr == "shape":
+        base = expr.value
+    elif isinstance(expr, ast.Call) and not expr.args and isinstance(expr.func, ast.Attribute) and expr.func.attr == "size":
+        base = expr.func.value
+    else:
+        return None
+    return base if isinstance(base, ast.Name) else None
+
+
+def _fed_to_layer(facts, tensor: ast.Name, wanted: frozenset, bindings) -> bool:
+    """The value `tensor` holds goes, unchanged, into `self.<attr>(...)` as its first
+    argument somewhere in the same function, with `self.<attr> = <one of wanted>(...)` the
+    only assignment of that attribute in the class."""
+    func = facts.enclosing_function(tensor)
+    if func is None or not func.args.args:
+        return False
+    me = func.args.args[0].arg
+    same = {id(b.stmt) for b in bindings.reaching(tensor)}
+    attrs = class_attrs(facts, tensor)
+    for node in ast.walk(func):
+        if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name)
+                and node.args[0].id == tensor.id and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == me):
+            continue
+        if {id(b.stmt) for b in bindings.reaching(node.args[0])} != same:
+            continue  # another value under the same name
+        made = attrs.get(node.func.attr, [])
+        if made and all(facts.resolve(call.func) in wanted for _, call in made):
+            return True
     return False
 
 
@@ -113,7 +191,13 @@ class TracedShapeToPython(Rule):
     `groups`, with a comment saying so; its shape is a valid case). Nor a cast on a
     training-only branch (`if self.training:`, or a method its class calls only there, as
     an MAE's `random_masking`): a trace or export is taken in eval mode, and one taken in
-    training mode is CL106's finding. On the development apps (`bench/dev_findings/`),
+    training mode is CL106's finding. Nor a count a layer of the class fixes: a name
+    unpacked from `x.shape` at the last position when `x` also goes into an
+    `nn.Linear`/`nn.LayerNorm` attribute (`B, N, C = x.shape; q = self.q(x)`, then
+    `int(C // self.num_heads)`), or at position 1 when it goes into a convolution or a
+    channel norm: the trace's number is right for every input the model takes (CrazyAra's
+    Next-ViT attention, bench/dev47: five findings, four judged false in
+    `bench/dev_findings/`). On the development apps (`bench/dev_findings/`),
     three face ViTs' `int(L * (1 - mask_ratio))` went, one judged false there; nothing
     else moved on the 476 apps held.
 
@@ -125,7 +209,7 @@ class TracedShapeToPython(Rule):
     - https://pytorch.org/docs/stable/generated/torch.jit.trace.html (TracerWarning)
     """
 
-    needs = (RegionsFact,)
+    needs = (RegionsFact, BindingsFact, ClassAttrsFact)
     code = "CL101"
     name = "traced-shape-to-python"
     summary = "Python cast of a tensor size in a traced region bakes the size into the trace"
@@ -134,6 +218,27 @@ class TracedShapeToPython(Rule):
     requires = (b"shape", b"size")
 
     valid = [
+        Case(
+            """\
+            import torch
+            import torch.nn as nn
+
+            class Attention(nn.Module):
+                def __init__(self, dim, heads):
+                    super().__init__()
+                    self.num_heads = heads
+                    self.q = nn.Linear(dim, dim)
+
+                def forward(self, x):
+                    B, N, C = x.shape
+                    q = self.q(x)
+                    return q.reshape(B, N, self.num_heads, int(C // self.num_heads))
+
+            traced = torch.jit.trace(Attention(8, 2), torch.rand(1, 4, 8))
+            """,
+            note="the feature count a Linear fixes (CrazyAra's Next-ViT attention, bench/dev_findings): "
+                 "the same number for every input",
+        ),
         Case(
             """\
             import torch
@@ -270,6 +375,26 @@ class TracedShapeToPython(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """\
+            import torch
+            import torch.nn as nn
+
+            class Tokens(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.q = nn.Linear(dim, dim)
+
+                def forward(self, x):
+                    B, N, C = x.shape
+                    q = self.q(x)
+                    side = int(N ** 0.5)
+                    return q.reshape(B, side, side, C)
+
+            traced = torch.jit.trace(Tokens(8), torch.rand(1, 4, 8))
+            """,
+            at=[(12, 16)], note="the token count, unlike the feature count the Linear fixes, follows the input",
+        ),
         Case(
             """\
             import torch
@@ -450,6 +575,8 @@ class TracedShapeToPython(Rule):
                 continue
             if _chosen_for_the_tracer(facts, call) or training_only(facts, call):
                 continue  # a constant on purpose, or a training-only branch no trace records
+            if call.args and _fixed_by_a_layer(facts, call.args[0], names_cache[key]):
+                continue  # a feature or channel count the model's layers fix
             sink = flows_to_sink(facts, call, func)
             if sink is None:
                 continue
