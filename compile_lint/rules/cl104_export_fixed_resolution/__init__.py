@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from ...analysis.modules.classes import labelled
-from .exports import resizing_node, static_exports
+from .exports import accepts_one_size, resizing_node, static_exports
 from ...analysis.semantic.facts import RegionsFact
 from ...analysis.reach.queries import stmt_text
 from ..base import Case, Related, Rule
@@ -59,6 +59,15 @@ class ExportFixedResolution(Rule):
     whose ONNX consumer resizes every image to 384x384) reads the same in code and is
     reported: only the consumer of the exported file shows it is fixed by design.
 
+    Nor a model that asserts its input's height or width (`assert H == self.img_size[0]`,
+    timm's `_assert(...)` in a ViT's patch embedding), in any def of the exported region:
+    it runs at no other resolution, so the fixed export loses nothing. On the development
+    apps (`bench/dev_findings/`), the rule's findings were mostly exports at a model's one
+    size (17 of 20 judged false); this removes three face ViTs' exports (CatFace, bench/dev48;
+    facechain's TransFace and Real3DPortrait's copy of it, bench/dev28), nothing else of
+    the 25 on the 476 development apps held. A size check of an unpacked shape counts
+    only (`B, C, H, W = x.shape`): `x.size(2)` alone may be a token tensor's features.
+
     Batch and channel counts are no resize: `x.shape[0]` and `x.shape[1]` reaching a size
     argument were never reported, and now neither are names that only ever hold them (the
     first two of `B, C, H, W = x.shape`, the first of `B, N, C = x.shape`, whose second is
@@ -90,6 +99,34 @@ class ExportFixedResolution(Rule):
     requires = (b"export",)
 
     valid = [
+        Case(
+            """\
+            import torch
+            import torch.nn.functional as F
+            from torch import nn
+
+            class PatchEmbed(nn.Module):
+                def __init__(self, img_size=112, patch=16):
+                    super().__init__()
+                    self.img_size = (img_size, img_size)
+                    self.proj = nn.Conv2d(3, 8, patch, patch)
+                def forward(self, x):
+                    B, C, H, W = x.shape
+                    assert H == self.img_size[0] and W == self.img_size[1], "input size"
+                    return self.proj(x)
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.embed = PatchEmbed()
+                def forward(self, x):
+                    return F.interpolate(self.embed(x), size=x.shape[-2:], mode="bilinear")
+
+            torch.onnx.export(Net().eval(), torch.randn(1, 3, 112, 112), "n.onnx")
+            """,
+            note="the model asserts its one input size (the face ViTs of bench/dev28 and bench/dev48, "
+                 "judged false in bench/dev_findings): an export at that size loses nothing",
+        ),
         Case(
             """\
             import torch
@@ -189,6 +226,33 @@ class ExportFixedResolution(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """\
+            import torch
+            import torch.nn.functional as F
+            from torch import nn
+
+            class PatchEmbed(nn.Module):
+                def __init__(self, img_size=112, patch=16):
+                    super().__init__()
+                    self.img_size = (img_size, img_size)
+                    self.proj = nn.Conv2d(3, 8, patch, patch)
+                def forward(self, x):
+                    B, C, H, W = x.shape
+                    assert C == 3, "RGB input"
+                    return self.proj(x)
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.embed = PatchEmbed()
+                def forward(self, x):
+                    return F.interpolate(self.embed(x), size=x.shape[-2:], mode="bilinear")
+
+            torch.onnx.export(Net().eval(), torch.randn(1, 3, 112, 112), "n.onnx")
+            """,
+            at=[(22, 1)], note="a channel check does not fix the resolution",
+        ),
         Case(
             """\
             import torch
@@ -309,8 +373,8 @@ class ExportFixedResolution(Rule):
     def check(self, facts):
         for call, dims in static_exports(facts):
             found = resizing_node(facts, call)
-            if found is None:
-                continue
+            if found is None or accepts_one_size(facts, call):
+                continue  # no resize by the input, or a model that runs at one size only
             node, region, node_facts = found
             hw = ""
             if all(isinstance(d, ast.Constant) and isinstance(d.value, int) for d in dims[2:]):

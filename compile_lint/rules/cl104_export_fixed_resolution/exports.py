@@ -156,6 +156,95 @@ def resizing_node(facts, call) -> Optional[tuple]:
     return None
 
 
+def accepts_one_size(facts, call) -> bool:
+    """The exported model asserts its input's height or width (`assert H == self.img_size[0]`,
+    timm's `_assert(H == self.img_size[0], ...)` in a ViT's patch embedding): it runs at no
+    other resolution, so an export at that one size loses nothing. Read in the defs of the
+    exported region, in this file and in the files defining it."""
+    here = os.path.abspath(facts.path)
+    for dotted, region in facts.get(RegionsFact).everything().items():
+        if "traced" not in region.kinds or not any(
+            s.row == call.lineno and os.path.abspath(s.path) == here for s in region.sites
+        ):
+            continue
+        parts = dotted.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            path = path_for_module(facts, ".".join(parts[:cut]))
+            other = facts.project.facts_for_path(facts, path) if path else None
+            if other is None:
+                continue
+            qualname = ".".join(parts[cut:])
+            if any(other.qualname_of(func) == qualname and _asserts_size(other, func)
+                   for func in other.nodes(ast.FunctionDef, ast.AsyncFunctionDef)):
+                return True
+            break
+    return False
+
+
+def _asserts_size(facts, func) -> bool:
+    """`func` asserts that a height or width of its input (a parameter) equals a size the
+    model is configured with: an `assert` (or a call of an `_assert` helper) whose test
+    holds `H == self.img_size[0]` (`B, C, H, W = x.shape`). A check between two computed
+    sizes (`int(w0) == patch_pos_embed.shape[-2]` after resizing a position embedding)
+    fixes nothing."""
+    args = func.args
+    params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    if not params:
+        return False
+    me = params[0] if isinstance(facts.parent(func), ast.ClassDef) else None
+    inputs = set(params[1:] if me else params)
+    names = None
+    for node in _walk(func):
+        if isinstance(node, ast.Assert):
+            test = node.test
+        elif isinstance(node, ast.Call) and node.args and (facts.text(node.func) or "").endswith("_assert"):
+            test = node.args[0]
+        else:
+            continue
+        names = _spatial_names(func, inputs) if names is None else names
+        compares = [test] if isinstance(test, ast.Compare) else \
+            [v for v in test.values if isinstance(v, ast.Compare)] if isinstance(test, ast.BoolOp) else []
+        for compare in compares:
+            if len(compare.ops) != 1 or not isinstance(compare.ops[0], ast.Eq):
+                continue
+            left, right = compare.left, compare.comparators[0]
+            if any(_spatial_size(a, names, inputs) and _configured(b, me) for a, b in ((left, right), (right, left))):
+                return True
+    return False
+
+
+def _configured(node, me: Optional[str]) -> bool:
+    """A constant, or what the module holds (`self.img_size[0]`, `self.H`)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int)
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        node = node.value
+    return me is not None and isinstance(node, ast.Name) and node.id == me
+
+
+def _spatial_size(node, names: set[str], inputs: set[str]) -> bool:
+    """A name unpacked as an input's height or width. (`x.size(2)` alone does not say
+    which dimension it is: of a token tensor it is the feature count, CREStereo's
+    `assert self.d_model == feat0.size(2)`.)"""
+    return isinstance(node, ast.Name) and node.id in names
+
+
+def _spatial_names(func, inputs: set[str]) -> set[str]:
+    """The last two names of a four- or five-name unpack of an input's whole shape
+    (`B, C, H, W = x.shape`)."""
+    names: set[str] = set()
+    for node in _walk(func):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+                and _whole_shape(node.value):
+            base = node.value.value if isinstance(node.value, ast.Attribute) else node.value.func.value \
+                if isinstance(node.value, ast.Call) else None
+            elts = node.targets[0].elts
+            if isinstance(base, ast.Name) and base.id in inputs and len(elts) in (4, 5) \
+                    and all(isinstance(e, ast.Name) for e in elts):
+                names.update(e.id for e in elts[-2:])
+    return names
+
+
 def _resizes_elsewhere(facts, call):
     """The same, for a model whose code is in another file of the project."""
     here = os.path.abspath(facts.path)
