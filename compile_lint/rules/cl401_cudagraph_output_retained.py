@@ -27,7 +27,11 @@ class CudagraphOutputRetained(Rule):
 
     Views (`out[0]`, `.sample`, `.view(...)`, `.detach()`, `.to(...)`) count as the
     output; `.clone()`, `.cpu()`, `.item()`, `.numpy()` and any arithmetic make a new
-    tensor and end the hazard. A function of the file that returns such an output is
+    tensor and end the hazard, and so does an item store into a tensor (`toks[:, :i] =
+    step(x)[:, :i]`, an index of several dimensions with a slice or `...`): it copies the
+    values (WhisperSpeech's decoding loops, bench/dev8: three findings, judged false in
+    `bench/dev_findings/`). A list's or dict's item store keeps the output and is
+    reported. A function of the file that returns such an output is
     treated like the compiled callable itself. In a file that calls
     `torch.compiler.cudagraph_mark_step_begin()`, the next call means the next marked
     step: outputs of several calls in one step stay valid.
@@ -100,6 +104,17 @@ class CudagraphOutputRetained(Rule):
     needs = (CompiledValuesFact, MayCallCudagraphsFact, OutputLifetimesFact)  # call sites of compiled callables; no region index needed
 
     valid = [
+        Case(
+            """
+            import torch
+            step = torch.compile(decode_one, mode="reduce-overhead")
+            toks = torch.zeros(1, 8, 64, dtype=torch.long)
+            for i in range(1, 64):
+                toks[:, :i, i:i + 1] = step(toks[:, :, i - 1:i])[:, :i]
+            """,
+            note="an item store into a tensor copies the values (WhisperSpeech's decoding loops, "
+                 "bench/dev8, judged false in bench/dev_findings)",
+        ),
         Case(
             """
             import torch
@@ -210,6 +225,23 @@ class CudagraphOutputRetained(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """
+            import torch
+            step = torch.compile(decode_one, mode="reduce-overhead")
+            outs = [None] * 4
+            for i in range(4):
+                outs[i] = step(x)
+            """,
+            fixed="""
+            import torch
+            step = torch.compile(decode_one, mode="reduce-overhead")
+            outs = [None] * 4
+            for i in range(4):
+                outs[i] = step(x).clone()
+            """,
+            at=[(6, 15)], note="a list's item store keeps the output itself",
+        ),
         Case(
             """
             import torch

@@ -347,6 +347,8 @@ class _Interpreter:
         self._use(self._expr(target.value, state, loop), state)
         if isinstance(target, ast.Subscript):
             self._use(self._expr(target.slice, state, loop), state)
+        if isinstance(value, Out) and isinstance(target, ast.Subscript) and _copies_into(target.slice):
+            return  # `toks[:, i] = out`: a tensor's item store copies the values, keeps no reference
         if isinstance(value, Out):
             if isinstance(target, ast.Attribute):
                 how, always = f"stored on `{stmt_text(self.facts, target, 40)}`", True
@@ -476,6 +478,19 @@ class _Interpreter:
             return
         container = out.tuple_like or isinstance(node, (ast.Starred, ast.Tuple, ast.List)) or not isinstance(node, ast.expr)
         self.found[id(node)] = KeptOutput(node, out.origin, out.cc, how, container)
+
+
+def _copies_into(index: ast.AST) -> bool:
+    """An index only an array takes: several dimensions with a slice or `...` among them
+    (`toks[:, :i, i:i+1]`, `buf[..., j]`), or `...` alone. Storing there copies the values
+    into the array (WhisperSpeech's decoding loops, judged false in bench/dev_findings);
+    a list's or dict's item store (`outs[i] = y`, `outs[a:b] = y`) keeps the tensor or
+    views of it, and stays a retention."""
+    if isinstance(index, ast.Constant) and index.value is Ellipsis:
+        return True
+    return isinstance(index, ast.Tuple) and any(
+        isinstance(e, ast.Slice) or isinstance(e, ast.Constant) and e.value is Ellipsis for e in index.elts
+    )
 
 
 def _to_host(node: ast.Call) -> bool:
