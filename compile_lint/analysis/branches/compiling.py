@@ -189,6 +189,18 @@ def eager_only(facts: ModuleFacts, node: ast.AST) -> bool:
     return False
 
 
+def eager_only_method(facts: ModuleFacts, node: ast.AST) -> bool:
+    """`node` is in a method every `self.<method>(...)` call of which in its class is
+    eager_only: cog-flux's `quantize_input`, called only in the `else` of
+    `if self.input_scale_initialized or is_compiling():` (bench/dev14, its CL202 finding
+    judged false in bench/dev_findings)."""
+    from ..modules.classes import self_calls
+
+    func = facts.enclosing_function(node)
+    calls = self_calls(facts, func) if func is not None else []
+    return bool(calls) and all(eager_only(facts, call) for call, _ in calls)
+
+
 def _block_of(parent: ast.AST, stmt: ast.stmt) -> Optional[list]:
     for field in ("body", "orelse", "finalbody"):
         block = getattr(parent, field, None)

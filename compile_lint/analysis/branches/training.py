@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..modules.classes import self_calls
 from .around import tests_around
 
 TRAINING_PARAMETERS = frozenset({"training", "is_training"})  # `f(x, self.training)` passed on
@@ -29,7 +30,7 @@ def training_only(facts, node: ast.AST, tests: Optional[list] = None) -> bool:
         return False
     if _training_only_here(facts, node, func, list(tests_around(facts, node)) if tests is None else tests):
         return True
-    calls = _calls_in_class(facts, func)
+    calls = self_calls(facts, func)
     return bool(calls) and all(
         _training_only_here(facts, call, caller, list(tests_around(facts, call))) for call, caller in calls
     )
@@ -58,31 +59,3 @@ def _training_only_here(facts, node: ast.AST, func: ast.AST, tests: list) -> boo
                 return True
         child = anc
     return False
-
-
-def _calls_in_class(facts, method: ast.AST) -> list[tuple[ast.Call, ast.AST]]:
-    """(call, the method it is in) for every `self.<method>(...)` in the method's class;
-    [] when the name is used any other way there (passed on, stored), when the class has
-    no such call, or when `method` is not a plain method. Calls from other classes and
-    modules (a subclass, a caller holding the instance) are not seen: a public method
-    called only from outside is not training-only here."""
-    cls = facts.parent(method)
-    if not isinstance(cls, ast.ClassDef) or not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return []
-    if method.decorator_list:
-        return []  # a property, a staticmethod, a decorated wrapper: called in ways not read here
-    calls = []
-    for other in cls.body:
-        if not isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) or other is method or not other.args.args:
-            continue
-        me = other.args.args[0].arg
-        for node in ast.walk(other):
-            if isinstance(node, ast.Attribute) and node.attr == method.name and isinstance(node.value, ast.Name) \
-                    and node.value.id == me:
-                parent = facts.parent(node)
-                if not (isinstance(parent, ast.Call) and parent.func is node):
-                    return []  # `self.random_masking` handed on: called where this does not see
-                if facts.enclosing_function(parent) is not other:
-                    return []  # inside a nested def or lambda: its calls are not read here
-                calls.append((parent, other))
-    return calls

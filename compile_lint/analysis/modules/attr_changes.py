@@ -146,9 +146,9 @@ def _never_runs_in(facts: ModuleFacts, node: ast.AST, region_kind: str) -> bool:
     <read>`, torchmd-net's `mol_sum`: bench/dev8); for a traced region, the body of
     `if torch.jit.is_scripting():`, which no tracer takes."""
     if region_kind == "compiled":
-        from ..branches.compiling import eager_only
+        from ..branches.compiling import eager_only, eager_only_method
 
-        return eager_only(facts, node)
+        return eager_only(facts, node) or eager_only_method(facts, node)
     from ..branches.around import tests_around
     from ..branches.training import training_only
 

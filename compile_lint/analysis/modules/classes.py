@@ -67,6 +67,34 @@ def self_name(func: ast.AST) -> Optional[str]:
 _CLASSES: "weakref.WeakKeyDictionary[ModuleFacts, dict[str, ast.ClassDef]]" = weakref.WeakKeyDictionary()
 
 
+def self_calls(facts: ModuleFacts, method: ast.AST) -> list[tuple[ast.Call, ast.AST]]:
+    """(call, the method it is in) for every `self.<method>(...)` in the method's class;
+    [] when the name is used any other way there (passed on, stored), when the class has
+    no such call, or when `method` is not a plain method. Calls from other classes and
+    modules (a subclass, a caller holding the instance) are not seen: callers use this
+    only to learn that every call sits on a branch (training-only, eager-only)."""
+    cls = facts.parent(method)
+    if not isinstance(cls, ast.ClassDef) or not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    if method.decorator_list:
+        return []  # a property, a staticmethod, a decorated wrapper: called in ways not read here
+    calls = []
+    for other in cls.body:
+        if not isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) or other is method or not other.args.args:
+            continue
+        me = other.args.args[0].arg
+        for node in ast.walk(other):
+            if isinstance(node, ast.Attribute) and node.attr == method.name and isinstance(node.value, ast.Name) \
+                    and node.value.id == me:
+                parent = facts.parent(node)
+                if not (isinstance(parent, ast.Call) and parent.func is node):
+                    return []  # `self.random_masking` handed on: called where this does not see
+                if facts.enclosing_function(parent) is not other:
+                    return []  # inside a nested def or lambda: its calls are not read here
+                calls.append((parent, other))
+    return calls
+
+
 def local_class(facts: ModuleFacts, dotted: Optional[str]) -> Optional[ast.ClassDef]:
     """The module-level ClassDef of this file that a resolved dotted name stands for."""
     if not dotted:
