@@ -33,6 +33,18 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+
+def _judged_run():
+    """bench/judged/run.py (its verdicts share our key: the reported source line's text)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("judged_run", os.path.join(ROOT, "bench", "judged", "run.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+source_line = _judged_run().source_line
 VERDICTS = os.path.join(HERE, "verdicts.jsonl")
 
 
@@ -56,17 +68,6 @@ def lint(out: str, sets: list[str], apps_root: str, code: str) -> int:
                 failed += 1
                 print(f"{set_name}/{app}: exit {proc.returncode}: {proc.stderr.strip()[-300:]}", file=sys.stderr)
     return 1 if failed else 0
-
-
-def source_line(path: str, row: int) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for i, line in enumerate(fh, 1):
-                if i == row:
-                    return line.strip()
-    except OSError:
-        pass
-    return ""
 
 
 def findings(out: str) -> list[dict]:

@@ -161,24 +161,7 @@ def accepts_one_size(facts, call) -> bool:
     timm's `_assert(H == self.img_size[0], ...)` in a ViT's patch embedding): it runs at no
     other resolution, so an export at that one size loses nothing. Read in the defs of the
     exported region, in this file and in the files defining it."""
-    here = os.path.abspath(facts.path)
-    for dotted, region in facts.get(RegionsFact).everything().items():
-        if "traced" not in region.kinds or not any(
-            s.row == call.lineno and os.path.abspath(s.path) == here for s in region.sites
-        ):
-            continue
-        parts = dotted.split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            path = path_for_module(facts, ".".join(parts[:cut]))
-            other = facts.project.facts_for_path(facts, path) if path else None
-            if other is None:
-                continue
-            qualname = ".".join(parts[cut:])
-            if any(other.qualname_of(func) == qualname and _asserts_size(other, func)
-                   for func in other.nodes(ast.FunctionDef, ast.AsyncFunctionDef)):
-                return True
-            break
-    return False
+    return any(_asserts_size(other, func) for other, func, _region in _region_defs(facts, call, other_files_only=False))
 
 
 def _asserts_size(facts, func) -> bool:
@@ -247,6 +230,17 @@ def _spatial_names(func, inputs: set[str]) -> set[str]:
 
 def _resizes_elsewhere(facts, call):
     """The same, for a model whose code is in another file of the project."""
+    for other, func, region in _region_defs(facts, call, other_files_only=True):
+        node = _def_resize(other, func)
+        if node is not None:
+            return node, region, other
+    return None
+
+
+def _region_defs(facts, call, other_files_only: bool) -> Iterator[tuple]:
+    """(the file's facts, def, region) for each def of the traced region of the export
+    `call`, found by the region's dotted names in the files of the project that define
+    them (only other files than this one with `other_files_only`)."""
     here = os.path.abspath(facts.path)
     for dotted, region in facts.get(RegionsFact).everything().items():
         if "traced" not in region.kinds or not any(
@@ -257,17 +251,13 @@ def _resizes_elsewhere(facts, call):
         for cut in range(len(parts) - 1, 0, -1):
             path = path_for_module(facts, ".".join(parts[:cut]))
             other = facts.project.facts_for_path(facts, path) if path else None
-            if other is None or other is facts:
+            if other is None or other_files_only and other is facts:
                 continue
             qualname = ".".join(parts[cut:])
             for func in other.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
-                if other.qualname_of(func) != qualname:
-                    continue
-                node = _def_resize(other, func)
-                if node is not None:
-                    return node, region, other
+                if other.qualname_of(func) == qualname:
+                    yield other, func, region
             break
-    return None
 
 
 def _module_resize_in(facts, func):
