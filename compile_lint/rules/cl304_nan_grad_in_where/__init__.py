@@ -136,6 +136,9 @@ class NanGradInWhere(Rule):
       whatever their size arguments, and an unannotated parameter whose default is a
       number is a Python number (earth2mip's `brown_noise(shape, reddening=2)`); the
       valid cases above keep each shape
+    - a where whose value only feeds a comparison (`r_square < torch.where(...)`, UniK3D's and
+      UniDepth's camera models and glue-factory's distortion check, judged false in
+      `bench/dev_findings/`) reaches no loss: the comparison's boolean result carries none
     - PyTorch FAQ on NaN gradients through `torch.where` (the double-where trick)
     """
 
@@ -148,6 +151,19 @@ class NanGradInWhere(Rule):
     needs = (RegionsFact, BindingsFact, GradientsFact)  # fires wherever the code can be differentiated; names the region when there is one
 
     valid = [
+        Case(
+            """
+            import torch
+
+            def unproject(u, v, fx, fy, cx, cy, alpha, beta):
+                mx, my = (u - cx) / fx, (v - cy) / fy
+                r_square = mx ** 2 + my ** 2
+                valid_mask = r_square < torch.where(alpha < 0.5, 1e6, 1 / (beta * (2 * alpha - 1)))
+                return torch.stack([mx, my], -1), valid_mask
+            """,
+            note="UniK3D's camera model (bench/dev29, judged false in bench/dev_findings): the where "
+                 "only feeds a comparison, whose boolean result carries no gradient back",
+        ),
         Case(
             """
             import math
@@ -405,6 +421,17 @@ class NanGradInWhere(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """
+            import torch
+
+            def inverse(x):
+                d = torch.where(x > 0, 1 / x, torch.zeros_like(x))
+                keep = d < 3
+                return d * keep
+            """,
+            at=[(5, 28)], note="compared, and also returned: the where's value reaches a loss",
+        ),
         Case(
             """
             import torch

@@ -393,6 +393,8 @@ class GradientFacts:
                     parent.attr.endswith("_") and not parent.attr.endswith("__") or parent.attr in ESCAPING_METHODS
                 ):
                     return True  # used in place, or kept by its receiver
+            elif isinstance(parent, ast.Compare):
+                return set()  # `r2 < where(...)`: a comparison's result is boolean, no gradient flows back
             elif isinstance(parent, (ast.Lambda, ast.comprehension, ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
                 return True
             elif isinstance(parent, ast.Return):
