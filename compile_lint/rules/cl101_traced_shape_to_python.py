@@ -4,7 +4,7 @@ import ast
 
 from ..analysis.branches.training import training_only
 from ..analysis.modules.classes import labelled, site_of_kind
-from ..analysis.tensors.shapes import cast_kind, direct_shape_element, flows_to_sink, shape_names
+from ..analysis.tensors.shapes import cast_kind, direct_shape_element, flows_to_sink, shape_names, whole_shape_of
 from ..analysis.reach.queries import ClassAttrsFact, class_attrs, stmt_text
 from ..analysis.semantic.bindings import BindingsFact, bindings_for
 from ..analysis.semantic.facts import RegionsFact
@@ -89,7 +89,7 @@ def _fixed_by_a_layer(facts, arg: ast.AST, names: set) -> bool:
             and isinstance(stmt.targets[0], ast.Tuple) else None
         if targets is None or any(isinstance(t, ast.Starred) for t in targets):
             return False
-        tensor = _shape_of(source)
+        tensor = whole_shape_of(source)
         if tensor is None:
             return False
         index, rank = bound[0].index, len(targets)
@@ -97,17 +97,6 @@ def _fixed_by_a_layer(facts, arg: ast.AST, names: set) -> bool:
         if wanted is None or not _fed_to_layer(facts, tensor, wanted, bindings):
             return False
     return True
-
-
-def _shape_of(expr: ast.AST):
-    """`x` of `x.shape` / `x.size()` when `x` is a plain name."""
-    if isinstance(expr, ast.Attribute) and expr.attr == "shape":
-        base = expr.value
-    elif isinstance(expr, ast.Call) and not expr.args and isinstance(expr.func, ast.Attribute) and expr.func.attr == "size":
-        base = expr.func.value
-    else:
-        return None
-    return base if isinstance(base, ast.Name) else None
 
 
 def _fed_to_layer(facts, tensor: ast.Name, wanted: frozenset, bindings) -> bool:

@@ -99,6 +99,18 @@ def _module_state(facts: ModuleFacts, owner: ast.AST) -> bool:
     return False
 
 
+def whole_shape_of(expr: ast.AST) -> Optional[ast.Name]:
+    """`x` of `x.shape` / `x.size()` (the whole shape, as an unpack `B, C, H, W = ...` reads
+    it) when `x` is a plain name; None otherwise."""
+    if isinstance(expr, ast.Attribute) and expr.attr == "shape":
+        base = expr.value
+    elif isinstance(expr, ast.Call) and not expr.args and isinstance(expr.func, ast.Attribute) and expr.func.attr == "size":
+        base = expr.func.value
+    else:
+        return None
+    return base if isinstance(base, ast.Name) else None
+
+
 def direct_shape_element(expr: ast.AST) -> bool:
     """`x.shape[i]`, `x.size(i)`, `x.size()[i]`: one size, nothing around it."""
     if isinstance(expr, ast.Subscript) and not isinstance(expr.slice, ast.Slice):

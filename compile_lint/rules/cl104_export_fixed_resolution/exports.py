@@ -20,7 +20,7 @@ from ...analysis.modules.classes import methods
 from ...analysis.semantic.facts import RegionsFact
 from ...analysis.project.context import path_for_module
 from ...analysis.tensors.resize_calls import RESIZE
-from ...analysis.tensors.shapes import is_shape_value, shape_names, sink_of
+from ...analysis.tensors.shapes import is_shape_value, shape_names, sink_of, whole_shape_of
 from ...analysis.torch_api import EXPORTERS
 from ...analysis.semantic.walk import walk as _walk
 from ...analysis.semantic.walk import walk_scope as _walk_scope
@@ -191,7 +191,7 @@ def _asserts_size(facts, func) -> bool:
             if len(compare.ops) != 1 or not isinstance(compare.ops[0], ast.Eq):
                 continue
             left, right = compare.left, compare.comparators[0]
-            if any(_spatial_size(a, names, inputs) and _configured(b, me) for a, b in ((left, right), (right, left))):
+            if any(_spatial_size(a, names) and _configured(b, me) for a, b in ((left, right), (right, left))):
                 return True
     return False
 
@@ -205,7 +205,7 @@ def _configured(node, me: Optional[str]) -> bool:
     return me is not None and isinstance(node, ast.Name) and node.id == me
 
 
-def _spatial_size(node, names: set[str], inputs: set[str]) -> bool:
+def _spatial_size(node, names: set[str]) -> bool:
     """A name unpacked as an input's height or width. (`x.size(2)` alone does not say
     which dimension it is: of a token tensor it is the feature count, CREStereo's
     `assert self.d_model == feat0.size(2)`.)"""
@@ -217,12 +217,10 @@ def _spatial_names(func, inputs: set[str]) -> set[str]:
     (`B, C, H, W = x.shape`)."""
     names: set[str] = set()
     for node in _walk(func):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
-                and _whole_shape(node.value):
-            base = node.value.value if isinstance(node.value, ast.Attribute) else node.value.func.value \
-                if isinstance(node.value, ast.Call) else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
+            base = whole_shape_of(node.value)
             elts = node.targets[0].elts
-            if isinstance(base, ast.Name) and base.id in inputs and len(elts) in (4, 5) \
+            if base is not None and base.id in inputs and len(elts) in (4, 5) \
                     and all(isinstance(e, ast.Name) for e in elts):
                 names.update(e.id for e in elts[-2:])
     return names
