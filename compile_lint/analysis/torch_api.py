@@ -34,6 +34,10 @@ EXPORTERS = {
     "torch.onnx.dynamo_export": (1, None),
 }
 TRACE_FUNCS = TRACERS | frozenset(EXPORTERS)  # anything that makes a traced region
+# exporters that write their graph to a file at the call and hand back nothing that runs
+# the model: what they record is fixed when they return, so a later change of the model
+# cannot leave a live trace stale (CL102)
+FILE_EXPORTERS = frozenset({"torch.onnx.export", "torch.onnx._export"})
 # TorchScript compiles the Python source of a module or function (no example inputs):
 # a "scripted" region, which no tracing rule reads (`int(x.shape[0])` is dynamic there)
 SCRIPT_FUNCS = frozenset({"torch.jit.script"})

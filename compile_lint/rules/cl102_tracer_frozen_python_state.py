@@ -6,7 +6,9 @@ from ..analysis.modules.attr_changes import (
     ClassStateFact, changed_reads, escapes, instance_changes, maybe_python_value, read_in_region,
 )
 from ..analysis.modules.classes import labelled, site_of_kind
+from ..analysis.reach.regions import TRACED
 from ..analysis.semantic.facts import RegionsFact
+from ..analysis.torch_api import FILE_EXPORTERS
 from ..analysis.semantic.walk import walk
 from .base import Case, Related, Rule
 
@@ -90,6 +92,21 @@ class TracerFrozenPythonState(Rule):
     bench/dev2/score.py <apps>`): YOLOv6's ONNX_TRT7.forward, reached once the index
     followed the class chosen in End2End's `__init__`, was the one false CL102 finding;
     whether the written size is baked is CL101's question.
+
+    Nor a change another method makes when every trace that reaches the read is an ONNX
+    export (`torch.onnx.export`): the export writes its file when it runs and leaves
+    nothing that runs the model later, so `merge_bn()`, `reparameterize()` or
+    `OnnxExport()` called to pick the deployed branch (or a flag set for the export and
+    reset after it) is what the file should hold; a change the traced code makes itself
+    (`self.calls += 1` in `forward`) is still reported. Nor a read that every path
+    through its method reaches only after setting the attribute from no old value
+    (FasterViT's `if self.deploy: return ...` / `else: self.grid_exists = False` before
+    `if not self.grid_exists:`). On the 476 development apps held (`bench/dev_findings/`,
+    2026-12-06) the two took 21 findings and added none: CrazyAra's `merge_bn` (3),
+    so-vits-svc's export switches (3), dlrm's embedding quantization (3), two MobileOne
+    `reparameterize` blocks, LW-DETR's and retinanet-examples' `export()`, wekws' Kaldi
+    loader (2), FasterViT (4 reads after the path sets the flag, 2 of `deploy`); the 12
+    of them judged there were all false. Corpus M's check JSON is identical.
 
     ## References
     - measured on torch 2.13 CPU: jit.trace / export / fx bake the value (a reordered layer
@@ -301,6 +318,71 @@ class TracerFrozenPythonState(Rule):
             """,
             note="a helper only __init__ calls is part of construction",
         ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Generator(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.onnx = False
+                def OnnxExport(self):
+                    self.onnx = True
+                def forward(self, x):
+                    if not self.onnx:
+                        x = x * 2
+                    return x
+            def export(path):
+                model = Generator().eval()
+                model.OnnxExport()
+                torch.onnx.export(model, (torch.rand(1, 3, 8, 8),), path)
+            """,
+            note="so-vits-svc (bench/dev4): a method picks the deployed branch before an ONNX export, "
+                 "which writes the file then: no trace is left to go stale",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Detector(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.exporting = False
+                def forward(self, x):
+                    if self.exporting:
+                        return x.sigmoid()
+                    return x
+                def export(self, path):
+                    self.exporting = True
+                    torch.onnx.export(self, (torch.rand(1, 3, 8, 8),), path)
+                    self.exporting = False
+            """,
+            note="retinanet-examples (bench/dev21): the flag set for an ONNX export and reset after it; "
+                 "the file has the export branch, as meant",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Attention(nn.Module):
+                def __init__(self, deploy: bool = False):
+                    super().__init__()
+                    self.grid_exists = False
+                    self.deploy = deploy
+                def forward(self, x):
+                    if self.deploy:
+                        return x + 1
+                    else:
+                        self.grid_exists = False
+                    if not self.grid_exists:
+                        self.grid_exists = True
+                        x = x * 2
+                    return x
+            traced = torch.jit.trace(Attention().eval(), torch.rand(1, 4, 8))
+            """,
+            note="FasterViT (bench/dev6): every path that reaches the read set the flag first "
+                 "(the other returns): each call reads what it wrote",
+        ),
     ]
     invalid = [
         Case(
@@ -501,6 +583,65 @@ class TracerFrozenPythonState(Rule):
             at=[(8, 22)],
             note="cross-file: forward changes its own counter; exported from export.py",
         ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Generator(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.onnx = False
+                def OnnxExport(self):
+                    self.onnx = True
+                def forward(self, x):
+                    if not self.onnx:
+                        x = x * 2
+                    return x
+            model = Generator().eval()
+            torch.onnx.export(model, (torch.rand(1, 3, 8, 8),), "gen.onnx")
+            traced = torch.jit.trace(model, (torch.rand(1, 3, 8, 8),))
+            """,
+            at=[(10, 16)],
+            note="an ONNX export and a jit trace of one class: the trace lives on",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Denoise(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.calls = 0
+                def forward(self, x):
+                    self.calls = self.calls + 1
+                    return x * 2 if self.calls > 1 else x
+            torch.onnx.export(Denoise().eval(), (torch.rand(1, 3, 8, 8),), "denoise.onnx")
+            """,
+            at=[(8, 22)],
+            note="forward changes its own counter: the ONNX file keeps the first call's branch",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Attention(nn.Module):
+                def __init__(self, deploy: bool = False):
+                    super().__init__()
+                    self.grid_exists = False
+                    self.deploy = deploy
+                def forward(self, x):
+                    if not self.deploy:
+                        self.grid_exists = False
+                    if not self.grid_exists:
+                        self.grid_exists = True
+                        x = x * 2
+                    return x
+            traced = torch.jit.trace(Attention().eval(), torch.rand(1, 4, 8))
+            """,
+            at=[(11, 16)],
+            note="the deploy path reaches the read without setting the flag: it reads what the "
+                 "last eager call left",
+        ),
     ]
 
     # statement-local: a class's reads and writes are in the class (its bases reached
@@ -521,6 +662,8 @@ class TracerFrozenPythonState(Rule):
         done: set[tuple[int, str]] = set()
         for read in changed_reads(facts, "traced", KINDS):
             if read.augmented or (id(read.cls), read.attr) in done or _set_first(read):
+                continue
+            if _exported_to_file_only(read.region) and not any(facts.in_region(w.node, "traced") for w in read.writes):
                 continue
             done.add((id(read.cls), read.attr))
             write = read.write
@@ -558,24 +701,53 @@ class TracerFrozenPythonState(Rule):
             )
 
 
+def _exported_to_file_only(region) -> bool:
+    """Every trace that reaches the region is an ONNX export: it writes its graph to a
+    file when it runs and leaves nothing that runs the model later, so a change another
+    method makes (`merge_bn()`, `OnnxExport()` called before the export to pick the
+    deployed branch; the same flag reset after it) cannot make a trace stale. A change
+    the traced code makes itself (`self.calls += 1` in `forward`) is still frozen in the
+    file: the caller keeps those."""
+    traces = [site for site in region.sites if site.kind == TRACED]
+    return bool(traces) and all(site.api in FILE_EXPORTERS for site in traces)
+
+
 def _set_first(read) -> bool:
-    """The method sets `self.<attr>` in its own body, before the read and from no old
-    value of it (`self.numClasses = int(score.shape[2])` then a call that passes
-    `self.numClasses`): the read sees what this call wrote, not state left by an
-    earlier one (YOLOv6's ONNX_TRT7 on dev set 2; whether the written value is a traced
-    size is CL101's question)."""
+    """The method sets `self.<attr>` in its own body, on every path to the read and from
+    no old value of it (`self.numClasses = int(score.shape[2])` then a call that passes
+    `self.numClasses`; FasterViT's `if self.deploy: return ...` / `else: self.grid_exists
+    = False` before `if not self.grid_exists:`): the read sees what this call wrote, not
+    state left by an earlier one (YOLOv6's ONNX_TRT7 on dev set 2; whether the written
+    value is a traced size is CL101's question)."""
     method = read.method_node
     me = method.args.args[0].arg if method.args.args else None
+    row = read.node.lineno
     for stmt in method.body:
-        if stmt.lineno >= read.node.lineno:
+        if stmt.end_lineno >= row:
             return False
-        if isinstance(stmt, ast.Assign) and any(
-            isinstance(t, ast.Attribute) and t.attr == read.attr and isinstance(t.value, ast.Name) and t.value.id == me
-            for t in stmt.targets
-        ):
-            return not any(
-                isinstance(n, ast.Attribute) and n.attr == read.attr and isinstance(n.value, ast.Name) and n.value.id == me
-                for n in walk(stmt.value)
-            )
+        if _sets_fresh(stmt, read.attr, me):
+            return True
     return False
 
+
+def _sets_fresh(stmt: ast.stmt, attr: str, me) -> bool:
+    """`stmt` assigns `me.<attr>` from no old value of it on every path that goes on
+    past it (an `if` whose branches each assign it or return or raise)."""
+    if isinstance(stmt, ast.Assign):
+        return any(_is_self_attr(t, attr, me) for t in stmt.targets) and not any(
+            _is_self_attr(n, attr, me) for n in walk(stmt.value)
+        )
+    if isinstance(stmt, ast.If):
+        return _block_sets_fresh(stmt.body, attr, me) and _block_sets_fresh(stmt.orelse, attr, me)
+    return False
+
+
+def _block_sets_fresh(body: list, attr: str, me) -> bool:
+    for stmt in body:
+        if isinstance(stmt, (ast.Return, ast.Raise)) or _sets_fresh(stmt, attr, me):
+            return True
+    return False
+
+
+def _is_self_attr(node: ast.AST, attr: str, me) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name) and node.value.id == me
