@@ -6,6 +6,7 @@ from ..analysis.branches.training import training_only
 from ..analysis.modules.classes import labelled, site_of_kind
 from ..analysis.tensors.shapes import cast_kind, direct_shape_element, flows_to_sink, shape_names, whole_shape_of
 from ..analysis.reach.queries import ClassAttrsFact, class_attrs, stmt_text
+from ..analysis.reach.regions import TRACED
 from ..analysis.semantic.bindings import BindingsFact, bindings_for
 from ..analysis.semantic.facts import RegionsFact
 from .base import Case, Rule
@@ -122,6 +123,15 @@ def _fed_to_layer(facts, tensor: ast.Name, wanted: frozenset, bindings) -> bool:
     return False
 
 
+def _static_exports_only(region) -> bool:
+    """Every trace that reaches the region is an export with no dynamic-shape argument:
+    the exported graph takes only the example's sizes, so a size baked into it is the
+    right number for every input it accepts (a fixed-resolution export is CL104's
+    question, not this rule's)."""
+    traces = [site for site in region.sites if site.kind == TRACED]
+    return bool(traces) and all(site.static_export for site in traces)
+
+
 class TracedShapeToPython(Rule):
     """
     ## What it does
@@ -188,7 +198,17 @@ class TracedShapeToPython(Rule):
     Next-ViT attention, bench/dev47: five findings, four judged false in
     `bench/dev_findings/`). On the development apps (`bench/dev_findings/`),
     three face ViTs' `int(L * (1 - mask_ratio))` went, one judged false there; nothing
-    else moved on the 476 apps held.
+    else moved on the 476 apps held. Nor a cast in code that only static exports reach
+    (`torch.onnx.export` / `torch.export.export` with no `dynamic_axes` /
+    `dynamic_shapes`, no `**kwargs`, no positional argument past the file): the exported
+    graph takes only the example's sizes, so the baked number is right for every input it
+    accepts; whether one resolution is enough is CL104's question. Code that a `jit.trace`
+    or a dynamic export also reaches is still reported. On the 476 development apps held
+    (`bench/dev_findings/`, 2026-12-06) 26 findings went and none came: HybridNets'
+    same-padding (4), the BEVFusion camera and head exports in two repos (12), GFPGAN's
+    channel splits (7), sleap-nn's input scaling reached only from a test's export (2),
+    Chinese-CLIP (1); the 14 of them judged there were all false. Corpus M's check JSON is
+    identical.
 
     ## References
     - measured on torch 2.13 CPU: jit.trace at 32x32 run at 48x80 fails or returns the
@@ -362,6 +382,30 @@ class TracedShapeToPython(Rule):
             """,
             note="int() of something that is not a size",
         ),
+        Case(
+            """\
+            import torch
+            def flatten_hw(x):
+                hw = torch.tensor(x.shape[-2:]).prod().item()
+                return x.new_zeros(x.shape[0], hw)
+            torch.onnx.export(flatten_hw, (torch.rand(1, 3, 8, 8),), "m.onnx")
+            """,
+            note="a static export (no dynamic_axes) takes only the example's sizes: the baked "
+                 "number is right for every input it accepts (HybridNets, BEVFusion: bench/dev_findings)",
+        ),
+        Case(
+            """\
+            import torch
+            from torch import nn
+            import torch.nn.functional as F
+            class Decoder(nn.Module):
+                def forward(self, x, skip):
+                    return F.interpolate(x, size=(int(skip.shape[2]), int(skip.shape[3])))
+            model = Decoder().eval()
+            ex = torch.export.export(model, (torch.rand(1, 8, 16, 16), torch.rand(1, 8, 32, 32)))
+            """,
+            note="torch.export without dynamic_shapes: every size is a constant of the program anyway",
+        ),
     ]
     invalid = [
         Case(
@@ -438,7 +482,8 @@ class TracedShapeToPython(Rule):
                     x = functional.interpolate(x, size=(h, w))
                     return x.reshape(b, c, h, w)
             model = Decoder().eval()
-            ex = T.export.export(model, (T.rand(1, 8, 16, 16), T.rand(1, 8, 32, 32)))
+            DYNAMIC = ({2: T.export.Dim.AUTO, 3: T.export.Dim.AUTO},) * 2
+            ex = T.export.export(model, (T.rand(1, 8, 16, 16), T.rand(1, 8, 32, 32)), dynamic_shapes=DYNAMIC)
             """,
             fixed="""\
             import torch as T
@@ -452,10 +497,11 @@ class TracedShapeToPython(Rule):
                     x = functional.interpolate(x, size=(h, w))
                     return x.reshape(b, c, h, w)
             model = Decoder().eval()
-            ex = T.export.export(model, (T.rand(1, 8, 16, 16), T.rand(1, 8, 32, 32)))
+            DYNAMIC = ({2: T.export.Dim.AUTO, 3: T.export.Dim.AUTO},) * 2
+            ex = T.export.export(model, (T.rand(1, 8, 16, 16), T.rand(1, 8, 32, 32)), dynamic_shapes=DYNAMIC)
             """,
             at=[(7, 13), (8, 13)],
-            note="aliases, x.size()[i], flow through names, export",
+            note="aliases, x.size()[i], flow through names, export with dynamic shapes",
         ),
         Case(
             """\
@@ -480,10 +526,11 @@ class TracedShapeToPython(Rule):
             def flatten_hw(x):
                 hw = torch.tensor(x.shape[-2:]).prod().item()
                 return x.new_zeros(x.shape[0], hw)
-            torch.onnx.export(flatten_hw, (torch.rand(1, 3, 8, 8),), "m.onnx")
+            torch.onnx.export(flatten_hw, (torch.rand(1, 3, 8, 8),), "m.onnx", input_names=["x"],
+                              dynamic_axes={"x": {2: "h", 3: "w"}})
             """,
             at=[(3, 10)],
-            note=".item() of a tensor built from sizes, onnx.export",
+            note=".item() of a tensor built from sizes, onnx.export with dynamic axes",
         ),
         Case(
             """\
@@ -531,6 +578,28 @@ class TracedShapeToPython(Rule):
             at=[(5, 40)],
             note="cross-file: a submodule's forward, traced from another file",
         ),
+        Case(
+            """\
+            import torch
+            import torch.nn.functional as F
+            def up(x, ref):
+                return F.interpolate(x, size=(int(ref.shape[2]), int(ref.shape[3])))
+            example = (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 16, 16))
+            torch.onnx.export(up, example, "up.onnx")
+            traced = torch.jit.trace(up, example)
+            """,
+            fixed="""\
+            import torch
+            import torch.nn.functional as F
+            def up(x, ref):
+                return F.interpolate(x, size=(ref.shape[2], ref.shape[3]))
+            example = (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 16, 16))
+            torch.onnx.export(up, example, "up.onnx")
+            traced = torch.jit.trace(up, example)
+            """,
+            at=[(4, 35), (4, 54)],
+            note="a static export and a jit trace of one function: the trace runs at any size",
+        ),
     ]
 
     # statement-local: a cast is judged in its function (shape names, sinks, the
@@ -548,7 +617,7 @@ class TracedShapeToPython(Rule):
             if func is None:
                 continue
             region = facts.in_region(call, "traced")
-            if region is None:
+            if region is None or _static_exports_only(region):
                 continue
             key = id(func)
             if key not in names_cache:

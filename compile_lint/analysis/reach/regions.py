@@ -27,7 +27,7 @@ from typing import Iterable, Iterator, Optional
 from .declared import Recording, describe_declared
 from .sys_paths import WORKING_DIR, added_folders
 from ..semantic.names import NameTable, assigned_name, chain_text, import_prefixes
-from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, SCRIPT_FUNCS, TRACE_FUNCS
+from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, EXPORTERS, SCRIPT_FUNCS, TRACE_FUNCS
 from .configured import TARGET_KEYS, ConfiguredTargets
 from .values import isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr, own_super_attribute, FLAG
 from ..semantic.signatures import call_argument, first_parameter, parameter_defaults
@@ -100,6 +100,9 @@ class Site:
     term: Optional[tuple] = field(default=None, compare=False, repr=False)  # values.py term of the target
     origin: str = "static"  # "static" | "config" | "marker" | "recorded" (analysis/reach/declared.py)
     recording: Optional["Recording"] = None  # what a recorded run saw at this site
+    # an exporter called with no dynamic-shape argument (`static_export`): the export
+    # accepts only the example's sizes, so a size it bakes is right for every input
+    static_export: bool = False
 
     def describe(self) -> str:
         """e.g. "compiled by torch.compile with mode='reduce-overhead' at train.py:41"."""
@@ -381,6 +384,23 @@ def compile_options(keywords: Iterable[tuple[str, ast.expr]], defaults: Optional
     if mode in CUDAGRAPH_MODES:
         cudagraphs = True
     return mode, dynamic, cudagraphs
+
+
+def static_export(api: str, call: ast.Call) -> bool:
+    """`call` of the exporter `api` passes nothing that makes a size dynamic: no
+    `dynamic_shapes` / `dynamic_axes` (or one that is None), no `**kwargs`, and no
+    positional argument past the output file (old `torch.onnx.export` took
+    `dynamic_axes` positionally). An exporter made dynamic another way
+    (`torch.onnx.dynamo_export`) is never static here."""
+    how = EXPORTERS.get(api)
+    if how is None or how[1] is None or len(call.args) > 3:
+        return False
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            return False
+        if keyword.arg in how[1] and not (keyword.value.__class__ is ast.Constant and keyword.value.value is None):
+            return False
+    return True
 
 
 def fullgraph_option(keywords: Iterable[tuple[str, ast.expr]]) -> Optional[bool]:
@@ -672,7 +692,8 @@ class _Summarizer:
                 mode, dynamic, cg = compile_options(keywords, scope.defaults)
                 return Site(COMPILE, target, self.path, call.lineno, func, mode, dynamic, cg, self.summary.module,
                             call.col_offset, fullgraph_option(keywords), term)
-            return Site(TRACED, target, self.path, call.lineno, func, module=self.summary.module, col=call.col_offset, term=term)
+            return Site(TRACED, target, self.path, call.lineno, func, module=self.summary.module, col=call.col_offset, term=term,
+                        static_export=static_export(func, call))
         if func in UNBOUND_MODULE_COMPILE and call.args:
             # `torch.nn.Module.compile(self.model)`: the method called unbound, `self.model.compile()`
             receiver = self.ref_of(call.args[0], local, cls, cls_dotted)

@@ -19,6 +19,7 @@ from typing import Iterator, Optional
 from ...analysis.modules.classes import methods
 from ...analysis.semantic.facts import RegionsFact
 from ...analysis.project.context import path_for_module
+from ...analysis.reach.regions import static_export
 from ...analysis.tensors.resize_calls import RESIZE
 from ...analysis.tensors.shapes import is_shape_value, shape_names, sink_of, whole_shape_of
 from ...analysis.torch_api import EXPORTERS
@@ -105,11 +106,10 @@ def _batched_image(facts, expr) -> bool:
 def static_exports(facts) -> Iterator[tuple[ast.Call, list[ast.AST]]]:
     """(call, sizes of the 4-D example input) for exports without dynamic shapes."""
     for call in facts.calls_to(*_EXPORTS):
-        pos, dynamic_kws = _EXPORTS[facts.resolve(call.func)]
-        if any(kw.arg is None for kw in call.keywords):
+        api = facts.resolve(call.func)
+        if not static_export(api, call):
             continue
-        if any(kw.arg in dynamic_kws and not (isinstance(kw.value, ast.Constant) and kw.value.value is None) for kw in call.keywords):
-            continue
+        pos = _EXPORTS[api][0]
         example = next((kw.value for kw in call.keywords if kw.arg == "args"), None)
         if example is None and len(call.args) > pos:
             example = call.args[pos]
