@@ -46,7 +46,8 @@ def test_a_dotted_folder_above_the_package_keeps_cross_file_findings(tmp_path):
     (pkg / "export.py").write_text(
         "import torch\nfrom pkg.model import Up\n\ntorch.onnx.export(Up(), torch.rand(1, 3, 64, 64), 'up.onnx')\n"
     )
-    out = subprocess.run([sys.executable, "-m", "compile_lint", "check", ".", "--no-cache", "--output-format", "concise"],
+    out = subprocess.run([sys.executable, "-m", "compile_lint", "check", ".", "--no-cache", "--extend-select", "CL104",
+                          "--output-format", "concise"],
                          cwd=tmp_path, capture_output=True, text=True)
     assert "proj.v2/pkg/export.py:4:1: CL104" in out.stdout, out.stdout + out.stderr
 

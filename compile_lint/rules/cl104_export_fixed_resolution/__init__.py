@@ -12,6 +12,10 @@ from ..base import Case, Related, Rule
 class ExportFixedResolution(Rule):
     """
     ## What it does
+    Off by default (most static exports are at the one size the project runs): select it
+    with `--extend-select CL104` or `extend-select = ["CL104"]` when your exported model
+    is meant to run at more than one resolution.
+
     Finds `torch.export.export(...)`, `torch.onnx.export(...)` and `torch.onnx._export(...)` of an image model
     (one that resizes: `F.interpolate`, `nn.Upsample`, or sizes computed from the
     input's shape) with a 4-D example input and no `dynamic_shapes` /
@@ -83,6 +87,18 @@ class ExportFixedResolution(Rule):
     c, 1, 1)`) (bench/dev22). One finding (Chinese-CLIP's `pytorch_to_onnx.py:139`,
     bench/dev11) now names another resize line; nothing else changed.
 
+    Why it is off by default: judged on the development apps (`bench/dev_findings/`,
+    2026-12-06, main c23fa85), 21 distinct findings on the 476 apps held, 17 judged false,
+    2 true, 2 not sampled; with `bench/judged/` (one true, one false) that is 3 true of 22
+    judged. The false ones export at the size every consumer in the repository feeds
+    (MiDaS, DIS, FastestDet, openrtist, YOLO-World resize every image first), at a grid
+    a config fixes (BEVFusion heads), or at a model's only size (GFPGAN's `Linear` over
+    a flattened 4x4 map, face-recognition backbones): only the consumer of the exported
+    file shows whether one size is enough, and the rule cannot see it. The true ones
+    (fast_neural_style, CREStereo, DiffIR) feed or document other sizes. A static export
+    also fails loudly at another size (a guard error, an ONNX runtime shape error), so the
+    cost of a miss is a clear error at the first such run.
+
     ## References
     - `scripts/measure/cl104_static_export.py` (torch 2.13 CPU): a static export of a 2x
       upscaler at 16x16 run at 24x32 fails with `Guard failed: x.size()[2] == 16`; with
@@ -97,6 +113,7 @@ class ExportFixedResolution(Rule):
     summary = "Static export of an image model that resizes: other resolutions fail"
     fix_safety = "none"
     requires = (b"export",)
+    default_selected = False  # judged mostly false on real code: exports at the size the project runs
 
     valid = [
         Case(
