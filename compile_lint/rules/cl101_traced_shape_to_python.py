@@ -600,6 +600,28 @@ class TracedShapeToPython(Rule):
             at=[(4, 35), (4, 54)],
             note="a static export and a jit trace of one function: the trace runs at any size",
         ),
+        Case(
+            """\
+            import functools
+            import torch
+            import torch.nn.functional as F
+            def up(x, ref):
+                return F.interpolate(x, size=(int(ref.shape[2]), int(ref.shape[3])))
+            export = functools.partial(torch.onnx.export, input_names=["x", "ref"], dynamic_axes={"ref": {2: "h", 3: "w"}})
+            export(up, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 16, 16)), "up.onnx")
+            """,
+            fixed="""\
+            import functools
+            import torch
+            import torch.nn.functional as F
+            def up(x, ref):
+                return F.interpolate(x, size=(ref.shape[2], ref.shape[3]))
+            export = functools.partial(torch.onnx.export, input_names=["x", "ref"], dynamic_axes={"ref": {2: "h", 3: "w"}})
+            export(up, (torch.rand(1, 3, 8, 8), torch.rand(1, 3, 16, 16)), "up.onnx")
+            """,
+            at=[(5, 35), (5, 54)],
+            note="dynamic axes bound by a partial of the exporter: not a static export",
+        ),
     ]
 
     # statement-local: a cast is judged in its function (shape names, sinks, the

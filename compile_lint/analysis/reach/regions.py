@@ -386,21 +386,21 @@ def compile_options(keywords: Iterable[tuple[str, ast.expr]], defaults: Optional
     return mode, dynamic, cudagraphs
 
 
-def static_export(api: str, call: ast.Call) -> bool:
+def static_export(api: str, call: ast.Call, keywords: Optional[Iterable[tuple[str, ast.expr]]] = None) -> bool:
     """`call` of the exporter `api` passes nothing that makes a size dynamic: no
-    `dynamic_shapes` / `dynamic_axes` (or one that is None), no `**kwargs`, and no
+    `dynamic_shapes` / `dynamic_axes` (or one that is None) among `keywords` (the call's
+    own by default; with those a `partial` of the exporter binds), no `**kwargs`, and no
     positional argument past the output file (old `torch.onnx.export` took
     `dynamic_axes` positionally). An exporter made dynamic another way
     (`torch.onnx.dynamo_export`) is never static here."""
     how = EXPORTERS.get(api)
-    if how is None or how[1] is None or len(call.args) > 3:
+    if how is None or how[1] is None or len(call.args) > 3 or any(k.arg is None for k in call.keywords):
         return False
-    for keyword in call.keywords:
-        if keyword.arg is None:
-            return False
-        if keyword.arg in how[1] and not (keyword.value.__class__ is ast.Constant and keyword.value.value is None):
-            return False
-    return True
+    if keywords is None:
+        keywords = [(k.arg, k.value) for k in call.keywords]
+    return not any(
+        name in how[1] and not (value.__class__ is ast.Constant and value.value is None) for name, value in keywords
+    )
 
 
 def fullgraph_option(keywords: Iterable[tuple[str, ast.expr]]) -> Optional[bool]:
@@ -693,7 +693,7 @@ class _Summarizer:
                 return Site(COMPILE, target, self.path, call.lineno, func, mode, dynamic, cg, self.summary.module,
                             call.col_offset, fullgraph_option(keywords), term)
             return Site(TRACED, target, self.path, call.lineno, func, module=self.summary.module, col=call.col_offset, term=term,
-                        static_export=static_export(func, call))
+                        static_export=static_export(func, call, keywords))
         if func in UNBOUND_MODULE_COMPILE and call.args:
             # `torch.nn.Module.compile(self.model)`: the method called unbound, `self.model.compile()`
             receiver = self.ref_of(call.args[0], local, cls, cls_dotted)
