@@ -101,7 +101,10 @@ class TracerFrozenPythonState(Rule):
     (`self.calls += 1` in `forward`) is still reported. Nor a read that every path
     through its method reaches only after setting the attribute from no old value
     (FasterViT's `if self.deploy: return ...` / `else: self.grid_exists = False` before
-    `if not self.grid_exists:`). On the 476 development apps held (`bench/dev_findings/`,
+    `if not self.grid_exists:`). Nor a read in an `assert` or in the arguments of `print`,
+    `warnings.warn` or `logging.*`: a tracer records no operation for them (torchmd-net's
+    `assert self.dim_size > 0` and the warning after it, judged false, the one finding
+    this took on the 476 apps). On the 476 development apps held (`bench/dev_findings/`,
     2026-12-06) the two took 21 findings and added none: CrazyAra's `merge_bn` (3),
     so-vits-svc's export switches (3), dlrm's embedding quantization (3), two MobileOne
     `reparameterize` blocks, LW-DETR's and retinanet-examples' `export()`, wekws' Kaldi
@@ -383,6 +386,25 @@ class TracerFrozenPythonState(Rule):
             note="FasterViT (bench/dev6): every path that reaches the read set the flag first "
                  "(the other returns): each call reads what it wrote",
         ),
+        Case(
+            """\
+            import warnings
+            import torch
+            from torch import nn
+            class Pool(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.dim_size = 0
+                def warm_up(self, n):
+                    self.dim_size = n
+                def forward(self, x):
+                    assert self.dim_size >= 0, f"bad size {self.dim_size}"
+                    warnings.warn("batch locked to {}".format(self.dim_size))
+                    return x * 2
+            traced = torch.jit.trace(Pool(), torch.rand(2))
+            """,
+            note="torchmd-net (bench/dev8): an assert and a warning record nothing in the trace",
+        ),
     ]
     invalid = [
         Case(
@@ -661,7 +683,7 @@ class TracerFrozenPythonState(Rule):
     def _class_side(self, facts):
         done: set[tuple[int, str]] = set()
         for read in changed_reads(facts, "traced", KINDS):
-            if read.augmented or (id(read.cls), read.attr) in done or _set_first(read):
+            if read.augmented or (id(read.cls), read.attr) in done or _set_first(read) or _in_a_check_or_message(facts, read.node):
                 continue
             if _exported_to_file_only(read.region) and not any(facts.in_region(w.node, "traced") for w in read.writes):
                 continue
@@ -699,6 +721,27 @@ class TracerFrozenPythonState(Rule):
                 region=labelled(change.region, "traced"),
                 related=[Related(facts.path, call.lineno, call.col_offset + 1, f"`{wrap.result}` is called here")] if call else [],
             )
+
+
+# calls whose arguments only become text: a value read for them is in no graph
+MESSAGE_CALLS = frozenset({"builtins.print", "warnings.warn"})
+
+
+def _in_a_check_or_message(facts, node: ast.AST) -> bool:
+    """The read is in an `assert`, or an argument of `print` / `warnings.warn` /
+    `logging.*`: a tracer records no operation for either, so a stale value leaves
+    nothing in the graph (torchmd-net's `assert self.dim_size > 0` and the warning that
+    follows it, before a CUDA-graph capture)."""
+    for anc in facts.ancestors(node):
+        if isinstance(anc, ast.Assert):
+            return True
+        if isinstance(anc, ast.Call) and node is not anc.func:
+            name = facts.resolve(anc.func)
+            if name is not None and (name in MESSAGE_CALLS or name.startswith("logging.")):
+                return True
+        if isinstance(anc, (ast.stmt, ast.Lambda)) and not isinstance(anc, ast.Assert):
+            return False
+    return False
 
 
 def _exported_to_file_only(region) -> bool:
