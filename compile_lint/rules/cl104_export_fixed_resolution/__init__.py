@@ -89,8 +89,8 @@ class ExportFixedResolution(Rule):
 
     Why it is off by default: judged on the development apps (`bench/dev_findings/`,
     2026-12-06, main c23fa85), 21 distinct findings on the 476 apps held, 17 judged false,
-    2 true, 2 not sampled; with `bench/judged/` (one true, one false) that is 3 true of 22
-    judged. The false ones export at the size every consumer in the repository feeds
+    2 true, 2 not sampled; of every CL104 verdict there (22, counting findings earlier
+    changes removed) 3 are true. The false ones export at the size every consumer in the repository feeds
     (MiDaS, DIS, FastestDet, openrtist, YOLO-World resize every image first), at a grid
     a config fixes (BEVFusion heads), or at a model's only size (GFPGAN's `Linear` over
     a flattened 4x4 map, face-recognition backbones): only the consumer of the exported
