@@ -91,6 +91,9 @@ class ModuleListNotRegistered(Rule):
     functions or numbers, classes that are not modules (a trainer holding models),
     modules registered one by one (`self.register_module(name, m)`,
     `self.add_module(name, m)`, `setattr(self, name, m)`) before they go into the list,
+    or as they go in (`self.heads.append(h)` then `self.add_module(name, self.heads[-1])`
+    in one loop: yolov7_d2's semantic-segmentation head, judged false in
+    `bench/dev_findings/`, the one finding this took on the 476 development apps held),
     and built-in modules that a plain list loses nothing of: no parameters, no buffers,
     and a `forward` that does not read `self.training` (loss functions, activations,
     pooling, padding, `Flatten`/`Unflatten`: 91 classes, plus 7 losses unless given a
@@ -211,6 +214,21 @@ class ModuleListNotRegistered(Rule):
                     return [level(x) for level in self.levels]
             """,
             note="registered one by one with add_module",
+        ),
+        Case(
+            """\
+            import torch.nn as nn
+            class SemSegHead(nn.Module):
+                def __init__(self, features):
+                    super().__init__()
+                    self.scale_heads = []
+                    for name in features:
+                        self.scale_heads.append(nn.Sequential(nn.Conv2d(3, 3, 3), nn.ReLU()))
+                        self.add_module(name, self.scale_heads[-1])
+                def forward(self, xs):
+                    return [head(x) for head, x in zip(self.scale_heads, xs)]
+            """,
+            note="each item registered as it is appended (yolov7_d2, bench/dev_findings)",
         ),
         Case(
             """\
@@ -382,6 +400,34 @@ class ModuleListNotRegistered(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """\
+            import torch.nn as nn
+            class SemSegHead(nn.Module):
+                def __init__(self, features):
+                    super().__init__()
+                    self.scale_heads = []
+                    for name in features:
+                        self.scale_heads.append(nn.Sequential(nn.Conv2d(3, 3, 3), nn.ReLU()))
+                        self.add_module(name, self.scale_heads[0])
+                def forward(self, xs):
+                    return [head(x) for head, x in zip(self.scale_heads, xs)]
+            """,
+            fixed="""\
+            import torch.nn as nn
+            class SemSegHead(nn.Module):
+                def __init__(self, features):
+                    super().__init__()
+                    self.scale_heads = nn.ModuleList()
+                    for name in features:
+                        self.scale_heads.append(nn.Sequential(nn.Conv2d(3, 3, 3), nn.ReLU()))
+                        self.add_module(name, self.scale_heads[0])
+                def forward(self, xs):
+                    return [head(x) for head, x in zip(self.scale_heads, xs)]
+            """,
+            at=[(5, 9)],
+            note="only the first item is registered, again and again",
+        ),
         Case(
             """\
             import torch.nn as nn

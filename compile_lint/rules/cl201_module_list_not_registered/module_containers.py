@@ -370,13 +370,41 @@ def registered_names(facts: ModuleFacts, func: ast.AST, nodes: list[ast.AST]) ->
                     loops[id(anc)] = anc
                 if anc is func:
                     break
+    me = self_name(func)
     for loop in loops.values():
         for sub in walk(loop.iter):
             if isinstance(sub, ast.Name):
                 out.add(sub.id)
             elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
                 out.add(f"{sub.value.id}.{sub.attr}")
+        out |= _appended_then_registered(facts, loop, me)
     return out
+
+
+def _appended_then_registered(facts: ModuleFacts, loop: ast.AST, me: Optional[str]) -> set[str]:
+    """"self.x" for each `self.x` the loop appends to and then registers the last item of
+    (`self.heads.append(head)` then `self.add_module(name, self.heads[-1])`: yolov7_d2's
+    semantic-segmentation head, judged false in bench/dev_findings): every item the list
+    gets is registered as it is added."""
+    if me is None:
+        return set()
+    appended, registered_last = set(), set()
+    for node in walk(loop):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "append":
+            attr = self_attr(func.value, me)
+            if attr is not None:
+                appended.add(attr)
+        value = registered_value(facts, node)
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.UnaryOp) \
+                and isinstance(value.slice.op, ast.USub) and isinstance(value.slice.operand, ast.Constant) \
+                and value.slice.operand.value == 1:
+            attr = self_attr(value.value, me)
+            if attr is not None:
+                registered_last.add(attr)
+    return {f"{me}.{attr}" for attr in appended & registered_last}
 
 
 def class_containers(facts: ModuleFacts, cls: ast.ClassDef) -> list[ContainerAttr]:
