@@ -3,10 +3,9 @@ from __future__ import annotations
 import ast
 
 from ..analysis.branches.training import training_only
-from ..analysis.modules.classes import labelled, site_of_kind
+from ..analysis.modules.classes import every_trace, labelled, site_of_kind
 from ..analysis.tensors.shapes import cast_kind, direct_shape_element, flows_to_sink, shape_names, whole_shape_of
 from ..analysis.reach.queries import ClassAttrsFact, class_attrs, stmt_text
-from ..analysis.reach.regions import TRACED
 from ..analysis.semantic.bindings import BindingsFact, bindings_for
 from ..analysis.semantic.facts import RegionsFact
 from .base import Case, Rule
@@ -128,8 +127,7 @@ def _static_exports_only(region) -> bool:
     the exported graph takes only the example's sizes, so a size baked into it is the
     right number for every input it accepts (a fixed-resolution export is CL104's
     question, not this rule's)."""
-    traces = [site for site in region.sites if site.kind == TRACED]
-    return bool(traces) and all(site.static_export for site in traces)
+    return every_trace(region, lambda site: site.static_export)
 
 
 class TracedShapeToPython(Rule):

@@ -5,8 +5,7 @@ import ast
 from ..analysis.modules.attr_changes import (
     ClassStateFact, changed_reads, escapes, instance_changes, maybe_python_value, read_in_region,
 )
-from ..analysis.modules.classes import labelled, site_of_kind
-from ..analysis.reach.regions import TRACED
+from ..analysis.modules.classes import every_trace, labelled, self_attr, site_of_kind
 from ..analysis.semantic.facts import RegionsFact
 from ..analysis.torch_api import FILE_EXPORTERS
 from ..analysis.semantic.walk import walk
@@ -751,8 +750,7 @@ def _exported_to_file_only(region) -> bool:
     deployed branch; the same flag reset after it) cannot make a trace stale. A change
     the traced code makes itself (`self.calls += 1` in `forward`) is still frozen in the
     file: the caller keeps those."""
-    traces = [site for site in region.sites if site.kind == TRACED]
-    return bool(traces) and all(site.api in FILE_EXPORTERS for site in traces)
+    return every_trace(region, lambda site: site.api in FILE_EXPORTERS)
 
 
 def _set_first(read) -> bool:
@@ -777,8 +775,8 @@ def _sets_fresh(stmt: ast.stmt, attr: str, me) -> bool:
     """`stmt` assigns `me.<attr>` from no old value of it on every path that goes on
     past it (an `if` whose branches each assign it or return or raise)."""
     if isinstance(stmt, ast.Assign):
-        return any(_is_self_attr(t, attr, me) for t in stmt.targets) and not any(
-            _is_self_attr(n, attr, me) for n in walk(stmt.value)
+        return any(self_attr(t, me) == attr for t in stmt.targets) and not any(
+            self_attr(n, me) == attr for n in walk(stmt.value)
         )
     if isinstance(stmt, ast.If):
         return _block_sets_fresh(stmt.body, attr, me) and _block_sets_fresh(stmt.orelse, attr, me)
@@ -791,6 +789,3 @@ def _block_sets_fresh(body: list, attr: str, me) -> bool:
             return True
     return False
 
-
-def _is_self_attr(node: ast.AST, attr: str, me) -> bool:
-    return isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name) and node.value.id == me

@@ -15,11 +15,11 @@ from __future__ import annotations
 import ast
 import weakref
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 from ..semantic.facts import ModuleFacts
 from ..semantic.signatures import first_parameter
-from ..reach.regions import COMPILE_FUNCS, RETURNS_SELF, TRACE_FUNCS, RegionInfo
+from ..reach.regions import COMPILE_FUNCS, RETURNS_SELF, TRACE_FUNCS, TRACED, RegionInfo, Site
 from ..semantic.walk import walk as _walk
 from ..semantic.walk import walk_scope as _walk_scope
 
@@ -471,6 +471,13 @@ def site_of_kind(region: RegionInfo, kind: str):
         if site.kind == wanted and (kind != "cudagraph" or site.cudagraphs):
             return site
     return region.sites[0] if region.sites else None
+
+
+def every_trace(region: RegionInfo, test: Callable[[Site], bool]) -> bool:
+    """The region is reached by at least one trace or export, and `test(site)` holds for
+    each of them (CL101: all static exports; CL102: all ONNX exports to a file)."""
+    traces = [site for site in region.sites if site.kind == TRACED]
+    return bool(traces) and all(test(site) for site in traces)
 
 
 def describe(region: RegionInfo, kind: str) -> str:
