@@ -4792,6 +4792,69 @@ def test_the_branch_that_is_the_name_an_isinstance_test_tests_holds_what_passes_
     assert names(site(data, "rf.py", 22)) == ["rf.py:MappingNetwork"]
 
 
+def test_a_read_inside_an_isinstance_branch_holds_only_what_passes_the_test(tmp_path):
+    """aimnetcentral (bench/dev23): `if isinstance(model, str): model = Calculator(model)`
+    in one wrapper, `elif isinstance(model, nn.Module): module = model.to(device)` in the
+    loader the calculator calls; the calculator (a plain class) was a target of its own
+    `torch.compile(self.model)`, so its methods were reported as compiled code. A test
+    that leaves (`if not isinstance(m, nn.Module): raise`) narrows the reads after it, up
+    to the name's next store."""
+    _, data = project(tmp_path, {
+        "calc.py": """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+
+        def load(model, device):
+            if isinstance(model, str):
+                module = Net()
+            elif isinstance(model, nn.Module):
+                module = model.to(device)
+            else:
+                raise TypeError(model)
+            return module
+
+        class Calculator:
+            def __init__(self, model: "Calculator | str | Net" = "net"):
+                self.model = load(model, "cpu")
+                self.model = torch.compile(self.model)
+
+            def __call__(self, x):
+                return self.model(x)
+
+        class Wrapper:
+            def __init__(self, model: Calculator | str = "net"):
+                if isinstance(model, str):
+                    model = Calculator(model)
+                self.model = model
+
+        class Other(nn.Module):
+            def forward(self, x):
+                return x
+
+        def checked(m: Calculator | Net):
+            if not isinstance(m, nn.Module):
+                raise TypeError(m)
+            net = m
+            return torch.compile(net)
+
+        def rebound(m: Calculator | Net):
+            if not isinstance(m, Net):
+                raise TypeError(m)
+            m = Other()
+            net = m
+            return torch.compile(net)
+        """,
+    })
+    assert names(site(data, "calc.py", 21)) == ["calc.py:Net"]
+    assert names(site(data, "calc.py", 40)) == ["calc.py:Net"]
+    # the store after the test ends it: `m` holds the Other built there
+    assert names(site(data, "calc.py", 47)) == ["calc.py:Other"]
+
+
 def test_an_alias_a_try_body_makes_with_a_fallback_in_its_handler_is_the_bodys(tmp_path):
     """phazei's ComfyUI-HunyuanVideo-Foley (bench/dev34): `try: _disable_compile =
     _compiler.disable` / `except Exception: _disable_compile = _dynamo.disable`; `@_disable_compile()`

@@ -29,7 +29,7 @@ from .sys_paths import WORKING_DIR, added_folders
 from ..semantic.names import NameTable, assigned_name, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, EXPORTERS, SCRIPT_FUNCS, TRACE_FUNCS
 from .configured import TARGET_KEYS, ConfiguredTargets
-from .values import isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr, own_super_attribute, FLAG
+from .values import isinstance_narrowed_reads, unnarrowed, isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr, own_super_attribute, FLAG
 from ..semantic.signatures import call_argument, first_parameter, parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -289,7 +289,7 @@ def _from_parameter(term, summary: ModuleSummary) -> bool:
         return all(_from_parameter(t, summary) for t in term[1])
     if term is not None and term[0] == CALL and term[1] is not None and term[1][0] == G:
         return True
-    while term is not None and term[0] in (ATTR, PRIOR, CALL):
+    while term is not None and term[0] in (ATTR, PRIOR, CALL, NARROW):
         term = term[1]
     if term is not None and term[0] == LOCAL and term[1]:
         bound = summary.scopes.get(term[1], {}).get(term[2], ())
@@ -350,6 +350,7 @@ def _imported_names(summary, callee, called: str) -> set:
     part of the dotted name a global term, or a local bound only to imports, holds."""
     if callee is None:
         return set()
+    callee = unnarrowed(callee)
     if callee[0] == G:
         terms = [callee]
     elif callee[0] == LOCAL:
@@ -474,10 +475,12 @@ _SKIP_FIELDS = frozenset(
 _REVERSED_FIELDS: dict = {}
 
 
-def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict, imported: Optional[set] = None) -> None:
+def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict, imported: Optional[set] = None,
+                 testing: Optional[list] = None) -> None:
     """Fill `scopes` (id(owner) -> ScopeNodes, for the module and every def and class)
-    and `qualnames` (id(def) -> qualname, as `def_qualnames`) in one walk, and `imported`
-    with the modules `import a.b` statements name (the names table keeps `a`). Each scope
+    and `qualnames` (id(def) -> qualname, as `def_qualnames`) in one walk, `imported`
+    with the modules `import a.b` statements name (the names table keeps `a`), and
+    `testing` with the scopes (their owners) that call `isinstance`. Each scope
     holds what `walk_scope(owner.body)` yields, sorted by kind, and the names its
     statements bind (`values.assigned_names`: every statement of a scope is walked)."""
     todo = [(tree, "")]
@@ -491,6 +494,7 @@ def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict, imported: Opti
         visit, defs, calls, assigns, returns = nodes.visit, nodes.defs, nodes.calls, nodes.assigns, nodes.returns
         bound: set = set()
         declared: set = set()
+        calls_isinstance = False
         stack = owner.body[::-1]
         pop, push = stack.pop, stack.append
         while stack:
@@ -503,6 +507,9 @@ def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict, imported: Opti
                 if kind == _CALL:
                     visit.append(node)
                     calls.append(node)
+                    func = node.func
+                    if func.__class__ is ast.Name and func.id == "isinstance":
+                        calls_isinstance = True
                 elif kind == _DEF:
                     visit.append(node)
                     defs.append(node)
@@ -571,6 +578,8 @@ def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict, imported: Opti
                 elif value.__class__ not in leaves and isinstance(value, AST):
                     push(value)
         nodes.bound = bound - declared if declared else bound
+        if calls_isinstance and testing is not None:
+            testing.append(owner)
 
 
 class _Summarizer:
@@ -589,8 +598,11 @@ class _Summarizer:
         self.qualnames: dict[int, str] = {}
         self._scopes: dict[int, ScopeNodes] = {}
         self._imported_names: set[str] = set()
-        _scan_scopes(tree, self._scopes, self.qualnames, self._imported_names)
+        testing: list = []
+        _scan_scopes(tree, self._scopes, self.qualnames, self._imported_names, testing)
         self.terms = TermBuilder(names, names.module)
+        for owner in testing:
+            isinstance_narrowed_reads(names, owner.body, self.terms.narrowed_reads)
         self._decorator_calls: set[int] = set()
         self._parents: Optional[dict[int, ast.AST]] = None  # made when a site needs its guards
 
@@ -2092,7 +2104,7 @@ class ProjectIndex:
             through: dict = {}
             for summary in self.summaries:
                 for _c_name, callee, args, kws in summary.calls:
-                    if callee[0] == LOCAL:
+                    if unnarrowed(callee)[0] == LOCAL:
                         for kw, _term in kws:
                             if kw is not None:
                                 through.setdefault(kw, []).append((summary, callee, args, kws))
@@ -2225,6 +2237,7 @@ class ProjectIndex:
                     location, term, key = store
                     if location[0] == "F":  # an attribute set on an object, not a container
                         continue
+                    term = unnarrowed(term)
                     if term[0] == "local" and (term[1] == prefix or term[1].startswith(prefix + ".")):
                         owner = f_summary.defs.get(term[1])
                         if owner is not None and owner.params and owner.params[0] == term[2]:
@@ -2271,6 +2284,7 @@ class ProjectIndex:
         application passes); `fn.__name__`-style keys, also through a local every binding
         of which is one (`model_name = fn.__name__`, timm's registry), are the def's own
         name."""
+        key = unnarrowed(key)
         if key is None:
             return None
         if key[0] == "const":

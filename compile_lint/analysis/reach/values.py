@@ -318,6 +318,82 @@ def isinstance_tests(names, test: ast.AST, holds: bool):
             yield test.args[0], list(classes), holds
 
 
+_BLOCK_FIELDS = ("body", "orelse", "finalbody")
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def unnarrowed(term):
+    """`term` without the isinstance tests around it: the read itself, for the questions
+    about where a value comes from (a parameter, a local of some def), not what it is."""
+    while term is not None and term[0] == NARROW:
+        term = term[1]
+    return term
+
+
+def isinstance_narrowed_reads(names, body: list, out: dict) -> None:
+    """Fill `out` (id(Name node) -> (node, [(class expressions, passes)], outermost
+    first)) with the reads of a name that an `isinstance` test on it decides, in one
+    scope's statements `body` (not descending into nested defs): the reads in the branch
+    of an `if` whose test decides (`elif isinstance(model, nn.Module): module =
+    model.to(device)`), and the reads after an `if` that always leaves and has no else
+    (`if not isinstance(m, nn.Module): raise TypeError`). A read is narrowed only up to
+    the statement that binds the name again (its value's reads included: `if
+    isinstance(model, str): model = Calculator(model)`)."""
+    _narrow_block(names, body, out)
+
+
+def _narrow_block(names, block: list, out: dict) -> None:
+    for i, stmt in enumerate(block):
+        if stmt.__class__ is ast.If:
+            for branch, holds in ((stmt.body, True), (stmt.orelse, False)):
+                for arg, classes, passes in isinstance_tests(names, stmt.test, holds):
+                    if arg.__class__ is ast.Name:
+                        _mark_reads(branch, arg.id, (classes, passes), out)
+            if (not stmt.orelse and stmt.body
+                    and stmt.body[-1].__class__ in (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+                for arg, classes, passes in isinstance_tests(names, stmt.test, False):
+                    if arg.__class__ is ast.Name:
+                        _mark_reads(block[i + 1:], arg.id, (classes, passes), out)
+        if stmt.__class__ in _NESTED_SCOPES:
+            continue
+        for field in _BLOCK_FIELDS:
+            inner = getattr(stmt, field, None)
+            if inner:
+                _narrow_block(names, inner, out)
+        for handler in getattr(stmt, "handlers", None) or ():
+            _narrow_block(names, handler.body, out)
+        for case in getattr(stmt, "cases", None) or ():
+            _narrow_block(names, case.body, out)
+
+
+def _mark_reads(block: list, name: str, narrowing: tuple, out: dict) -> None:
+    """Mark the reads of `name` in `block` up to the statement that binds it again."""
+    for stmt in block:
+        binds = name in assigned_names([stmt])
+        if binds:
+            # the value of `name = f(name)` is read before the store
+            value = getattr(stmt, "value", None) if stmt.__class__ in (ast.Assign, ast.AnnAssign, ast.AugAssign) else None
+            roots = [value] if value is not None else []
+        else:
+            roots = [stmt]
+        stack = roots
+        while stack:
+            node = stack.pop()
+            if node.__class__ is ast.Name:
+                if node.id == name and node.ctx.__class__ is ast.Load:
+                    entry = out.get(id(node))
+                    if entry is None:
+                        out[id(node)] = (node, [narrowing])
+                    else:  # an inner test: applied after the outer one
+                        entry[1].append(narrowing)
+                continue
+            if node.__class__ in _NESTED_SCOPES:
+                continue  # read later, when the name may hold something else
+            stack.extend(ast.iter_child_nodes(node))
+        if binds:
+            return
+
+
 class Value(NamedTuple):
     """One thing an expression can hold.
 
@@ -535,6 +611,9 @@ class TermBuilder:
         # the file's command-line options, for what `parser.parse_args()` holds here:
         # dest -> [(default term, choices term)] of each `*.add_argument(...)` naming it
         self.options: dict[str, list] = {}
+        # id(Name node) -> (node, [(class expressions, passes)]): the reads an isinstance
+        # test decides (isinstance_narrowed_reads, filled by the summarizer)
+        self.narrowed_reads: dict = {}
 
     def dotted(self, qualname: str) -> str:
         return f"{self.module}.{qualname}" if self.module else qualname
@@ -557,7 +636,15 @@ class TermBuilder:
         if t is _Name:
             if self._comprehended and expr.id in self._comprehended:
                 return self._comprehended[expr.id]
-            return self.name_term(expr.id, scope, row)
+            term = self.name_term(expr.id, scope, row)
+            narrowed = self.narrowed_reads.get(id(expr)) if self.narrowed_reads else None
+            if narrowed is not None and narrowed[0] is expr and term is not None:
+                for classes, passes in narrowed[1]:
+                    class_terms = tuple(t for t in (self.term(c, scope, row) for c in classes) if t is not None)
+                    if class_terms and len(class_terms) == len(classes):
+                        # filtering only: a test does not make an unseen value an instance
+                        term = (NARROW, term, class_terms, passes, True)
+            return term
         if t is _Attribute:
             if self._self_stores and row is not None:
                 stored = self._stored_before(expr, scope, row)
@@ -1585,7 +1672,8 @@ class Resolver:
             inner = term[1]
             # where a read through a local name stands (a store after it in the same def,
             # outside loops, is not seen: `_set_from_outside`)
-            read = (id(summary), inner[1], inner[3]) if inner[0] == LOCAL and inner[3] is not None else None
+            read_of = unnarrowed(inner)
+            read = (id(summary), read_of[1], read_of[3]) if read_of[0] == LOCAL and read_of[3] is not None else None
             for base in self.values(inner, summary, env, depth):
                 out |= self._attr(base, term[2], depth, read)
             return frozenset(out)
@@ -1734,12 +1822,14 @@ class Resolver:
         """The instances of `term`'s values that the isinstance guard lets through; a
         value it cannot tell about (not an instance of a project class, a base outside
         the project) stays."""
-        _, inner, class_terms, admitted = term
+        inner, class_terms, admitted = term[1], term[2], term[3]
         held = self.values(inner, summary, env, depth)
         classes = {v.dotted for t in class_terms for v in self.values(t, summary, env, depth) if v.kind in ("class", "ext")}
         if not classes:
             return held
         kept = frozenset(v for v in held if v.kind != "inst" or self._is_instance(v.dotted, classes) in (None, admitted))
+        if len(term) > 4:  # a read's own test (TermBuilder narrowed_reads): what it lets through
+            return kept
         if admitted and (not held or any(v.kind == UNKNOWN for v in held)):
             # an unseen value the test admits is an instance of one of its project classes
             # or of their project subclasses (ZipVoice, bench/dev13: `for m in
