@@ -272,10 +272,16 @@ def _lint_twice(tmp_path, before: str, after: str):
     return live, fresh
 
 
+def _select_cl102(root) -> None:
+    """CL102 is off by default: the project selects it (these tests are about its facts)."""
+    (root / "compile-lint.toml").write_text('extend-select = ["CL102"]\n')
+
+
 def test_a_def_reached_by_name_is_relinted(tmp_path):
     """`run` names `Net`: whether its change of `model.alpha` is a finding (CL102) hangs
     on the kind `Net.__init__` gives `alpha`. An edit there that leaves the summary as
     it was relints `run` too."""
+    _select_cl102(tmp_path)
     before_codes = {f.code for f in _lint_twice(tmp_path, NET, NET)[1].findings}
     assert "CL102" in before_codes
     live, fresh = _lint_twice(tmp_path, NET, NET.replace("self.alpha = 0.5", "self.alpha = None"))
@@ -313,6 +319,7 @@ def test_module_level_statements_are_always_relinted(tmp_path):
     """A module-level trace whose result a function reads (CL102's `escapes`): the
     finding at module level goes when the function stops reading it, though nothing
     names the function."""
+    _select_cl102(tmp_path)
     live, fresh = _lint_twice(tmp_path, GLOBAL_TRACE, GLOBAL_TRACE)
     assert "CL102" in {f.code for f in fresh.findings}
     live, fresh = _lint_twice(tmp_path, GLOBAL_TRACE, GLOBAL_TRACE.replace("if traced:", "if tracex:"))

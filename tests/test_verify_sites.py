@@ -223,10 +223,12 @@ def test_an_explicit_target_uses_the_arguments_its_project_compiles_it_with(tmp_
 
 
 def test_a_finding_about_a_trace_site_gives_its_code_to_what_it_traces(tmp_path):
-    """CL102 in `preview()`: it traces Grade, then changes grade.gamma; Grade gets CL102."""
+    """CL102 in `preview()`: it traces Grade, then changes grade.gamma; Grade gets CL102.
+    CL102 is off by default: `check` does not report it, verify's own lint has it (a
+    verify candidate), and a project's `ignore` of it leaves it out there too."""
     from compile_lint.api import lint_paths
     from compile_lint.verify.sites import site_targets
-    from compile_lint.verify.targets import targets_from_findings
+    from compile_lint.verify.targets import lint, targets_from_findings
 
     path = _write(tmp_path, "grade.py", """
         import torch
@@ -248,7 +250,8 @@ def test_a_finding_about_a_trace_site_gives_its_code_to_what_it_traces(tmp_path)
             grade.gamma = 0.8
             return [traced(f) for f in frames]
     """)
-    findings = lint_paths([path])
+    assert not any(f.code == "CL102" for f in lint_paths([path]))
+    findings = lint([path])
     assert any(f.code == "CL102" and f.scope == "preview" for f in findings)
     sites = site_targets([path])
     plan = targets_from_findings(findings, sites)
@@ -260,6 +263,11 @@ def test_a_finding_about_a_trace_site_gives_its_code_to_what_it_traces(tmp_path)
 
     assert "frozen-state" in [s.check for s in plan_target(grade, VerifyOptions(), "cpu").steps]
     assert any(t.qualname == "preview" for t in plan.targets)
+    from compile_lint.config import clear_cache
+
+    (tmp_path / "compile-lint.toml").write_text('ignore = ["CL102"]\n')
+    clear_cache()  # (the configuration found above is remembered for the process)
+    assert not any(f.code == "CL102" for f in lint([path]))
 
 
 def test_a_model_trained_through_a_helper_parameter_is_trained(tmp_path):

@@ -61,6 +61,11 @@ class Rule:
     needs: ClassVar[tuple[type[Fact], ...]] = ()
     # False: `ALL` (the default selection) leaves the rule out; select it by code or prefix.
     default_selected: ClassVar[bool] = True
+    # True (with default_selected False): `compile-lint verify` lints with the rule even
+    # where the selection leaves it out, to pick the runtime check that can prove its
+    # findings (CL102's frozen-state check). `check` does not report them: too many are
+    # false on real code to show unproven. An `ignore` of the rule still leaves it out.
+    verify_candidate: ClassVar[bool] = False
     # False: `compile-lint verify` does not run the function or class holding a finding
     # (a deprecated call, checkpoint keys, a hook: comparing eager with compiled output
     # of that function shows nothing, and running it may train, save or export).

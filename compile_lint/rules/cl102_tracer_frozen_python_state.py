@@ -17,6 +17,12 @@ KINDS = frozenset({"int", "float", "bool", "list", "tuple"})
 class TracerFrozenPythonState(Rule):
     """
     ## What it does
+    Off by default (on real projects nearly every finding was false: see "Why it is off
+    by default" below): select it with `--extend-select CL102` or `extend-select =
+    ["CL102"]`. `compile-lint verify` uses its findings even so, to choose the targets
+    it runs the frozen-state check on (change the attribute after tracing, compare the
+    trace with the eager module), and reports the ones that check proves.
+
     Finds Python values (`int`, `float`, `bool`, `list`, `tuple` attributes set in
     `__init__`) that the `forward` of a traced module reads, when they are changed
     after `__init__`:
@@ -110,6 +116,19 @@ class TracerFrozenPythonState(Rule):
     loader (2), FasterViT (4 reads after the path sets the flag, 2 of `deploy`); the 12
     of them judged there were all false. Corpus M's check JSON is identical.
 
+    Why it is off by default: judged on the development apps (`bench/dev_findings/`,
+    2026-12-06, main fc9022c), 18 findings on the 476 apps held, 16 judged: none true,
+    3 latent, 13 false; of every CL102 verdict there (28, counting findings earlier
+    changes removed) none is true and 4 are latent. The false ones change a flag that
+    picks a branch computing the same values (LLM2CLIP's gradient checkpointing,
+    TabPFN's inference cache, dlrm's device placement, torchmd-net's precomputed table),
+    change it where no trace is run afterwards (Adaconv-ONNX, FasterViT's
+    `switch_to_deploy` that nothing calls, rf-detr's `export()` before every trace), or
+    read it where the traced path never goes (a partial convolution always given a
+    mask). Telling them apart takes running the model, which is what `verify` does: its
+    frozen-state check keeps running on the findings of this rule (`fixtures/verify/`,
+    `tests/test_verify_hazards.py`).
+
     ## References
     - measured on torch 2.13 CPU: jit.trace / export / fx bake the value (a reordered layer
       list: diff 3.0; a float attribute changed after tracing: 0.643). `tests/test_verify_hazards.py` runs `compile-lint verify` on `fixtures/verify/` and reproduces it (frozen_grade.py)
@@ -123,6 +142,8 @@ class TracerFrozenPythonState(Rule):
     summary = "Traced module reads a Python attribute that is changed after tracing"
     fix_safety = "none"
     requires = ()
+    default_selected = False  # judged false on real code: 0 of 16 true on the development apps
+    verify_candidate = True  # verify's frozen-state check proves the real ones
 
     valid = [
         Case(

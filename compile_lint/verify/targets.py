@@ -82,11 +82,17 @@ def _runs(code: str) -> bool:
 
 
 def lint(paths: list[str]) -> list:
-    """The linter's findings for `paths` (imported here so that `verify --target` alone
-    does not need the rules)."""
+    """The linter's findings for `paths` as the run's configuration selects them, and
+    those of the rules off by default that verify checks at run time
+    (`Rule.verify_candidate`; an `ignore` still wins). Imported here so that `verify
+    --target` alone does not need the rules."""
     from compile_lint.api import lint_paths
+    from compile_lint.engine import Selection
+    from compile_lint.rules import all_rules
 
-    return lint_paths(paths)
+    candidates = tuple(sorted(code for code, rule in all_rules().items()
+                              if rule.verify_candidate and not rule.default_selected))
+    return lint_paths(paths, Selection(extend_select=candidates))
 
 
 def spec_from_cli(ref: str) -> TargetSpec:
