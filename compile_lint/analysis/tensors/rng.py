@@ -25,6 +25,7 @@ from typing import Optional
 
 from ..compiled.values import chain_text, literal, site_call, target_history
 from ..reach.queries import class_attrs, number_value, region_sets_config, runs_inductor
+from ..reach.regions import COMPILE
 from ..semantic.signatures import call_argument
 
 RNG_FUNCS = frozenset(
@@ -260,10 +261,14 @@ def _default_zero_never_passed(facts, call, p) -> bool:
 
 
 def eval_at_every_site(facts, region) -> bool:
-    """Every compile site compiles a module shown in eval mode, never set back to train."""
-    if not region.sites:
+    """Every compile site compiles a module shown in eval mode, never set back to train.
+    Only compile sites: a trace or export that also reaches the code draws nothing
+    compiled (doctr's LW-DETR, compiled in eval mode by a test and exported to ONNX by a
+    helper, bench/dev12)."""
+    sites = [site for site in region.sites if site.kind == COMPILE]
+    if not sites:
         return False
-    for site in region.sites:
+    for site in sites:
         found = site_call(facts, site)
         if found is None:
             return False
@@ -301,8 +306,10 @@ def trains_at_some_site(facts, region) -> bool:
     or `.train()` (not `.train(False)`). Dropout draws random numbers only in train mode;
     on the oracle bench (bench/results.md, issue 20) 618 of CL303's 672 findings were such
     draws, and 472 of the 500 on executed lines ran only in eval mode, where they draw
-    nothing."""
+    nothing. Only compile sites: an export in a training script compiles nothing."""
     for site in region.sites:
+        if site.kind != COMPILE:
+            continue
         found = site_call(facts, site)
         if found is None:
             continue
