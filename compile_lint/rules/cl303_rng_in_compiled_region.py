@@ -446,6 +446,35 @@ class RngInCompiledRegion(Rule):
             note="the one compile is of an eval-mode module; an ONNX export also reaching the code compiles "
                  "nothing (doctr's LW-DETR, bench/dev12)",
         ),
+        Case(
+            files={
+                "train.py": dedent("""
+                    import torch
+                    import torch._inductor.config
+                    from blocks import Denoiser
+
+                    torch._inductor.config.fallback_random = True
+                    net = torch.compile(Denoiser())
+                """),
+                "export.py": dedent("""
+                    import torch
+                    from blocks import Denoiser
+
+                    torch.onnx.export(Denoiser(), torch.rand(1, 4), "denoiser.onnx")
+                """),
+            },
+            path="blocks.py",
+            code="""
+            import torch
+            import torch.nn as nn
+
+            class Denoiser(nn.Module):
+                def forward(self, x):
+                    return x + 0.1 * torch.randn_like(x)
+            """,
+            note="`fallback_random` set in the file of the one compile site; an export reaching the code "
+                 "compiles nothing, so its file need not set it",
+        ),
     ]
     invalid = [
         Case(

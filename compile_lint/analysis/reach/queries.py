@@ -86,12 +86,15 @@ def file_sets_config(facts: ModuleFacts, key: str, value=True) -> Optional[ast.A
 
 def region_sets_config(facts: ModuleFacts, region: Optional[RegionInfo], key: str, value=True) -> bool:
     """The config is set in this file, or in the file of every compile site of the region,
-    or in the options of every compile site."""
+    or in the options of every compile site (a trace or export reaching the region
+    compiles nothing: its file need not set it)."""
     if file_sets_config(facts, key, value) is not None:
         return True
-    if region is None or not region.sites:
+    if region is None or not any(site.kind == "compiled" for site in region.sites):
         return False
     for site, found in site_calls(facts, region):
+        if site.kind != "compiled":
+            continue
         if found is None:
             return False
         other, cc = found

@@ -41,17 +41,19 @@ MAX_DEPTH = 8
 
 
 def forward_may_run_compiled(facts: ModuleFacts, region: RegionInfo, dotted: str) -> bool:
-    """False when every site of `region` (the region of def `dotted`) is a compile call
-    whose wrapper, followed to all its uses, is never called."""
+    """False when every compile site of `region` (the region of def `dotted`) is a
+    compile call whose wrapper, followed to all its uses, is never called. (A trace or
+    export reaching the region recompiles nothing: not asked.)"""
     entry = _entry_class(facts, region, dotted)
-    for site in region.sites:
-        if site.kind != "compiled" or site.origin != "static" or site.api == "Module.compile":
+    compiles = [site for site in region.sites if site.kind == "compiled"]
+    for site in compiles:
+        if site.origin != "static" or site.api == "Module.compile":
             return True
         other = facts.project.facts_for_path(facts, site.path)
         call = next((c for c in other.nodes(ast.Call) if c.lineno == site.row and c.col_offset == site.col), None) if other else None
         if call is None or _Flow(facts, entry).value(call, other, 0) is not NOT_CALLED:
             return True
-    return bool(not region.sites)
+    return not compiles
 
 
 def _entry_class(facts: ModuleFacts, region: RegionInfo, dotted: str) -> Optional[str]:
