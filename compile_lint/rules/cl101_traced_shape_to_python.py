@@ -4,6 +4,7 @@ import ast
 
 from ..analysis.branches.training import training_only
 from ..analysis.modules.classes import every_trace, labelled, site_of_kind
+from ..analysis.compiled.values import literal
 from ..analysis.tensors.shapes import cast_kind, direct_shape_element, flows_to_sink, shape_names, whole_shape_of
 from ..analysis.reach.queries import ClassAttrsFact, class_attrs, stmt_text
 from ..analysis.semantic.bindings import BindingsFact, bindings_for
@@ -97,6 +98,39 @@ def _fixed_by_a_layer(facts, arg: ast.AST, names: set) -> bool:
         if wanted is None or not _fed_to_layer(facts, tensor, wanted, bindings):
             return False
     return True
+
+
+def _made_by_a_layer(facts, arg: ast.AST) -> bool:
+    """`arg` is one size of a layer's output that the layer fixes: `y.size(1)` /
+    `y.shape[1]` with `y = self.<conv or channel norm>(...)`, or `y.size(-1)` /
+    `y.shape[-1]` with `y = self.<nn.Linear / nn.LayerNorm>(...)`, `y` bound once in its
+    function: the channels a convolution writes are its `out_channels` whatever the
+    input (ACTalker's pnnx-exported attention, `int(v_112.size(1))` of a 512-channel
+    `Conv2d`, judged false in bench/dev_findings)."""
+    if not direct_shape_element(arg):
+        return False
+    if isinstance(arg, ast.Subscript):
+        base = arg.value.value if isinstance(arg.value, ast.Attribute) else arg.value.func.value
+        index = arg.slice
+    else:
+        base, index = arg.func.value, arg.args[0]
+    position = literal(index)
+    wanted = FIXES_CHANNELS if position == 1 else FIXES_LAST_DIM if position == -1 else None
+    if wanted is None or not isinstance(base, ast.Name):
+        return False
+    func = facts.enclosing_function(arg)
+    if func is None or isinstance(func, ast.Lambda) or not func.args.args:
+        return False
+    bound = bindings_for(facts).reaching(base)
+    if len(bound) != 1 or bound[0].kind != "assign" or bound[0].conditional:
+        return False
+    value = bound[0].value
+    me = func.args.args[0].arg
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and isinstance(value.func.value, ast.Name) and value.func.value.id == me):
+        return False
+    made = class_attrs(facts, base).get(value.func.attr, [])
+    return bool(made) and all(facts.resolve(call.func) in wanted for _, call in made)
 
 
 def _fed_to_layer(facts, tensor: ast.Name, wanted: frozenset, bindings) -> bool:
@@ -194,7 +228,11 @@ class TracedShapeToPython(Rule):
     `int(C // self.num_heads)`), or at position 1 when it goes into a convolution or a
     channel norm: the trace's number is right for every input the model takes (CrazyAra's
     Next-ViT attention, bench/dev47: five findings, four judged false in
-    `bench/dev_findings/`). On the development apps (`bench/dev_findings/`),
+    `bench/dev_findings/`). Nor one size of a layer's output that the layer fixes:
+    `y.size(1)` / `y.shape[1]` of `y = self.<convolution or channel norm>(...)`, `y.size(-1)`
+    of `y = self.<nn.Linear / nn.LayerNorm>(...)` (ACTalker's pnnx-exported attention,
+    `int(v_112.size(1))` of a 512-channel `Conv2d`: 8 findings, the one judged false, went
+    on the 476 development apps held, 2026-12-06, and none came). On the development apps (`bench/dev_findings/`),
     three face ViTs' `int(L * (1 - mask_ratio))` went, one judged false there; nothing
     else moved on the 476 apps held. Nor a cast in code that only static exports reach
     (`torch.onnx.export` / `torch.export.export` with no `dynamic_axes` /
@@ -225,6 +263,28 @@ class TracedShapeToPython(Rule):
     requires = (b"shape", b"size")
 
     valid = [
+        Case(
+            """\
+            import torch
+            import torch.nn as nn
+
+            class MidAttention(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.q = nn.Conv2d(512, 512, 1)
+                    self.proj = nn.Linear(512, 64)
+
+                def forward(self, x):
+                    q = self.q(x)
+                    flat = q.reshape(x.size(0), int(q.size(1)), -1)
+                    t = self.proj(flat.transpose(1, 2))
+                    return t.view(-1, int(t.shape[-1]))
+
+            traced = torch.jit.trace(MidAttention(), torch.rand(1, 512, 8, 8))
+            """,
+            note="the channels a convolution writes, the features a Linear writes: the same for every input "
+                 "(ACTalker's pnnx-exported attention, bench/dev_findings)",
+        ),
         Case(
             """\
             import torch
@@ -406,6 +466,24 @@ class TracedShapeToPython(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """\
+            import torch
+            import torch.nn as nn
+
+            class MidAttention(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.q = nn.Conv2d(512, 512, 1)
+
+                def forward(self, x):
+                    q = self.q(x)
+                    return q.reshape(1, 512, int(q.size(2) * q.size(3)))
+
+            traced = torch.jit.trace(MidAttention(), torch.rand(1, 512, 8, 8))
+            """,
+            at=[(11, 34)], note="the spatial size of a convolution's output follows the input",
+        ),
         Case(
             """\
             import torch
@@ -653,7 +731,8 @@ class TracedShapeToPython(Rule):
                 continue
             if _chosen_for_the_tracer(facts, call) or training_only(facts, call):
                 continue  # a constant on purpose, or a training-only branch no trace records
-            if call.args and _fixed_by_a_layer(facts, call.args[0], names_cache[key]):
+            if call.args and (_fixed_by_a_layer(facts, call.args[0], names_cache[key])
+                              or _made_by_a_layer(facts, call.args[0])):
                 continue  # a feature or channel count the model's layers fix
             sink = flows_to_sink(facts, call, func)
             if sink is None:
