@@ -741,7 +741,8 @@ def regions_command(**opts):
 @cli.command("rules")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
 def rules_command(output_format):
-    """List every rule: code, name, family and fix availability."""
+    """List every rule: code, name, family, fix availability and whether the default
+    selection (`ALL`) enables it."""
     from .rules import all_rules
 
     rules = all_rules()
@@ -749,16 +750,18 @@ def rules_command(output_format):
         import json
 
         click.echo(json.dumps([
-            {"code": r.code, "name": r.name, "family": r.family, "fix": r.fix_safety, "summary": r.summary}
+            {"code": r.code, "name": r.name, "family": r.family, "fix": r.fix_safety, "default": r.default_selected,
+             "summary": r.summary}
             for r in rules.values()
         ], indent=2))
         return
-    rows = [("CODE", "NAME", "FAMILY", "FIX", "SUMMARY")] + [
-        (r.code, r.name, r.family, r.fix_safety, r.summary) for r in rules.values()
+    rows = [("CODE", "NAME", "FAMILY", "FIX", "DEFAULT", "SUMMARY")] + [
+        (r.code, r.name, r.family, r.fix_safety, "on" if r.default_selected else "off", r.summary)
+        for r in rules.values()
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
     for row in rows:
-        click.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4])
+        click.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:5])) + "  " + row[5])
 
 
 @cli.command("rule")

@@ -91,6 +91,9 @@ def test_check_does_not_import_torch_or_libcst(tmp_path):
 def test_rules_table_and_rule_page(tmp_path):
     out = run("rules", cwd=tmp_path).stdout
     assert "CL503" in out and "compile-result-discarded" in out and "safe" in out
+    # the rules the default selection leaves out say so (select them by code)
+    default = {line.split()[0]: line.split()[4] for line in out.splitlines()[1:]}
+    assert default["CL503"] == "on" and default["CL102"] == "off" and default["CL104"] == "off"
     page = run("rule", "cl503", cwd=tmp_path).stdout
     for section in ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References"):
         assert f"## {section}" in page
