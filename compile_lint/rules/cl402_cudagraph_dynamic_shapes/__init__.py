@@ -29,7 +29,9 @@ class CudagraphDynamicShapes(Rule):
       size or scale that is a parameter of the calling function (`def upscale(img,
       scale): return decoder(F.interpolate(img, scale_factor=scale))`), or with a loop
       variable or size-named parameter passed straight in (`for scale in (2, 3, 4):
-      sr(img, scale)`);
+      sr(img, scale)`). The message names the value the shape comes from. A slice as
+      wide on every step (`toks[:, i - 1:i]`, `x[i:i + 1]`) is one shape, not a varying
+      one (a valid case; nothing moved on the 476 development apps);
     - inside a CUDA-graph region, a parameter of the compiled function used as a size
       (`F.interpolate(x, size=size)`);
     - a run recorded by `compile-lint record` (`compile-lint-regions.json`, docs/record.md)
@@ -92,6 +94,24 @@ class CudagraphDynamicShapes(Rule):
     needs = (RegionsFact, CompiledValuesFact, MayCallCudagraphsFact, VaryingShapesFact)  # call sites anywhere, and sizes inside CUDA-graph regions
 
     valid = [
+        Case(
+            """\
+            import torch
+
+            def next_token(tok):
+                return tok * 2
+
+            step = torch.compile(next_token, mode="reduce-overhead")
+
+            def decode(n):
+                toks = torch.zeros(1, 64)
+                for i in range(1, n):
+                    toks[:, i:i + 1] = step(toks[:, i - 1:i])
+                return toks
+            """,
+            note="a slice as wide on every step (`toks[:, i - 1:i]`): one shape, one graph "
+                 "(WhisperSpeech's decoding step, bench/dev_findings)",
+        ),
         Case(
             """
             import torch
@@ -348,8 +368,8 @@ class CudagraphDynamicShapes(Rule):
                 continue
             reason = shapes.varying(call)
             if reason is not None and not skipped(cc):
-                emit(call, cc, f"`{stmt_text(facts, call, 40)}` calls a CUDA-graph callable at varying shapes: "
-                     "one graph per distinct size")
+                emit(call, cc, f"`{stmt_text(facts, call, 40)}` calls a CUDA-graph callable at varying shapes "
+                     f"({reason}): one graph per distinct size")
 
         # (d) a parameter used as a size inside a CUDA-graph region (once per statement)
         seen_statements: set[int] = set()
