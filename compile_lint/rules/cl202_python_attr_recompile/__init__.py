@@ -16,6 +16,46 @@ from ..base import Case, Related, Rule
 KINDS = frozenset({"int", "str"})
 
 
+# FoundationVision/VAR's shape: a compiled autoencoder a trainer uses through `encode`
+# (valid: `forward` never runs compiled) or through the wrapper itself (invalid); STEP is
+# what `Trainer.step` returns
+_AUTOENCODER_TRAINER = """\
+            import torch
+            from torch import nn
+            class Quantizer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.record_hit = 0
+                def forward(self, x):
+                    if self.record_hit == 0:
+                        x = x * 2
+                    self.record_hit += 1
+                    return x
+                def lookup(self, x):
+                    return x.argmax(1)
+            class AutoEncoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.quantize = Quantizer()
+                def forward(self, x):
+                    return self.quantize(x)
+                def encode(self, x):
+                    return self.quantize.lookup(x)
+            def compile_model(m):
+                return torch.compile(m) if hasattr(torch, "compile") else m
+            class Trainer:
+                def __init__(self, vae):
+                    self.vae = vae
+                def step(self, x):
+                    return STEP
+            def main(x):
+                vae = compile_model(AutoEncoder())
+                print(vae.quantize)
+                trainer = Trainer(vae)
+                return trainer.step(x)
+"""
+
+
 class PythonAttrRecompile(Rule):
     """
     ## What it does
@@ -274,78 +314,11 @@ class PythonAttrRecompile(Rule):
             note="ints used as values, with allow_unspec_int_on_nn_module set",
         ),
         Case(
-            """\
-            import torch
-            from torch import nn
-            class Quantizer(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.record_hit = 0
-                def forward(self, x):
-                    if self.record_hit == 0:
-                        x = x * 2
-                    self.record_hit += 1
-                    return x
-                def lookup(self, x):
-                    return x.argmax(1)
-            class AutoEncoder(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.quantize = Quantizer()
-                def forward(self, x):
-                    return self.quantize(x)
-                def encode(self, x):
-                    return self.quantize.lookup(x)
-            def compile_model(m):
-                return torch.compile(m) if hasattr(torch, "compile") else m
-            class Trainer:
-                def __init__(self, vae):
-                    self.vae = vae
-                def step(self, x):
-                    return self.vae.encode(x)
-            def main(x):
-                vae = compile_model(AutoEncoder())
-                print(vae.quantize)
-                trainer = Trainer(vae)
-                return trainer.step(x)
-            """,
+            _AUTOENCODER_TRAINER.replace("STEP", "self.vae.encode(x)"),
             note="the compiled wrapper is only used through `encode`: `forward` never runs compiled (FoundationVision/VAR)",
         ),
         Case(
-            """\
-            import torch
-            from torch import nn
-            class Quantizer(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.record_hit = 0
-                def forward(self, x):
-                    if self.record_hit == 0:
-                        x = x * 2
-                    self.record_hit += 1
-                    return x
-                def lookup(self, x):
-                    return x.argmax(1)
-            class AutoEncoder(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.quantize = Quantizer()
-                def forward(self, x):
-                    return self.quantize(x)
-                def encode(self, x):
-                    return self.quantize.lookup(x)
-            def compile_model(m):
-                return torch.compile(m) if hasattr(torch, "compile") else m
-            class Trainer:
-                def __init__(self, vae):
-                    self.vae = vae
-                def step(self, x):
-                    return self.vae.encode(x)
-            def main(x):
-                vae = compile_model(AutoEncoder())
-                print(vae.quantize)
-                trainer = Trainer(vae)
-                return trainer.step(x)
+            _AUTOENCODER_TRAINER.replace("STEP", "self.vae.encode(x)") + """\
             def export(x):
                 torch.onnx.export(AutoEncoder().eval(), (x,), "ae.onnx")
             """,
@@ -633,41 +606,7 @@ class PythonAttrRecompile(Rule):
             note="a loop count: allow_unspec_int_on_nn_module does not help (unrolled per value)",
         ),
         Case(
-            """\
-            import torch
-            from torch import nn
-            class Quantizer(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.record_hit = 0
-                def forward(self, x):
-                    if self.record_hit == 0:
-                        x = x * 2
-                    self.record_hit += 1
-                    return x
-                def lookup(self, x):
-                    return x.argmax(1)
-            class AutoEncoder(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.quantize = Quantizer()
-                def forward(self, x):
-                    return self.quantize(x)
-                def encode(self, x):
-                    return self.quantize.lookup(x)
-            def compile_model(m):
-                return torch.compile(m) if hasattr(torch, "compile") else m
-            class Trainer:
-                def __init__(self, vae):
-                    self.vae = vae
-                def step(self, x):
-                    return self.vae(x)
-            def main(x):
-                vae = compile_model(AutoEncoder())
-                print(vae.quantize)
-                trainer = Trainer(vae)
-                return trainer.step(x)
-            """,
+            _AUTOENCODER_TRAINER.replace("STEP", "self.vae(x)"),
             at=[(8, 12)],
             note="the same, but the trainer calls the compiled wrapper: `forward` runs compiled",
         ),
