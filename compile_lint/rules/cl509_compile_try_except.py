@@ -49,14 +49,6 @@ def _catches_import_errors_only(facts, handler: ast.ExceptHandler) -> bool:
     return bool(kinds) and all(facts.resolve(kind) in IMPORT_ERRORS for kind in kinds)
 
 
-def _passes_the_error_on(handler: ast.ExceptHandler) -> bool:
-    """A handler whose last statement is a `raise` (`raise`, `raise RuntimeError(...) from
-    e`): it handles nothing, it passes the error on; a lazy compile error also surfaces,
-    at the first call, so nothing the handler does is lost (HunyuanImage's DiT loader
-    wraps every loading error in a RuntimeError, judged false in bench/dev_findings)."""
-    return bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
-
-
 class CompileTryExcept(Rule):
     """
     ## What it does
@@ -94,11 +86,7 @@ class CompileTryExcept(Rule):
     (an optional import probed, then compiled: `from torch.nn.attention.flex_attention
     import flex_attention`): the handler is for the import, and no compile error is one of
     those. On the 476 development apps held (`bench/dev_findings/`, 2026-12-06) this took
-    one finding, focalcodec's `wavlm.py`, judged false there, and added none. Nor a `try`
-    whose every handler ends in a `raise` (`raise RuntimeError(...) from e`): it passes
-    the error on, and a lazy compile error surfaces at the first call anyway.
-    On the 476 apps this took one finding, HunyuanImage-2.1's DiT loader (judged false), and added
-    none.
+    one finding, focalcodec's `wavlm.py`, judged false there, and added none.
 
     ## References
     - `torch.compile` returns a wrapper and compiles at the first call (lazy); real cases:
@@ -131,13 +119,6 @@ class CompileTryExcept(Rule):
             "import torch\ntry:\n    def build(m):\n        return torch.compile(m)\nexcept Exception:\n    pass\n",
             note="a def in the try does not compile anything there",
         ),
-        Case(
-            "import torch\ndef load(self):\n    try:\n        self.dit = build_dit()\n        if self.use_compile:\n"
-            "            self.dit = torch.compile(self.dit)\n    except Exception as e:\n"
-            "        raise RuntimeError(f'Error loading DiT model: {e}') from e\n",
-            note="the handler passes every error on: a lazy compile error surfaces anyway (HunyuanImage, "
-                 "bench/dev_findings)",
-        ),
     ]
     invalid = [
         Case("import torch\ntry:\n    model = torch.compile(model)\nexcept Exception:\n    print('eager')\n", at=[(3, 13)]),
@@ -162,17 +143,11 @@ class CompileTryExcept(Rule):
             "import torch\ntry:\n    with timer():\n        self.model.compile()\nexcept Exception:\n    pass\n",
             at=[(4, 9)], note="Module.compile inside a with",
         ),
-        Case(
-            "import torch\ntry:\n    model = torch.compile(model)\nexcept RuntimeError:\n    raise\n"
-            "except Exception:\n    model = eager\n",
-            at=[(3, 13)], note="one handler passes the error on, another falls back to eager",
-        ),
     ]
 
     def check(self, facts):
         for node in facts.nodes(ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ())):
-            if not node.handlers or all(_catches_import_errors_only(facts, h) or _passes_the_error_on(h)
-                                        for h in node.handlers):
+            if not node.handlers or all(_catches_import_errors_only(facts, h) for h in node.handlers):
                 continue
             for stmt in _nested_statements(node.body):
                 for call, names in self._compiles(facts, stmt):
