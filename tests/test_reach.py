@@ -4847,12 +4847,20 @@ def test_a_read_inside_an_isinstance_branch_holds_only_what_passes_the_test(tmp_
             m = Other()
             net = m
             return torch.compile(net)
+
+        def compile_inner(model: Net):
+            if isinstance(model, torch.nn.parallel.DistributedDataParallel):
+                return torch.compile(model.module)
+            return torch.compile(model)
         """,
     })
     assert names(site(data, "calc.py", 21)) == ["calc.py:Net"]
     assert names(site(data, "calc.py", 40)) == ["calc.py:Net"]
     # the store after the test ends it: `m` holds the Other built there
     assert names(site(data, "calc.py", 47)) == ["calc.py:Other"]
+    # a class from another package may wrap what the value model sees through (DDP(m),
+    # `.module`): the test keeps the instance
+    assert names(site(data, "calc.py", 51)) == ["calc.py:Net"]
 
 
 def test_an_alias_a_try_body_makes_with_a_fallback_in_its_handler_is_the_bodys(tmp_path):
