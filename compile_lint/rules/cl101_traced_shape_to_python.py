@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis.branches.training import training_only
-from ..analysis.modules.classes import every_trace, labelled, site_of_kind
+from ..analysis.modules.classes import every_trace, labelled, self_attr, site_of_kind
 from ..analysis.compiled.values import literal
 from ..analysis.tensors.shapes import cast_kind, direct_shape_element, flows_to_sink, shape_names, whole_shape_of
 from ..analysis.reach.queries import ClassAttrsFact, class_attrs, stmt_text
@@ -124,13 +124,7 @@ def _made_by_a_layer(facts, arg: ast.AST) -> bool:
     bound = bindings_for(facts).reaching(base)
     if len(bound) != 1 or bound[0].kind != "assign" or bound[0].conditional:
         return False
-    value = bound[0].value
-    me = func.args.args[0].arg
-    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-            and isinstance(value.func.value, ast.Name) and value.func.value.id == me):
-        return False
-    made = class_attrs(facts, base).get(value.func.attr, [])
-    return bool(made) and all(facts.resolve(call.func) in wanted for _, call in made)
+    return _calls_a_layer(facts, bound[0].value, func.args.args[0].arg, wanted, class_attrs(facts, base))
 
 
 def _fed_to_layer(facts, tensor: ast.Name, wanted: frozenset, bindings) -> bool:
@@ -145,15 +139,21 @@ def _fed_to_layer(facts, tensor: ast.Name, wanted: frozenset, bindings) -> bool:
     attrs = class_attrs(facts, tensor)
     for node in ast.walk(func):
         if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name)
-                and node.args[0].id == tensor.id and isinstance(node.func, ast.Attribute)
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == me):
+                and node.args[0].id == tensor.id):
             continue
         if {id(b.stmt) for b in bindings.reaching(node.args[0])} != same:
             continue  # another value under the same name
-        made = attrs.get(node.func.attr, [])
-        if made and all(facts.resolve(call.func) in wanted for _, call in made):
+        if _calls_a_layer(facts, node, me, wanted, attrs):
             return True
     return False
+
+
+def _calls_a_layer(facts, node: ast.AST, me: str, wanted: frozenset, attrs: dict) -> bool:
+    """`node` is a call `<me>.<attr>(...)`, and every assignment of that attribute in the
+    class (`attrs`: class_attrs) makes one of `wanted` (`self.q = nn.Linear(...)`)."""
+    attr = self_attr(node.func, me) if isinstance(node, ast.Call) else None
+    made = attrs.get(attr, []) if attr is not None else []
+    return bool(made) and all(facts.resolve(call.func) in wanted for _, call in made)
 
 
 def _static_exports_only(region) -> bool:

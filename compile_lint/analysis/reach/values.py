@@ -1827,14 +1827,15 @@ class Resolver:
         classes = {v.dotted for t in class_terms for v in self.values(t, summary, env, depth) if v.kind in ("class", "ext")}
         if not classes:
             return held
-        if len(term) > 4:  # a read's own test (TermBuilder narrowed_reads): what it lets through
-            if admitted and not all(c in self.index.defs or c in KNOWN_ROOTS or c.startswith("builtins.") for c in classes):
-                # `if isinstance(model, DDP): torch.compile(model.module)`: the value model
-                # sees through wrappers (DDP(m), torch.compile(m), `.module`, `._orig_mod`
-                # hold m), so an instance of m may be what such a class wraps: kept
-                return held
+        filter_only = len(term) > 4  # a read's own test (TermBuilder narrowed_reads): what it lets through
+        if filter_only and admitted and not all(c in self.index.defs or c in KNOWN_ROOTS or c.startswith("builtins.")
+                                                for c in classes):
+            # `if isinstance(model, DDP): torch.compile(model.module)`: the value model
+            # sees through wrappers (DDP(m), torch.compile(m), `.module`, `._orig_mod`
+            # hold m), so an instance of m may be what such a class wraps: kept
+            return held
         kept = frozenset(v for v in held if v.kind != "inst" or self._is_instance(v.dotted, classes) in (None, admitted))
-        if len(term) > 4:
+        if filter_only:
             return kept
         if admitted and (not held or any(v.kind == UNKNOWN for v in held)):
             # an unseen value the test admits is an instance of one of its project classes

@@ -28,6 +28,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ...analysis.compiled.values import literal
 from ...analysis.modules.classes import CONTAINERS, is_module_class, methods, self_attr, self_name
 from ...analysis.semantic.facts import Fact, ModuleFacts
 from .module_values import builds_module, builds_module_container
@@ -398,9 +399,7 @@ def _appended_then_registered(facts: ModuleFacts, loop: ast.AST, me: Optional[st
             if attr is not None:
                 appended.add(attr)
         value = registered_value(facts, node)
-        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.UnaryOp) \
-                and isinstance(value.slice.op, ast.USub) and isinstance(value.slice.operand, ast.Constant) \
-                and value.slice.operand.value == 1:
+        if isinstance(value, ast.Subscript) and literal(value.slice) == -1:
             attr = self_attr(value.value, me)
             if attr is not None:
                 registered_last.add(attr)
