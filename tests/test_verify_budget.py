@@ -421,6 +421,33 @@ def test_sigint_during_a_worker_reports_not_run_without_errors(fake, tmp_path):
     assert result.status == NOT_RUN and not [c for c in result.checks if c.status == "error"]
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals")
+def test_a_signal_stops_one_run_and_the_next_run_in_the_same_process_is_stopped_again():
+    """verify's signal handling (command._stopped_by_signals): the first SIGTERM/SIGINT
+    stops the run, a second while the report is written is ignored, and the handlers from
+    before are back afterwards, exit included. A notebook or test that ran verify twice in
+    one process had SIGINT left ignored and the second run deaf to its first signal."""
+    from compile_lint.verify.command import _stopped_by_signals
+
+    mine = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    for _ in range(2):
+        with pytest.raises(vrunner.Interrupted) as stopped:
+            with _stopped_by_signals() as signalled:
+                try:
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    time.sleep(5)  # (the handler raises in the main thread before this ends)
+                except vrunner.Interrupted:
+                    os.kill(os.getpid(), signal.SIGINT)  # while the report is written: ignored
+                    time.sleep(0.05)
+                    raise
+        assert stopped.value.signum == signal.SIGTERM and signalled == [signal.SIGTERM]
+        assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == mine
+    with pytest.raises(SystemExit):
+        with _stopped_by_signals():
+            sys.exit(130)
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == mine
+
+
 @pytest.mark.slow
 def test_a_run_that_verified_nothing_exits_3_unless_allowed_by_flag_or_config(tmp_path):
     """End to end: the only target cannot be fed (an argument verify does not guess), so

@@ -6,6 +6,7 @@ CLI): torch is imported only by the worker processes that runner.py starts.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import signal
@@ -303,44 +304,38 @@ def verify_command(paths, targets, modes, resolutions, dtypes, dynamic, checks, 
                     on_done=progress.finish, on_start=progress.start, deadline=deadline, budget=options.budget,
                     on_skip=progress.skip, on_added=progress.add)
     interrupted = None
-    previous = {signum: signal.signal(signum, _raise_interrupted) for signum in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        results = runner.run(plans)
-    except (Interrupted, KeyboardInterrupt) as exc:
-        interrupted = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
-        results = getattr(exc, "results", None) or [not_run(spec, "interrupted before it started") for spec in specs]
-        # A second signal while the report is written must not cut it short.
-        for signum in previous:
-            signal.signal(signum, signal.SIG_IGN)
-    finally:
-        if interrupted is None:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
-    progress.close()
-    _explain_and_repro(results, specs, plan, runner, paths, report_dir=_repro_folder(repro_dir, output_file),
-                       enabled=not no_repro and interrupted is None)
-    wall_s = time.monotonic() - started
+    with _stopped_by_signals() as signalled:
+        try:
+            results = runner.run(plans)
+        except (Interrupted, KeyboardInterrupt) as exc:
+            interrupted = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+            results = getattr(exc, "results", None) or [not_run(spec, "interrupted before it started") for spec in specs]
+        signalled.append(None)  # the run is over: a signal from now on would only cut the report short
+        progress.close()
+        _explain_and_repro(results, specs, plan, runner, paths, report_dir=_repro_folder(repro_dir, output_file),
+                           enabled=not no_repro and interrupted is None)
+        wall_s = time.monotonic() - started
 
-    render = json_report if report_format == "json" else text_report
-    notes = plan.notes + ([f"interrupted by {signal.Signals(interrupted).name}: targets not finished are not-run"]
-                          if interrupted else [])
-    text = render(results, header, notes, wall_s)
-    if output_file:
-        with open(output_file, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        click.echo(text, nl=False)
-    if junit_xml:
-        with open(junit_xml, "w", encoding="utf-8") as fh:
-            fh.write(junit_report(results))
-    if interrupted:
-        click.echo(f"compile-lint verify: interrupted by {signal.Signals(interrupted).name}", err=True)
-        sys.exit(128 + interrupted)
-    code = exit_code(results, options.fail_on, options.allow_nothing_verified)
-    if code == EXIT_NOTHING_VERIFIED:
-        click.echo(f"compile-lint verify: nothing was verified ({len(results)} target(s), none passed or diverged); "
-                   f"exit {EXIT_NOTHING_VERIFIED} (--allow-nothing-verified exits 0)", err=True)
-    sys.exit(code)
+        render = json_report if report_format == "json" else text_report
+        notes = plan.notes + ([f"interrupted by {signal.Signals(interrupted).name}: targets not finished are not-run"]
+                              if interrupted else [])
+        text = render(results, header, notes, wall_s)
+        if output_file:
+            with open(output_file, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        else:
+            click.echo(text, nl=False)
+        if junit_xml:
+            with open(junit_xml, "w", encoding="utf-8") as fh:
+                fh.write(junit_report(results))
+        if interrupted:
+            click.echo(f"compile-lint verify: interrupted by {signal.Signals(interrupted).name}", err=True)
+            sys.exit(128 + interrupted)
+        code = exit_code(results, options.fail_on, options.allow_nothing_verified)
+        if code == EXIT_NOTHING_VERIFIED:
+            click.echo(f"compile-lint verify: nothing was verified ({len(results)} target(s), none passed or diverged); "
+                       f"exit {EXIT_NOTHING_VERIFIED} (--allow-nothing-verified exits 0)", err=True)
+        sys.exit(code)
 
 
 def _repro_folder(repro_dir: Optional[str], output_file: Optional[str]) -> str:
@@ -362,12 +357,24 @@ def _explain_and_repro(results: list, specs: list, plan: TargetPlan, runner: Run
                      report_dir)
 
 
-_SIGNALLED: list = []
+@contextlib.contextmanager
+def _stopped_by_signals():
+    """While the block runs, the first SIGTERM/SIGINT raises Interrupted and later ones
+    (or any once the yielded list is not empty) are ignored, so the report is written
+    whole. The handlers from before are back when the block ends, exit included: a
+    caller in the same process (a notebook, a test) that runs verify again gets its
+    Ctrl-C back, which a handler left at SIG_IGN and a module-level flag had taken."""
+    signalled: list = []
 
+    def raise_interrupted(signum, frame) -> None:
+        if signalled:
+            return
+        signalled.append(signum)
+        raise Interrupted(signum)
 
-def _raise_interrupted(signum, frame) -> None:
-    """The first SIGTERM/SIGINT stops the run; later ones must not cut the report short."""
-    if _SIGNALLED:
-        return
-    _SIGNALLED.append(signum)
-    raise Interrupted(signum)
+    previous = {signum: signal.signal(signum, raise_interrupted) for signum in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield signalled
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
