@@ -4863,6 +4863,61 @@ def test_a_read_inside_an_isinstance_branch_holds_only_what_passes_the_test(tmp_
     assert names(site(data, "calc.py", 51)) == ["calc.py:Net"]
 
 
+def test_a_subscripted_base_is_its_origin_and_a_computed_base_is_outside_the_project(tmp_path):
+    """spandrel's `class SwinIRArch(Architecture[SwinIR])` (bench/dev apps hold 60-odd such
+    classes): the subscripted base was dropped, so the class had no base, its inherited
+    forward was not found, and an `isinstance(m, nn.Module)` test took its instances
+    for non-modules. A base no name stands for (`class Dyn(make_base())`) is a base
+    outside what the index sees: the test cannot tell, so it keeps the instance."""
+    _, data = project(tmp_path, {
+        "m.py": """
+        import torch
+        from torch import nn
+        from typing import Generic, TypeVar
+        from spelled import Spelled
+        T = TypeVar("T")
+
+        class Base(nn.Module, Generic[T]):
+            def forward(self, x):
+                return x
+
+        class Net(Base[int]):
+            pass
+
+        def make_base():
+            return nn.Module
+
+        class Dyn(make_base()):
+            def forward(self, x):
+                return x
+
+        def build(kind):
+            if kind == "net":
+                model = Net()
+            elif kind == "dyn":
+                model = Dyn()
+            else:
+                model = Spelled()
+            if not isinstance(model, nn.Module):
+                raise TypeError(model)
+            return torch.compile(model)
+
+        fast = torch.compile(Net())
+        """,
+        "spelled.py": """
+        from torch.nn.modules.module import Module
+
+        class Spelled(Module):
+            def forward(self, x):
+                return x
+        """,
+    })
+    assert names(site(data, "m.py", 33)) == ["m.py:Net"]
+    # the test keeps Net (its base is Base[int]), Dyn (a base the index cannot see) and
+    # Spelled (nn.Module by its module path is the class the test names)
+    assert names(site(data, "m.py", 31)) == ["m.py:Dyn", "m.py:Net", "spelled.py:Spelled"]
+
+
 def test_an_alias_a_try_body_makes_with_a_fallback_in_its_handler_is_the_bodys(tmp_path):
     """phazei's ComfyUI-HunyuanVideo-Foley (bench/dev34): `try: _disable_compile =
     _compiler.disable` / `except Exception: _disable_compile = _dynamo.disable`; `@_disable_compile()`

@@ -29,7 +29,7 @@ from .sys_paths import WORKING_DIR, added_folders
 from ..semantic.names import NameTable, assigned_name, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, EXPORTERS, SCRIPT_FUNCS, TRACE_FUNCS
 from .configured import TARGET_KEYS, ConfiguredTargets
-from .values import isinstance_narrowed_reads, unnarrowed, isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr, own_super_attribute, FLAG
+from .values import isinstance_narrowed_reads, unnarrowed, isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, TORCH_MODULE, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr, own_super_attribute, FLAG
 from ..semantic.signatures import call_argument, first_parameter, parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -461,7 +461,9 @@ _KIND = {
     ast.GeneratorExp: _COMPREHENSION,
 }
 _LEAVES = frozenset({ast.Name, ast.Constant})
-TORCH_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+# the base of a class that no name stands for (`class Net(make_base())`): no lookup
+# finds it, so the class has a base outside the project (leaves_project)
+UNSEEN_BASE = "<a computed base>"
 JIT_EXPORT = frozenset({("g", "torch.jit.export")})  # the decorator of a method scripting compiles too
 # decorator terms that make a method abstract (`@abstractmethod`, `@abc.abstractmethod`)
 ABSTRACT_DECORATORS = frozenset({("g", "abc.abstractmethod"), ("g", "abc.abstractproperty")})
@@ -1275,10 +1277,20 @@ class _Summarizer:
                         return (params.index(value.args[0].id), func, compile_options(keywords, defaults))
         return None
 
+    def _base_name(self, base: ast.expr) -> str:
+        """The dotted name of a class's base as written: a subscripted generic base
+        (`Architecture[SwinIR]`, spandrel) is its origin class, which is what its
+        `__mro_entries__` puts in the MRO. A base no name stands for (`class
+        Net(make_base())`) is UNSEEN_BASE, a class outside what the index sees, so that
+        no question about the class takes its MRO for complete."""
+        if base.__class__ is ast.Subscript:
+            base = base.value
+        return self.names.resolve(base) or UNSEEN_BASE
+
     def _visit_class(self, node: ast.ClassDef, outer: Scope) -> None:
         qualname = self.qualnames[id(node)]
         info = DefInfo(qualname, "class", node.lineno)
-        info.bases = [b for b in (self.names.resolve(base) for base in node.bases) if b]
+        info.bases = [self._base_name(base) for base in node.bases]
         self.summary.defs[qualname] = info
         self._decorated(node)
         cls_dotted = self.summary.dotted(qualname)

@@ -126,7 +126,9 @@ RETURNS_SELF = frozenset(
     {"to", "eval", "train", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty", "share_memory"}
 )
 # bases whose own bases are known to be no user class (isinstance of them is decided)
-KNOWN_ROOTS = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "builtins.object", "object"})
+# the spellings of torch's nn.Module a base or an isinstance test names
+TORCH_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+KNOWN_ROOTS = TORCH_MODULE | {"builtins.object", "object"}
 # attributes of a wrapper that hold the wrapped module
 WRAPPED_ATTRS = frozenset({"module", "_orig_mod"})
 # bases that make a class an enumeration: its class-body names are its members, each a
@@ -1852,6 +1854,8 @@ class Resolver:
         that is not one of them)."""
         if dotted in classes:
             return True
+        if not TORCH_MODULE.isdisjoint(classes):
+            classes = classes | TORCH_MODULE  # `from torch.nn.modules.module import Module` is nn.Module
         chain = self.index.mro(dotted)
         if not chain:
             return None
