@@ -50,7 +50,8 @@ class NanGradInWhere(Rule):
     sizes and Python numbers (parameters annotated `int` / `float` / `bool`, or unannotated
     with a number as default, included), and arithmetic on those
     only, torch ops and tensor methods on such inputs alone (`torch.sin(math.pi * x)`,
-    `torch.cat([-out.flip([0]), out])`), a tensor made without a gradient whose item
+    `torch.cat([-out.flip([0]), out])`), names unpacked from such a value (`h, w = x.shape`),
+    what a def of the file decorated `@torch.no_grad()` returns, a tensor made without a gradient whose item
     stores (`out[i] = cur`) and in-place updates all write such values; a parameter of
     a private or nested def every call of which in the file passes such a value, what
     a private helper returns, and an element unpacked from a private helper's returned
@@ -139,6 +140,14 @@ class NanGradInWhere(Rule):
     - a where whose value only feeds a comparison (`r_square < torch.where(...)`, UniK3D's and
       UniDepth's camera models and glue-factory's distortion check, judged false in
       `bench/dev_findings/`) reaches no loss: the comparison's boolean result carries none
+    - names unpacked from what carries none (`n_y, n_x = grid.shape`, a loop over
+      `range(n)`), `torch.from_numpy`, and what a def of the file decorated
+      `@torch.no_grad()` returns carry none. On all 476 development apps (`bench/dev_findings/`,
+      `run.py`) this took 1 of the rule's 34 findings, earth2studio's observation
+      gridding (judged false: sizes unpacked from `.shape` fed a `scatter_add_` count);
+      corpus M's findings are unchanged. stereoanywhere's `run_inference` result (judged
+      false) is still reported: its public `disparity_to_depth` may be called with a
+      differentiable focal length
     - PyTorch FAQ on NaN gradients through `torch.where` (the double-where trick)
     """
 
@@ -419,8 +428,56 @@ class NanGradInWhere(Rule):
             """,
             note="one-hot counts, top-k indices, bincounts and integer casts carry no gradient",
         ),
+        Case(
+            """
+            import torch
+
+            def average_cells(grid, obs_y, obs_x, obs_val):
+                n_y, n_x = grid.shape
+                yi = torch.tensor(obs_y, dtype=torch.long)
+                xi = torch.tensor(obs_x, dtype=torch.long)
+                vals = torch.tensor(obs_val, dtype=torch.float32)
+                flat_idx = yi * n_x + xi
+                flat_sum = torch.zeros(n_y * n_x)
+                flat_cnt = torch.zeros_like(flat_sum)
+                flat_sum.scatter_add_(0, flat_idx, vals)
+                flat_cnt.scatter_add_(0, flat_idx, torch.ones_like(vals))
+                return torch.where(flat_cnt > 0, flat_sum / flat_cnt, flat_sum)
+            """,
+            note="earth2studio's observation gridding (bench/dev_findings, judged false): sizes unpacked "
+                 "from `.shape` (`n_y, n_x = grid.shape`) are Python numbers, like `grid.shape[0]`",
+        ),
+        Case(
+            """
+            import torch
+
+            @torch.no_grad()
+            def run_inference(model, left, right):
+                return model(left, right)
+
+            def disparity_to_depth(model, left, right, fx: float, baseline: float):
+                disparity = run_inference(model, left, right)
+                return torch.where(disparity > 0, (fx * baseline) / disparity, torch.zeros_like(disparity))
+            """,
+            note="stereoanywhere's demo (bench/dev_findings, judged false): what a def decorated "
+                 "`@torch.no_grad()` returns records no graph, whoever calls it",
+        ),
     ]
     invalid = [
+        Case(
+            """
+            import torch
+
+            @torch.inference_mode(False)
+            def run(model, x):
+                return model(x)
+
+            def depth(model, x, fx):
+                disparity = run(model, x)
+                return torch.where(disparity > 0, fx / disparity, torch.zeros_like(disparity))
+            """,
+            at=[(10, 39)], note="`inference_mode(False)` leaves grad mode on: the result may carry a gradient",
+        ),
         Case(
             """
             import torch

@@ -58,7 +58,7 @@ OPTION_KEYWORDS = frozenset({"dim", "dtype", "device", "keepdim", "layout", "mem
 JOINS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack"})
 NO_GRAD_FUNCS = NO_GRAD_METHODS | frozenset({
     "arange", "zeros", "ones", "full", "empty", "tensor", "as_tensor", "scalar_tensor", "zeros_like", "ones_like",
-    "full_like", "empty_like", "linspace", "eye", "randint", "bucketize", "searchsorted", "numel",
+    "full_like", "empty_like", "linspace", "eye", "randint", "bucketize", "searchsorted", "numel", "from_numpy",
     "where_nonzero", "one_hot", "bincount", "histc", "isclose", "randperm",
     # fresh random and spectral tensors: their arguments are sizes or other tensors' shapes
     # (`torch.rand(*shape)`, `torch.randn_like(x)`), never a gradient's path
@@ -75,7 +75,7 @@ INDEX_ATTRS = frozenset({"indices"})
 PASS_FUNCS = PASS_METHODS
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 PY_NUMBER_ANNOTATIONS = frozenset({"int", "float", "bool"})
-PY_NUMBERS = frozenset({"builtins.len", "builtins.int", "builtins.float", "builtins.round", "builtins.sum", "builtins.max", "builtins.min", "builtins.abs"})
+PY_NUMBERS = frozenset({"builtins.range", "builtins.len", "builtins.int", "builtins.float", "builtins.round", "builtins.sum", "builtins.max", "builtins.min", "builtins.abs"})
 
 
 def _requires_grad_kw(call: ast.Call) -> bool:
@@ -106,6 +106,7 @@ class GradientFacts:
         self._memo: dict[int, bool] = {}
         self._steps = 0  # name reads followed for the current question
         self._defs: Optional[dict[str, list]] = None
+        self._decorated: Optional[dict[str, list]] = None  # def name -> [decorated no_grad, per def]
 
     def op_carries_no_gradient(self, op: ast.AST, arg: ast.AST) -> bool:
         """No input of the op can carry a gradient (for a division: neither side)."""
@@ -180,6 +181,8 @@ class GradientFacts:
                     return False  # modules, parameters, loaders, transforms of functions
                 # an op on inputs none of which carries a gradient (`torch.sin(math.pi * x)`)
                 return not _requires_grad_kw(expr) and self._inputs_no_grad(expr, seen)
+            if self._runs_without_grad(expr):
+                return True  # a def of this file decorated `@torch.no_grad()`: what it returns has no graph
             callee = self._callee(expr)
             if callee is not None:
                 return self._returns_no_grad(callee, seen)
@@ -210,9 +213,14 @@ class GradientFacts:
                 ok = _python_number_annotation(bound.arg.annotation) or _python_number_default(scope, bound.arg) \
                     or self._passed_no_grad(scope, bound.arg, seen)
             elif bound.kind == "unpack" and isinstance(bound.source, ast.Call) and bound.index is not None:
-                ok = self._unpacked_no_grad(_Unpacked(bound.source, bound.index), seen)
+                ok = self._unpacked_no_grad(_Unpacked(bound.source, bound.index), seen) \
+                    or self._no_grad(bound.source, seen)
+            elif bound.kind in ("unpack", "for") and bound.source is not None:
+                # an element of what carries none carries none: `h, w = x.shape`,
+                # `for i in range(n)`, rows of a tensor made without a gradient
+                ok = self._no_grad(bound.source, seen)
             else:
-                ok = False  # a loop element, a `with` value, a nested def
+                ok = False  # a `with` value, a nested def
             if not ok:
                 return False
         return bool(reaching)
@@ -263,6 +271,24 @@ class GradientFacts:
             return None
         found = self._def_table().get(name, [])
         return found[0] if len(found) == 1 else None
+
+    def _runs_without_grad(self, call: ast.Call) -> bool:
+        """`call` runs a def of this file (any, public too) decorated `@torch.no_grad()`
+        or `@torch.inference_mode()`: whoever calls it, its result records no graph
+        (stereoanywhere's `disparity = run_inference(...)`)."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            name = func.id
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+            name = func.attr
+        else:
+            return False
+        if self._decorated is None:
+            self._decorated = {}
+            for node in self.facts.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+                self._decorated.setdefault(node.name, []).append(decorated_no_grad(self.facts, node))
+        found = self._decorated.get(name, [])
+        return len(found) == 1 and found[0]
 
     def _calls_of(self, func) -> Optional[list[ast.Call]]:
         """Every call of a private/nested def in this file; None when it may be called
@@ -463,11 +489,21 @@ def under_no_grad(facts, node: ast.AST) -> bool:
                 if facts.resolve(target) in NO_GRAD_CONTEXTS:
                     return True
         if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for dec in anc.decorator_list:
-                target = dec.func if isinstance(dec, ast.Call) else dec
-                if facts.resolve(target) in NO_GRAD_CONTEXTS:
-                    return True
-            return False
+            return decorated_no_grad(facts, anc)
+    return False
+
+
+def decorated_no_grad(facts, func) -> bool:
+    """`func` is decorated `@torch.no_grad()` / `@torch.inference_mode()` (bare too), not
+    `@torch.inference_mode(False)`, which leaves grad mode as it is."""
+    for dec in func.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        if facts.resolve(target) in NO_GRAD_CONTEXTS:
+            if isinstance(dec, ast.Call):
+                mode = dec.args[0] if dec.args else next((k.value for k in dec.keywords if k.arg == "mode"), None)
+                if mode is not None and not (isinstance(mode, ast.Constant) and mode.value is True):
+                    continue  # `inference_mode(False)`, or a mode the code computes
+            return True
     return False
 
 
