@@ -126,13 +126,18 @@ class TensorGuess:
         # heights]` next to `h = torch.tensor(...)`: switti, bench/dev25), see _comprehended
         self._comprehension_names = {n.id for node in nodes if isinstance(node, ast.comprehension)
                                      for n in ast.walk(node.target) if isinstance(n, ast.Name)}
-        # a name whose tensor-only methods are called is a tensor (`img.mean(1)`)
+        # a name whose tensor-only methods are called is a tensor (`img.mean(1)`); not a
+        # method's own receiver: `self.norm(x)` calls a submodule named like a tensor
+        # method (olmoearth's FlexiPatchEmbed, bench/dev45: `self` became a tensor, and
+        # so did what every `self._helper(...)` returns)
+        receiver = _receiver(self.facts, func)
         for node in nodes:
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
                 and node.func.attr in TENSOR_METHODS
                 and isinstance(node.func.value, ast.Name)
+                and node.func.value.id != receiver
                 and self.facts.resolve(node.func.value) is None
             ):
                 name = node.func.value
@@ -385,6 +390,17 @@ class TensorGuess:
                 return True
             return self.flow is not None and is_tensor_kind(self.flow.attr_kind(expr))
         return False
+
+
+def _receiver(facts: ModuleFacts, func) -> Optional[str]:
+    """The name of a method's first parameter (`self`, `cls`): a def directly in a class
+    body, not a staticmethod; None for any other def."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not isinstance(facts.parent(func), ast.ClassDef):
+        return None
+    if any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list):
+        return None
+    params = func.args.posonlyargs + func.args.args
+    return params[0].arg if params else None
 
 
 def plainly_not_tensor(facts: ModuleFacts, expr: ast.AST) -> bool:
