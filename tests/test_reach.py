@@ -4918,6 +4918,40 @@ def test_a_subscripted_base_is_its_origin_and_a_computed_base_is_outside_the_pro
     assert names(site(data, "m.py", 31)) == ["m.py:Dyn", "m.py:Net", "spelled.py:Spelled"]
 
 
+def test_a_compile_with_disable_true_is_no_site(tmp_path):
+    """ArcInstitute's state (bench/dev41): `@torch.compile(disable=True)` on a Lightning
+    `training_step`; torch returns the function itself (torch 2.13: `torch.compile(f,
+    disable=True) is f`), so its callees' prints and logging were reported as compiled
+    code. A flag that is not a literal keeps the site, a default True too: a caller may
+    pass False."""
+    _, data = project(tmp_path, {
+        "m.py": """
+        import torch
+        from torch import nn
+
+        class M(nn.Module):
+            @torch.compile(disable=True)
+            def training_step(self, x):
+                return x
+
+            def forward(self, x):
+                return x
+
+        off = torch.compile(M(), disable=True)
+        M().compile(disable=True)
+        on = torch.compile(M())
+
+        def build(no_compile=True):
+            return torch.compile(M(), disable=no_compile)
+
+        def maybe(flag):
+            return torch.compile(M(), disable=flag)
+        """,
+    })
+    assert sorted(s["row"] for s in data["sites"]) == [15, 18, 21]
+    assert "m.M.training_step" not in {r["def"] for r in data["regions"]}
+
+
 def test_an_alias_a_try_body_makes_with_a_fallback_in_its_handler_is_the_bodys(tmp_path):
     """phazei's ComfyUI-HunyuanVideo-Foley (bench/dev34): `try: _disable_compile =
     _compiler.disable` / `except Exception: _disable_compile = _dynamo.disable`; `@_disable_compile()`

@@ -387,6 +387,15 @@ def compile_options(keywords: Iterable[tuple[str, ast.expr]], defaults: Optional
     return mode, dynamic, cudagraphs
 
 
+def compiles_nothing(keywords: Iterable[tuple[str, ast.expr]]) -> bool:
+    """`torch.compile(..., disable=True)`, the literal: torch returns the model or
+    function itself, unwrapped (torch 2.13: `torch.compile(f, disable=True) is f`), so
+    the call is no compile site (`@torch.compile(disable=True)` on ArcInstitute's
+    `training_step`, bench/dev41: its callees were reported as compiled code). A
+    parameter's default is not enough: a caller may pass False."""
+    return any(name == "disable" and _literal(value) is True for name, value in keywords)
+
+
 def static_export(api: str, call: ast.Call, keywords: Optional[Iterable[tuple[str, ast.expr]]] = None) -> bool:
     """`call` of the exporter `api` passes nothing that makes a size dynamic: no
     `dynamic_shapes` / `dynamic_axes` (or one that is None) among `keywords` (the call's
@@ -703,6 +712,8 @@ class _Summarizer:
             target = self.ref_of(first, local, cls, cls_dotted) if first is not None else None
             term = self._guarded(first, call, self.terms.term(first, scope, call.lineno), scope) if first is not None else None
             if func in self.compile_funcs:
+                if compiles_nothing(keywords):
+                    return None
                 mode, dynamic, cg = compile_options(keywords, scope.defaults)
                 return Site(COMPILE, target, self.path, call.lineno, func, mode, dynamic, cg, self.summary.module,
                             call.col_offset, fullgraph_option(keywords), term)
@@ -713,6 +724,8 @@ class _Summarizer:
             receiver = self.ref_of(call.args[0], local, cls, cls_dotted)
             term = self._guarded(call.args[0], call, self.terms.term(call.args[0], scope, call.lineno), scope)
             keywords = self._keywords(call)
+            if compiles_nothing(keywords):
+                return None
             mode, dynamic, cg = compile_options(keywords, scope.defaults)
             return Site(COMPILE, receiver if receiver is not None and receiver.instance else None, self.path,
                         call.lineno, "Module.compile", mode, dynamic, cg, self.summary.module,
@@ -725,6 +738,8 @@ class _Summarizer:
                 if (receiver is not None and receiver.instance) or (term is not None and term[0] != G):
                     term = self._guarded(call.func.value, call, term, scope)
                     keywords = self._keywords(call)
+                    if compiles_nothing(keywords):
+                        return None
                     mode, dynamic, cg = compile_options(keywords, scope.defaults)
                     return Site(COMPILE, receiver if receiver is not None and receiver.instance else None, self.path,
                                 call.lineno, "Module.compile", mode, dynamic, cg, self.summary.module,
@@ -822,6 +837,8 @@ class _Summarizer:
             keywords = list(self.names.partial_keywords(call.func if call else deco))
             if call:
                 keywords += [(k.arg, k.value) for k in call.keywords if k.arg]
+            if compiles_nothing(keywords):
+                return None
             mode, dynamic, cg = compile_options(keywords)
             return Site(COMPILE, target, self.path, deco.lineno, func, mode, dynamic, cg, self.summary.module,
                         deco.col_offset, fullgraph_option(keywords), term)
