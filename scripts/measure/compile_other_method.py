@@ -5,7 +5,7 @@ Run: python scripts/measure/compile_other_method.py   (torch 2.13 CPU)
 Counts Dynamo frames and graphs (torch._dynamo.utils.counters, reset between runs)
 for: calling the compiled module, calling another method of the compiled wrapper
 (which calls `self(...)` / `self.forward(...)` inside), and the same after the
-in-place `model.compile()`.
+in-place `model.compile()`; and an explicit `.forward(x)` of each.
 """
 import warnings
 
@@ -49,6 +49,10 @@ if __name__ == "__main__":
         "m = torch.compile(net); m.generate_forward(x)  [self.forward(x)]": lambda: torch.compile(Net()).generate_forward(x),
         "net.compile(); net.generate(x)": lambda: (lambda n: (n.compile(), n.generate(x)))(Net()),
         "net.compile(); net.generate_forward(x)": lambda: (lambda n: (n.compile(), n.generate_forward(x)))(Net()),
+        # the in-place compile wraps `__call__` only: an explicit `.forward(x)` runs eagerly
+        # (TheAnimeScripter's depth backends, bench/dev22, judged false in bench/dev_findings)
+        "net.compile(); net.forward(x)": lambda: (lambda n: (n.compile(), n.forward(x)))(Net()),
+        "m = torch.compile(net); m.forward(x)": lambda: torch.compile(Net()).forward(x),
     }
     for text, run in cases.items():
         frames, unique = graphs(run)
