@@ -6,6 +6,7 @@ from textwrap import dedent
 from ..analysis.compiled.values import CompiledValuesFact
 from ..analysis.semantic.facts import RegionsFact
 from ..analysis.branches.feature_tests import never_runs_compiled
+from ..analysis.branches.passed_flags import PassedFlagsFact, closed_by_compiled_callers
 from ..analysis.project.calls import ProjectFilesFact
 from ..analysis.reach.queries import ClassAttrsFact, eager_only, region_nodes
 from ..analysis.tensors.rng import (
@@ -69,6 +70,17 @@ class RngInCompiledRegion(Rule):
     from a helper: 10 train-mode findings, the 2 judged in `bench/dev_findings/` false,
     went on the 476 development apps held, 2026-12-06, and none came).
 
+    **Branches the compiled callers close are quiet** (`analysis/branches/passed_flags.py`,
+    shared with CL508): a draw under `if train:` (`if not test_mode:`, `if drop_ids is
+    None:`, `if mode == "vanilla":`) of a helper every call of which from compiled code
+    passes a constant that closes the branch, directly or forwarded from the caller's
+    own parameter (openpi's augmentations: the compiled `sample_actions` passes
+    `train=False` through `_preprocess_observation`, judged false in `bench/dev_findings/`).
+    A def a site compiles itself stays reported (its callers are outside the compiled
+    code), and so does one called with a value that is not a constant. On the 476
+    development apps (session 59) this took 6 CL303 findings, all openpi's, and added
+    none; `tests/test_passed_flags.py` holds the cases.
+
     ## Why is this bad?
     Inductor generates random numbers with its own Philox-based kernels, not with
     eager's generator: with the same seed, compiled and eager results differ on 100%
@@ -123,9 +135,25 @@ class RngInCompiledRegion(Rule):
     name = "rng-in-compiled-region"
     summary = "Random numbers in a compiled region differ from eager with the same seed"
     requires = ()
-    needs = (RegionsFact, ClassAttrsFact, CompiledValuesFact, ProjectFilesFact)  # fires only inside compiled regions; callers of a helper
+    needs = (RegionsFact, ClassAttrsFact, CompiledValuesFact, ProjectFilesFact, PassedFlagsFact)  # fires only inside compiled regions; callers of a helper
 
     valid = [
+        Case(
+            """
+            import torch
+
+            def augment(x, train=True):
+                if train:
+                    x = x + 0.1 * torch.randn_like(x)
+                return x
+
+            @torch.compile
+            def infer(x):
+                return augment(x, train=False)
+            """,
+            note="openpi's preprocessing (bench/dev9, judged false in bench/dev_findings): the only "
+                 "compiled call passes train=False, which closes the draw's branch",
+        ),
         Case(
             """
             import torch
@@ -694,6 +722,8 @@ class RngInCompiledRegion(Rule):
                     in_eval[key] = not trains_at_some_site(facts, region) or eval_at_every_site(facts, region)
                 if in_eval[key]:
                     continue
+            if closed_by_compiled_callers(facts, node):
+                continue  # `if train:` in a helper every compiled caller passes train=False
             mode = " in train mode" if train_mode else ""
             yield self.finding(
                 facts, node,

@@ -30,6 +30,7 @@ from ..semantic.facts import FUNCTION_NODES, ModuleFacts
 from ..semantic.signatures import parameter_defaults
 from .ids import LOOP_ID, describe
 from ..reach.queries import dynamo_flag_on, eager_only
+from ..branches.passed_flags import closed_by_compiled_callers
 from ..tensors.calls import flow_for
 from ..tensors.kinds import MaskGuess, TensorGuess, not_tensors_at, plainly_not_mask, plainly_not_tensor
 
@@ -248,7 +249,8 @@ class Breaks:
         region = facts.in_region(node, "compiled")
         if region is None or eager_only(facts, node) or (captured_by and dynamo_flag_on(facts, region, captured_by)):
             return None
-        if behind_absent_input(facts, node) or self._called_only_eagerly(node):
+        if behind_absent_input(facts, node) or self._called_only_eagerly(node) \
+                or closed_by_compiled_callers(facts, node):
             return None
         loop = loop_of(facts, node)
         loop_name = getattr(loop, "name", None) if loop is not None else None

@@ -244,6 +244,11 @@ class ModuleFacts:
     def _dotted(self, qualname: str) -> str:
         return f"{self.names.module}.{qualname}" if self.names.module else qualname
 
+    def dotted_of(self, func: ast.AST) -> Optional[str]:
+        """A def's or class's dotted name, as the region index names it (`pkg.mod.Class.forward`)."""
+        qualname = self.qualname_of(func)
+        return self._dotted(qualname) if qualname is not None else None
+
     def region_of(self, node: ast.AST) -> Optional[RegionInfo]:
         """The region the innermost function around `node` belongs to, if any."""
         regions = self._regions  # (declared by the asking rule)

@@ -8,6 +8,7 @@ from .constructs import (
     dynamic_shape, print_reorderable, prints_size, python_sequence, statement_cause, tensor_size,
 )
 from ...analysis.semantic.facts import RegionsFact
+from ...analysis.branches.passed_flags import PassedFlagsFact
 from ...analysis.graph_breaks.common import Breaks
 from ...analysis.reach.queries import CASTS, ClassAttrsFact
 from ...analysis.graph_breaks.untraceable_calls import UntraceableCalls
@@ -186,14 +187,19 @@ class GraphBreak(Rule):
       `self.norm(...)` (olmoearth's FlexiPatchEmbed: what `self._resolve(...)` returned
       was then taken for a tensor; a valid case above), and `@torch.compile(disable=True)`
       compiles nothing (ArcInstitute's `training_step`, `tests/test_reach.py`). On all
-      476 apps these took 2 CL508 findings and added none. Still reported: a model
+      476 apps these took 2 CL508 findings and added none. A branch every compiled
+      caller of its def closes (`if include_norms:` with every compiled call passing
+      False; `analysis/branches/passed_flags.py`, shared with CL303,
+      `tests/test_passed_flags.py`) is not compiled code: 5 findings went (openpi's
+      augmentation, boltz's non-inference frames), none came. Still reported: a model
       compiled in place whose project calls `model.forward(...)` directly (which runs
-      eagerly), a branch no compiled caller takes, and an `isinstance(size, torch.Tensor)`
+      eagerly: `scripts/measure/compile_other_method.py`), a branch closed by a value the
+      callers compute rather than pass, and an `isinstance(size, torch.Tensor)`
       branch over `tensor.shape` that only tracing takes
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html#graph-breaks
     """
 
-    needs = (RegionsFact, ClassAttrsFact)
+    needs = (RegionsFact, ClassAttrsFact, PassedFlagsFact)  # PassedFlagsFact: branches compiled callers close
     code = "CL508"
     name = "graph-break"
     summary = "Construct that forces a graph break in compiled code"

@@ -1,0 +1,163 @@
+"""Branches of a def that its compiled callers close.
+
+A helper reached from compiled code often tests one of its own parameters: openpi's
+`preprocess_observation(..., train=...)` augments under `if train:`, and the compiled
+`sample_actions` passes `train=False` (through `_preprocess_observation(observation,
+train=False)`, which forwards its own `train`); KataGo's metrics read `.item()` under
+`if include_norms:`, and every compiled caller passes False. The draw or the break is
+in the region the index marks (it marks defs, not branches), yet no compiled run takes
+that branch. `closed_by_compiled_callers(facts, node)` says so when every call of the def
+from compiled code passes (or leaves as its default) a constant that closes a test on
+the parameter around `node`.
+
+The calls read are those the code spells: a method's `self.<name>(...)` in its class
+(`modules.classes.self_calls`: none when the name is used any other way there), or a
+module-level function's `name(...)` anywhere in the project (by name, then resolved to
+this def). A value another call forwards from its own parameter is read from that def's
+compiled callers in turn, a few calls deep. Unknown stays open: a def a site compiles
+directly (its callers are outside the compiled code), `forward` and `__call__` (run
+through the module's call), a call passing `*args`/`**kwargs` or a value that is not a
+constant, and a def no compiled call of which is seen.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Callable, Optional
+
+from ..project.calls import ProjectFilesFact, _calls_def_of, calls_named
+from ..semantic.facts import Fact, ModuleFacts, RegionsFact
+from ..semantic.signatures import call_argument, parameter_defaults
+from .around import tests_around
+from .compiling import eager_only
+
+MAX_DEPTH = 3  # calls followed back from the def, each forwarding its own parameter
+MAX_CALLER_FILES = 40  # files that may call a function, read for its calls
+UNKNOWN = None
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_ENTERED_BY_CALLING_THE_MODULE = frozenset({"forward", "__call__"})
+
+
+class PassedFlagsFact(Fact):
+    """What the compiled callers of this file's defs pass, per (def, parameter), asked once."""
+
+    name = "passed flags"
+    needs = (RegionsFact, ProjectFilesFact)  # where the calls are, and the files that may hold them
+
+    @classmethod
+    def compute(cls, facts: ModuleFacts) -> dict:
+        return {}
+
+
+def closed_by_compiled_callers(facts: ModuleFacts, node: ast.AST, depth: int = 0) -> bool:
+    """`node` sits in a branch of an `if` on a parameter of its def (`if train:`, `if not
+    test_mode:`, `if drop_ids is None:`, `if mode == "vanilla":`) that every call of the
+    def from compiled code closes."""
+    func = facts.enclosing_function(node)
+    if not isinstance(func, _FUNCTIONS) or depth > MAX_DEPTH:
+        return False
+    params = {a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs}
+    for test, truth in tests_around(facts, node):
+        tested = _parameter_test(test, params)
+        if tested is None:
+            continue
+        name, holds = tested
+        values = passed_values(facts, func, name, depth)
+        if values and all(holds(v) != truth for v in values):
+            return True
+    return False
+
+
+def _parameter_test(test: ast.AST, params: set) -> Optional[tuple[str, Callable]]:
+    """(parameter, what the test is for a value of it) when `test` reads one parameter
+    alone: `p`, `p is None`, `p is not None`, `p == C`, `p != C` (`not` is already off)."""
+    if isinstance(test, ast.Name) and test.id in params:
+        return test.id, bool
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)
+            and test.left.id in params and isinstance(test.comparators[0], ast.Constant)):
+        return None
+    op, constant = test.ops[0], test.comparators[0].value
+    if isinstance(op, ast.Is) and constant is None:
+        return test.left.id, lambda v: v is None
+    if isinstance(op, ast.IsNot) and constant is None:
+        return test.left.id, lambda v: v is not None
+    if isinstance(op, ast.Eq):
+        return test.left.id, lambda v: v == constant
+    if isinstance(op, ast.NotEq):
+        return test.left.id, lambda v: v != constant
+    return None
+
+
+def passed_values(facts: ModuleFacts, func: ast.AST, name: str, depth: int = 0) -> Optional[frozenset]:
+    """The constants every compiled call of `func` passes for its parameter `name`
+    (defaults included); None when one of them is not known."""
+    memo = facts.get(PassedFlagsFact)
+    key = (id(func), name)
+    if key in memo:
+        return memo[key]
+    memo[key] = UNKNOWN  # (a cycle of forwarded parameters stays unknown)
+    memo[key] = found = _passed_values(facts, func, name, depth)
+    return found
+
+
+def _passed_values(facts: ModuleFacts, func: ast.AST, name: str, depth: int) -> Optional[frozenset]:
+    if depth > MAX_DEPTH or func.name in _ENTERED_BY_CALLING_THE_MODULE or _compiled_directly(facts, func):
+        return UNKNOWN
+    method = isinstance(facts.parent(func), ast.ClassDef)
+    positional = [a.arg for a in func.args.posonlyargs + func.args.args][1 if method else 0:]
+    index = positional.index(name) if name in positional else None
+    default = parameter_defaults(func.args).get(name)
+    values: set = set()
+    seen_one = False
+    for caller_facts, call in _calls(facts, func, method):
+        if caller_facts.in_region(call, "compiled") is None or eager_only(caller_facts, call) \
+                or closed_by_compiled_callers(caller_facts, call, depth + 1):
+            continue  # an eager caller, or a compiled one that never runs this call
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return UNKNOWN
+        passed = call_argument(call, index, name, missing=default)
+        value = _value(caller_facts, passed, depth)
+        if value is UNKNOWN:
+            return UNKNOWN
+        values |= value
+        seen_one = True
+    return frozenset(values) if seen_one else UNKNOWN
+
+
+def _value(facts: ModuleFacts, expr: Optional[ast.AST], depth: int) -> Optional[frozenset]:
+    """What `expr` (an argument, or a default) can be: a constant, or a parameter of the
+    calling def that its own compiled callers fill."""
+    if isinstance(expr, ast.Constant):
+        return frozenset({expr.value})
+    if isinstance(expr, ast.Name):
+        caller = facts.enclosing_function(expr)
+        if isinstance(caller, _FUNCTIONS) and expr.id in {a.arg for a in caller.args.posonlyargs + caller.args.args
+                                                          + caller.args.kwonlyargs}:
+            return passed_values(facts, caller, expr.id, depth + 1)
+    return UNKNOWN
+
+
+def _compiled_directly(facts: ModuleFacts, func: ast.AST) -> bool:
+    """A site compiles `func` itself (or its class): what it is passed comes from the
+    callers of the compiled object, which this module does not read."""
+    region = facts.region_of(func)
+    if region is None:
+        return True
+    dotted = facts.dotted_of(func)
+    owner = dotted.rpartition(".")[0] if dotted else None
+    return region.via is None or any(site.target is not None and site.target.dotted in (dotted, owner)
+                                     for site in region.sites)
+
+
+def _calls(facts: ModuleFacts, func: ast.AST, method: bool):
+    """(the caller's facts, call) for every call of `func` the code spells."""
+    if method:
+        from ..modules.classes import self_calls
+
+        for call, _ in self_calls(facts, func):
+            yield facts, call
+        return
+    if facts.enclosing_function(func) is not None or func not in facts.tree.body:
+        return  # a nested def, or one bound under an `if`/`try`: called in ways not read here
+    for other, call in calls_named(facts, func.name, max_files=MAX_CALLER_FILES):
+        if _calls_def_of(other, call, facts, func.name):
+            yield other, call

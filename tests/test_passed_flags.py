@@ -1,0 +1,88 @@
+"""Branches a def's compiled callers close (analysis/branches/passed_flags.py), as CL303
+and CL508 ask it: openpi's `if train:` augmentation reached from a compiled
+`sample_actions` that passes `train=False` through a method forwarding its own `train`
+(bench/dev9, judged false in bench/dev_findings), KataGo's `if include_norms:` metrics
+every compiled caller passes False (bench/dev47)."""
+from __future__ import annotations
+
+import os
+import textwrap
+
+from compile_lint.config import Settings
+from compile_lint.engine import Linter, Selection
+
+PREP = """
+import torch
+
+
+def preprocess(image, *, train: bool = True):
+    if train:
+        image = image * (0.7 + torch.rand(1) * 0.6)
+    return image
+
+
+def metrics(x, include_norms, mode="plain"):
+    out = x.sum()
+    if include_norms:
+        print(out.item())
+    if mode == "debug":
+        print(out.item())
+    return out
+"""
+
+MODEL = """
+import torch
+from torch import nn
+from pkg.prep import preprocess, metrics
+
+
+class Policy(nn.Module):
+    def _prep(self, obs, *, train=True):
+        return preprocess(obs, train=train)
+
+    def forward(self, obs):
+        return self._prep(obs, train=True)
+
+    def sample_actions(self, obs):
+        x = self._prep(obs, train=False)
+        return metrics(x, False)
+
+
+policy = Policy()
+fast = torch.compile(policy.sample_actions)
+"""
+
+
+def lint(tmp_path, files: dict[str, str]) -> list[tuple[str, int, str]]:
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    linter = Linter(lambda _p: Settings(root=str(tmp_path)), Selection(select=("CL303", "CL508")))
+    results = linter.lint([str(tmp_path / rel) for rel in files])
+    return sorted((os.path.basename(r.path), f.row, f.code) for r in results for f in r.findings)
+
+
+def test_a_branch_every_compiled_caller_closes_is_not_compiled_code(tmp_path):
+    # sample_actions passes train=False through _prep, which forwards its own `train`,
+    # and include_norms=False; mode keeps its default
+    assert lint(tmp_path, {"pkg/__init__.py": "", "pkg/prep.py": PREP, "pkg/model.py": MODEL}) == []
+
+
+def test_one_compiled_caller_that_opens_the_branch_keeps_it(tmp_path):
+    # compiling the whole policy compiles forward, which passes train=True
+    found = lint(tmp_path, {"pkg/__init__.py": "", "pkg/prep.py": PREP,
+                            "pkg/model.py": MODEL + "whole = torch.compile(policy)\n"})
+    assert found == [("prep.py", 7, "CL303")]
+
+
+def test_a_def_compiled_itself_is_open_whatever_its_other_callers_pass(tmp_path):
+    found = lint(tmp_path, {"pkg/__init__.py": "", "pkg/prep.py": PREP,
+                            "pkg/model.py": MODEL + "direct = torch.compile(preprocess)\n"})
+    assert found == [("prep.py", 7, "CL303")]
+
+
+def test_a_value_that_is_not_a_constant_keeps_the_branch(tmp_path):
+    model = MODEL.replace("return metrics(x, False)", "return metrics(x, obs.shape[0] > 1)")
+    found = lint(tmp_path, {"pkg/__init__.py": "", "pkg/prep.py": PREP, "pkg/model.py": model})
+    assert found == [("prep.py", 14, "CL508"), ("prep.py", 14, "CL508")]
