@@ -25,9 +25,15 @@ def metrics(x, include_norms, mode="plain"):
     out = x.sum()
     if include_norms:
         print(out.item())
+        norms(x)
     if mode == "debug":
         print(out.item())
     return out
+
+
+def norms(x):
+    for row in x:
+        print(row.norm().item())
 """
 
 MODEL = """
@@ -85,4 +91,14 @@ def test_a_def_compiled_itself_is_open_whatever_its_other_callers_pass(tmp_path)
 def test_a_value_that_is_not_a_constant_keeps_the_branch(tmp_path):
     model = MODEL.replace("return metrics(x, False)", "return metrics(x, obs.shape[0] > 1)")
     found = lint(tmp_path, {"pkg/__init__.py": "", "pkg/prep.py": PREP, "pkg/model.py": model})
-    assert found == [("prep.py", 14, "CL508"), ("prep.py", 14, "CL508")]
+    # the branch's print and `.item()`, and the helper it calls (every compiled call of
+    # `norms` sits in that branch, open now)
+    assert found == [("prep.py", 14, "CL508"), ("prep.py", 14, "CL508"), ("prep.py", 23, "CL508"), ("prep.py", 23, "CL508")]
+
+
+def test_a_helper_read_other_than_by_a_call_may_run_compiled_where_this_does_not_see(tmp_path):
+    # `norms` is called only in the closed branch, but also handed on as a value
+    model = MODEL + "hooks = [norms]\n"
+    model = model.replace("from pkg.prep import preprocess, metrics", "from pkg.prep import preprocess, metrics, norms")
+    found = lint(tmp_path, {"pkg/__init__.py": "", "pkg/prep.py": PREP, "pkg/model.py": model})
+    assert found == [("prep.py", 23, "CL508"), ("prep.py", 23, "CL508")]

@@ -8,23 +8,25 @@ train=False)`, which forwards its own `train`); KataGo's metrics read `.item()` 
 in the region the index marks (it marks defs, not branches), yet no compiled run takes
 that branch. `closed_by_compiled_callers(facts, node)` says so when every call of the def
 from compiled code passes (or leaves as its default) a constant that closes a test on
-the parameter around `node`.
+the parameter around `node`, or when every compiled call of the def sits in such a
+closed branch itself (KataGo's norms helper, called only under `if include_model_norms:`).
 
 The calls read are those the code spells: a method's `self.<name>(...)` in its class
 (`modules.classes.self_calls`: none when the name is used any other way there), or a
-module-level function's `name(...)` anywhere in the project (by name, then resolved to
-this def). A value another call forwards from its own parameter is read from that def's
-compiled callers in turn, a few calls deep. Unknown stays open: a def a site compiles
-directly (its callers are outside the compiled code), `forward` and `__call__` (run
-through the module's call), a call passing `*args`/`**kwargs` or a value that is not a
-constant, and a def no compiled call of which is seen.
+module-level function's `name(...)` in the project's files that mention it (resolved to
+this def; the name read any other way, as a callback or an alias, and nothing is known).
+A value another call forwards from its own parameter is read from that def's compiled
+callers in turn, a few calls deep. Unknown stays open: a def a site compiles directly
+(its callers are outside the compiled code), `forward` and `__call__` (run through the
+module's call), a call passing `*args`/`**kwargs` or a value that is not a constant, and
+a def no compiled call of which is seen.
 """
 from __future__ import annotations
 
 import ast
 from typing import Callable, Optional
 
-from ..project.calls import ProjectFilesFact, _calls_def_of, calls_named
+from ..project.calls import ProjectFilesFact, _calls_def_of
 from ..semantic.facts import Fact, ModuleFacts, RegionsFact
 from ..semantic.signatures import call_argument, parameter_defaults
 from .around import tests_around
@@ -64,7 +66,30 @@ def closed_by_compiled_callers(facts: ModuleFacts, node: ast.AST, depth: int = 0
         values = passed_values(facts, func, name, depth)
         if values and all(holds(v) != truth for v in values):
             return True
-    return False
+    return _called_only_where_closed(facts, func, depth)
+
+
+def _called_only_where_closed(facts: ModuleFacts, func: ast.AST, depth: int) -> bool:
+    """Every compiled call of `func` sits in a branch its own def's compiled callers
+    close (KataGo's norms helper, called only under `if include_model_norms:`)."""
+    memo = facts.get(PassedFlagsFact)
+    key = (id(func), "called where closed")
+    if key not in memo:
+        memo[key] = False  # (a cycle of calls stays open)
+        memo[key] = _every_compiled_call_closed(facts, func, depth)
+    return memo[key]
+
+
+def _every_compiled_call_closed(facts: ModuleFacts, func: ast.AST, depth: int) -> bool:
+    if depth >= MAX_DEPTH or func.name in _ENTERED_BY_CALLING_THE_MODULE or _compiled_directly(facts, func):
+        return False
+    calls = _calls(facts, func, isinstance(facts.parent(func), ast.ClassDef))
+    if calls is None:
+        return False
+    compiled = [(caller_facts, call) for caller_facts, call in calls
+                if caller_facts.in_region(call, "compiled") is not None and not eager_only(caller_facts, call)]
+    return bool(compiled) and all(closed_by_compiled_callers(caller_facts, call, depth + 1)
+                                  for caller_facts, call in compiled)
 
 
 def _parameter_test(test: ast.AST, params: set) -> Optional[tuple[str, Callable]]:
@@ -106,9 +131,12 @@ def _passed_values(facts: ModuleFacts, func: ast.AST, name: str, depth: int) -> 
     positional = [a.arg for a in func.args.posonlyargs + func.args.args][1 if method else 0:]
     index = positional.index(name) if name in positional else None
     default = parameter_defaults(func.args).get(name)
+    calls = _calls(facts, func, method)
+    if calls is None:
+        return UNKNOWN
     values: set = set()
     seen_one = False
-    for caller_facts, call in _calls(facts, func, method):
+    for caller_facts, call in calls:
         if caller_facts.in_region(call, "compiled") is None or eager_only(caller_facts, call) \
                 or closed_by_compiled_callers(caller_facts, call, depth + 1):
             continue  # an eager caller, or a compiled one that never runs this call
@@ -148,16 +176,33 @@ def _compiled_directly(facts: ModuleFacts, func: ast.AST) -> bool:
                                      for site in region.sites)
 
 
-def _calls(facts: ModuleFacts, func: ast.AST, method: bool):
-    """(the caller's facts, call) for every call of `func` the code spells."""
+def _calls(facts: ModuleFacts, func: ast.AST, method: bool) -> Optional[list]:
+    """(the caller's facts, call) for every call of `func`; None when the code may reach
+    it in a way not read here (its name read without a call: a callback, an alias)."""
     if method:
         from ..modules.classes import self_calls
 
-        for call, _ in self_calls(facts, func):
-            yield facts, call
-        return
+        found = self_calls(facts, func)
+        return [(facts, call) for call, _ in found] if found else None
     if facts.enclosing_function(func) is not None or func not in facts.tree.body:
-        return  # a nested def, or one bound under an `if`/`try`: called in ways not read here
-    for other, call in calls_named(facts, func.name, max_files=MAX_CALLER_FILES):
-        if _calls_def_of(other, call, facts, func.name):
-            yield other, call
+        return None  # a nested def, or one bound under an `if`/`try`: called in ways not read here
+    name = func.name
+    paths, _ = facts.project.files_mentioning(facts.get(ProjectFilesFact), name.encode())
+    if facts.path not in paths:
+        paths = [facts.path, *paths]
+    if len(paths) > MAX_CALLER_FILES:
+        return None
+    calls = []
+    for path in paths:
+        other = facts.project.facts_for_path(facts, path)
+        if other is None:
+            continue
+        for node in (*other.nodes(ast.Name), *other.nodes(ast.Attribute)):
+            if (node.id if isinstance(node, ast.Name) else node.attr) != name or not isinstance(node.ctx, ast.Load):
+                continue
+            call = other.parent(node)
+            if not (isinstance(call, ast.Call) and call.func is node):
+                return None  # `step = metrics`, `map(metrics, ...)`: reached where this does not read
+            if _calls_def_of(other, call, facts, name):
+                calls.append((other, call))
+    return calls
