@@ -262,26 +262,16 @@ class GradientFacts:
 
     def _callee(self, call: ast.Call):
         """The private/nested def of this file a call runs (None when not exactly one)."""
-        func = call.func
-        if isinstance(func, ast.Name):
-            name = func.id
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
-            name = func.attr
-        else:
-            return None
-        found = self._def_table().get(name, [])
+        name = _name_called(call)
+        found = self._def_table().get(name, []) if name is not None else []
         return found[0] if len(found) == 1 else None
 
     def _runs_without_grad(self, call: ast.Call) -> bool:
         """`call` runs a def of this file (any, public too) decorated `@torch.no_grad()`
         or `@torch.inference_mode()`: whoever calls it, its result records no graph
         (stereoanywhere's `disparity = run_inference(...)`)."""
-        func = call.func
-        if isinstance(func, ast.Name):
-            name = func.id
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
-            name = func.attr
-        else:
+        name = _name_called(call)
+        if name is None:
             return False
         if self._decorated is None:
             self._decorated = {}
@@ -445,6 +435,16 @@ class GradientFacts:
                 return True
             child = parent
         return True
+
+
+def _name_called(call: ast.Call) -> Optional[str]:
+    """The name of the def of this file a call may run: `f(...)`, `self.f(...)`, `cls.f(...)`."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+        return func.attr
+    return None
 
 
 def _base_name(expr: ast.AST) -> Optional[str]:
