@@ -16,7 +16,9 @@ The calls read are those the code spells: a method's `self.<name>(...)` in its c
 module-level function's `name(...)` in the project's files that mention it (resolved to
 this def; the name read any other way, as a callback or an alias, and nothing is known).
 A value another call forwards from its own parameter is read from that def's compiled
-callers in turn, a few calls deep. Unknown stays open: a def a site compiles directly
+callers in turn, a few calls deep. Not seen, and so taken as absent: a method's calls
+from outside its class (a subclass in another file, a holder's `obj.method(...)`).
+Unknown stays open: a def a site compiles directly
 (its callers are outside the compiled code), `forward` and `__call__` (run through the
 module's call), a call passing `*args`/`**kwargs` or a value that is not a constant, and
 a def no compiled call of which is seen.
@@ -165,15 +167,15 @@ def _value(facts: ModuleFacts, expr: Optional[ast.AST], depth: int) -> Optional[
 
 
 def _compiled_directly(facts: ModuleFacts, func: ast.AST) -> bool:
-    """A site compiles `func` itself (or its class): what it is passed comes from the
-    callers of the compiled object, which this module does not read."""
+    """A site compiles `func` itself: what it is passed comes from the callers of the
+    compiled object, which this module does not read. (A compiled class is entered
+    through `forward` / `__call__`, which are never judged; its other methods are
+    reached by calls.)"""
     region = facts.region_of(func)
     if region is None:
         return True
     dotted = facts.dotted_of(func)
-    owner = dotted.rpartition(".")[0] if dotted else None
-    return region.via is None or any(site.target is not None and site.target.dotted in (dotted, owner)
-                                     for site in region.sites)
+    return region.via is None or any(site.target is not None and site.target.dotted == dotted for site in region.sites)
 
 
 def _calls(facts: ModuleFacts, func: ast.AST, method: bool) -> Optional[list]:
