@@ -190,8 +190,11 @@ class GraphBreak(Rule):
       476 apps these took 2 CL508 findings and added none. A branch every compiled
       caller of its def closes (`if include_norms:` with every compiled call passing
       False; `analysis/branches/passed_flags.py`, shared with CL303,
-      `tests/test_passed_flags.py`) is not compiled code: 5 findings went (openpi's
-      augmentation, boltz's non-inference frames), none came. Still reported: a model
+      `tests/test_passed_flags.py`) is not compiled code, nor a helper every compiled
+      call of which sits in such a branch: 5 findings went on the apps (openpi's
+      augmentation, boltz's non-inference frames), none came, and on corpus M kornia's
+      `_warn_strict_maxima_bonus` `warnings.warn` (judged false in `bench/judged/`: "the
+      module forwards never pass it"). Still reported: a model
       compiled in place whose project calls `model.forward(...)` directly (which runs
       eagerly: `scripts/measure/compile_other_method.py`), a branch closed by a value the
       callers compute rather than pass, and an `isinstance(size, torch.Tensor)`
