@@ -102,3 +102,15 @@ def test_a_helper_read_other_than_by_a_call_may_run_compiled_where_this_does_not
     model = model.replace("from pkg.prep import preprocess, metrics", "from pkg.prep import preprocess, metrics, norms")
     found = lint(tmp_path, {"pkg/__init__.py": "", "pkg/prep.py": PREP, "pkg/model.py": model})
     assert found == [("prep.py", 23, "CL508"), ("prep.py", 23, "CL508")]
+
+
+def test_a_method_called_from_outside_its_class_keeps_its_branches_open(tmp_path):
+    # `_prep(train=True)` from a compiled function outside the class: its callers are not
+    # all `self._prep(...)` in the class, so nothing is known of `train`
+    model = MODEL + (
+        "@torch.compile\n"
+        "def augmenting(p, obs):\n"
+        "    return p._prep(obs, train=True)\n"
+    )
+    found = lint(tmp_path, {"pkg/__init__.py": "", "pkg/prep.py": PREP, "pkg/model.py": model})
+    assert found == [("prep.py", 7, "CL303")]

@@ -16,9 +16,9 @@ The calls read are those the code spells: a method's `self.<name>(...)` in its c
 module-level function's `name(...)` in the project's files that mention it (resolved to
 this def; the name read any other way, as a callback or an alias, and nothing is known).
 A value another call forwards from its own parameter is read from that def's compiled
-callers in turn, a few calls deep. Not seen, and so taken as absent: a method's calls
-from outside its class (a subclass in another file, a holder's `obj.method(...)`).
-Unknown stays open: a def a site compiles directly
+callers in turn, a few calls deep. A method called by its name anywhere else in the
+project (`policy.sample(x, train=True)`, a subclass's `super().sample(...)`) has callers
+this does not judge: it stays open. Unknown stays open: a def a site compiles directly
 (its callers are outside the compiled code), `forward` and `__call__` (run through the
 module's call), a call passing `*args`/`**kwargs` or a value that is not a constant, and
 a def no compiled call of which is seen.
@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Optional
 
-from ..project.calls import ProjectFilesFact, _calls_def_of
+from ..project.calls import ProjectFilesFact, _calls_def_of, calls_named
 from ..semantic.facts import Fact, ModuleFacts, RegionsFact
 from ..semantic.signatures import call_argument, parameter_defaults
 from .around import tests_around
@@ -185,7 +185,13 @@ def _calls(facts: ModuleFacts, func: ast.AST, method: bool) -> Optional[list]:
         from ..modules.classes import self_calls
 
         found = self_calls(facts, func)
-        return [(facts, call) for call, _ in found] if found else None
+        if not found:
+            return None
+        own = {id(call) for call, _ in found}
+        for _other, call in calls_named(facts, func.name, max_files=MAX_CALLER_FILES):
+            if id(call) not in own:
+                return None  # `policy.sample(x, train=True)` elsewhere: a caller this does not judge
+        return [(facts, call) for call, _ in found]
     if facts.enclosing_function(func) is not None or func not in facts.tree.body:
         return None  # a nested def, or one bound under an `if`/`try`: called in ways not read here
     name = func.name
