@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis.branches.training import training_only
-from ..analysis.modules.classes import every_trace, labelled, self_attr, site_of_kind
+from ..analysis.modules.classes import every_trace, labelled, self_attr, self_name, site_of_kind
 from ..analysis.compiled.values import literal
 from ..analysis.tensors.shapes import cast_kind, direct_shape_element, flows_to_sink, shape_names, whole_shape_of
 from ..analysis.reach.queries import ClassAttrsFact, class_attrs, stmt_text
@@ -118,13 +118,13 @@ def _made_by_a_layer(facts, arg: ast.AST) -> bool:
     wanted = FIXES_CHANNELS if position == 1 else FIXES_LAST_DIM if position == -1 else None
     if wanted is None or not isinstance(base, ast.Name):
         return False
-    func = facts.enclosing_function(arg)
-    if func is None or isinstance(func, ast.Lambda) or not func.args.args:
+    me = self_name(facts.enclosing_function(arg))
+    if me is None:
         return False
     bound = bindings_for(facts).reaching(base)
     if len(bound) != 1 or bound[0].kind != "assign" or bound[0].conditional:
         return False
-    return _calls_a_layer(facts, bound[0].value, func.args.args[0].arg, wanted, class_attrs(facts, base))
+    return _calls_a_layer(facts, bound[0].value, me, wanted, class_attrs(facts, base))
 
 
 def _fed_to_layer(facts, tensor: ast.Name, wanted: frozenset, bindings) -> bool:
@@ -132,9 +132,9 @@ def _fed_to_layer(facts, tensor: ast.Name, wanted: frozenset, bindings) -> bool:
     argument somewhere in the same function, with `self.<attr> = <one of wanted>(...)` the
     only assignment of that attribute in the class."""
     func = facts.enclosing_function(tensor)
-    if func is None or not func.args.args:
+    me = self_name(func)
+    if me is None:
         return False
-    me = func.args.args[0].arg
     same = {id(b.stmt) for b in bindings.reaching(tensor)}
     attrs = class_attrs(facts, tensor)
     for node in ast.walk(func):

@@ -21,6 +21,7 @@ from typing import Optional
 from ..semantic.bindings import bindings_under
 from ..semantic.facts import ModuleFacts
 from ..semantic.walk import own_nodes
+from ..modules.classes import self_name
 
 # Methods of a tensor that return Python values or non-tensors.
 NON_TENSOR_METHODS = frozenset(
@@ -130,7 +131,7 @@ class TensorGuess:
         # method's own receiver: `self.norm(x)` calls a submodule named like a tensor
         # method (olmoearth's FlexiPatchEmbed, bench/dev45: `self` became a tensor, and
         # so did what every `self._helper(...)` returns)
-        receiver = _receiver(self.facts, func)
+        receiver = self_name(func) if isinstance(self.facts.parent(func), ast.ClassDef) else None
         for node in nodes:
             if (
                 isinstance(node, ast.Call)
@@ -390,17 +391,6 @@ class TensorGuess:
                 return True
             return self.flow is not None and is_tensor_kind(self.flow.attr_kind(expr))
         return False
-
-
-def _receiver(facts: ModuleFacts, func) -> Optional[str]:
-    """The name of a method's first parameter (`self`, `cls`): a def directly in a class
-    body, not a staticmethod; None for any other def."""
-    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not isinstance(facts.parent(func), ast.ClassDef):
-        return None
-    if any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list):
-        return None
-    params = func.args.posonlyargs + func.args.args
-    return params[0].arg if params else None
 
 
 def plainly_not_tensor(facts: ModuleFacts, expr: ast.AST) -> bool:
