@@ -4946,6 +4946,11 @@ def test_a_compile_with_disable_true_is_no_site(tmp_path):
 
         def maybe(flag):
             return torch.compile(M(), disable=flag)
+
+        def no_op(m):
+            return torch.compile(m, disable=True)
+
+        kept = no_op(M())
         """,
     })
     assert sorted(s["row"] for s in data["sites"]) == [15, 18, 21]

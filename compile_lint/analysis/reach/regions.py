@@ -1290,6 +1290,8 @@ class _Summarizer:
                     func = self.names.resolve(value.func)
                     if func in funcs and value.args and isinstance(value.args[0], ast.Name) and value.args[0].id in params:
                         keywords = self._keywords(value)
+                        if func in self.compile_funcs and compiles_nothing(keywords):
+                            continue  # returns its parameter unwrapped: no wrapper, as its call is no site
                         self._wraps_param = value.args[0].id
                         return (params.index(value.args[0].id), func, compile_options(keywords, defaults))
         return None
