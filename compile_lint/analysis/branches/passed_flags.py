@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Optional
 
-from ..project.calls import ProjectFilesFact, _calls_def_of, calls_named
+from ..project.calls import ProjectFilesFact, _calls_def_of
 from ..semantic.facts import Fact, ModuleFacts, RegionsFact
 from ..semantic.signatures import call_argument, parameter_defaults
 from .around import tests_around
@@ -180,37 +180,43 @@ def _compiled_directly(facts: ModuleFacts, func: ast.AST) -> bool:
 
 def _calls(facts: ModuleFacts, func: ast.AST, method: bool) -> Optional[list]:
     """(the caller's facts, call) for every call of `func`; None when the code may reach
-    it in a way not read here (its name read without a call: a callback, an alias)."""
+    it in a way not read here: its name read other than as those calls (a callback, an
+    alias, a method called on another object), or in too many files to read."""
+    reads = _reads_of(facts, func.name)
+    if reads is None:
+        return None
     if method:
         from ..modules.classes import self_calls
 
         found = self_calls(facts, func)
-        if not found:
-            return None
-        own = {id(call) for call, _ in found}
-        for _other, call in calls_named(facts, func.name, max_files=MAX_CALLER_FILES):
-            if id(call) not in own:
-                return None  # `policy.sample(x, train=True)` elsewhere: a caller this does not judge
+        own = {id(call.func) for call, _ in found}
+        if not found or any(id(node) not in own for _other, node in reads):
+            return None  # `policy.sample(x, train=True)` elsewhere: a caller this does not judge
         return [(facts, call) for call, _ in found]
     if facts.enclosing_function(func) is not None or func not in facts.tree.body:
         return None  # a nested def, or one bound under an `if`/`try`: called in ways not read here
-    name = func.name
+    calls = []
+    for other, node in reads:
+        call = other.parent(node)
+        if not (isinstance(call, ast.Call) and call.func is node):
+            return None  # `step = metrics`, `map(metrics, ...)`: reached where this does not read
+        if _calls_def_of(other, call, facts, func.name):
+            calls.append((other, call))
+    return calls
+
+
+def _reads_of(facts: ModuleFacts, name: str) -> Optional[list]:
+    """(file's facts, node) for every read of `name` (`name`, `x.name`) in the project's
+    files that mention it, this file included; None when more than MAX_CALLER_FILES do."""
     paths, _ = facts.project.files_mentioning(facts.get(ProjectFilesFact), name.encode())
     if facts.path not in paths:
         paths = [facts.path, *paths]
     if len(paths) > MAX_CALLER_FILES:
         return None
-    calls = []
+    reads = []
     for path in paths:
         other = facts.project.facts_for_path(facts, path)
-        if other is None:
-            continue
-        for node in (*other.nodes(ast.Name), *other.nodes(ast.Attribute)):
-            if (node.id if isinstance(node, ast.Name) else node.attr) != name or not isinstance(node.ctx, ast.Load):
-                continue
-            call = other.parent(node)
-            if not (isinstance(call, ast.Call) and call.func is node):
-                return None  # `step = metrics`, `map(metrics, ...)`: reached where this does not read
-            if _calls_def_of(other, call, facts, name):
-                calls.append((other, call))
-    return calls
+        for node in (*other.nodes(ast.Name), *other.nodes(ast.Attribute)) if other is not None else ():
+            if (node.id if isinstance(node, ast.Name) else node.attr) == name and isinstance(node.ctx, ast.Load):
+                reads.append((other, node))
+    return reads
