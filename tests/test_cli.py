@@ -103,3 +103,43 @@ def test_version(tmp_path):
     from compile_lint import __version__
 
     assert run("--version", cwd=tmp_path).stdout.strip().endswith(__version__)
+
+
+def _fake_exit(monkeypatch):
+    """cli._exit_now with os._exit and the atexit run recorded instead of done."""
+    import atexit
+
+    from compile_lint import cli
+
+    calls = []
+    monkeypatch.setattr(cli.os, "_exit", lambda code: calls.append(code))
+    monkeypatch.setattr(atexit, "_run_exitfuncs", lambda: None)
+    monkeypatch.setattr(atexit, "_clear", lambda: None)
+    return cli, calls
+
+
+def test_fast_exit_with_multiprocessing_imported_but_no_child(monkeypatch):
+    # libcst's codemod module imports multiprocessing when a JSON report fills the
+    # fixes' edits; with nothing started the teardown is still skipped
+    import multiprocessing  # noqa: F401
+
+    cli, calls = _fake_exit(monkeypatch)
+    cli._exit_now(1)
+    assert calls == [1]
+
+
+def test_no_fast_exit_while_a_child_process_lives(monkeypatch):
+    import multiprocessing
+    import time
+
+    cli, calls = _fake_exit(monkeypatch)
+    child = multiprocessing.get_context("fork").Process(target=time.sleep, args=(30,))
+    child.start()
+    try:
+        cli._exit_now(0)
+        assert calls == []
+    finally:
+        child.terminate()
+        child.join()
+    cli._exit_now(0)
+    assert calls == [0]
