@@ -79,20 +79,39 @@ def self_calls(facts: ModuleFacts, method: ast.AST) -> list[tuple[ast.Call, ast.
     if method.decorator_list:
         return []  # a property, a staticmethod, a decorated wrapper: called in ways not read here
     calls = []
-    for other in cls.body:
-        if not isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) or other is method or not other.args.args:
+    for node, other in _self_attributes(facts, cls).get(method.name, ()):
+        if other is method:
             continue
-        me = other.args.args[0].arg
-        for node in ast.walk(other):
-            if isinstance(node, ast.Attribute) and node.attr == method.name and isinstance(node.value, ast.Name) \
-                    and node.value.id == me:
-                parent = facts.parent(node)
-                if not (isinstance(parent, ast.Call) and parent.func is node):
-                    return []  # `self.random_masking` handed on: called where this does not see
-                if facts.enclosing_function(parent) is not other:
-                    return []  # inside a nested def or lambda: its calls are not read here
-                calls.append((parent, other))
+        parent = facts.parent(node)
+        if not (isinstance(parent, ast.Call) and parent.func is node):
+            return []  # `self.random_masking` handed on: called where this does not see
+        if facts.enclosing_function(parent) is not other:
+            return []  # inside a nested def or lambda: its calls are not read here
+        calls.append((parent, other))
     return calls
+
+
+_SELF_ATTRIBUTES: "weakref.WeakKeyDictionary[ModuleFacts, dict[int, dict]]" = weakref.WeakKeyDictionary()
+
+
+def _self_attributes(facts: ModuleFacts, cls: ast.ClassDef) -> dict[str, list[tuple[ast.Attribute, ast.AST]]]:
+    """{attribute: [(`self.<attribute>` node, the method of `cls` it is in)]}, for every
+    method's own first parameter, in the order of the class body and each method's walk;
+    one walk per class (self_calls is asked of every method a rule reads a branch of)."""
+    per_class = _SELF_ATTRIBUTES.get(facts)
+    if per_class is None:
+        per_class = _SELF_ATTRIBUTES[facts] = {}
+    table = per_class.get(id(cls))
+    if table is None:
+        table = per_class[id(cls)] = {}
+        for other in cls.body:
+            if not isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) or not other.args.args:
+                continue
+            me = other.args.args[0].arg
+            for node in ast.walk(other):
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == me:
+                    table.setdefault(node.attr, []).append((node, other))
+    return table
 
 
 def local_class(facts: ModuleFacts, dotted: Optional[str]) -> Optional[ast.ClassDef]:
