@@ -87,11 +87,12 @@ class ModuleContainersFact(Fact):
     @classmethod
     def compute(cls, facts: ModuleFacts) -> list[ContainerAttr]:
         out: list[ContainerAttr] = []
-        module_classes = {id(node) for node in facts.nodes(ast.ClassDef) if is_module_class(facts, node)}
-        if not module_classes:
-            return out  # cheap: no nn.Module subclass, nothing to look for
+        if next(facts.nodes(ast.ClassDef), None) is None:
+            return out  # cheap: no class, nothing to look for
+        # the cheap pre-check first: asking is_module_class of every class of the file
+        # was a third of the rule's time on corpus M
         for node in candidate_classes(facts):
-            if id(node) in module_classes:
+            if is_module_class(facts, node):
                 out += class_containers(facts, node)
         return out
 
