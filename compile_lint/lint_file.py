@@ -109,9 +109,10 @@ def parse_file(source: SourceFile, settings: Settings, with_summary: bool = True
     if with_context:
         from .analysis.reach.regions import summarize_with_context
 
-        summary, context = summarize_with_context(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers)
+        summary, context = summarize_with_context(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers,
+                                                   parents)
     else:
-        summary = summarize(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers)
+        summary = summarize(tree, names, source.path, settings.compile_wrappers, settings.trace_wrappers, parents)
     if b"compile-lint:" in source.data:
         from .analysis.reach.declared import find_markers
         from .analysis.reach.regions import def_qualnames

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 from .declared import Recording, describe_declared
 from .sys_paths import WORKING_DIR, added_folders
@@ -594,7 +594,8 @@ def _scan_scopes(tree: ast.Module, scopes: dict, qualnames: dict, imported: Opti
 
 
 class _Summarizer:
-    def __init__(self, tree: ast.Module, names: NameTable, path: str, extra_compile=(), extra_trace=()):
+    def __init__(self, tree: ast.Module, names: NameTable, path: str, extra_compile=(), extra_trace=(),
+                 parents: Optional[dict] = None):
         self.tree = tree
         self.names = names
         self.path = path
@@ -615,7 +616,9 @@ class _Summarizer:
         for owner in testing:
             isinstance_narrowed_reads(names, owner.body, self.terms.narrowed_reads)
         self._decorator_calls: set[int] = set()
-        self._parents: Optional[dict[int, ast.AST]] = None  # made when a site needs its guards
+        # each node's parent: the linted file's walk when the engine hands it (node -> parent),
+        # else made when a site first needs its guards (id(node) -> parent)
+        self._parent_of: Optional[Callable[[ast.AST], Optional[ast.AST]]] = parents.get if parents is not None else None
 
     def _scope(self, owner) -> "ScopeNodes":
         """The nodes of one scope (walked once, by `_scan_scopes`)."""
@@ -810,10 +813,11 @@ class _Summarizer:
         each `if`/`IfExp` it sits in (holds: in the body), and of each earlier sibling
         `if` whose body always leaves (return, raise, continue, break) and has no else
         (holds: False)."""
-        if self._parents is None:
-            self._parents = {id(child): parent for parent in ast.walk(self.tree) for child in ast.iter_child_nodes(parent)}
-        parents = self._parents
-        child, parent = node, parents.get(id(node))
+        parent_of = self._parent_of
+        if parent_of is None:
+            by_id = {id(child): parent for parent in ast.walk(self.tree) for child in ast.iter_child_nodes(parent)}
+            parent_of = self._parent_of = lambda child: by_id.get(id(child))
+        child, parent = node, parent_of(node)
         while parent is not None and not isinstance(parent, (ast.Lambda, ast.ClassDef)):
             if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
                 body = parent.body if isinstance(parent, ast.If) else [parent.body]
@@ -827,7 +831,7 @@ class _Summarizer:
                             yield earlier.test, False
             if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 break  # the def's own body was the last block
-            child, parent = parent, parents.get(id(parent))
+            child, parent = parent, parent_of(parent)
 
     def _decorator_site(self, deco: ast.expr, target: Ref) -> Optional[Site]:
         call = deco if isinstance(deco, ast.Call) else None
@@ -1408,8 +1412,11 @@ def _kind_of(api: str) -> str:
     return COMPILE if api in COMPILE_FUNCS else TRACED
 
 
-def summarize(tree: ast.Module, names: NameTable, path: str, compile_wrappers=(), trace_wrappers=()) -> ModuleSummary:
-    return _Summarizer(tree, names, path, compile_wrappers, trace_wrappers).run()
+def summarize(tree: ast.Module, names: NameTable, path: str, compile_wrappers=(), trace_wrappers=(),
+              parents: Optional[dict] = None) -> ModuleSummary:
+    """The region summary of one module. `parents`: each node's parent in `tree`, where the
+    caller walked it already (lint_file.parse_file)."""
+    return _Summarizer(tree, names, path, compile_wrappers, trace_wrappers, parents).run()
 
 
 @dataclass
@@ -1423,9 +1430,10 @@ class SummaryContext:
     types: dict
 
 
-def summarize_with_context(tree: ast.Module, names: NameTable, path: str, compile_wrappers=(), trace_wrappers=()):
+def summarize_with_context(tree: ast.Module, names: NameTable, path: str, compile_wrappers=(), trace_wrappers=(),
+                           parents: Optional[dict] = None):
     """summarize(), and the module context a later `statement_part` needs."""
-    summarizer = _Summarizer(tree, names, path, compile_wrappers, trace_wrappers)
+    summarizer = _Summarizer(tree, names, path, compile_wrappers, trace_wrappers, parents)
     summary = summarizer.run()
     return summary, summarizer.context
 
