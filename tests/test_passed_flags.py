@@ -114,3 +114,29 @@ def test_a_method_called_from_outside_its_class_keeps_its_branches_open(tmp_path
     )
     found = lint(tmp_path, {"pkg/__init__.py": "", "pkg/prep.py": PREP, "pkg/model.py": model})
     assert found == [("prep.py", 7, "CL303")]
+
+
+def test_an_attribute_of_an_instance_named_like_the_helper_is_not_a_read_of_it(tmp_path):
+    # `self.encoder.layers[0].metrics` is another object's attribute: it can hold the
+    # module-level `metrics` only if the code stored it there, by a read seen as such
+    other = (
+        "from torch import nn\n\n\n"
+        "class Report(nn.Module):\n"
+        "    def summary(self):\n"
+        "        return self.encoder.layers[0].metrics.total, self.metrics\n"
+    )
+    files = {"pkg/__init__.py": "", "pkg/prep.py": PREP, "pkg/model.py": MODEL, "pkg/report.py": other}
+    assert lint(tmp_path, files) == []
+
+
+def test_a_helper_imported_under_another_name_has_callers_not_read(tmp_path):
+    # `metrics` called as `m(x, True)` from compiled code: nothing is known of its
+    # callers, so both of its branches are open (and `norms`, called in one)
+    model = MODEL + (
+        "from pkg.prep import metrics as m\n\n\n"
+        "@torch.compile\n"
+        "def noisy(x):\n"
+        "    return m(x, True)\n"
+    )
+    found = lint(tmp_path, {"pkg/__init__.py": "", "pkg/prep.py": PREP, "pkg/model.py": model})
+    assert found == [("prep.py", row, "CL508") for row in (14, 14, 17, 17, 23, 23)]

@@ -37,7 +37,12 @@ class RngInCompiledRegion(Rule):
     constructor parameter defaulting to 0 is reported: configurations set it), a
     helper's parameter that defaults to 0 when the project calls the helper by name and
     no call passes a rate (`attention(q, k, v, dropout_p=0.0)`, a false finding on a
-    public video app; its shape is a valid case), and
+    public video app; its shape is a valid case), a helper's parameter that every call
+    from compiled code leaves at a default of 0 or passes 0 for, directly or forwarded
+    (`analysis/branches/passed_flags.py`; eager callers may pass a rate: the Foley pack's
+    `attention(..., drop_rate=0)` in bench/dev34, whose `torch.dropout` finding was judged
+    false in `bench/dev_findings/`, and its SDPA twin: on the 476 development apps these
+    two went and nothing else moved, session 60), and
     `a if self.training else b` with both zero (a finding on timm `iformer.py` of corpus L judged false by
     `bench/judged/run.py`; its shape is a valid case). Dropout that depends on `self.training` is quiet when the compile site shows the
     module in eval mode (`torch.compile(model.eval())`, or `model.eval()` before the
@@ -390,6 +395,27 @@ class RngInCompiledRegion(Rule):
             import torch
             import torch.nn.functional as F
 
+            def attention(q, k, v, drop_rate=0.0):
+                return F.dropout(q @ k.transpose(-2, -1), p=drop_rate) @ v
+
+            def forward_block(q, k, v, drop_rate=0.0):
+                return attention(q, k, v, drop_rate=drop_rate)
+
+            @torch.compile
+            def block(q, k, v):
+                return forward_block(q, k, v) + attention(q, k, v, 0.0)
+
+            def train_step(q, k, v):
+                return attention(q, k, v, drop_rate=0.1)
+            """,
+            note="every compiled call leaves the rate at its default 0 or passes 0, directly or "
+                 "forwarded; only an eager caller gives one (the Foley pack's attention, bench/dev34)",
+        ),
+        Case(
+            """
+            import torch
+            import torch.nn.functional as F
+
             class Attention(torch.nn.Module):
                 def __init__(self):
                     super().__init__()
@@ -505,6 +531,25 @@ class RngInCompiledRegion(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            def attention(q, k, v, drop_rate=0.0):
+                drop_rate = drop_rate * 2
+                return F.dropout(q @ k.transpose(-2, -1), p=drop_rate) @ v
+
+            @torch.compile
+            def block(q, k, v):
+                return attention(q, k, v)
+
+            def train_step(q, k, v):
+                return attention(q, k, v, drop_rate=0.1)
+            """,
+            at=[(7, 12)],
+            note="a rate rebound in the helper is not what its compiled callers passed",
+        ),
         Case(
             """
             import torch

@@ -14,7 +14,9 @@ closed branch itself (KataGo's norms helper, called only under `if include_model
 The calls read are those the code spells: a method's `self.<name>(...)` in its class
 (`modules.classes.self_calls`: none when the name is used any other way there), or a
 module-level function's `name(...)` in the project's files that mention it (resolved to
-this def; the name read any other way, as a callback or an alias, and nothing is known).
+this def; the name read any other way, as a callback or an alias, or imported under
+another name, and nothing is known). An attribute of what a method's `self` holds
+(`self.encoder.layer[i].attention`) is another object's, not a read of the function.
 A value another call forwards from its own parameter is read from that def's compiled
 callers in turn, a few calls deep. A method called by its name anywhere else in the
 project (`policy.sample(x, train=True)`, a subclass's `super().sample(...)`) has callers
@@ -30,7 +32,7 @@ from typing import Callable, Optional
 
 from ..project.calls import ProjectFilesFact, _calls_def_of
 from ..semantic.facts import Fact, ModuleFacts, RegionsFact
-from ..semantic.signatures import call_argument, parameter_defaults
+from ..semantic.signatures import call_argument, first_parameter, parameter_defaults
 from .around import tests_around
 from .compiling import eager_only
 
@@ -199,10 +201,31 @@ def _calls(facts: ModuleFacts, func: ast.AST, method: bool) -> Optional[list]:
     for other, node in reads:
         call = other.parent(node)
         if not (isinstance(call, ast.Call) and call.func is node):
+            if _instance_attribute(other, node):
+                continue  # `self.attention.num_heads`: another object's attribute of that name
             return None  # `step = metrics`, `map(metrics, ...)`: reached where this does not read
         if _calls_def_of(other, call, facts, func.name):
             calls.append((other, call))
     return calls
+
+
+def _instance_attribute(facts: ModuleFacts, node: ast.AST) -> bool:
+    """`node` is an attribute of what a method's `self` holds (`self.attention`,
+    `self.encoder.layer[i].attention`): it holds a module-level function only if the
+    code stored one there, which reads the function's name elsewhere (`self.fn =
+    attention`: a read that is no call, so unknown). Not seen: a project module itself
+    stored on the instance (`self.ops = layers`, then `self.ops.attention(...)`)."""
+    if not isinstance(node, ast.Attribute):
+        return False
+    root = node.value
+    while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+        root = root.func if isinstance(root, ast.Call) else root.value
+    if not isinstance(root, ast.Name):
+        return False
+    method = facts.enclosing_function(node)
+    if not isinstance(method, _FUNCTIONS) or not isinstance(facts.parent(method), ast.ClassDef):
+        return False
+    return root.id == first_parameter(method.args)
 
 
 def _reads_of(facts: ModuleFacts, name: str) -> Optional[list]:
@@ -216,6 +239,9 @@ def _reads_of(facts: ModuleFacts, name: str) -> Optional[list]:
     reads = []
     for path in paths:
         other = facts.project.facts_for_path(facts, path)
+        if other is not None and any(alias.name == name and alias.asname not in (None, name)
+                                     for node in other.nodes(ast.ImportFrom) for alias in node.names):
+            return None  # `from .layers import attention as attn`: called by a name not read here
         for node in (*other.nodes(ast.Name), *other.nodes(ast.Attribute)) if other is not None else ():
             if (node.id if isinstance(node, ast.Name) else node.attr) == name and isinstance(node.ctx, ast.Load):
                 reads.append((other, node))

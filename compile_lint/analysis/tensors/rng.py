@@ -127,7 +127,8 @@ def _zero_dropout(facts, stmt, module: ast.Call) -> bool:
 
 def _dropout(facts, call, label, p_index, training_index, keyword="training"):
     p = call_argument(call, p_index, "p")
-    if p is not None and (always_zero(facts, call, p) or _default_zero_never_passed(facts, call, p)):
+    if p is not None and (always_zero(facts, call, p) or _default_zero_never_passed(facts, call, p)
+                          or _zero_from_compiled_callers(facts, call, p)):
         return None
     training = call_argument(call, training_index, keyword)
     if training is None:
@@ -145,7 +146,8 @@ def _attention_dropout(facts, call) -> Optional[tuple[str, bool]]:
     attention weights whenever `dropout_p` is not 0 (there is no `training` flag:
     `dropout_p=self.p if self.training else 0.0` is the train-mode spelling)."""
     p = call_argument(call, 4, "dropout_p")
-    if p is None or always_zero(facts, call, p) or _default_zero_never_passed(facts, call, p):
+    if p is None or always_zero(facts, call, p) or _default_zero_never_passed(facts, call, p) \
+            or _zero_from_compiled_callers(facts, call, p):
         return None  # also `self.attn_drop.p if self.training else 0.0` with `nn.Dropout(0.0)`
     label = f"`{facts.text(call.func)}(..., dropout_p=...)`"
     if isinstance(p, ast.IfExp):
@@ -258,6 +260,29 @@ def _default_zero_never_passed(facts, call, p) -> bool:
             if len(caller.args) + shift > index:
                 return False
     return found
+
+
+def _zero_from_compiled_callers(facts, call, p) -> bool:
+    """`p` is a parameter of the def around `call`, and every call of that def from
+    compiled code passes 0 for it or leaves a default of 0 (passed_flags.passed_values:
+    constants, and parameters forwarded from their own compiled callers): the rate is 0
+    wherever the call runs compiled, and dropout with a rate of 0 draws nothing. The
+    Foley pack's `attention(..., drop_rate=0)`, which an eager caller does give a rate
+    (bench/dev34)."""
+    if not isinstance(p, ast.Name):
+        return False
+    func = facts.enclosing_function(call)
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    args = func.args
+    if p.id not in {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}:
+        return False
+    if any(isinstance(n, ast.Name) and n.id == p.id and not isinstance(n.ctx, ast.Load) for n in ast.walk(func)):
+        return False  # rebound in the def (`drop_rate = drop_rate if self.training else 0.0`): not what was passed
+    from ..branches.passed_flags import passed_values
+
+    values = passed_values(facts, func, p.id)
+    return bool(values) and all(type(v) in (int, float) and v == 0 for v in values)
 
 
 def eval_at_every_site(facts, region) -> bool:
