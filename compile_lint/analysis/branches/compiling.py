@@ -53,8 +53,12 @@ def compiling_value(facts: ModuleFacts, test: ast.AST, depth: int = 0) -> Option
         feature = feature_test(facts, test)
         if feature is not None and feature[2] in DYNAMO_FEATURES:
             return True  # `hasattr(torch, "_dynamo")`: true wherever Dynamo traces
-        if facts.resolve(test.func) in JIT_ONLY_FUNCS:
+        dotted = facts.resolve(test.func)
+        if dotted in JIT_ONLY_FUNCS:
             return False
+        if dotted == "builtins.isinstance" and len(test.args) == 2 and _names_tensor(facts, test.args[1]) \
+                and shape_entry(facts, test.args[0]):
+            return False  # a shape entry is an int or a SymInt under Dynamo, a tensor only to jit.trace
         return returns_when_compiling(facts, test, depth) if depth < 5 else None
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.In, ast.NotIn)) \
             and depth < 5 and empty_when_compiling(facts, test.comparators[0], depth + 1):
@@ -63,6 +67,89 @@ def compiling_value(facts: ModuleFacts, test: ast.AST, depth: int = 0) -> Option
         bound = single_binding(facts, test)
         return compiling_value(facts, bound, depth + 1) if bound is not None else None
     return None
+
+
+def _names_tensor(facts: ModuleFacts, classes: ast.AST) -> bool:
+    """`torch.Tensor`, or a tuple of nothing else."""
+    items = classes.elts if isinstance(classes, ast.Tuple) else [classes]
+    return bool(items) and all(facts.resolve(c) == "torch.Tensor" for c in items)
+
+
+def shape_entry(facts: ModuleFacts, name: ast.AST) -> bool:
+    """`name` holds an entry of a tensor's shape wherever it is read: every binding of it in
+    its def is `s = x.shape[i]` / `x.size(i)`, an unpacking of `x.shape` / `x.size()`
+    (`b, c, h, w = x.shape`, `h, w = x.shape[-2:]`), or a loop target over one, through
+    `enumerate`, `zip` and `reversed` (StyleGAN's `for idx, (size, ref_size) in
+    enumerate(zip(tensor.shape, ref_shape))`). Under Dynamo such an entry is an int or a
+    SymInt, never a tensor (scripts/measure/shape_element_isinstance.py: 0 graph breaks
+    from a `torch.equal` under `isinstance(size, torch.Tensor)`, static or dynamic
+    shapes); under `torch.jit.trace` it is a tensor. A parameter, a global or any other
+    binding of the name: not known."""
+    if not isinstance(name, ast.Name):
+        return False
+    func = facts.enclosing_function(name)
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    args = func.args
+    if any(a.arg == name.id for a in args.posonlyargs + args.args + args.kwonlyargs) \
+            or args.vararg is not None and args.vararg.arg == name.id or args.kwarg is not None and args.kwarg.arg == name.id:
+        return False
+    bound = 0
+    for node in ast.walk(func):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name.id in node.names:
+            return False
+        if not (isinstance(node, ast.Name) and node.id == name.id and not isinstance(node.ctx, ast.Load)):
+            continue
+        if facts.enclosing_function(node) is not func or not _binds_shape_entry(facts, node):
+            return False  # (a nested def's own name is another variable: not read either way)
+        bound += 1
+    return bound > 0
+
+
+def _binds_shape_entry(facts: ModuleFacts, target: ast.Name) -> bool:
+    """The store `target` takes an entry of a tensor's shape: walk up the unpacking to the
+    statement, keeping the path of tuple positions, then down the value."""
+    path: list[int] = []
+    node, parent = target, facts.parent(target)
+    while isinstance(parent, (ast.Tuple, ast.List)) and isinstance(parent.ctx, ast.Store):
+        path.append(next(i for i, e in enumerate(parent.elts) if e is node))
+        node, parent = parent, facts.parent(parent)
+    path.reverse()
+    if isinstance(parent, ast.Assign) and node in parent.targets:
+        return _shape_value(facts, parent.value, path, element=False)
+    if isinstance(parent, ast.For) and parent.target is node:
+        return _shape_value(facts, parent.iter, path, element=True)
+    return False  # (a comprehension's target is its own scope's: not followed)
+
+
+def _shape_value(facts: ModuleFacts, value: ast.AST, path: list, element: bool) -> bool:
+    """`value` (an element of it, with `element`), unpacked along `path`, is a shape entry."""
+    if element:
+        func = value.func if isinstance(value, ast.Call) else None
+        called = facts.resolve(func) if func is not None else None
+        if called == "builtins.enumerate" and len(value.args) == 1 and not value.keywords:
+            return bool(path) and path[0] == 1 and _shape_value(facts, value.args[0], path[1:], element=True)
+        if called == "builtins.zip" and value.args and not any(isinstance(a, ast.Starred) for a in value.args):
+            return bool(path) and path[0] < len(value.args) and _shape_value(facts, value.args[path[0]], path[1:], element=True)
+        if called == "builtins.reversed" and len(value.args) == 1:
+            return _shape_value(facts, value.args[0], path, element=True)
+        return not path and _whole_shape(value)
+    if not path:  # `s = x.shape[i]`, `s = x.size(i)`
+        if isinstance(value, ast.Subscript) and not isinstance(value.slice, ast.Slice):
+            return _whole_shape(value.value)
+        return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "size" \
+            and len(value.args) == 1 and not value.keywords
+    return len(path) == 1 and _whole_shape(value)  # `b, c, h, w = x.shape`, `h, w = x.shape[-2:]`
+
+
+def _whole_shape(value: ast.AST) -> bool:
+    """`x.shape`, `x.size()`, or a slice of either."""
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
+        value = value.value
+    if isinstance(value, ast.Attribute) and value.attr == "shape":
+        return True
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "size" \
+        and not value.args and not value.keywords
 
 
 def empty_when_compiling(facts: ModuleFacts, expr: ast.AST, depth: int = 0) -> bool:

@@ -70,7 +70,13 @@ class GraphBreak(Rule):
     torch.compile); `float(x)`/`int(x)`/`bool(x)` under `if isinstance(x, (int, float)):`,
     `isinstance(x, str)` or `type(x) == str` (also of an element, `type(xs[0]) == str`, for
     the loop variables over `xs`; each operand of an `and`), and a name in the `else` of
-    `if isinstance(x, torch.Tensor):` (a Python number there). A comprehension's loop
+    `if isinstance(x, torch.Tensor):` (a Python number there); the body of
+    `if isinstance(size, torch.Tensor):` when `size` holds an entry of a tensor's shape
+    (`for size in x.shape`, through `enumerate`/`zip`; `h, w = x.shape[-2:]`;
+    `x.size(i)`): a branch for `torch.jit.trace`, where shape entries are tensors, that
+    Dynamo never enters (StyleGAN's `misc.assert_shape`: 0 graph breaks,
+    `scripts/measure/shape_element_isinstance.py`; on the 476 development apps the one
+    finding this took, Real3DPortrait's, was judged false, and nothing else moved). A comprehension's loop
     variable is its own name: a tensor when it iterates a tensor or a sequence of tensors
     (`scripts/measure/cl508_comprehension_scope.py`);
     a read of an optional input behind `mask is not None and ...` when `mask` defaults to
@@ -236,6 +242,31 @@ class GraphBreak(Rule):
     }
 
     valid = [
+        Case(
+            """
+            import torch
+
+            def assert_shape(tensor, ref_shape):
+                for idx, (size, ref_size) in enumerate(zip(tensor.shape, ref_shape)):
+                    if ref_size is None:
+                        pass
+                    elif isinstance(size, torch.Tensor):
+                        assert torch.equal(size, torch.as_tensor(ref_size)), idx
+                    elif size != ref_size:
+                        raise AssertionError(idx)
+
+            @torch.compile
+            def block(x):
+                assert_shape(x, [None, 3])
+                h, w = x.shape[-2:]
+                if isinstance(h, torch.Tensor):
+                    print(torch.equal(h, w))
+                return x * 2
+            """,
+            note="a branch for jit.trace, where shape entries are tensors: under Dynamo they are ints or "
+                 "SymInts (StyleGAN's misc.assert_shape, in Real3DPortrait, bench/dev28, judged false; "
+                 "scripts/measure/shape_element_isinstance.py)",
+        ),
         Case(
             "import torch\ntry:\n    from torch import compiler as _compiler\n    _disable = _compiler.disable\n"
             "except Exception:\n    import torch._dynamo as _dynamo\n    _disable = _dynamo.disable\n"
@@ -444,6 +475,23 @@ class GraphBreak(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """
+            import torch
+
+            def assert_shape(tensor, ref_shape, size):
+                for idx, ref_size in enumerate(ref_shape):
+                    if isinstance(size, torch.Tensor):
+                        assert torch.equal(size, torch.as_tensor(ref_size)), idx
+
+            @torch.compile
+            def block(x):
+                assert_shape(x, [None, 3], x.sum())
+                return x * 2
+            """,
+            at=[(7, 20)],
+            note="an isinstance test of a parameter, which may hold a tensor",
+        ),
         Case("import torch\n@torch.compile\ndef mask(x, n, scale=None):\n    scale = scale * torch.ones(n)\n"
              "    if scale:\n        return x\n    return -x\n",
              at=[(5, 8)], note="the parameter read after the assignment that makes it a tensor"),
