@@ -140,3 +140,35 @@ def test_a_helper_imported_under_another_name_has_callers_not_read(tmp_path):
     )
     found = lint(tmp_path, {"pkg/__init__.py": "", "pkg/prep.py": PREP, "pkg/model.py": model})
     assert found == [("prep.py", row, "CL508") for row in (14, 14, 17, 17, 23, 23)]
+
+
+ENCODER = """
+import torch
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, dim, dynamic_chunk=False):
+        super().__init__()
+        self.dynamic_chunk = dynamic_chunk
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        if self.dynamic_chunk:
+            print(x.sum().item())
+        return self.proj(x)
+
+
+model = torch.compile(Encoder(8))
+"""
+
+
+def test_a_flag_every_construction_leaves_false_closes_the_branch(tmp_path):
+    assert lint(tmp_path, {"pkg/__init__.py": "", "pkg/enc.py": ENCODER}) == []
+
+
+def test_a_flag_set_outside_init_or_a_class_built_from_its_name_keeps_the_branch(tmp_path):
+    opened = [("enc.py", 14, "CL508"), ("enc.py", 14, "CL508")]
+    for extra in ("model.dynamic_chunk = True\n", 'REGISTRY = {"encoder": "pkg.enc.Encoder"}\n',
+                  "class Chunked(Encoder):\n    pass\n", "build = Encoder\n"):
+        assert lint(tmp_path, {"pkg/__init__.py": "", "pkg/enc.py": ENCODER + extra}) == opened, extra

@@ -84,7 +84,12 @@ class RngInCompiledRegion(Rule):
     A def a site compiles itself stays reported (its callers are outside the compiled
     code), and so does one called with a value that is not a constant. On the 476
     development apps (session 59) this took 6 CL303 findings, all openpi's, and added
-    none; `tests/test_passed_flags.py` holds the cases.
+    none; `tests/test_passed_flags.py` holds the cases. The test may also read
+    `self.<attr>` when the class's `__init__` alone sets it, from a parameter every
+    construction of the class in the project leaves at (or passes) a constant; a store
+    anywhere else, a subclass, a construction through `cls(...)`, the class handed on or
+    named in a string keep it open (session 60: ACE-Step's `if use_dynamic_chunk:`
+    `torch.randint` in its two copies, 4 CL303 findings, went on the 476 apps; none came).
 
     ## Why is this bad?
     Inductor generates random numbers with its own Philox-based kernels, not with

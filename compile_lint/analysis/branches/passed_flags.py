@@ -15,7 +15,9 @@ The calls read are those the code spells: a method's `self.<name>(...)` in its c
 (`modules.classes.self_calls`: none when the name is used any other way there), or a
 module-level function's `name(...)` in the project's files that mention it (resolved to
 this def; the name read any other way, as a callback or an alias, or imported under
-another name, and nothing is known). An attribute of what a method's `self` holds
+another name, and nothing is known). A test may also read `self.<attr>` of a method
+when the class's `__init__` alone sets it, to constants or to parameters every
+construction of the class in the project passes as constants (`attribute_values`). An attribute of what a method's `self` holds
 (`self.encoder.layer[i].attention`) is another object's, not a read of the function.
 A value another call forwards from its own parameter is read from that def's compiled
 callers in turn, a few calls deep. A method called by its name anywhere else in the
@@ -63,11 +65,14 @@ def closed_by_compiled_callers(facts: ModuleFacts, node: ast.AST, depth: int = 0
         return False
     params = {a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs}
     for test, truth in tests_around(facts, node):
-        tested = _parameter_test(test, params)
+        tested = _tested_value(test)
         if tested is None:
             continue
-        name, holds = tested
-        values = passed_values(facts, func, name, depth)
+        subject, holds = tested
+        if isinstance(subject, ast.Name):
+            values = passed_values(facts, func, subject.id, depth) if subject.id in params else UNKNOWN
+        else:
+            values = attribute_values(facts, subject)
         if values and all(holds(v) != truth for v in values):
             return True
     return _called_only_where_closed(facts, func, depth)
@@ -96,24 +101,29 @@ def _every_compiled_call_closed(facts: ModuleFacts, func: ast.AST, depth: int) -
                                   for caller_facts, call in compiled)
 
 
-def _parameter_test(test: ast.AST, params: set) -> Optional[tuple[str, Callable]]:
-    """(parameter, what the test is for a value of it) when `test` reads one parameter
-    alone: `p`, `p is None`, `p is not None`, `p == C`, `p != C` (`not` is already off)."""
-    if isinstance(test, ast.Name) and test.id in params:
-        return test.id, bool
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)
-            and test.left.id in params and isinstance(test.comparators[0], ast.Constant)):
+def _tested_value(test: ast.AST) -> Optional[tuple[ast.expr, Callable]]:
+    """(the name or `self.<attr>` read, what the test is for a value of it) when `test`
+    reads one alone: `p`, `p is None`, `p is not None`, `p == C`, `p != C` (`not` is
+    already off)."""
+    if _subject(test):
+        return test, bool
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and _subject(test.left)
+            and isinstance(test.comparators[0], ast.Constant)):
         return None
     op, constant = test.ops[0], test.comparators[0].value
     if isinstance(op, ast.Is) and constant is None:
-        return test.left.id, lambda v: v is None
+        return test.left, lambda v: v is None
     if isinstance(op, ast.IsNot) and constant is None:
-        return test.left.id, lambda v: v is not None
+        return test.left, lambda v: v is not None
     if isinstance(op, ast.Eq):
-        return test.left.id, lambda v: v == constant
+        return test.left, lambda v: v == constant
     if isinstance(op, ast.NotEq):
-        return test.left.id, lambda v: v != constant
+        return test.left, lambda v: v != constant
     return None
+
+
+def _subject(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.Name) or (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name))
 
 
 def passed_values(facts: ModuleFacts, func: ast.AST, name: str, depth: int = 0) -> Optional[frozenset]:
@@ -160,12 +170,151 @@ def _value(facts: ModuleFacts, expr: Optional[ast.AST], depth: int) -> Optional[
     calling def that its own compiled callers fill."""
     if isinstance(expr, ast.Constant):
         return frozenset({expr.value})
+    if isinstance(expr, ast.Attribute):
+        return attribute_values(facts, expr)
     if isinstance(expr, ast.Name):
         caller = facts.enclosing_function(expr)
         if isinstance(caller, _FUNCTIONS) and expr.id in {a.arg for a in caller.args.posonlyargs + caller.args.args
                                                           + caller.args.kwonlyargs}:
             return passed_values(facts, caller, expr.id, depth + 1)
     return UNKNOWN
+
+
+def attribute_values(facts: ModuleFacts, expr: ast.AST) -> Optional[frozenset]:
+    """The constants `self.<attr>` can hold, read in a method (not `__init__`) of a
+    module-level class: every store of `<attr>` in the project's files that mention it is
+    `self.<attr> = v` in the class's own `__init__`, each `v` a constant or a parameter of
+    `__init__`, and every construction of the class passes a constant for that parameter
+    or leaves its constant default (ACE-Step's `ConformerEncoder(use_dynamic_chunk=False)`,
+    built once as `LyricEncoder(input_size=..., static_chunk_size=0)`). None (unknown)
+    when a store is anywhere else (another method, another object, `setattr`), when the
+    project subclasses the class, builds it through `cls(...)` / `type(self)(...)`, reads
+    its name other than to call it or in `isinstance`, spells it in a string
+    (`"pkg.Encoder"`), or never visibly builds it. Not seen: a class built from a name
+    in a file that is no Python (a YAML config's `_target_`)."""
+    if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)):
+        return UNKNOWN
+    method = facts.enclosing_function(expr)
+    cls = facts.parent(method) if isinstance(method, _FUNCTIONS) else None
+    if not isinstance(cls, ast.ClassDef) or cls not in facts.tree.body or method.name == "__init__" \
+            or expr.value.id != first_parameter(method.args) or any(
+                isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in method.decorator_list):
+        return UNKNOWN
+    memo = facts.get(PassedFlagsFact)
+    key = (id(cls), "attribute", expr.attr)
+    if key not in memo:
+        memo[key] = UNKNOWN
+        memo[key] = _attribute_values(facts, cls, expr.attr)
+    return memo[key]
+
+
+def _attribute_values(facts: ModuleFacts, cls: ast.ClassDef, attr: str) -> Optional[frozenset]:
+    init = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
+    if init is None:
+        return UNKNOWN
+    me = first_parameter(init.args)
+    paths, _ = facts.project.files_mentioning(facts.get(ProjectFilesFact), attr.encode())
+    if facts.path not in paths:
+        paths = [facts.path, *paths]
+    if len(paths) > MAX_CALLER_FILES:
+        return UNKNOWN
+    stored = []
+    for path in paths:
+        other = facts.project.facts_for_path(facts, path)
+        if other is None:
+            return UNKNOWN
+        if any(other.resolve(call.func) == "builtins.setattr" for call in other.calls_by_name("setattr")):
+            return UNKNOWN  # a name given as a string
+        for node in other.nodes(ast.Attribute):
+            if node.attr != attr or isinstance(node.ctx, ast.Load):
+                continue
+            statement = other.parent(node)
+            if other is not facts or other.enclosing_function(node) is not init or not isinstance(node.value, ast.Name) \
+                    or node.value.id != me or not isinstance(statement, ast.Assign) or node not in statement.targets:
+                return UNKNOWN
+            stored.append(statement.value)
+    if not stored:
+        return UNKNOWN
+    values: set = set()
+    for value in stored:
+        if isinstance(value, ast.Constant):
+            values.add(value.value)
+        elif isinstance(value, ast.Name):
+            found = _constructed_with(facts, cls, init, value.id)
+            if found is UNKNOWN:
+                return UNKNOWN
+            values |= found
+        else:
+            return UNKNOWN
+    return frozenset(values)
+
+
+def _constructed_with(facts: ModuleFacts, cls: ast.ClassDef, init: ast.FunctionDef, name: str) -> Optional[frozenset]:
+    """The constants every construction of `cls` in the project passes (or leaves as the
+    default) for the `__init__` parameter `name`; None when one is not known."""
+    memo = facts.get(PassedFlagsFact)
+    key = (id(cls), "constructed", name)
+    if key in memo:
+        return memo[key]
+    memo[key] = found = _constructions(facts, cls, init, name)
+    return found
+
+
+def _constructions(facts: ModuleFacts, cls: ast.ClassDef, init: ast.FunctionDef, name: str) -> Optional[frozenset]:
+    args = init.args
+    positional = [a.arg for a in args.posonlyargs + args.args][1:]
+    if name not in positional and name not in {a.arg for a in args.kwonlyargs}:
+        return UNKNOWN  # `*args` / `**kwargs`
+    index = positional.index(name) if name in positional else None
+    default = parameter_defaults(args).get(name)
+    for method in cls.body:  # `cls(...)` in a classmethod, `type(self)(...)`: built where this does not read
+        if isinstance(method, _FUNCTIONS):
+            own = first_parameter(method.args)
+            for call in ast.walk(method):
+                if isinstance(call, ast.Call) and (
+                        isinstance(call.func, ast.Name) and call.func.id == own
+                        or isinstance(call.func, ast.Call) and isinstance(call.func.func, ast.Name) and call.func.func.id == "type"
+                        or isinstance(call.func, ast.Attribute) and call.func.attr == "__class__"):
+                    return UNKNOWN
+    paths, _ = facts.project.files_mentioning(facts.get(ProjectFilesFact), cls.name.encode())
+    if facts.path not in paths:
+        paths = [facts.path, *paths]
+    if len(paths) > MAX_CALLER_FILES:
+        return UNKNOWN
+    values: set = set()
+    built = False
+    for path in paths:
+        other = facts.project.facts_for_path(facts, path)
+        if other is None:
+            return UNKNOWN
+        names = {cls.name} | {alias.asname for node in other.nodes(ast.ImportFrom) for alias in node.names
+                              if alias.name == cls.name and alias.asname}
+        if any(isinstance(c.value, str) and (c.value == cls.name or c.value.endswith("." + cls.name))
+               for c in other.nodes(ast.Constant)):
+            return UNKNOWN  # `"pkg.Encoder"`: built from its name (a registry, a config's target)
+        for sub in other.nodes(ast.ClassDef):
+            if any((b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else None) in names
+                   for b in sub.bases):
+                return UNKNOWN  # a subclass: built, and its __init__ run, through its own calls
+        for node in (*other.nodes(ast.Name), *other.nodes(ast.Attribute)):
+            read = node.id if isinstance(node, ast.Name) else node.attr
+            if read not in names or not isinstance(node.ctx, ast.Load):
+                continue
+            call = other.parent(node)
+            if isinstance(call, ast.Call) and call.func is not node and other.resolve(call.func) in ("builtins.isinstance", "builtins.issubclass"):
+                continue
+            if not (isinstance(call, ast.Call) and call.func is node):
+                return UNKNOWN  # handed on (a registry, a factory's argument): built where this does not read
+            if not _calls_def_of(other, call, facts, cls.name):
+                continue  # another class of that name (an alias of this one resolves to it)
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return UNKNOWN
+            passed = call_argument(call, index, name, missing=default)
+            if not isinstance(passed, ast.Constant):
+                return UNKNOWN
+            values.add(passed.value)
+            built = True
+    return frozenset(values) if built else UNKNOWN
 
 
 def _compiled_directly(facts: ModuleFacts, func: ast.AST) -> bool:

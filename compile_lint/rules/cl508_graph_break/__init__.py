@@ -200,11 +200,16 @@ class GraphBreak(Rule):
       call of which sits in such a branch: 5 findings went on the apps (openpi's
       augmentation, boltz's non-inference frames), none came, and on corpus M kornia's
       `_warn_strict_maxima_bonus` `warnings.warn` (judged false in `bench/judged/`: "the
-      module forwards never pass it"). Still reported: a model
+      module forwards never pass it"). Session 60: the test may read `self.<attr>` that
+      the class's `__init__` alone sets from a parameter every construction in the
+      project leaves at (or passes) a constant (ACE-Step's lyric encoder, built once with
+      `use_dynamic_chunk` at its default False: on the 476 apps 4 CL508 and 4 CL303
+      findings in its two copies went, the judged one false, none came; corpus M
+      identical), and the `isinstance(size, torch.Tensor)` branch over `tensor.shape`
+      that only tracing takes is left alone (above). Still reported: a model
       compiled in place whose project calls `model.forward(...)` directly (which runs
-      eagerly: `scripts/measure/compile_other_method.py`), a branch closed by a value the
-      callers compute rather than pass, and an `isinstance(size, torch.Tensor)`
-      branch over `tensor.shape` that only tracing takes
+      eagerly: `scripts/measure/compile_other_method.py`), and a branch closed by a value
+      the callers compute rather than pass
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html#graph-breaks
     """
 
@@ -242,6 +247,36 @@ class GraphBreak(Rule):
     }
 
     valid = [
+        Case(
+            """
+            import torch
+            from torch import nn
+
+            class Encoder(nn.Module):
+                def __init__(self, dim, dynamic_chunk=False):
+                    super().__init__()
+                    self.dynamic_chunk = dynamic_chunk
+                    self.proj = nn.Linear(dim, dim)
+
+                def forward(self, x):
+                    if self.dynamic_chunk:
+                        size = int(torch.randint(1, x.shape[1], (1,)).item())
+                        x = x[:, :size]
+                    return self.proj(x)
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.encoder = Encoder(8)
+
+                def forward(self, x):
+                    return self.encoder(x)
+
+            model = torch.compile(Model())
+            """,
+            note="a flag set in __init__ from a parameter every construction leaves at False (ACE-Step's "
+                 "ConformerEncoder use_dynamic_chunk, bench/dev34, judged false)",
+        ),
         Case(
             """
             import torch
@@ -478,6 +513,37 @@ class GraphBreak(Rule):
         Case(
             """
             import torch
+            from torch import nn
+
+            class Encoder(nn.Module):
+                def __init__(self, dim, dynamic_chunk=False):
+                    super().__init__()
+                    self.dynamic_chunk = dynamic_chunk
+                    self.proj = nn.Linear(dim, dim)
+
+                def forward(self, x):
+                    if self.dynamic_chunk:
+                        size = int(torch.randint(1, x.shape[1], (1,)).item())
+                        x = x[:, :size]
+                    return self.proj(x)
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.encoder = Encoder(8)
+
+                def forward(self, x):
+                    return self.encoder(x)
+
+            model = torch.compile(Model())
+            other = Encoder(8, dynamic_chunk=True)
+            """,
+            at=[(13, 24)],
+            note="a construction elsewhere passes the flag True: the branch may run compiled",
+        ),
+        Case(
+            """
+            import torch
 
             def assert_shape(tensor, ref_shape, size):
                 for idx, ref_size in enumerate(ref_shape):
@@ -679,10 +745,11 @@ class GraphBreak(Rule):
             "            return torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)\n"
             "        return contextlib.nullcontext()\n"
             "    def forward(self, x):\n        with self._patch():\n            return self.peaks(x)\n"
-            "det = torch.compile(Detector())\n",
+            "det = torch.compile(Detector(fast=FAST))\n",
             at=[(7, 16), (15, 20)],
             note="kornia's ScaleSpaceDetector compiled whole: the patch's `with` runs inside the compiled code "
-                 "(a nullcontext there; a patch made there is not traced, GB0007)",
+                 "(a nullcontext there; a patch made there is not traced, GB0007); built with a flag that is "
+                 "not a constant (built only as `Detector()`, `self.fast` is always False and the patch never runs)",
         ),
         Case(
             "import torch\nfrom typing import Dict, Tuple\nKEYS = ('brightness', 'contrast')\n@torch.compile\n"
