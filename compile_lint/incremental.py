@@ -392,7 +392,7 @@ def _shape(tree: ast.Module, units: list) -> TreeShape:
         else:
             same.append(node)
     qualnames[None] = None  # (filled: ModuleFacts._qualnames does not walk again)
-    return TreeShape(nodes, parents, by_type, {}, qualnames)
+    return TreeShape(nodes, parents, by_type, {}, qualnames, {})
 
 
 def _declined(old: Snapshot, reason: str) -> None:

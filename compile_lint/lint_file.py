@@ -101,7 +101,7 @@ def parse_file(source: SourceFile, settings: Settings, with_summary: bool = True
         return ParsedFile(source, None, None, None, failure)
     module, is_package = module_name_for(source.path)
     nodes, parents, by_type = walk_by_type(tree)
-    shape = TreeShape(nodes, parents, by_type, {}, {})
+    shape = TreeShape(nodes, parents, by_type, {}, {}, {})
     names = NameTable.build(tree, module, is_package, imports=imports_in_walk_order(by_type, parents))
     if not with_summary:
         return ParsedFile(source, tree, names, None, nodes=nodes, parents=parents, shape=shape)

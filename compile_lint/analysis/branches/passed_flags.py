@@ -213,39 +213,44 @@ def _attribute_values(facts: ModuleFacts, cls: ast.ClassDef, attr: str) -> Optio
     if init is None:
         return UNKNOWN
     me = first_parameter(init.args)
+    params = {a.arg for a in init.args.posonlyargs + init.args.args + init.args.kwonlyargs}
+    # this file's stores first (no other file is read for a flag they already leave open)
+    stored = []
+    for node in facts.reads_named(attr):
+        if not isinstance(node, ast.Attribute) or isinstance(node.ctx, ast.Load):
+            continue
+        statement = facts.parent(node)
+        if facts.enclosing_function(node) is not init or not isinstance(node.value, ast.Name) or node.value.id != me \
+                or not isinstance(statement, ast.Assign) or node not in statement.targets:
+            return UNKNOWN
+        value = statement.value
+        if not (isinstance(value, ast.Constant) or isinstance(value, ast.Name) and value.id in params):
+            return UNKNOWN
+        stored.append(value)
+    if not stored:
+        return UNKNOWN
     paths, _ = facts.project.files_mentioning(facts.get(ProjectFilesFact), attr.encode())
-    if facts.path not in paths:
-        paths = [facts.path, *paths]
+    paths = [facts.path, *(p for p in paths if p != facts.path)]
     if len(paths) > MAX_CALLER_FILES:
         return UNKNOWN
-    stored = []
     for path in paths:
-        other = facts.project.facts_for_path(facts, path)
+        other = facts if path == facts.path else facts.project.facts_for_path(facts, path)
         if other is None:
             return UNKNOWN
         if any(other.resolve(call.func) == "builtins.setattr" for call in other.calls_by_name("setattr")):
             return UNKNOWN  # a name given as a string
-        for node in other.nodes(ast.Attribute):
-            if node.attr != attr or isinstance(node.ctx, ast.Load):
-                continue
-            statement = other.parent(node)
-            if other is not facts or other.enclosing_function(node) is not init or not isinstance(node.value, ast.Name) \
-                    or node.value.id != me or not isinstance(statement, ast.Assign) or node not in statement.targets:
-                return UNKNOWN
-            stored.append(statement.value)
-    if not stored:
-        return UNKNOWN
+        if other is not facts and any(isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load)
+                                      for node in other.reads_named(attr)):
+            return UNKNOWN  # `model.fast = True`: stored on the instance from outside
     values: set = set()
     for value in stored:
         if isinstance(value, ast.Constant):
             values.add(value.value)
-        elif isinstance(value, ast.Name):
+        else:
             found = _constructed_with(facts, cls, init, value.id)
             if found is UNKNOWN:
                 return UNKNOWN
             values |= found
-        else:
-            return UNKNOWN
     return frozenset(values)
 
 
@@ -296,9 +301,8 @@ def _constructions(facts: ModuleFacts, cls: ast.ClassDef, init: ast.FunctionDef,
             if any((b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else None) in names
                    for b in sub.bases):
                 return UNKNOWN  # a subclass: built, and its __init__ run, through its own calls
-        for node in (*other.nodes(ast.Name), *other.nodes(ast.Attribute)):
-            read = node.id if isinstance(node, ast.Name) else node.attr
-            if read not in names or not isinstance(node.ctx, ast.Load):
+        for node in [n for read in sorted(names) for n in other.reads_named(read)]:
+            if not isinstance(node.ctx, ast.Load):
                 continue
             call = other.parent(node)
             if isinstance(call, ast.Call) and call.func is not node and other.resolve(call.func) in ("builtins.isinstance", "builtins.issubclass"):
@@ -391,7 +395,7 @@ def _reads_of(facts: ModuleFacts, name: str) -> Optional[list]:
         if other is not None and any(alias.name == name and alias.asname not in (None, name)
                                      for node in other.nodes(ast.ImportFrom) for alias in node.names):
             return None  # `from .layers import attention as attn`: called by a name not read here
-        for node in (*other.nodes(ast.Name), *other.nodes(ast.Attribute)) if other is not None else ():
-            if (node.id if isinstance(node, ast.Name) else node.attr) == name and isinstance(node.ctx, ast.Load):
+        for node in other.reads_named(name) if other is not None else ():
+            if isinstance(node.ctx, ast.Load):
                 reads.append((other, node))
     return reads

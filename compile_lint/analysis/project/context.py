@@ -111,25 +111,27 @@ MAX_PROBE_QUESTIONS = 64
 
 class TreeShape(NamedTuple):
     """A tree's nodes (breadth-first), each node's parent, the nodes by type; and,
-    filled on first use, its calls by the called name (ModuleFacts.calls_by_name) and
-    its defs' qualified names (ModuleFacts.qualname_of)."""
+    filled on first use, its calls by the called name (ModuleFacts.calls_by_name), its
+    defs' qualified names (ModuleFacts.qualname_of) and its names and attributes read by
+    name (ModuleFacts.reads_named)."""
 
     nodes: list
     parents: dict
     by_type: dict
     calls: dict
     qualnames: dict
+    named: dict
 
     @classmethod
     def of(cls, tree, nodes: Optional[list] = None, parents: Optional[dict] = None) -> "TreeShape":
         """The shape of `tree`, from its walk_with_parents when the caller has it."""
         if nodes is None or parents is None:
             nodes, parents, by_type = walk_by_type(tree)
-            return cls(nodes, parents, by_type, {}, {})
+            return cls(nodes, parents, by_type, {}, {}, {})
         by_type = {}
         for node in nodes:
             by_type.setdefault(node.__class__, []).append(node)
-        return cls(nodes, parents, by_type, {}, {})
+        return cls(nodes, parents, by_type, {}, {}, {})
 
 
 class Sources:

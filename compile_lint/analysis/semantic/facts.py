@@ -156,6 +156,19 @@ class ModuleFacts:
             calls[None] = []  # filled: a file without calls is not scanned again
         return calls.get(name, [])
 
+    def reads_named(self, name: str) -> list[ast.AST]:
+        """Every `name` and `x.name` node of the file (loads, stores and deletes), in the
+        order of `nodes(ast.Name, ast.Attribute)`: one pass per file for the questions
+        that look for one name in many files (who reads `attention`, who stores `.fast`)."""
+        named = self._shape.named
+        if not named:
+            for node in self._by_type.get(ast.Name, ()):
+                named.setdefault(node.id, []).append(node)
+            for node in self._by_type.get(ast.Attribute, ()):
+                named.setdefault(node.attr, []).append(node)
+            named[None] = []  # filled: a file without names is not scanned again
+        return named.get(name, [])
+
     def parent(self, node: ast.AST) -> Optional[ast.AST]:
         """The node holding `node` in this file's tree (None for the module, or for a
         node of another tree)."""
