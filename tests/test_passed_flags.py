@@ -172,3 +172,14 @@ def test_a_flag_set_outside_init_or_a_class_built_from_its_name_keeps_the_branch
     for extra in ("model.dynamic_chunk = True\n", 'REGISTRY = {"encoder": "pkg.enc.Encoder"}\n',
                   "class Chunked(Encoder):\n    pass\n", "build = Encoder\n"):
         assert lint(tmp_path, {"pkg/__init__.py": "", "pkg/enc.py": ENCODER + extra}) == opened, extra
+
+
+def test_a_registered_class_or_a_rebound_parameter_keeps_the_branch(tmp_path):
+    opened = [("enc.py", 15, "CL508"), ("enc.py", 15, "CL508")]
+    registered = ENCODER.replace("class Encoder(nn.Module):", "REGISTRY = {}\n\n\ndef register(cls):\n"
+                                 "    REGISTRY[cls.__name__] = cls\n    return cls\n\n\n@register\nclass Encoder(nn.Module):")
+    found = lint(tmp_path, {"pkg/__init__.py": "", "pkg/enc.py": registered})
+    assert [(f, row - 9, code) for f, row, code in found] == [("enc.py", 14, "CL508"), ("enc.py", 14, "CL508")]
+    rebound = ENCODER.replace("        self.dynamic_chunk = dynamic_chunk",
+                              "        dynamic_chunk = dynamic_chunk or dim > 4\n        self.dynamic_chunk = dynamic_chunk")
+    assert lint(tmp_path, {"pkg/__init__.py": "", "pkg/enc.py": rebound}) == opened

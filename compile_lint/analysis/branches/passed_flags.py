@@ -190,7 +190,8 @@ def attribute_values(facts: ModuleFacts, expr: ast.AST) -> Optional[frozenset]:
     when a store is anywhere else (another method, another object, `setattr`), when the
     project subclasses the class, builds it through `cls(...)` / `type(self)(...)`, reads
     its name other than to call it or in `isinstance`, spells it in a string
-    (`"pkg.Encoder"`), or never visibly builds it. Not seen: a class built from a name
+    (`"pkg.Encoder"`), decorates it (a registry's `@register`), or never visibly builds
+    it; and when `__init__` rebinds the parameter before storing it. Not seen: a class built from a name
     in a file that is no Python (a YAML config's `_target_`)."""
     if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)):
         return UNKNOWN
@@ -210,10 +211,11 @@ def attribute_values(facts: ModuleFacts, expr: ast.AST) -> Optional[frozenset]:
 
 def _attribute_values(facts: ModuleFacts, cls: ast.ClassDef, attr: str) -> Optional[frozenset]:
     init = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
-    if init is None:
-        return UNKNOWN
+    if init is None or cls.decorator_list:
+        return UNKNOWN  # (a decorated class: a registry's, built from a config's name)
     me = first_parameter(init.args)
-    params = {a.arg for a in init.args.posonlyargs + init.args.args + init.args.kwonlyargs}
+    rebound = {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    params = {a.arg for a in init.args.posonlyargs + init.args.args + init.args.kwonlyargs} - rebound
     # this file's stores first (no other file is read for a flag they already leave open)
     stored = []
     for node in facts.reads_named(attr):
