@@ -15,6 +15,34 @@ from ...analysis.graph_breaks.untraceable_calls import UntraceableCalls
 from ..base import Case, Rule
 
 
+_FLAG_ENCODER = """\
+import torch
+from torch import nn
+
+class Encoder(nn.Module):
+    def __init__(self, dim, dynamic_chunk=False):
+        super().__init__()
+        self.dynamic_chunk = dynamic_chunk
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        if self.dynamic_chunk:
+            size = int(torch.randint(1, x.shape[1], (1,)).item())
+            x = x[:, :size]
+        return self.proj(x)
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder(8)
+
+    def forward(self, x):
+        return self.encoder(x)
+
+model = torch.compile(Model())
+"""  # a constructor flag left False by every construction: a valid case, and an invalid one with a construction passing True
+
+
 class GraphBreak(Rule):
     """
     ## What it does
@@ -248,32 +276,7 @@ class GraphBreak(Rule):
 
     valid = [
         Case(
-            """
-            import torch
-            from torch import nn
-
-            class Encoder(nn.Module):
-                def __init__(self, dim, dynamic_chunk=False):
-                    super().__init__()
-                    self.dynamic_chunk = dynamic_chunk
-                    self.proj = nn.Linear(dim, dim)
-
-                def forward(self, x):
-                    if self.dynamic_chunk:
-                        size = int(torch.randint(1, x.shape[1], (1,)).item())
-                        x = x[:, :size]
-                    return self.proj(x)
-
-            class Model(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.encoder = Encoder(8)
-
-                def forward(self, x):
-                    return self.encoder(x)
-
-            model = torch.compile(Model())
-            """,
+            _FLAG_ENCODER,
             note="a flag set in __init__ from a parameter every construction leaves at False (ACE-Step's "
                  "ConformerEncoder use_dynamic_chunk, bench/dev34, judged false)",
         ),
@@ -511,34 +514,8 @@ class GraphBreak(Rule):
     ]
     invalid = [
         Case(
-            """
-            import torch
-            from torch import nn
-
-            class Encoder(nn.Module):
-                def __init__(self, dim, dynamic_chunk=False):
-                    super().__init__()
-                    self.dynamic_chunk = dynamic_chunk
-                    self.proj = nn.Linear(dim, dim)
-
-                def forward(self, x):
-                    if self.dynamic_chunk:
-                        size = int(torch.randint(1, x.shape[1], (1,)).item())
-                        x = x[:, :size]
-                    return self.proj(x)
-
-            class Model(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.encoder = Encoder(8)
-
-                def forward(self, x):
-                    return self.encoder(x)
-
-            model = torch.compile(Model())
-            other = Encoder(8, dynamic_chunk=True)
-            """,
-            at=[(13, 24)],
+            _FLAG_ENCODER + "other = Encoder(8, dynamic_chunk=True)\n",
+            at=[(12, 24)],
             note="a construction elsewhere passes the flag True: the branch may run compiled",
         ),
         Case(
