@@ -489,7 +489,7 @@ def _round_trips(facts, calls) -> set:
     (`torch.load(f)` whole, `ckpt["model"]`), `R` spelled the same. The file writes
     the keys it reads back into the same module: cramming's `save_training_checkpoint` /
     `load_training_checkpoint` (bench/dev4, both judged false in bench/dev_findings)."""
-    if not any(facts.resolve(c.func) == "torch.save" for c in facts.nodes(ast.Call)):
+    if next(facts.calls_to("torch.save"), None) is None:
         return set()
     saved: dict = {}
     for call in calls:

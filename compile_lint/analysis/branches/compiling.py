@@ -27,6 +27,7 @@ from typing import Optional
 
 from ..semantic.facts import FUNCTION_NODES, ModuleFacts
 from .feature_tests import feature_test
+from ..semantic.signatures import parameter_names
 from ..torch_api import JIT_ONLY_FUNCS
 
 EXITS = (ast.Return, ast.Raise)
@@ -91,8 +92,7 @@ def shape_entry(facts: ModuleFacts, name: ast.AST) -> bool:
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     args = func.args
-    if any(a.arg == name.id for a in args.posonlyargs + args.args + args.kwonlyargs) \
-            or args.vararg is not None and args.vararg.arg == name.id or args.kwarg is not None and args.kwarg.arg == name.id:
+    if name.id in parameter_names(args) or any(a is not None and a.arg == name.id for a in (args.vararg, args.kwarg)):
         return False
     bound = 0
     for node in ast.walk(func):

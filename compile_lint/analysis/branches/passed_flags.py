@@ -34,7 +34,7 @@ from typing import Callable, Optional
 
 from ..project.calls import ProjectFilesFact, _calls_def_of
 from ..semantic.facts import Fact, ModuleFacts, RegionsFact
-from ..semantic.signatures import call_argument, first_parameter, parameter_defaults
+from ..semantic.signatures import call_argument, first_parameter, parameter_defaults, parameter_names
 from .around import tests_around
 from .compiling import eager_only
 
@@ -63,7 +63,7 @@ def closed_by_compiled_callers(facts: ModuleFacts, node: ast.AST, depth: int = 0
     func = facts.enclosing_function(node)
     if not isinstance(func, _FUNCTIONS) or depth > MAX_DEPTH:
         return False
-    params = {a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs}
+    params = parameter_names(func.args)
     for test, truth in tests_around(facts, node):
         tested = _tested_value(test)
         if tested is None:
@@ -174,8 +174,7 @@ def _value(facts: ModuleFacts, expr: Optional[ast.AST], depth: int) -> Optional[
         return attribute_values(facts, expr)
     if isinstance(expr, ast.Name):
         caller = facts.enclosing_function(expr)
-        if isinstance(caller, _FUNCTIONS) and expr.id in {a.arg for a in caller.args.posonlyargs + caller.args.args
-                                                          + caller.args.kwonlyargs}:
+        if isinstance(caller, _FUNCTIONS) and expr.id in parameter_names(caller.args):
             return passed_values(facts, caller, expr.id, depth + 1)
     return UNKNOWN
 
@@ -215,7 +214,7 @@ def _attribute_values(facts: ModuleFacts, cls: ast.ClassDef, attr: str) -> Optio
         return UNKNOWN  # (a decorated class: a registry's, built from a config's name)
     me = first_parameter(init.args)
     rebound = {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    params = {a.arg for a in init.args.posonlyargs + init.args.args + init.args.kwonlyargs} - rebound
+    params = parameter_names(init.args) - rebound
     # this file's stores first (no other file is read for a flag they already leave open)
     stored = []
     for node in facts.reads_named(attr):
@@ -231,9 +230,8 @@ def _attribute_values(facts: ModuleFacts, cls: ast.ClassDef, attr: str) -> Optio
         stored.append(value)
     if not stored:
         return UNKNOWN
-    paths, _ = facts.project.files_mentioning(facts.get(ProjectFilesFact), attr.encode())
-    paths = [facts.path, *(p for p in paths if p != facts.path)]
-    if len(paths) > MAX_CALLER_FILES:
+    paths = _files_mentioning(facts, attr)
+    if paths is None:
         return UNKNOWN
     for path in paths:
         other = facts if path == facts.path else facts.project.facts_for_path(facts, path)
@@ -271,7 +269,7 @@ def _constructions(facts: ModuleFacts, cls: ast.ClassDef, init: ast.FunctionDef,
     args = init.args
     positional = [a.arg for a in args.posonlyargs + args.args][1:]
     if name not in positional and name not in {a.arg for a in args.kwonlyargs}:
-        return UNKNOWN  # `*args` / `**kwargs`
+        return UNKNOWN  # `*args` / `**kwargs` (or `self`)
     index = positional.index(name) if name in positional else None
     default = parameter_defaults(args).get(name)
     for method in cls.body:  # `cls(...)` in a classmethod, `type(self)(...)`: built where this does not read
@@ -283,10 +281,8 @@ def _constructions(facts: ModuleFacts, cls: ast.ClassDef, init: ast.FunctionDef,
                         or isinstance(call.func, ast.Call) and isinstance(call.func.func, ast.Name) and call.func.func.id == "type"
                         or isinstance(call.func, ast.Attribute) and call.func.attr == "__class__"):
                     return UNKNOWN
-    paths, _ = facts.project.files_mentioning(facts.get(ProjectFilesFact), cls.name.encode())
-    if facts.path not in paths:
-        paths = [facts.path, *paths]
-    if len(paths) > MAX_CALLER_FILES:
+    paths = _files_mentioning(facts, cls.name)
+    if paths is None:
         return UNKNOWN
     values: set = set()
     built = False
@@ -386,10 +382,8 @@ def _instance_attribute(facts: ModuleFacts, node: ast.AST) -> bool:
 def _reads_of(facts: ModuleFacts, name: str) -> Optional[list]:
     """(file's facts, node) for every read of `name` (`name`, `x.name`) in the project's
     files that mention it, this file included; None when more than MAX_CALLER_FILES do."""
-    paths, _ = facts.project.files_mentioning(facts.get(ProjectFilesFact), name.encode())
-    if facts.path not in paths:
-        paths = [facts.path, *paths]
-    if len(paths) > MAX_CALLER_FILES:
+    paths = _files_mentioning(facts, name)
+    if paths is None:
         return None
     reads = []
     for path in paths:
@@ -401,3 +395,12 @@ def _reads_of(facts: ModuleFacts, name: str) -> Optional[list]:
             if isinstance(node.ctx, ast.Load):
                 reads.append((other, node))
     return reads
+
+
+def _files_mentioning(facts: ModuleFacts, name: str) -> Optional[list]:
+    """The paths of the project's files whose bytes hold `name`, this file's included;
+    None when more than MAX_CALLER_FILES do (too many to read)."""
+    paths, _ = facts.project.files_mentioning(facts.get(ProjectFilesFact), name.encode())
+    if facts.path not in paths:
+        paths = [facts.path, *paths]
+    return paths if len(paths) <= MAX_CALLER_FILES else None

@@ -25,6 +25,11 @@ def call_argument(call: ast.Call, index: Optional[int], name: str, missing=None)
     return missing
 
 
+def parameter_names(args: ast.arguments) -> set[str]:
+    """The names a call can fill by position or keyword (`*args` and `**kwargs` aside)."""
+    return {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+
+
 def first_parameter(args: ast.arguments) -> Optional[str]:
     """The name of the first positional parameter (a method's `self` or `cls`), if any."""
     positional = args.posonlyargs + args.args

@@ -26,7 +26,7 @@ from typing import Optional
 from ..compiled.values import chain_text, literal, site_call, target_history
 from ..reach.queries import class_attrs, number_value, region_sets_config, runs_inductor
 from ..reach.regions import COMPILE
-from ..semantic.signatures import call_argument
+from ..semantic.signatures import call_argument, parameter_names
 
 RNG_FUNCS = frozenset(
     {
@@ -274,8 +274,7 @@ def _zero_from_compiled_callers(facts, call, p) -> bool:
     func = facts.enclosing_function(call)
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    args = func.args
-    if p.id not in {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}:
+    if p.id not in parameter_names(func.args):
         return False
     if any(isinstance(n, ast.Name) and n.id == p.id and not isinstance(n.ctx, ast.Load) for n in ast.walk(func)):
         return False  # rebound in the def (`drop_rate = drop_rate if self.training else 0.0`): not what was passed
