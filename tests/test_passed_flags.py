@@ -183,3 +183,10 @@ def test_a_registered_class_or_a_rebound_parameter_keeps_the_branch(tmp_path):
     rebound = ENCODER.replace("        self.dynamic_chunk = dynamic_chunk",
                               "        dynamic_chunk = dynamic_chunk or dim > 4\n        self.dynamic_chunk = dynamic_chunk")
     assert lint(tmp_path, {"pkg/__init__.py": "", "pkg/enc.py": rebound}) == opened
+
+
+def test_a_parameter_its_def_rebinds_is_not_what_the_callers_passed(tmp_path):
+    # every compiled call passes train=False, but the def reads a value of its own
+    prep = PREP.replace("    if train:\n", "    train = train or image.ndim == 4\n    if train:\n")
+    found = lint(tmp_path, {"pkg/__init__.py": "", "pkg/prep.py": prep, "pkg/model.py": MODEL})
+    assert found == [("prep.py", 8, "CL303")]

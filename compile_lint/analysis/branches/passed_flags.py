@@ -24,8 +24,8 @@ callers in turn, a few calls deep. A method called by its name anywhere else in 
 project (`policy.sample(x, train=True)`, a subclass's `super().sample(...)`) has callers
 this does not judge: it stays open. Unknown stays open: a def a site compiles directly
 (its callers are outside the compiled code), `forward` and `__call__` (run through the
-module's call), a call passing `*args`/`**kwargs` or a value that is not a constant, and
-a def no compiled call of which is seen.
+module's call), a call passing `*args`/`**kwargs` or a value that is not a constant, a
+parameter the def rebinds, and a def no compiled call of which is seen.
 """
 from __future__ import annotations
 
@@ -128,7 +128,8 @@ def _subject(expr: ast.AST) -> bool:
 
 def passed_values(facts: ModuleFacts, func: ast.AST, name: str, depth: int = 0) -> Optional[frozenset]:
     """The constants every compiled call of `func` passes for its parameter `name`
-    (defaults included); None when one of them is not known."""
+    (defaults included); None when one of them is not known, or when `func` rebinds
+    `name` (it then reads something else than what was passed)."""
     memo = facts.get(PassedFlagsFact)
     key = (id(func), name)
     if key in memo:
@@ -141,6 +142,8 @@ def passed_values(facts: ModuleFacts, func: ast.AST, name: str, depth: int = 0) 
 def _passed_values(facts: ModuleFacts, func: ast.AST, name: str, depth: int) -> Optional[frozenset]:
     if depth > MAX_DEPTH or func.name in _ENTERED_BY_CALLING_THE_MODULE or _compiled_directly(facts, func):
         return UNKNOWN
+    if name in _rebound(func):
+        return UNKNOWN  # `train = train and x.ndim == 4`: what the def reads is not what was passed
     method = isinstance(facts.parent(func), ast.ClassDef)
     positional = [a.arg for a in func.args.posonlyargs + func.args.args][1 if method else 0:]
     index = positional.index(name) if name in positional else None
@@ -213,8 +216,7 @@ def _attribute_values(facts: ModuleFacts, cls: ast.ClassDef, attr: str) -> Optio
     if init is None or cls.decorator_list:
         return UNKNOWN  # (a decorated class: a registry's, built from a config's name)
     me = first_parameter(init.args)
-    rebound = {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    params = parameter_names(init.args) - rebound
+    params = parameter_names(init.args) - _rebound(init)
     # this file's stores first (no other file is read for a flag they already leave open)
     stored = []
     for node in facts.reads_named(attr):
@@ -404,3 +406,9 @@ def _files_mentioning(facts: ModuleFacts, name: str) -> Optional[list]:
     if facts.path not in paths:
         paths = [facts.path, *paths]
     return paths if len(paths) <= MAX_CALLER_FILES else None
+
+
+def _rebound(func: ast.AST) -> set:
+    """The names `func` stores anywhere in it (assignments, loop and `with` targets, nested
+    defs' own names included: a conservative over-count)."""
+    return {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}

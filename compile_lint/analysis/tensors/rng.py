@@ -265,7 +265,8 @@ def _default_zero_never_passed(facts, call, p) -> bool:
 def _zero_from_compiled_callers(facts, call, p) -> bool:
     """`p` is a parameter of the def around `call`, and every call of that def from
     compiled code passes 0 for it or leaves a default of 0 (passed_flags.passed_values:
-    constants, and parameters forwarded from their own compiled callers): the rate is 0
+    constants, and parameters forwarded from their own compiled callers; a parameter the
+    def rebinds is unknown there): the rate is 0
     wherever the call runs compiled, and dropout with a rate of 0 draws nothing. The
     Foley pack's `attention(..., drop_rate=0)`, which an eager caller does give a rate
     (bench/dev34)."""
@@ -276,8 +277,6 @@ def _zero_from_compiled_callers(facts, call, p) -> bool:
         return False
     if p.id not in parameter_names(func.args):
         return False
-    if any(isinstance(n, ast.Name) and n.id == p.id and not isinstance(n.ctx, ast.Load) for n in ast.walk(func)):
-        return False  # rebound in the def (`drop_rate = drop_rate if self.training else 0.0`): not what was passed
     from ..branches.passed_flags import passed_values
 
     values = passed_values(facts, func, p.id)
