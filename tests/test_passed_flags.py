@@ -190,3 +190,71 @@ def test_a_parameter_its_def_rebinds_is_not_what_the_callers_passed(tmp_path):
     prep = PREP.replace("    if train:\n", "    train = train or image.ndim == 4\n    if train:\n")
     found = lint(tmp_path, {"pkg/__init__.py": "", "pkg/prep.py": prep, "pkg/model.py": MODEL})
     assert found == [("prep.py", 8, "CL303")]
+
+
+FORWARDED_RATE = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, attn_drop=0.1):
+        super().__init__()
+        self.qkv = nn.Linear(dim, dim * 3)
+        self.attn_drop = nn.Dropout(attn_drop)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, -1)
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=self.attn_drop.p)
+
+
+class Block(nn.Module):
+    def __init__(self, dim, attn_drop=0.0, verbose=False):
+        super().__init__()
+        self.verbose = verbose
+        self.attn = Attention(dim, attn_drop=attn_drop)
+
+    def forward(self, x):
+        if self.verbose:
+            print(x.sum().item())
+        return x + self.attn(x)
+
+
+class Encoder(nn.Module):
+    def __init__(self, dim, depth, attn_drop=0.0, verbose=False):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(dim, attn_drop=attn_drop, verbose=verbose) for _ in range(depth)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+model = torch.compile(Encoder(8, 2))
+model.train()
+"""
+
+
+def test_a_constructor_parameter_every_construction_forwards_as_its_default_is_that_default(tmp_path):
+    # Encoder(8, 2) leaves attn_drop 0.0 and verbose False, and forwards both to Block,
+    # which forwards attn_drop to Attention: the SDPA's rate is 0 (Attention's own
+    # default, 0.1, is never used) and `if self.verbose:` is closed (olmoearth's
+    # Block -> Attention, bench/dev45)
+    assert lint(tmp_path, {"pkg/__init__.py": "", "pkg/enc.py": FORWARDED_RATE}) == []
+
+
+def test_a_forwarded_constructor_parameter_one_construction_sets_stays_open(tmp_path):
+    rate = FORWARDED_RATE.replace("Encoder(8, 2))", "Encoder(8, 2)); other = Block(8, attn_drop=0.2)")
+    assert lint(tmp_path, {"pkg/__init__.py": "", "pkg/enc.py": rate}) == [("enc.py", 15, "CL303")]
+    verbose = FORWARDED_RATE.replace("Encoder(8, 2))", "Encoder(8, 2, verbose=True))")
+    assert lint(tmp_path, {"pkg/__init__.py": "", "pkg/enc.py": verbose}) == [("enc.py", 26, "CL508"), ("enc.py", 26, "CL508")]
+
+
+def test_a_class_built_from_keyword_arguments_has_constructions_not_read(tmp_path):
+    # `Encoder(**cfg)`: what the configuration holds is not read, so neither is what
+    # Block and Attention receive (timm's drop rates, set through create_model's kwargs)
+    kwargs = FORWARDED_RATE.replace("Encoder(8, 2))", "Encoder(**{'dim': 8, 'depth': 2, 'verbose': True}))")
+    assert lint(tmp_path, {"pkg/__init__.py": "", "pkg/enc.py": kwargs}) == [
+        ("enc.py", 15, "CL303"), ("enc.py", 26, "CL508"), ("enc.py", 26, "CL508")]

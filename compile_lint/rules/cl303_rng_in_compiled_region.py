@@ -34,7 +34,14 @@ class RngInCompiledRegion(Rule):
 
     A probability that is always 0 draws nothing and is quiet: `p=0`, `self.p` set only
     to 0 in the class, `self.drop.p` of an `nn.Dropout(0.0)` (a probability that is a
-    constructor parameter defaulting to 0 is reported: configurations set it), a
+    constructor parameter defaulting to 0 is reported: configurations set it; it is 0
+    when every construction of the class in the project passes 0 or leaves a default of
+    0, directly or through the `__init__` of a class that builds it and forwards its own
+    parameter, `Block(attn_drop=0.0)` -> `Attention(attn_drop=attn_drop)` ->
+    `nn.Dropout(attn_drop)`: olmoearth's SDPA finding in bench/dev45, judged false in
+    `bench/dev_findings/`, and REPA-E's ResnetBlock dropout, both of the 476 development
+    apps' CL303/CL508 findings that moved (442 -> 440, session 61); a class built from
+    `**kwargs`, a registry or a configuration has constructions not read), a
     helper's parameter that defaults to 0 when the project calls the helper by name and
     no call passes a rate (`attention(q, k, v, dropout_p=0.0)`, a false finding on a
     public video app; its shape is a valid case), a helper's parameter that every call
@@ -148,6 +155,36 @@ class RngInCompiledRegion(Rule):
     needs = (RegionsFact, ClassAttrsFact, CompiledValuesFact, ProjectFilesFact, PassedFlagsFact)  # fires only inside compiled regions; callers of a helper
 
     valid = [
+        Case(
+            """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+            class Attention(nn.Module):
+                def __init__(self, dim, attn_drop=0.1):
+                    super().__init__()
+                    self.qkv = nn.Linear(dim, dim * 3)
+                    self.attn_drop = nn.Dropout(attn_drop)
+
+                def forward(self, x):
+                    q, k, v = self.qkv(x).chunk(3, -1)
+                    return F.scaled_dot_product_attention(q, k, v, dropout_p=self.attn_drop.p)
+
+            class Block(nn.Module):
+                def __init__(self, dim, attn_drop=0.0):
+                    super().__init__()
+                    self.attn = Attention(dim, attn_drop=attn_drop)
+
+                def forward(self, x):
+                    return x + self.attn(x)
+
+            model = torch.compile(Block(8))
+            model.train()
+            """,
+            note="olmoearth's Block -> Attention (bench/dev45, judged false): the one construction of "
+                 "Block leaves attn_drop 0.0, which Block forwards to Attention, so the rate is 0",
+        ),
         Case(
             """
             import torch

@@ -17,7 +17,9 @@ module-level function's `name(...)` in the project's files that mention it (reso
 this def; the name read any other way, as a callback or an alias, or imported under
 another name, and nothing is known). A test may also read `self.<attr>` of a method
 when the class's `__init__` alone sets it, to constants or to parameters every
-construction of the class in the project passes as constants (`attribute_values`). An attribute of what a method's `self` holds
+construction of the class in the project passes as constants (`attribute_values`),
+directly or forwarded from the `__init__` of a class that builds it (`Block(verbose=verbose)`
+in `Encoder.__init__`: what every `Encoder(...)` passes for `verbose`). An attribute of what a method's `self` holds
 (`self.encoder.layer[i].attention`) is another object's, not a read of the function.
 A value another call forwards from its own parameter is read from that def's compiled
 callers in turn, a few calls deep. A method called by its name anywhere else in the
@@ -256,18 +258,25 @@ def _attribute_values(facts: ModuleFacts, cls: ast.ClassDef, attr: str) -> Optio
     return frozenset(values)
 
 
-def _constructed_with(facts: ModuleFacts, cls: ast.ClassDef, init: ast.FunctionDef, name: str) -> Optional[frozenset]:
+def _constructed_with(facts: ModuleFacts, cls: ast.ClassDef, init: ast.FunctionDef, name: str,
+                      depth: int = 0) -> Optional[frozenset]:
     """The constants every construction of `cls` in the project passes (or leaves as the
-    default) for the `__init__` parameter `name`; None when one is not known."""
+    default) for the `__init__` parameter `name`; None when one is not known. A
+    construction in another class's `__init__` that forwards a parameter of its own
+    (`Attention(dim, attn_drop=attn_drop)` in `Block.__init__`) passes what every
+    construction of that class passes for it, a few classes up (olmoearth's
+    `Block(attn_drop=0.0)` default, never given: bench/dev45)."""
     memo = facts.get(PassedFlagsFact)
     key = (id(cls), "constructed", name)
     if key in memo:
         return memo[key]
-    memo[key] = found = _constructions(facts, cls, init, name)
+    memo[key] = UNKNOWN  # (a cycle of classes building each other stays unknown)
+    memo[key] = found = _constructions(facts, cls, init, name, depth)
     return found
 
 
-def _constructions(facts: ModuleFacts, cls: ast.ClassDef, init: ast.FunctionDef, name: str) -> Optional[frozenset]:
+def _constructions(facts: ModuleFacts, cls: ast.ClassDef, init: ast.FunctionDef, name: str,
+                   depth: int) -> Optional[frozenset]:
     args = init.args
     positional = [a.arg for a in args.posonlyargs + args.args][1:]
     if name not in positional and name not in {a.arg for a in args.kwonlyargs}:
@@ -314,11 +323,45 @@ def _constructions(facts: ModuleFacts, cls: ast.ClassDef, init: ast.FunctionDef,
             if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
                 return UNKNOWN
             passed = call_argument(call, index, name, missing=default)
-            if not isinstance(passed, ast.Constant):
-                return UNKNOWN
-            values.add(passed.value)
+            if isinstance(passed, ast.Constant):
+                values.add(passed.value)
+            else:
+                forwarded = UNKNOWN if passed is default else _forwarded_from_init(other, call, passed, depth)
+                if forwarded is UNKNOWN:
+                    return UNKNOWN
+                values |= forwarded
             built = True
     return frozenset(values) if built else UNKNOWN
+
+
+def constructed_values(facts: ModuleFacts, at: ast.AST, name: Optional[ast.AST]) -> Optional[frozenset]:
+    """The constants the `__init__` parameter `name` (a Name read at `at`, inside the
+    `__init__` of a module-level class) holds: what every construction of the class in
+    the project passes for it, forwarded ones followed (`_constructed_with`). None when
+    `name` is no such parameter or a construction is not known."""
+    if not isinstance(name, ast.Name):
+        return UNKNOWN
+    memo = facts.get(PassedFlagsFact)
+    key = (id(at), "constructed at", name.id)
+    if key not in memo:
+        memo[key] = _forwarded_from_init(facts, at, name, 0)
+    return memo[key]
+
+
+def _forwarded_from_init(facts: ModuleFacts, call: ast.AST, passed: Optional[ast.AST], depth: int) -> Optional[frozenset]:
+    """What a construction passes when its argument is a parameter of the `__init__` it
+    sits in (a module-level class's, the parameter never rebound there): what every
+    construction of that class passes for it. None otherwise."""
+    if not isinstance(passed, ast.Name) or depth >= MAX_DEPTH:
+        return UNKNOWN
+    init = facts.enclosing_function(call)
+    if not isinstance(init, ast.FunctionDef) or init.name != "__init__" or passed.id not in parameter_names(init.args) \
+            or passed.id == first_parameter(init.args) or passed.id in _rebound(init):
+        return UNKNOWN
+    outer = facts.parent(init)
+    if not isinstance(outer, ast.ClassDef) or outer not in facts.tree.body or outer.decorator_list:
+        return UNKNOWN
+    return _constructed_with(facts, outer, init, passed.id, depth + 1)
 
 
 def _compiled_directly(facts: ModuleFacts, func: ast.AST) -> bool:

@@ -88,7 +88,7 @@ def always_zero(facts, at, p) -> bool:
     both zero; `self.p` set only to 0 in the class; `self.drop.p` where every
     `self.drop = nn.Dropout(q)` of the class has a literal `q` of 0 (a `q` that is a
     constructor parameter defaulting to 0 is still reported, as latent: configurations
-    set it)."""
+    set it, unless every construction of the class leaves it 0: `_zero_constructed`)."""
     if number_value(p) == 0:
         return True
     if isinstance(p, ast.IfExp):
@@ -97,8 +97,9 @@ def always_zero(facts, at, p) -> bool:
     if not text.startswith("self."):
         return False
     if text.count(".") == 2 and text.endswith(".p"):
-        modules = [value for _, value in class_attrs(facts, at).get(text.split(".")[1], ())]
-        return bool(modules) and all(dropout_module_p(facts, value) in (0, 0.0) for value in modules)
+        modules = [(node, value) for node, value in class_attrs(facts, at).get(text.split(".")[1], ())]
+        return bool(modules) and all(dropout_module_p(facts, value) in (0, 0.0) or _zero_constructed(facts, node, value)
+                                     for node, value in modules)
     if text.count(".") == 1:
         cls = next((a for a in facts.ancestors(at) if isinstance(a, ast.ClassDef)), None)
         values = [
@@ -120,9 +121,27 @@ def dropout_module_p(facts, module: ast.Call) -> Optional[float]:
 
 
 def _zero_dropout(facts, stmt, module: ast.Call) -> bool:
-    """`nn.Dropout(q)` with `q` zero (a literal, or a parameter defaulting to 0)."""
+    """`nn.Dropout(q)` with `q` zero (a literal, a parameter defaulting to 0, or an
+    `__init__` parameter every construction of the class leaves 0)."""
     p = call_argument(module, 0, "p")
-    return p is not None and (number_value(p) == 0 or _zero_default(facts, stmt, p))
+    return p is not None and (number_value(p) == 0 or _zero_default(facts, stmt, p) or _zero_constructed(facts, stmt, module))
+
+
+def _zero_constructed(facts, stmt, module: ast.Call) -> bool:
+    """`self.drop = nn.Dropout(q)` in `__init__`, `q` a parameter of it, and every
+    construction of the class in the project passes 0 for it or leaves a default of 0,
+    directly or through the `__init__` of a class that builds it and forwards its own
+    parameter (passed_flags.constructed_values; olmoearth's `Block(attn_drop=0.0)` ->
+    `Attention(attn_drop=attn_drop)` -> `nn.Dropout(attn_drop)`, bench/dev45, judged
+    false in bench/dev_findings). A class built from a configuration, by `**kwargs` or
+    through a registry is not known: still reported (timm's `drop_rate`)."""
+    dotted = facts.resolve(module.func) if isinstance(module, ast.Call) else None
+    if not (dotted and dotted.startswith("torch.nn.") and dotted.rsplit(".", 1)[-1] in DROPOUT_MODULES):
+        return False
+    from ..branches.passed_flags import constructed_values
+
+    values = constructed_values(facts, stmt, call_argument(module, 0, "p"))
+    return bool(values) and all(type(v) in (int, float) and v == 0 for v in values)
 
 
 def _dropout(facts, call, label, p_index, training_index, keyword="training"):
