@@ -59,7 +59,11 @@ class NanGradInWhere(Rule):
     derived from it only feeds torch ops and Python numbers, such as
     `int(needed.min().item())`, and nothing of it is returned as a tensor, stored,
     passed to project code or used in place); code lexically under
-    `torch.no_grad()` / `torch.inference_mode()`; and code in the branch where
+    `torch.no_grad()` / `torch.inference_mode()`; code in the `forward` or `backward` of a
+    custom `torch.autograd.Function`, and a private or nested def that only such code
+    calls (autograd runs them with grad mode off, so they record no graph:
+    `scripts/measure/autograd_function_grad_mode.py` prints the grad mode inside each and a
+    finite gradient where plain autograd gives NaN); and code in the branch where
     `torch.is_grad_enabled()` is false (`if torch.is_grad_enabled(): ... else: where(...)`,
     Depth-Anything-3, two findings on bench/dev7 before); code that only a torch before
     2.0 runs (`if "sinc" not in dir(torch): def sinc(x): ...`). The
@@ -160,6 +164,27 @@ class NanGradInWhere(Rule):
     needs = (RegionsFact, BindingsFact, GradientsFact)  # fires wherever the code can be differentiated; names the region when there is one
 
     valid = [
+        Case(
+            """
+            import torch
+
+            def _safe_div(n, d):
+                return torch.where(d.abs() < 1e-5, n * 100000.0, n / d)
+
+            class PScan(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, weights, bias):
+                    ctx.save_for_backward(weights, bias)
+                    return torch.where(weights.abs() < 1e-5, bias, bias / weights)
+
+                @staticmethod
+                def backward(ctx, grad):
+                    weights, bias = ctx.saved_tensors
+                    return _safe_div(grad, weights), _safe_div(grad * bias, weights)
+            """,
+            note="a custom autograd Function's forward and backward run with grad mode off, and so does a "
+                 "helper only they call (tapnet's pscan.py shape; scripts/measure/autograd_function_grad_mode.py)",
+        ),
         Case(
             """
             import torch
@@ -464,6 +489,48 @@ class NanGradInWhere(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """
+            import torch
+
+            def _safe_div(n, d):
+                return torch.where(d.abs() < 1e-5, n * 100000.0, n / d)
+
+            class Ratio(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, n, d):
+                    ctx.save_for_backward(n, d)
+                    return _safe_div(n, d)
+
+            def ratio(n, d):
+                return _safe_div(n, d)
+            """,
+            at=[(5, 54)], note="the helper is also called from plain code, which autograd differentiates",
+        ),
+        Case(
+            """
+            import torch
+
+            def _convert_srgb_to_linear(u):
+                return torch.where(u <= 0.04045, u / 12.92, ((u + 0.055) / 1.055) ** 2.4)
+
+            @torch.no_grad()
+            def decode_to_mesh(textures):
+                return _convert_srgb_to_linear(textures)
+            """,
+            fixed="""
+            import torch
+
+            def _convert_srgb_to_linear(u):
+                return torch.where(u <= 0.04045, u / 12.92, ((u.clamp(min=0.04045) + 0.055) / 1.055) ** 2.4)
+
+            @torch.no_grad()
+            def decode_to_mesh(textures):
+                return _convert_srgb_to_linear(textures)
+            """,
+            at=[(5, 49)], note="called only under no_grad, yet the same helper usually serves training "
+                               "(diffusers' shap_e renderer, judged true on corpus L)",
+        ),
         Case(
             """
             import torch
@@ -808,7 +875,9 @@ class NanGradInWhere(Rule):
                     if not reaches:
                         # a fallback only a torch before 2.0 runs (`if "sinc" not in dir(torch): def sinc`)
                         # is no code of ours to judge; else: can the where's result reach a loss?
-                        reaches.append(not never_runs_compiled(facts, call) and grads.may_reach_backward(call))
+                        # a helper only a Function's forward/backward (or no_grad code) calls records none
+                        reaches.append(not never_runs_compiled(facts, call) and not grads.runs_only_without_grad(call)
+                                       and grads.may_reach_backward(call))
                     if not reaches[0]:
                         break  # no backward pass runs through the where's result
                     done.append(op)

@@ -107,6 +107,7 @@ class GradientFacts:
         self._steps = 0  # name reads followed for the current question
         self._defs: Optional[dict[str, list]] = None
         self._decorated: Optional[dict[str, list]] = None  # def name -> [decorated no_grad, per def]
+        self._without_grad: dict[int, bool] = {}  # id(def) -> runs_only_without_grad
 
     def op_carries_no_gradient(self, op: ast.AST, arg: ast.AST) -> bool:
         """No input of the op can carry a gradient (for a division: neither side)."""
@@ -279,6 +280,30 @@ class GradientFacts:
                 self._decorated.setdefault(node.name, []).append(decorated_no_grad(self.facts, node))
         found = self._decorated.get(name, [])
         return len(found) == 1 and found[0]
+
+    def runs_only_without_grad(self, node: ast.AST) -> bool:
+        """`node` sits in a private or nested def every call of which in this file is made
+        by a custom autograd Function's `forward` or `backward`, directly or through
+        another such def: a helper of the Function (`_safe_div` in its `backward`) records
+        no graph either. A helper merely called under `no_grad` is not one: the same code
+        usually serves training elsewhere (diffusers' `_convert_srgb_to_linear`, called only
+        in the `@torch.no_grad()` `decode_to_mesh` of shap_e's renderer, was judged true on
+        corpus L and stays reported)."""
+        func = self.facts.enclosing_function(node)
+        return isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and self._only_without_grad(func, 0)
+
+    def _only_without_grad(self, func, depth: int) -> bool:
+        key = id(func)
+        if key in self._without_grad:
+            return self._without_grad[key]
+        self._without_grad[key] = False  # (a cycle of calls: not known)
+        calls = self._calls_of(func) if depth <= MAX_CALL_DEPTH else None
+        found = bool(calls) and all(
+            isinstance(caller := self.facts.enclosing_function(call), (ast.FunctionDef, ast.AsyncFunctionDef))
+            and (autograd_function_method(self.facts, caller) or self._only_without_grad(caller, depth + 1))
+            for call in calls)
+        self._without_grad[key] = found
+        return found
 
     def _calls_of(self, func) -> Optional[list[ast.Call]]:
         """Every call of a private/nested def in this file; None when it may be called
@@ -489,7 +514,40 @@ def under_no_grad(facts, node: ast.AST) -> bool:
                 if facts.resolve(target) in NO_GRAD_CONTEXTS:
                     return True
         if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return decorated_no_grad(facts, anc)
+            return decorated_no_grad(facts, anc) or autograd_function_method(facts, anc)
+    return False
+
+
+AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function",
+                                "torch.autograd.function.InplaceFunction"})
+# the methods of a custom autograd Function that autograd runs with grad mode off
+# (`backward` and `vjp` unless the backward pass is itself differentiated, create_graph=True)
+AUTOGRAD_FUNCTION_METHODS = frozenset({"forward", "backward", "vjp", "jvp", "setup_context"})
+
+
+def autograd_function_method(facts, func) -> bool:
+    """`func` is `forward`/`backward` (`vjp`, `jvp`, `setup_context`) of a subclass of
+    `torch.autograd.Function` (directly, or through a class of this file): autograd runs
+    them with grad mode off, so what they compute records no graph and no NaN of theirs
+    reaches a gradient through autograd (scripts/measure/autograd_function_grad_mode.py:
+    tapnet's `safe_div`, NaN on its unselected side, in a Function's forward and backward
+    leaves the input's gradient finite, and makes it NaN differentiated by autograd)."""
+    if func.name not in AUTOGRAD_FUNCTION_METHODS:
+        return False
+    cls = facts.parent(func)
+    return isinstance(cls, ast.ClassDef) and _derives_autograd_function(facts, cls, 0)
+
+
+def _derives_autograd_function(facts, cls: ast.ClassDef, depth: int) -> bool:
+    if depth > 4:
+        return False
+    for base in cls.bases:
+        if facts.resolve(base) in AUTOGRAD_FUNCTIONS:
+            return True
+        if isinstance(base, ast.Name):
+            local = next((n for n in facts.tree.body if isinstance(n, ast.ClassDef) and n.name == base.id), None)
+            if local is not None and local is not cls and _derives_autograd_function(facts, local, depth + 1):
+                return True
     return False
 
 
