@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..analysis.semantic.signatures import parameter_names
 from ..analysis.semantic.walk import walk as _walk
 from ..analysis.semantic.walk import walk_scope as _walk_scope
 from ..analysis.torch_api import COMPILE_FUNCS
@@ -54,7 +55,7 @@ def _free_loads(func: ast.AST) -> set[str]:
     else:
         body = func.body
     args = func.args
-    params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    params = parameter_names(args)
     if args.vararg:
         params.add(args.vararg.arg)
     if args.kwarg:

@@ -32,7 +32,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..analysis.semantic.signatures import call_argument, parameter_defaults
+from ..analysis.semantic.signatures import call_argument, parameter_defaults, parameter_names
 
 NOT_LITERAL = object()
 MAX_DEPTH = 8
@@ -241,7 +241,7 @@ class Project:
         node = file.defs.get(scope)
         if node is None:
             return False
-        params = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+        params = parameter_names(node.args)
         return name in params or any(isinstance(t, ast.Name) and t.id == name
                                      for sub in _own_statements(node) if isinstance(sub, ast.Assign)
                                      for t in sub.targets)

@@ -12,6 +12,7 @@ import ast
 from typing import Optional
 
 from ..modules.classes import self_calls
+from ..semantic.signatures import parameter_names
 from .around import tests_around
 
 TRAINING_PARAMETERS = frozenset({"training", "is_training"})  # `f(x, self.training)` passed on
@@ -39,7 +40,7 @@ def training_only(facts, node: ast.AST, tests: Optional[list] = None) -> bool:
 def _training_only_here(facts, node: ast.AST, func: ast.AST, tests: list) -> bool:
     args = func.args
     me = args.args[0].arg if args.args else None
-    params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    params = parameter_names(args)
 
     def is_training(test: ast.AST) -> bool:
         if isinstance(test, ast.Attribute):

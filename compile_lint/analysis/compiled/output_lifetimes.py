@@ -42,6 +42,7 @@ from typing import Optional
 
 from .values import CompileCall, CompiledValues, chain_text, compiled_values
 from ..semantic.facts import Fact, ModuleFacts
+from ..semantic.signatures import parameter_names
 from ..semantic.walk import walk
 from ..reach.queries import stmt_text
 from ..torch_api import MARK_STEP_FUNCS
@@ -308,7 +309,7 @@ class _Interpreter:
         if self.scope is self.facts.tree or target.id in self._globals_of_scope():
             return True
         args = self.scope.args
-        if target.id in {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}:
+        if target.id in parameter_names(args):
             return True
         key = id(self.scope)
         if key not in self._assigned:

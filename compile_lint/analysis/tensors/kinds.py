@@ -20,6 +20,7 @@ from typing import Optional
 
 from ..semantic.bindings import bindings_under
 from ..semantic.facts import ModuleFacts
+from ..semantic.signatures import parameter_names
 from ..semantic.walk import own_nodes
 from ..modules.classes import self_name
 
@@ -456,7 +457,7 @@ class MaskGuess:
         # parameters every caller in the file passes a mask: read when first asked (TensorGuess._settle)
         self._unsettled: set[str] = set()
         if tensors.flow is not None and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            self._unsettled = {arg.arg for arg in func.args.posonlyargs + func.args.args + func.args.kwonlyargs}
+            self._unsettled = parameter_names(func.args)
         for node in own_nodes(body):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
                 node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)) else []

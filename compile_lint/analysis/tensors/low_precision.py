@@ -23,6 +23,7 @@ import ast
 from typing import Optional
 
 from .precision import CONVERT_METHODS, LOW
+from ..semantic.signatures import parameter_names
 from ..reach.queries import (
     ELEMENTWISE,
     call_name,
@@ -122,7 +123,7 @@ def _materialized(facts, precision, node, func, entry) -> bool:
     if isinstance(base, ast.Name):
         found = precision.binding(base)
         if found is None:
-            params = {a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs} if func is not None and not isinstance(func, ast.Lambda) else set()
+            params = parameter_names(func.args) if func is not None and not isinstance(func, ast.Lambda) else set()
             return entry and base.id in params
         value = found[0]
         if value is base or not isinstance(value, ast.AST):
