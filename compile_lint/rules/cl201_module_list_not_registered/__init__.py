@@ -73,7 +73,10 @@ class ModuleListNotRegistered(Rule):
     and the optimizer now sees parameters it did not see before. No fix is offered
     when an element is not a module, when a dict key is not a string, or when the
     class uses the attribute in a way the container does not support
-    (`.sort()`, `.reverse()`, `.get()`, `[...] + self.x`).
+    (`.sort()`, `.reverse()`, `.get()`, `[...] + self.x`). An appended tuple of modules
+    (`self.pairs.append((a, b))`) is one element that is not a module: still reported
+    (its modules are unregistered), without a fix, since `nn.ModuleList.append` raises
+    `TypeError: tuple is not a Module subclass` (before session 61 the fix was offered).
 
     Not reported: containers wrapped later in the same class
     (`self.blocks = nn.ModuleList(self.blocks)`, `nn.Sequential(*layers)`), or handed
@@ -93,7 +96,11 @@ class ModuleListNotRegistered(Rule):
     `self.add_module(name, m)`, `setattr(self, name, m)`) before they go into the list,
     or as they go in (`self.heads.append(h)` then `self.add_module(name, self.heads[-1])`
     in one loop: yolov7_d2's semantic-segmentation head, judged false in
-    `bench/dev_findings/`, the one finding this took on the 476 development apps held),
+    `bench/dev_findings/`, the one finding this took on the 476 development apps held;
+    each element of an appended tuple registered the same way, `self.register_module(n,
+    self.pairs[-1][0])` and `[-1][1]`: kohya-ss sd-scripts' `finetune/hypernetwork_nai.py`
+    at 48d368f, a false finding read in session 61 on a repository no set holds; the 476
+    development apps 7 -> 7 and corpus M unchanged),
     and built-in modules that a plain list loses nothing of: no parameters, no buffers,
     and a `forward` that does not read `self.training` (loss functions, activations,
     pooling, padding, `Flatten`/`Unflatten`: 91 classes, plus 7 losses unless given a
@@ -229,6 +236,24 @@ class ModuleListNotRegistered(Rule):
                     return [head(x) for head, x in zip(self.scale_heads, xs)]
             """,
             note="each item registered as it is appended (yolov7_d2, bench/dev_findings)",
+        ),
+        Case(
+            """\
+            import torch.nn as nn
+            class Hypernetwork(nn.Module):
+                def __init__(self, sizes):
+                    super().__init__()
+                    self.pairs = []
+                    for size in sizes:
+                        self.pairs.append((nn.Linear(size, size), nn.Linear(size, size)))
+                        self.register_module(f"{size}_0", self.pairs[-1][0])
+                        self.register_module(f"{size}_1", self.pairs[-1][1])
+                def forward(self, x, i):
+                    a, b = self.pairs[i]
+                    return b(a(x))
+            """,
+            note="both modules of each appended pair registered as they go in (kohya-ss sd-scripts' "
+                 "hypernetwork_nai.py, read in session 61)",
         ),
         Case(
             """\
@@ -677,6 +702,22 @@ class ModuleListNotRegistered(Rule):
                     return x
             """,
             at=[(5, 9)], note="one module registered, the other not",
+        ),
+        Case(
+            """\
+            import torch.nn as nn
+            class Hypernetwork(nn.Module):
+                def __init__(self, sizes):
+                    super().__init__()
+                    self.pairs = []
+                    for size in sizes:
+                        self.pairs.append((nn.Linear(size, size), nn.Linear(size, size)))
+                        self.register_module(f"{size}_0", self.pairs[-1][0])
+                def forward(self, x, i):
+                    a, b = self.pairs[i]
+                    return b(a(x))
+            """,
+            at=[(5, 9)], note="only the first module of each pair is registered",
         ),
         Case(
             """\

@@ -307,14 +307,24 @@ class _Method:
         attr = self_attr(holder, self.me)
         if attr is None:
             if isinstance(holder, ast.Name) and holder.id in self.local_items and how.startswith("`."):
-                self.local_items[holder.id][1].add(items_of(self.facts, value, self.local_modules))
+                self.local_items[holder.id][1].add(self._added_items(value, how))
             return None
         found = self.attrs.get(attr)
         if found is None:  # filled before any `self.x = ...` this class shows
             found = self.attrs[attr] = ContainerAttr(attr, self.cls, None, "", Items())
-        added = items_of(self.facts, value, self.local_modules)
+        added = self._added_items(value, how)
         found.items.add(added)
         return found.items
+
+    def _added_items(self, value: ast.AST, how: str) -> Items:
+        """What `.append(v)`, `.insert(i, v)`, `.extend(vs)` or `+= vs` adds. An appended
+        tuple or list literal is one item that holds its modules (`self.pairs.append((a, b))`:
+        the modules are in the container, unregistered, but nn.ModuleList cannot hold the
+        tuple, so no fix: kohya-ss sd-scripts' `Hypernetwork`, read in session 61)."""
+        added = items_of(self.facts, value, self.local_modules)
+        if how in ("`.append()`", "`.insert()`") and isinstance(value, (ast.Tuple, ast.List)):
+            added.others.append(value)
+        return added
 
 
 def whole_arguments(call: ast.Call) -> list[ast.AST]:
@@ -386,25 +396,45 @@ def registered_names(facts: ModuleFacts, func: ast.AST, nodes: list[ast.AST]) ->
 def _appended_then_registered(facts: ModuleFacts, loop: ast.AST, me: Optional[str]) -> set[str]:
     """"self.x" for each `self.x` the loop appends to and then registers the last item of
     (`self.heads.append(head)` then `self.add_module(name, self.heads[-1])`: yolov7_d2's
-    semantic-segmentation head, judged false in bench/dev_findings): every item the list
-    gets is registered as it is added."""
+    semantic-segmentation head, judged false in bench/dev_findings), or, when it appends a
+    tuple of modules, every element of the last item (`self.modules.append((a, b))` then
+    `self.register_module(n0, self.modules[-1][0])` and `...[-1][1]`: kohya-ss sd-scripts'
+    `Hypernetwork`, read in session 61): every module the list gets is registered as it is
+    added."""
     if me is None:
         return set()
-    appended, registered_last = set(), set()
+    appended: dict[str, set] = {}  # attr -> the widths of what it appends (None: one item, not a tuple)
+    registered: dict[str, set] = {}  # attr -> the parts of its last item registered (None: all of it)
     for node in walk(loop):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr == "append":
+        if isinstance(func, ast.Attribute) and func.attr == "append" and len(node.args) == 1:
             attr = self_attr(func.value, me)
             if attr is not None:
-                appended.add(attr)
+                item = node.args[0]
+                width = len(item.elts) if isinstance(item, ast.Tuple) and not any(
+                    isinstance(e, ast.Starred) for e in item.elts) else None
+                appended.setdefault(attr, set()).add(width)
         value = registered_value(facts, node)
+        part = None
+        if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Subscript) \
+                and isinstance(literal(value.slice), int):
+            part, value = literal(value.slice), value.value  # `self.x[-1][k]`
         if isinstance(value, ast.Subscript) and literal(value.slice) == -1:
             attr = self_attr(value.value, me)
             if attr is not None:
-                registered_last.add(attr)
-    return {f"{me}.{attr}" for attr in appended & registered_last}
+                registered.setdefault(attr, set()).add(part)
+    return {f"{me}.{attr}" for attr, widths in appended.items()
+            if attr in registered and all(_all_parts(registered[attr], width) for width in widths)}
+
+
+def _all_parts(parts: set, width: Optional[int]) -> bool:
+    """The registered parts of the last item cover it: the whole item, or every element
+    of a tuple `width` wide (by index from either end)."""
+    if None in parts:
+        return True
+    return width is not None and all(i in parts or i - width in parts for i in range(width))
 
 
 def class_containers(facts: ModuleFacts, cls: ast.ClassDef) -> list[ContainerAttr]:
