@@ -95,7 +95,14 @@ class GraphBreak(Rule):
     also through the project's own wrapper of it, a name bound to it, one operand of
     `and`/`or`, or after an `if is_compiling(): return ...`; the `else` of
     `torch.jit.is_scripting()`/`is_tracing()` is compiled code, both are False under
-    torch.compile); `float(x)`/`int(x)`/`bool(x)` under `if isinstance(x, (int, float)):`,
+    torch.compile); code in an `except` handler that always re-raises (`except
+    RuntimeError as e: print(x.size()); raise e`: Dynamo traces a handler only when its
+    `try` raises, and this one ends the call with the error;
+    `scripts/measure/graph_break_in_reraising_except.py` gives one graph and no break, the
+    same `print` on the normal path a break. ai-toolkit's 7 `print` findings at 27a03a9,
+    judged false in `bench/fresh_reads/`, went; on the 476 development apps CL202, CL205,
+    CL303 and CL508 450 -> 449, Real3DPortrait's `print('Failed!')` before a bare `raise`;
+    corpus M unchanged); `float(x)`/`int(x)`/`bool(x)` under `if isinstance(x, (int, float)):`,
     `isinstance(x, str)` or `type(x) == str` (also of an element, `type(xs[0]) == str`, for
     the loop variables over `xs`; each operand of an `and`), and a name in the `else` of
     `if isinstance(x, torch.Tensor):` (a Python number there); the body of
@@ -275,6 +282,23 @@ class GraphBreak(Rule):
     }
 
     valid = [
+        Case(
+            """
+            import torch
+
+            @torch.compile
+            def scale(tensor, multiplier):
+                try:
+                    result = tensor * multiplier
+                except RuntimeError as e:
+                    print(e)
+                    print(tensor.size(), multiplier.size())
+                    raise e
+                return result
+            """,
+            note="prints in an except handler that re-raises: traced only when the try raises "
+                 "(ai-toolkit's LoRA forward; scripts/measure/graph_break_in_reraising_except.py: no break)",
+        ),
         Case(
             _FLAG_ENCODER,
             note="a flag set in __init__ from a parameter every construction leaves at False (ACE-Step's "
@@ -513,6 +537,22 @@ class GraphBreak(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """
+            import torch
+
+            @torch.compile
+            def scale(tensor, multiplier):
+                try:
+                    result = tensor * multiplier
+                except RuntimeError as e:
+                    print(e)
+                    result = tensor
+                return result
+            """,
+            at=[(9, 9)],
+            note="a handler that goes on after the error: it runs compiled whenever the try raises",
+        ),
         Case(
             _FLAG_ENCODER + "other = Encoder(8, dynamic_chunk=True)\n",
             at=[(12, 24)],
