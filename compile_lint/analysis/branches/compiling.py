@@ -250,7 +250,7 @@ def eager_only(facts: ModuleFacts, node: ast.AST) -> bool:
     print(x.size()); raise e`): Dynamo traces a handler only when its `try` raises, and
     this one ends the call with the error, so no run that completes goes through it
     (`scripts/measure/graph_break_in_reraising_except.py`: no graph break; ai-toolkit's
-    LoRA forward, whose five `print` findings were judged false in bench/fresh_reads)."""
+    LoRA forward, whose seven `print` findings were judged false in bench/fresh_reads)."""
     child = node
     for anc in facts.ancestors(node):
         if isinstance(anc, ast.ExceptHandler) and any(s is child for s in anc.body) and _always_reraises(anc):
@@ -295,8 +295,8 @@ def _always_reraises(handler: ast.ExceptHandler) -> bool:
             return False
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
-        todo.extend(child for child in ast.iter_child_nodes(stmt) if isinstance(child, ast.stmt)
-                    or isinstance(child, ast.ExceptHandler))
+        # nested blocks, handlers and `match` cases (not expressions: no statement in them)
+        todo.extend(child for child in ast.iter_child_nodes(stmt) if not isinstance(child, ast.expr))
     return True
 
 
