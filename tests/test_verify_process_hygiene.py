@@ -198,12 +198,21 @@ def test_a_dead_fork_server_is_noticed_and_the_next_target_still_runs(tmp_path):
     report = tmp_path / "report.json"
     proc = _start_verify(tmp_path, report)
     servers = set()
+    first_seen: dict[int, float] = {}
 
-    def worker_running():
-        servers.update(fork_servers_with_a_worker(proc.pid))
+    def worker_at_work():
+        # a worker seen alive for 2 s is mid-target, not one that has reported and is
+        # exiting: killing the server under an exiting worker killed nothing that mattered,
+        # and the test failed under CPU load (the tone curve passed, the overlay then ran
+        # in a fresh interpreter: no SIGKILL to report)
+        now = time.monotonic()
+        for server in fork_servers_with_a_worker(proc.pid):
+            for pid in _children_of(server):  # its forked workers (a compiler pool lives longer)
+                if "compile_lint.verify.forkserver" in _cmdline(pid) and now - first_seen.setdefault(pid, now) >= 2.0:
+                    servers.add(server)
         return bool(servers) or proc.poll() is not None
 
-    assert wait_until(worker_running, 300, step=0.2), "no worker started"
+    assert wait_until(worker_at_work, 300, step=0.2), "no worker started"
     worker = set().union(*(descendants(s) for s in servers))
     for server in servers:
         os.kill(server, signal.SIGKILL)
