@@ -110,11 +110,18 @@ def always_zero(facts, at, p) -> bool:
     return False
 
 
+def is_dropout_layer(facts, call: ast.AST) -> bool:
+    """`call` builds one of torch's dropout layers (`nn.Dropout(...)`, `nn.Dropout2d(...)`)."""
+    if not isinstance(call, ast.Call):
+        return False
+    dotted = facts.resolve(call.func) or ""
+    return dotted.startswith("torch.nn.") and dotted.rsplit(".", 1)[-1] in DROPOUT_MODULES
+
+
 def dropout_module_p(facts, module: ast.Call) -> Optional[float]:
     """The literal probability of `nn.Dropout(q)` (0.5 when not given); None when `q` is
     not a number or `module` is not a dropout layer."""
-    dotted = facts.resolve(module.func) or ""
-    if not (dotted.startswith("torch.nn.") and dotted.rsplit(".", 1)[-1] in DROPOUT_MODULES):
+    if not is_dropout_layer(facts, module):
         return None
     p = call_argument(module, 0, "p")
     return 0.5 if p is None else number_value(p)
@@ -135,8 +142,7 @@ def _zero_constructed(facts, stmt, module: ast.Call) -> bool:
     `Attention(attn_drop=attn_drop)` -> `nn.Dropout(attn_drop)`, bench/dev45, judged
     false in bench/dev_findings). A class built from a configuration, by `**kwargs` or
     through a registry is not known: still reported (timm's `drop_rate`)."""
-    dotted = facts.resolve(module.func) if isinstance(module, ast.Call) else None
-    if not (dotted and dotted.startswith("torch.nn.") and dotted.rsplit(".", 1)[-1] in DROPOUT_MODULES):
+    if not is_dropout_layer(facts, module):
         return False
     from ..branches.passed_flags import constructed_values
 
@@ -182,14 +188,10 @@ def _self_module(facts, call, attr) -> Optional[tuple[str, bool]]:
     """`self.drop(x)` where `self.drop = nn.Dropout(p)` (or a Sequential holding one)."""
     for node, value in class_attrs(facts, call).get(attr, ()):
         for sub in ast.walk(value):
-            if isinstance(sub, ast.Call):
-                dotted = facts.resolve(sub.func) or ""
-                if dotted.startswith("torch.nn.") and dotted.rsplit(".", 1)[-1] in DROPOUT_MODULES:
-                    if _zero_dropout(facts, node, sub):
-                        continue
-                    if sub is node.value:
-                        return f"`self.{attr}` (an `nn.{dotted.rsplit('.', 1)[-1]}`)", True
-                    return f"`self.{attr}` (holding `{facts.text(sub)}`)", True
+            if is_dropout_layer(facts, sub) and not _zero_dropout(facts, node, sub):
+                if sub is node.value:
+                    return f"`self.{attr}` (an `nn.{facts.resolve(sub.func).rsplit('.', 1)[-1]}`)", True
+                return f"`self.{attr}` (holding `{facts.text(sub)}`)", True
     return None
 
 

@@ -875,8 +875,8 @@ class NanGradInWhere(Rule):
                     if not reaches:
                         # a fallback only a torch before 2.0 runs (`if "sinc" not in dir(torch): def sinc`)
                         # is no code of ours to judge; else: can the where's result reach a loss?
-                        # a helper only a Function's forward/backward (or no_grad code) calls records none
-                        reaches.append(not never_runs_compiled(facts, call) and not grads.runs_only_without_grad(call)
+                        # a helper only a custom autograd Function's forward/backward calls records none
+                        reaches.append(not never_runs_compiled(facts, call) and not grads.called_only_by_autograd_functions(call)
                                        and grads.may_reach_backward(call))
                     if not reaches[0]:
                         break  # no backward pass runs through the where's result

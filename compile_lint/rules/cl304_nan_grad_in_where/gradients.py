@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ...analysis.modules.classes import local_class
 from ...analysis.semantic.bindings import bindings_for
 from ...analysis.semantic.facts import Fact
 from ...analysis.semantic.signatures import parameter_defaults
@@ -107,7 +108,7 @@ class GradientFacts:
         self._steps = 0  # name reads followed for the current question
         self._defs: Optional[dict[str, list]] = None
         self._decorated: Optional[dict[str, list]] = None  # def name -> [decorated no_grad, per def]
-        self._without_grad: dict[int, bool] = {}  # id(def) -> runs_only_without_grad
+        self._autograd_callers: dict[int, bool] = {}  # id(def) -> called_only_by_autograd_functions
 
     def op_carries_no_gradient(self, op: ast.AST, arg: ast.AST) -> bool:
         """No input of the op can carry a gradient (for a division: neither side)."""
@@ -281,7 +282,7 @@ class GradientFacts:
         found = self._decorated.get(name, [])
         return len(found) == 1 and found[0]
 
-    def runs_only_without_grad(self, node: ast.AST) -> bool:
+    def called_only_by_autograd_functions(self, node: ast.AST) -> bool:
         """`node` sits in a private or nested def every call of which in this file is made
         by a custom autograd Function's `forward` or `backward`, directly or through
         another such def: a helper of the Function (`_safe_div` in its `backward`) records
@@ -290,19 +291,19 @@ class GradientFacts:
         in the `@torch.no_grad()` `decode_to_mesh` of shap_e's renderer, was judged true on
         corpus L and stays reported)."""
         func = self.facts.enclosing_function(node)
-        return isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and self._only_without_grad(func, 0)
+        return isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and self._only_autograd_callers(func, 0)
 
-    def _only_without_grad(self, func, depth: int) -> bool:
+    def _only_autograd_callers(self, func, depth: int) -> bool:
         key = id(func)
-        if key in self._without_grad:
-            return self._without_grad[key]
-        self._without_grad[key] = False  # (a cycle of calls: not known)
+        if key in self._autograd_callers:
+            return self._autograd_callers[key]
+        self._autograd_callers[key] = False  # (a cycle of calls: not known)
         calls = self._calls_of(func) if depth <= MAX_CALL_DEPTH else None
         found = bool(calls) and all(
             isinstance(caller := self.facts.enclosing_function(call), (ast.FunctionDef, ast.AsyncFunctionDef))
-            and (autograd_function_method(self.facts, caller) or self._only_without_grad(caller, depth + 1))
+            and (autograd_function_method(self.facts, caller) or self._only_autograd_callers(caller, depth + 1))
             for call in calls)
-        self._without_grad[key] = found
+        self._autograd_callers[key] = found
         return found
 
     def _calls_of(self, func) -> Optional[list[ast.Call]]:
@@ -542,12 +543,12 @@ def _derives_autograd_function(facts, cls: ast.ClassDef, depth: int) -> bool:
     if depth > 4:
         return False
     for base in cls.bases:
-        if facts.resolve(base) in AUTOGRAD_FUNCTIONS:
+        dotted = facts.resolve(base)
+        if dotted in AUTOGRAD_FUNCTIONS:
             return True
-        if isinstance(base, ast.Name):
-            local = next((n for n in facts.tree.body if isinstance(n, ast.ClassDef) and n.name == base.id), None)
-            if local is not None and local is not cls and _derives_autograd_function(facts, local, depth + 1):
-                return True
+        local = local_class(facts, dotted)
+        if local is not None and local is not cls and _derives_autograd_function(facts, local, depth + 1):
+            return True
     return False
 
 
