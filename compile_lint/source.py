@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import sys
 import tokenize
 import warnings
@@ -98,13 +99,27 @@ class SourceFile:
             row = exc.lineno or 1
             col = exc.offset or 1
             msg = exc.msg or "invalid syntax"
-            if msg.startswith("f-string") and sys.version_info < (3, 12):
-                # PEP 701 (3.12) lets an f-string reuse its quotes inside `{}`; this
-                # Python's parser, which compile-lint reads files with, does not
+            if sys.version_info < (3, 12) and (msg.startswith("f-string") or _pep_695(self.data, row)):
+                # PEP 701 (3.12) lets an f-string reuse its quotes inside `{}`, and PEP 695
+                # (3.12) adds `type X = ...` and `def f[T](...)`/`class C[T]:`; this
+                # Python's parser, which compile-lint reads files with, knows neither
                 msg += f" (valid from Python 3.12 on; compile-lint runs on {sys.version_info[0]}.{sys.version_info[1]})"
             raise ParseFailure(f"SyntaxError: {msg}", row, max(col, 1)) from None
         except (ValueError, UnicodeDecodeError, MemoryError, RecursionError) as exc:
             raise ParseFailure(f"cannot parse: {exc}") from None
+
+
+# PEP 695's statements, as the line a 3.11 parser stops on begins: `type Alias = ...`,
+# `type Alias[T] = ...`, `def f[T](...)`, `async def f[T](...)`, `class C[T]:`
+_PEP_695_LINE = re.compile(rb"\s*(?:type\s+[A-Za-z_]\w*\s*[\[=]|(?:async\s+)?def\s+[A-Za-z_]\w*\s*\[|class\s+[A-Za-z_]\w*\s*\[)")
+
+
+def _pep_695(data, row: int) -> bool:
+    """Whether line `row` of `data` (bytes or str) starts a PEP 695 statement."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    lines = data.splitlines()
+    return 0 < row <= len(lines) and _PEP_695_LINE.match(lines[row - 1]) is not None
 
 
 def source_for(path: str, data: bytes) -> SourceFile:

@@ -46,6 +46,35 @@ def test_undecodable_bytes_are_a_cl000_finding(project):
     assert_hazard_still_reported(proc)
 
 
+@pytest.mark.parametrize("text, row", [
+    ("type NameOrID = str | int\n", 1),
+    ("class Backtrackable[T]:\n    pass\n", 1),
+    ("x = 1\ndef load[T: int](obj: T) -> T:\n    return obj\n", 2),
+    ("async def run[T](x: T) -> T:\n    return x\n", 1),
+])
+def test_pep_695_syntax_says_which_python_reads_it(project, text, row):
+    """`type X = ...`, `def f[T](...)` and `class C[T]:` are valid from Python 3.12
+    (lerobot, which requires 3.12, bench/fresh_reads); on an older Python the finding
+    says so instead of calling the user's file broken."""
+    (project / "generic.py").write_text(text)
+    proc = run("check", ".", "--no-cache", cwd=project)
+    if sys.version_info >= (3, 12):
+        assert "generic.py" not in proc.stdout, proc.stdout
+    else:
+        assert proc.returncode == 1
+        assert f"generic.py:{row}:" in proc.stdout and "CL000" in proc.stdout
+        assert f"valid from Python 3.12 on; compile-lint runs on 3.{sys.version_info[1]}" in proc.stdout, proc.stdout
+    assert_hazard_still_reported(proc)
+
+
+def test_a_plain_syntax_error_gets_no_newer_python_note(project):
+    """A `type` or `class` line that is broken in every Python is not called newer syntax."""
+    (project / "broken.py").write_text("type = 1\nclass Net(:\n    pass\n")
+    proc = run("check", ".", "--no-cache", cwd=project)
+    assert "broken.py:2:" in proc.stdout and "CL000" in proc.stdout
+    assert "valid from Python 3.12" not in proc.stdout, proc.stdout
+
+
 def test_a_pep_701_f_string_says_which_python_reads_it(project):
     """`f"{row["image"]}"` is valid from Python 3.12 (sleap-nn's tests, bench/dev15); on an
     older Python the finding says so instead of calling the user's file broken."""
