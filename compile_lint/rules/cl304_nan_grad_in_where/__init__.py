@@ -152,6 +152,20 @@ class NanGradInWhere(Rule):
       corpus M's findings are unchanged. stereoanywhere's `run_inference` result (judged
       false) is still reported: its public `disparity_to_depth` may be called with a
       differentiable focal length
+    - read on repositories no set holds (`bench/fresh_reads/`, session 62): 10 findings, all
+      judged false. Three were where results that only build integer codes (Forge's gguf
+      quantizers: `trunc(...).to(torch.uint8)`, bitwise packing stored into a uint8
+      buffer, the scale `.view(torch.uint8)`); `scripts/measure/integer_view_grad.py`
+      shows none of those requires grad, so an integer `.view(dtype)` carries none and a
+      value that carries none may be stored anywhere. Three were LTX-2's sigma schedule
+      (LightX2V twice, FastVideo): `math.exp(...)` is a Python float, and a store into
+      `sigmas` below the where, in no loop around it, changes nothing the where read.
+      Corpus M: 74 -> 73 findings, diffusers' `quantize_nvfp4` (judged latent on corpus L
+      for its inputs; its where result, too, only reaches `.to(torch.uint8)` codes). The
+      four left: public functions that code outside the repository may differentiate
+      (LightX2V's test quantizer, detectron2's `pairwise_iou` vendored in Forge), and
+      no-grad contexts in a caller (Forge's `train_difference` under an
+      `inference_mode` far up the sampler, FastVideo's `forward_warp`)
     - PyTorch FAQ on NaN gradients through `torch.where` (the double-where trick)
     """
 
@@ -487,8 +501,67 @@ class NanGradInWhere(Rule):
             note="stereoanywhere's demo (bench/dev_findings, judged false): what a def decorated "
                  "`@torch.no_grad()` returns records no graph, whoever calls it",
         ),
+        Case(
+            """
+            import torch
+
+            def quantize_blocks(blocks):
+                d = blocks.abs().amax(dim=-1, keepdim=True) / -8
+                inv = torch.where(d == 0, torch.tensor(0.0), 1.0 / d)
+                codes = torch.trunc(blocks * inv + 8.5).clip(0, 15).to(torch.uint8)
+                packed = torch.zeros((blocks.shape[0], 1), dtype=torch.uint8)
+                packed[:, 0] = codes[:, 0] | (codes[:, 1] << 4)
+                d = d.to(torch.float16).view(torch.uint8)
+                return torch.cat([d, packed], dim=-1)
+            """,
+            note="Forge's gguf quantizers (bench/fresh_reads, judged false): the where's result only builds "
+                 "integer codes, stored into a uint8 buffer and returned with the scale viewed as bytes "
+                 "(scripts/measure/integer_view_grad.py: none requires grad)",
+        ),
+        Case(
+            """
+            import math
+            import torch
+
+            def shifted_sigmas(steps: int, shift, model):
+                sigmas = torch.linspace(1.0, 0.0, steps + 1)
+                num = math.exp(shift)
+                sigmas = torch.where(sigmas != 0, num / (num + (1 / sigmas - 1)), 0)
+                mask = sigmas != 0
+                sigmas = sigmas.clone()
+                sigmas[mask] = 1.0 - (1.0 - sigmas[mask]) / model.terminal
+                return sigmas
+            """,
+            note="LTX-2's sigma schedule in LightX2V and FastVideo (bench/fresh_reads, judged false): `math.exp` "
+                 "gives a Python float, and the stretch stored into `sigmas` after the where changes nothing it read",
+        ),
     ]
     invalid = [
+        Case(
+            """
+            import torch
+
+            def schedule(steps: int, model):
+                sigmas = torch.linspace(1.0, 0.0, steps + 1)
+                for _ in range(2):
+                    out = torch.where(sigmas != 0, 1 / sigmas, 0)
+                    sigmas[1:] = out[1:] * model.scale
+                return out
+            """,
+            at=[(7, 40)], note="a store below the read in a loop around both reaches the read next time round",
+        ),
+        Case(
+            """
+            import torch
+
+            def scale_blocks(blocks, buffer):
+                d = blocks.abs().amax(dim=-1, keepdim=True)
+                inv = torch.where(d == 0, torch.tensor(0.0), 1.0 / d)
+                buffer[:, 0] = (blocks * inv).view(-1)
+                return buffer
+            """,
+            at=[(6, 50)], note="a float value stored into a buffer: `.view(-1)` reshapes, it does not cast",
+        ),
         Case(
             """
             import torch

@@ -2,7 +2,7 @@
 
 A gradient flows only through differentiable float tensors. Comparisons, boolean and
 bitwise ops, counts (`(x > t).sum()`, `bincount`, `one_hot`), integer casts
-(`.long()`, `.to(torch.int64)`), `.detach()`, `argmax` and `.indices`, sizes and Python
+(`.long()`, `.to(torch.int64)`, `.view(torch.uint8)`), `.detach()`, `argmax` and `.indices`, sizes and Python
 numbers (parameters annotated `int` / `float` / `bool`) carry none, and neither does
 arithmetic on them only. Across a function boundary:
 
@@ -153,11 +153,14 @@ class GradientFacts:
             return self.no_grad(expr.body, seen) and self.no_grad(expr.orelse, seen)
         if isinstance(expr, ast.Call):
             dotted = facts.resolve(expr.func) or ""
-            if dotted in PY_NUMBERS:
-                return True
+            if dotted in PY_NUMBERS or dotted.startswith("math."):
+                return True  # (`math.exp(shift)`: a Python float, even of a one-element tensor)
             if any(facts.resolve(a) in INTEGER_DTYPES for a in [*expr.args, *(k.value for k in expr.keywords if k.arg == "dtype")]):
-                if isinstance(expr.func, ast.Attribute) and expr.func.attr in ("to", "type"):
-                    return True  # `.to(torch.long)`: an integer tensor
+                if isinstance(expr.func, ast.Attribute) and expr.func.attr in ("to", "type", "view"):
+                    # `.to(torch.long)`, and `.view(torch.uint8)` reinterpreting the bytes
+                    # (gguf's quantizers): an integer tensor, requires_grad False
+                    # (scripts/measure/integer_view_grad.py)
+                    return True
             if isinstance(expr.func, ast.Attribute) and not dotted.startswith("torch."):
                 name = expr.func.attr
                 if name in NO_GRAD_METHODS:
@@ -205,7 +208,7 @@ class GradientFacts:
         if self._steps > MAX_STEPS:
             return False  # too long a chain of names to follow: may carry one
         seen.add(("use", id(name)))
-        if not self._stores_no_grad(scope, name.id, seen):
+        if not self._stores_no_grad(scope, name.id, seen, name):
             return False  # `out[i] = w`, `out.copy_(w)`: a tensor made without a gradient may get one
         reaching = bindings.reaching(name)
         for bound in reaching:
@@ -227,14 +230,21 @@ class GradientFacts:
                 return False
         return bool(reaching)
 
-    def _stores_no_grad(self, scope, name: str, seen: set) -> bool:
+    def _stores_no_grad(self, scope, name: str, seen: set, read: Optional[ast.AST] = None) -> bool:
         """Every value written into `name` in place in its scope carries none: item
-        stores (`out[i] = cur`, `out[i] += v`) and in-place methods (`out.copy_(v)`)."""
-        key = ("stores", id(scope), name)
+        stores (`out[i] = cur`, `out[i] += v`) and in-place methods (`out.copy_(v)`).
+        With `read`, only the writes that can come before it count: a write below the
+        read, outside every loop around the read, changes nothing the read saw
+        (LightX2V's sigma schedule stretches `sigmas[mask] = ...` after its where)."""
+        key = ("stores", id(scope), name, _loops_and_row(scope, read))
         if key in seen:
             return True  # `out[i] = out[i - 1] * 2`: the other stores decide
         seen.add(key)
+        loops, row = key[3]
         for node in _own_nodes(scope) if not isinstance(scope, ast.Module) else ():
+            if row is not None and getattr(node, "lineno", 0) > row and not any(
+                    loop.lineno <= node.lineno <= loop.end_lineno for loop in loops):
+                continue  # written after the read, and no loop brings it back round
             if isinstance(node, (ast.Assign, ast.AugAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 if any(isinstance(t, ast.Subscript) and _base_name(t) == name for t in targets):
@@ -446,6 +456,8 @@ class GradientFacts:
             elif isinstance(parent, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 if child is not parent.value:
                     return set()
+                if self.no_grad(parent.value):
+                    return set()  # `q = torch.trunc(x * inv).to(torch.uint8)`: what is stored carries none
                 targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
                 names: set[str] = set()
                 for target in targets:
@@ -461,6 +473,16 @@ class GradientFacts:
                 return True
             child = parent
         return True
+
+
+def _loops_and_row(scope, read: Optional[ast.AST]) -> tuple:
+    """(the loops of `scope` around `read`, `read`'s row); ((), None) without a read.
+    (Rows, not nodes: the key of a walk that must not tell two reads of one row apart.)"""
+    if read is None or not hasattr(read, "lineno"):
+        return (), None
+    loops = tuple(node for node in _own_nodes(scope) if isinstance(node, (ast.For, ast.AsyncFor, ast.While))
+                  and node.lineno <= read.lineno <= node.end_lineno)
+    return loops, read.lineno
 
 
 def _name_called(call: ast.Call) -> Optional[str]:
