@@ -116,6 +116,46 @@ def test_a_method_called_from_outside_its_class_keeps_its_branches_open(tmp_path
     assert found == [("prep.py", 7, "CL303")]
 
 
+PARITY = """
+import contextlib
+
+
+@contextlib.contextmanager
+def deterministic(policy):
+    original = policy._prep
+
+    def prep(obs, *, train=True):
+        return original(obs, train=FLAG)
+
+    policy._prep = prep
+    try:
+        yield
+    finally:
+        policy._prep = original
+"""
+
+
+def test_a_method_wrapped_through_a_local_alias_passes_what_the_alias_calls_pass(tmp_path):
+    # lerobot's openpi parity helper (bench/fresh_reads): the method read into a local,
+    # called with train=False and put back; sample_actions' own call passes False too
+    found = lint(tmp_path, {"pkg/__init__.py": "", "pkg/prep.py": PREP, "pkg/model.py": MODEL,
+                            "pkg/parity.py": PARITY.replace("FLAG", "False")})
+    assert found == []
+
+
+def test_an_alias_call_that_opens_the_branch_keeps_it_even_outside_compiled_code(tmp_path):
+    # the wrapper stands in for the method the compiled sample_actions calls
+    found = lint(tmp_path, {"pkg/__init__.py": "", "pkg/prep.py": PREP, "pkg/model.py": MODEL,
+                            "pkg/parity.py": PARITY.replace("FLAG", "True")})
+    assert found == [("prep.py", 7, "CL303")]
+
+
+def test_an_alias_used_other_than_by_calling_it_keeps_the_branch(tmp_path):
+    parity = PARITY.replace("FLAG", "False") + "\n\ndef leak(policy, hooks):\n    fn = policy._prep\n    hooks.append(fn)\n"
+    found = lint(tmp_path, {"pkg/__init__.py": "", "pkg/prep.py": PREP, "pkg/model.py": MODEL, "pkg/parity.py": parity})
+    assert found == [("prep.py", 7, "CL303")]
+
+
 def test_an_attribute_of_an_instance_named_like_the_helper_is_not_a_read_of_it(tmp_path):
     # `self.encoder.layers[0].metrics` is another object's attribute: it can hold the
     # module-level `metrics` only if the code stored it there, by a read seen as such

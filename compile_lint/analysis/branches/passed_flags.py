@@ -15,7 +15,10 @@ The calls read are those the code spells: a method's `self.<name>(...)` in its c
 (`modules.classes.self_calls`: none when the name is used any other way there), or a
 module-level function's `name(...)` in the project's files that mention it (resolved to
 this def; the name read any other way, as a callback or an alias, or imported under
-another name, and nothing is known). A test may also read `self.<attr>` of a method
+another name, and nothing is known). A method read into a def's local alias that the def
+only calls or puts back (`original = policy._prep`, `original(obs, train=False)`,
+`policy._prep = original`: lerobot's parity helpers) adds those calls, counted wherever
+they are: the wrapper may stand in for the method in compiled code. A test may also read `self.<attr>` of a method
 when the class's `__init__` alone sets it, to constants or to parameters every
 construction of the class in the project passes as constants (`attribute_values`),
 directly or forwarded from the `__init__` of a class that builds it (`Block(verbose=verbose)`
@@ -97,8 +100,8 @@ def _every_compiled_call_closed(facts: ModuleFacts, func: ast.AST, depth: int) -
     calls = _calls(facts, func, isinstance(facts.parent(func), ast.ClassDef))
     if calls is None:
         return False
-    compiled = [(caller_facts, call) for caller_facts, call in calls
-                if caller_facts.in_region(call, "compiled") is not None and not eager_only(caller_facts, call)]
+    compiled = [(caller_facts, call) for caller_facts, call, anywhere in calls
+                if anywhere or caller_facts.in_region(call, "compiled") is not None and not eager_only(caller_facts, call)]
     return bool(compiled) and all(closed_by_compiled_callers(caller_facts, call, depth + 1)
                                   for caller_facts, call in compiled)
 
@@ -155,8 +158,8 @@ def _passed_values(facts: ModuleFacts, func: ast.AST, name: str, depth: int) -> 
         return UNKNOWN
     values: set = set()
     seen_one = False
-    for caller_facts, call in calls:
-        if caller_facts.in_region(call, "compiled") is None or eager_only(caller_facts, call) \
+    for caller_facts, call, anywhere in calls:
+        if not anywhere and (caller_facts.in_region(call, "compiled") is None or eager_only(caller_facts, call)) \
                 or closed_by_compiled_callers(caller_facts, call, depth + 1):
             continue  # an eager caller, or a compiled one that never runs this call
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
@@ -377,9 +380,11 @@ def _compiled_directly(facts: ModuleFacts, func: ast.AST) -> bool:
 
 
 def _calls(facts: ModuleFacts, func: ast.AST, method: bool) -> Optional[list]:
-    """(the caller's facts, call) for every call of `func`; None when the code may reach
-    it in a way not read here: its name read other than as those calls (a callback, an
-    alias, a method called on another object), or in too many files to read."""
+    """(the caller's facts, call, whether it counts wherever it is) for every call of
+    `func`; None when the code may reach it in a way not read here: its name read other
+    than as those calls (a callback, an alias, a method called on another object), or in
+    too many files to read. A call through a local alias of the bound method counts
+    even outside compiled code: the alias may stand in for the method there."""
     reads = _reads_of(facts, func.name)
     if reads is None:
         return None
@@ -387,10 +392,18 @@ def _calls(facts: ModuleFacts, func: ast.AST, method: bool) -> Optional[list]:
         from ..modules.classes import self_calls
 
         found = self_calls(facts, func)
+        if not found:
+            return None
         own = {id(call.func) for call, _ in found}
-        if not found or any(id(node) not in own for _other, node in reads):
-            return None  # `policy.sample(x, train=True)` elsewhere: a caller this does not judge
-        return [(facts, call) for call, _ in found]
+        calls = [(facts, call, False) for call, _ in found]
+        for other, node in reads:
+            if id(node) in own:
+                continue
+            aliased = _alias_calls(other, node, func.name)
+            if aliased is None:
+                return None  # `policy.sample(x, train=True)` elsewhere: a caller this does not judge
+            calls += [(other, call, True) for call in aliased]
+        return calls
     if facts.enclosing_function(func) is not None or func not in facts.tree.body:
         return None  # a nested def, or one bound under an `if`/`try`: called in ways not read here
     calls = []
@@ -401,7 +414,42 @@ def _calls(facts: ModuleFacts, func: ast.AST, method: bool) -> Optional[list]:
                 continue  # `self.attention.num_heads`: another object's attribute of that name
             return None  # `step = metrics`, `map(metrics, ...)`: reached where this does not read
         if _calls_def_of(other, call, facts, func.name):
-            calls.append((other, call))
+            calls.append((other, call, False))
+    return calls
+
+
+def _alias_calls(facts: ModuleFacts, node: ast.AST, name: str) -> Optional[list]:
+    """The calls made through a def's local alias of a bound method, when `node` is the
+    alias's value (`original = policy._preprocess(...)`'s `policy._preprocess`) and the
+    def uses the alias only to call it (`original(obs, train=False)`, in a closure too)
+    or to put it back (`policy._preprocess = original`): openpi's parity helpers wrap a
+    method that way (lerobot, bench/fresh_reads). None for any other use."""
+    if not (isinstance(node, ast.Attribute) and node.attr == name):
+        return None
+    assign = facts.parent(node)
+    if not (isinstance(assign, ast.Assign) and assign.value is node and len(assign.targets) == 1
+            and isinstance(assign.targets[0], ast.Name)):
+        return None
+    alias = assign.targets[0].id
+    scope = facts.enclosing_function(assign)
+    if not isinstance(scope, _FUNCTIONS):
+        return None
+    calls = []
+    for inner in ast.walk(scope):
+        if isinstance(inner, (*_FUNCTIONS, ast.Lambda)) and inner is not scope and alias in parameter_names(inner.args):
+            return None  # a closure's own parameter of that name: another value
+        if not isinstance(inner, ast.Name) or inner.id != alias:
+            continue
+        if not isinstance(inner.ctx, ast.Load):
+            if inner is not assign.targets[0]:
+                return None  # bound again: another value
+            continue
+        parent = facts.parent(inner)
+        if isinstance(parent, ast.Call) and parent.func is inner:
+            calls.append(parent)
+        elif not (isinstance(parent, ast.Assign) and parent.value is inner
+                  and all(isinstance(t, ast.Attribute) and t.attr == name for t in parent.targets)):
+            return None  # handed on, stored elsewhere: called where this does not read
     return calls
 
 
