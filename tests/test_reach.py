@@ -1665,6 +1665,51 @@ def test_getattr_of_a_module_with_a_configured_name_is_any_name_it_exports(tmp_p
     assert site(data, "export.py", 14)["resolution"] == "unresolved"
 
 
+def test_getattr_with_a_name_the_code_does_not_say_is_unknown_not_nothing(tmp_path):
+    # FastVideo's fsdp_load (bench/fresh_reads): a loader compiles `model_cls(...)`; the app
+    # passes a registry's lazy class, `getattr(importlib.import_module(mod), name)`, a test
+    # passes its own tiny model. The registry's class is not seen: the site is not resolved
+    # to the test's model alone (a test's model beside an unknown names no target)
+    _, data = project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/loader.py": """
+        import torch
+
+        def load(model_cls, flag):
+            model = model_cls()
+            if flag:
+                model = torch.compile(model)
+            return model
+        """,
+        "pkg/app.py": """
+        import importlib
+        from pkg.loader import load
+
+        def main(mod, name, flag):
+            model_cls = getattr(importlib.import_module(mod), name)
+            return load(model_cls, flag)
+
+        def other(obj, name, flag):
+            return load(getattr(obj, name), flag)
+        """,
+        "pkg/test_load.py": """
+        from torch import nn
+        from pkg.loader import load
+
+        class Tiny(nn.Module):
+            def forward(self, x):
+                return x
+
+        def test_load():
+            load(Tiny, True)
+        """,
+    })
+    found = site(data, "pkg/loader.py", 7)
+    assert found["resolution"] == "unresolved", found
+    # the reason is the name's own: a parameter no call fills
+    assert "`name` is a parameter" in found["unresolved"], found["unresolved"]
+
+
 def test_a_module_namespace_keyed_by_a_configuration_names_no_target_among_different_models(tmp_path):
     # SRGAN-PyTorch train_gan.py (bench/dev7): `model.__dict__[config["MODEL"]["G"]["NAME"]]()`
     # with `config = yaml.full_load(f)`; the module exports the generator and its

@@ -2554,6 +2554,17 @@ class Resolver:
                                 out |= self._picked(frozenset(v for held in members.values() for v in held), names, depth)
                         if not exported:  # (what the object is does not say which attribute)
                             del self.why[said:]
+                            # unknown, not nothing: `getattr(importlib.import_module(mod), name)`
+                            # is a registry's lazy class (FastVideo's ModelRegistry, bench/fresh_reads);
+                            # a name a configuration gives keeps that reason
+                            # (the reason its arguments gave, where they gave one: a
+                            # configuration's or a parameter's says more than its own)
+                            unseen = {n for n in names if n.kind == UNKNOWN}
+                            if not unseen:
+                                why = self.why[said - 1] if said else \
+                                    "`getattr(...)` reads an attribute whose name the code does not say"
+                                unseen = {Value(UNKNOWN, why)}
+                            out |= unseen
                 elif dotted in PARSE_ARGS_CALLS:
                     parsed = self._parsed_args(summary, depth)
                     # `parse_known_args()`: (the namespace, the arguments it did not know)
