@@ -1710,6 +1710,33 @@ def test_getattr_with_a_name_the_code_does_not_say_is_unknown_not_nothing(tmp_pa
     assert "`name` is a parameter" in found["unresolved"], found["unresolved"]
 
 
+def test_a_diffusers_pipeline_holds_the_components_it_is_given_by_keyword(tmp_path):
+    # xDiT's runners (bench/fresh_reads): `HunyuanVideoPipeline.from_pretrained(path,
+    # transformer=Wrapper.from_pretrained(...))`, then `self.pipe.transformer.compile()`.
+    # A component the pipeline loads itself stays another package's
+    _, data = project(tmp_path, {
+        "runner.py": """
+        import torch
+        from diffusers import HunyuanVideoPipeline
+        from torch import nn
+
+        class Wrapper(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Runner:
+            def load(self, path):
+                self.pipe = HunyuanVideoPipeline.from_pretrained(path, transformer=Wrapper(), torch_dtype=torch.bfloat16)
+
+            def compile_model(self):
+                self.pipe.transformer.compile()
+                self.pipe.vae = torch.compile(self.pipe.vae)
+        """,
+    })
+    assert names(site(data, "runner.py", 15)) == ["runner.py:Wrapper"]
+    assert site(data, "runner.py", 16)["resolution"] == "unresolved"
+
+
 def test_a_module_namespace_keyed_by_a_configuration_names_no_target_among_different_models(tmp_path):
     # SRGAN-PyTorch train_gan.py (bench/dev7): `model.__dict__[config["MODEL"]["G"]["NAME"]]()`
     # with `config = yaml.full_load(f)`; the module exports the generator and its

@@ -288,6 +288,14 @@ def _from_configuration(value: "Value") -> bool:
     return value.kind == UNKNOWN and bool(value.dotted) and value.dotted.startswith(CONFIGURED)
 
 
+def _loads_pipeline(dotted: str) -> bool:
+    """`diffusers.<X>Pipeline.from_pretrained` (or `from_single_file`, `from_pipe`): a
+    diffusers pipeline loader, which takes components by keyword."""
+    parts = dotted.split(".")
+    return len(parts) >= 3 and parts[0] == "diffusers" and "Pipeline" in parts[-2] \
+        and parts[-1] in ("from_pretrained", "from_single_file", "from_pipe")
+
+
 def describe_external(dotted: str, called: bool) -> str:
     """Why a value from outside the project's code has no target, in words a user acts on."""
     shown = f"`{dotted}{'()' if called else ''}`"
@@ -2618,6 +2626,15 @@ class Resolver:
                         and (made := self._configured(self._config_keys(arg_terms[0], summary, depth), True, summary, depth,
                                                       read_from=arg_terms[0])) is not None:
                     out |= made  # `hydra.utils.instantiate(cfg.model)`: what the YAML under `model` names
+                elif _loads_pipeline(dotted) and any(k for k, _t in kw_terms):
+                    # `HunyuanVideoPipeline.from_pretrained(path, transformer=net)`: diffusers
+                    # sets each component given by keyword as the pipeline's attribute, so
+                    # `pipe.transformer` is `net` (xDiT's runners, bench/fresh_reads); the
+                    # components it loads itself stay another package's, as before
+                    names = tuple(k for k, _t in kw_terms if k)
+                    elems = tuple(self.values(t, summary, env, depth) for k, t in kw_terms if k)
+                    out.add(Value("inst", dotted, elems, False, names))
+                    self.why.append(describe_external(dotted, True))
                 elif not dotted.startswith("builtins."):
                     out.add(Value("inst", dotted))
                     self.why.append(describe_external(dotted, True))
