@@ -14,17 +14,13 @@ Exit status: 0 when every finding is judged, 1 when some are not, 2 on errors.
 """
 from __future__ import annotations
 
-import argparse
+import importlib.util
 import json
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "bench", "judged"))
-from run import judge_apps, print_table  # noqa: E402  (bench/judged/run.py: the same linting as the judged report)
-
 SITES = os.path.join(HERE, "sites.toml")
 VERDICTS = os.path.join(HERE, "verdicts.jsonl")
 
@@ -40,25 +36,17 @@ def load_verdicts() -> dict:
     return table
 
 
+def _testset_score():
+    """bench/testset/score.py's `score` (the same two scores, other labels)."""
+    spec = importlib.util.spec_from_file_location("testset_score", os.path.join(ROOT, "bench", "testset", "score.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.score
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("apps", help="folder with one sub-folder per app of bench/fresh_reads/apps.toml")
-    parser.add_argument("--code", default=ROOT, help="checkout whose compile_lint runs (default: this one)")
-    parser.add_argument("--json", help="write the findings with their verdicts here")
-    parser.add_argument("--misses", action="store_true", help="list the sites not resolved correctly")
-    args = parser.parse_args(argv)
-    code = os.path.abspath(args.code)
-    cmd = [sys.executable, os.path.join(ROOT, "bench", "region_resolution.py"), args.apps, "--sites", SITES, "--code", code] + (["--misses"] if args.misses else [])
-    print("sites:", " ".join(cmd[1:]), flush=True)
-    if subprocess.run(cmd).returncode != 0:
-        return 2
-    rows = judge_apps(os.path.abspath(args.apps), code, load_verdicts())
-    print()
-    unjudged = print_table(rows)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(rows, fh, indent=1)
-    return 1 if unjudged else 0
+    return _testset_score()(argv, SITES, load_verdicts, "folder with one sub-folder per app of bench/fresh_reads/apps.toml",
+                            __doc__.split("\n\n")[0])
 
 
 if __name__ == "__main__":

@@ -37,30 +37,34 @@ def load_verdicts() -> dict:
     return read_verdicts([VERDICTS], ("repo", "path", "code", "line"))
 
 
-def score_findings(testset: str, code: str) -> tuple[list[dict], int]:
-    rows = judge_apps(testset, code, load_verdicts())
-    print()
-    return rows, len(print_table(rows))
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("testset", help="folder with one sub-folder per app of bench/testset/apps.toml")
+def score(argv, sites: str, verdicts, apps_help: str, description: str) -> int:
+    """Both scores of a folder of materialized apps against hand-read labels: `sites` (a
+    sites.toml) through bench/region_resolution.py, then every finding looked up in
+    `verdicts()` (keyed as judge_apps asks). bench/fresh_reads/score.py shares it."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("apps", help=apps_help)
     parser.add_argument("--code", default=ROOT, help="checkout whose compile_lint runs (default: this one)")
     parser.add_argument("--json", help="write the findings with their verdicts here")
     parser.add_argument("--misses", action="store_true", help="list the sites not resolved correctly")
     args = parser.parse_args(argv)
     code = os.path.abspath(args.code)
-    cmd = [sys.executable, os.path.join(ROOT, "bench", "region_resolution.py"), args.testset, "--sites", SITES,
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "region_resolution.py"), args.apps, "--sites", sites,
            "--code", code] + (["--misses"] if args.misses else [])
     print("sites:", " ".join(cmd[1:]), flush=True)
     if subprocess.run(cmd).returncode != 0:
         return 2
-    rows, unjudged = score_findings(os.path.abspath(args.testset), code)
+    rows = judge_apps(os.path.abspath(args.apps), code, verdicts())
+    print()
+    unjudged = print_table(rows)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(rows, fh, indent=1)
     return 1 if unjudged else 0
+
+
+def main(argv=None) -> int:
+    return score(argv, SITES, load_verdicts, "folder with one sub-folder per app of bench/testset/apps.toml",
+                 __doc__.split("\n\n")[0])
 
 
 if __name__ == "__main__":
