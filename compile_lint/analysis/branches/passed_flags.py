@@ -18,8 +18,8 @@ this def; the name read any other way, as a callback or an alias, or imported un
 another name, and nothing is known). A method read into a def's local alias that the def
 only calls or puts back (`original = policy._prep`, `original(obs, train=False)`,
 `policy._prep = original`: lerobot's parity helpers) adds those calls, counted wherever
-they are: the wrapper may stand in for the method in compiled code. A test may also read `self.<attr>` of a method
-when the class's `__init__` alone sets it, to constants or to parameters every
+they are: the wrapper may stand in for the method in compiled code. A test may also read
+`self.<attr>` of a method when the class's `__init__` alone sets it, to constants or to parameters every
 construction of the class in the project passes as constants (`attribute_values`),
 directly or forwarded from the `__init__` of a class that builds it (`Block(verbose=verbose)`
 in `Encoder.__init__`: what every `Encoder(...)` passes for `verbose`). An attribute of what a method's `self` holds

@@ -2563,9 +2563,8 @@ class Resolver:
                         if not exported:  # (what the object is does not say which attribute)
                             del self.why[said:]
                             # unknown, not nothing: `getattr(importlib.import_module(mod), name)`
-                            # is a registry's lazy class (FastVideo's ModelRegistry, bench/fresh_reads);
-                            # a name a configuration gives keeps that reason
-                            # (the reason its arguments gave, where they gave one: a
+                            # is a registry's lazy class (FastVideo's ModelRegistry, bench/fresh_reads),
+                            # with the reason its arguments gave where they gave one (a
                             # configuration's or a parameter's says more than its own)
                             unseen = {n for n in names if n.kind == UNKNOWN}
                             if not unseen:
