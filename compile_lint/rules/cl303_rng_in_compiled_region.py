@@ -80,7 +80,12 @@ class RngInCompiledRegion(Rule):
     ONNX export that also reaches the code compiles nothing (doctr compiles LW-DETR and
     PARSeq in eval mode in its tests, which train other models, and exports them to ONNX
     from a helper: 10 train-mode findings, the 2 judged in `bench/dev_findings/` false,
-    went on the 476 development apps held, 2026-12-06, and none came).
+    went on the 476 development apps held, 2026-12-06, and none came). A rate assigned to a
+    local first (`dropout_p = self.dropout_p if self.training else 0.0`, then
+    `dropout_p=dropout_p`: SAM 2's RoPE attention, timm's `DiffAttention`) is the same
+    train-mode spelling: on frame A (dev34-dev50, 173 apps) SAM 2's two compiled-for-inference
+    draws went (755 -> 753 findings; one was in the judged sample, false), and corpus M's
+    two `DiffAttention` findings now say "in train mode".
 
     **Branches the compiled callers close are quiet** (`analysis/branches/passed_flags.py`,
     shared with CL508): a draw under `if train:` (`if not test_mode:`, `if drop_ids is
@@ -489,6 +494,25 @@ class RngInCompiledRegion(Rule):
         Case(
             """
             import torch
+            import torch.nn.functional as F
+
+            class RoPEAttention(torch.nn.Module):
+                def __init__(self, dropout=0.1):
+                    super().__init__()
+                    self.dropout_p = dropout
+
+                def forward(self, q, k, v):
+                    dropout_p = self.dropout_p if self.training else 0.0
+                    return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
+
+            attn = torch.compile(RoPEAttention().eval())
+            """,
+            note="the train-mode rate assigned to a local first (SAM 2's RoPEAttention, judged false in "
+                 "bench/dev_findings: compiled for inference only)",
+        ),
+        Case(
+            """
+            import torch
             import torch.nn as nn
             import torch.nn.functional as F
 
@@ -743,6 +767,25 @@ class RngInCompiledRegion(Rule):
             attn.train()
             """,
             at=[(11, 16)], note="SDPA attention dropout in train mode",
+        ),
+        Case(
+            """
+            import torch
+            import torch.nn.functional as F
+
+            class RoPEAttention(torch.nn.Module):
+                def __init__(self, dropout=0.1):
+                    super().__init__()
+                    self.dropout_p = dropout
+
+                def forward(self, q, k, v):
+                    dropout_p = self.dropout_p if self.training else 0.0
+                    return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
+
+            attn = torch.compile(RoPEAttention())
+            attn.train()
+            """,
+            at=[(12, 16)], note="the same rate through a local, in a file that trains",
         ),
         Case(
             """

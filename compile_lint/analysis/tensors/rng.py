@@ -170,7 +170,7 @@ def _attention_dropout(facts, call) -> Optional[tuple[str, bool]]:
     """`F.scaled_dot_product_attention(q, k, v, mask, dropout_p)`: dropout on the
     attention weights whenever `dropout_p` is not 0 (there is no `training` flag:
     `dropout_p=self.p if self.training else 0.0` is the train-mode spelling)."""
-    p = call_argument(call, 4, "dropout_p")
+    p = _assigned_rate(facts, call_argument(call, 4, "dropout_p"))
     if p is None or always_zero(facts, call, p) or _default_zero_never_passed(facts, call, p) \
             or _zero_from_compiled_callers(facts, call, p):
         return None  # also `self.attn_drop.p if self.training else 0.0` with `nn.Dropout(0.0)`
@@ -182,6 +182,20 @@ def _attention_dropout(facts, call) -> Optional[tuple[str, bool]]:
     if isinstance(p, ast.Attribute) and isinstance(p.value, ast.Name) and p.value.id == "self":
         return label, True
     return label, False
+
+
+def _assigned_rate(facts, p: Optional[ast.AST]) -> Optional[ast.AST]:
+    """The rate a local name holds where it is its one assignment's value: `dropout_p =
+    self.dropout_p if self.training else 0.0`, then `dropout_p=dropout_p` (SAM 2's
+    RoPE attention, bench/dev_findings) is the inline train-mode spelling; else `p`."""
+    if not isinstance(p, ast.Name):
+        return p
+    from ..semantic.bindings import bindings_under
+
+    reaching = bindings_under(facts).reaching(p)
+    if len(reaching) == 1 and reaching[0].kind == "assign" and isinstance(reaching[0].value, ast.IfExp):
+        return reaching[0].value
+    return p
 
 
 def _self_module(facts, call, attr) -> Optional[tuple[str, bool]]:
