@@ -1,3 +1,4 @@
+import importlib.util
 import os
 import subprocess
 import sys
@@ -9,6 +10,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # a file with one safe-fixable finding (CL503) and a look-alike without it
 HAZARD = "import torch\nmodel = Net()\ntorch.compile(model)\n"
 CLEAN = "import torch\nmodel = torch.compile(Net())\n"
+
+
+def measure_script(name: str):
+    """scripts/measure/<name>.py loaded as a module: the measurement a test reruns on the
+    pinned torch (the script's own `__main__` part does not run)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "scripts", "measure", f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run(*args, cwd, stdin=None):

@@ -4,26 +4,16 @@ backward run with grad mode off, so a where that is NaN on its unselected side t
 leaves the gradient finite, while the same where differentiated by autograd gives NaN."""
 from __future__ import annotations
 
-import importlib.util
 import math
-import os
 
 import pytest
+from conftest import measure_script
 
 torch = pytest.importorskip("torch")
 
-SCRIPT = os.path.join(os.path.dirname(__file__), "..", "scripts", "measure", "autograd_function_grad_mode.py")
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("autograd_function_grad_mode", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def test_a_custom_function_runs_forward_and_backward_without_grad_and_its_where_leaves_no_nan():
-    script = _script()
+    script = measure_script("autograd_function_grad_mode")
     n = torch.tensor([1.0, 0.0], requires_grad=True)
     d = torch.tensor([2.0, 0.0], requires_grad=True)
     script.Ratio.apply(n, d).sum().backward()
@@ -32,7 +22,7 @@ def test_a_custom_function_runs_forward_and_backward_without_grad_and_its_where_
 
 
 def test_the_same_where_differentiated_by_autograd_gives_nan():
-    script = _script()
+    script = measure_script("autograd_function_grad_mode")
     n = torch.tensor([1.0, 0.0], requires_grad=True)
     d = torch.tensor([2.0, 0.0], requires_grad=True)
     script.safe_div(n, d).sum().backward()

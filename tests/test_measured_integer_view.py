@@ -5,26 +5,15 @@ integer tensors (`.to(torch.uint8)`, bitwise packing stored into a uint8 buffer,
 through its unselected branch; the where's own result still requires grad."""
 from __future__ import annotations
 
-import importlib.util
-import os
-
 import pytest
+from conftest import measure_script
 
 torch = pytest.importorskip("torch")
-
-SCRIPT = os.path.join(os.path.dirname(__file__), "..", "scripts", "measure", "integer_view_grad.py")
-
-
-def _quantize():
-    spec = importlib.util.spec_from_file_location("integer_view_grad", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.quantize
 
 
 def test_integer_codes_views_and_stores_require_no_grad():
     blocks = torch.tensor([[0.0, 0.0], [1.0, -2.0]], requires_grad=True)
-    values = _quantize()(blocks)
+    values = measure_script("integer_view_grad").quantize(blocks)
     assert values["inv"].requires_grad  # the where itself is differentiable
     for name in ("codes", "packed", "scale", "out"):
         assert not values[name].requires_grad, name

@@ -4,20 +4,14 @@ re-raises leaves one graph and no break when nothing raises; the same `print` on
 normal path breaks the graph."""
 from __future__ import annotations
 
-import importlib.util
-import os
-
 import pytest
+from conftest import measure_script
 
 torch = pytest.importorskip("torch")
 
-SCRIPT = os.path.join(os.path.dirname(__file__), "..", "scripts", "measure", "graph_break_in_reraising_except.py")
-
 
 def _explain(name: str):
-    spec = importlib.util.spec_from_file_location("graph_break_in_reraising_except", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = measure_script("graph_break_in_reraising_except")
     torch._dynamo.reset()
     return torch._dynamo.explain(getattr(module, name))(torch.randn(4, 8), torch.randn(8, 3))
 
