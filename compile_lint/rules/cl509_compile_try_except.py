@@ -180,14 +180,15 @@ class CompileTryExcept(Rule):
         for node in facts.nodes(ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ())):
             if not node.handlers or all(_catches_import_errors_only(facts, h) for h in node.handlers):
                 continue
-            for stmt in _nested_statements(node.body):
-                for call, names in self._compiles(facts, stmt):
-                    if names and _calls_name(node.body, names, call) or _suppresses_errors(facts, node.body):
-                        continue
-                    yield self.finding(
-                        facts, call,
-                        "compile errors surface at the first call, outside this `try`: the `except` never catches them",
-                    )
+            uncalled = [call for stmt in _nested_statements(node.body) for call, names in self._compiles(facts, stmt)
+                        if not (names and _calls_name(node.body, names, call))]
+            if not uncalled or _suppresses_errors(facts, node.body):
+                continue  # (the setting read once per `try`, and only where it decides)
+            for call in uncalled:
+                yield self.finding(
+                    facts, call,
+                    "compile errors surface at the first call, outside this `try`: the `except` never catches them",
+                )
 
     @staticmethod
     def _compiles(facts, stmt):

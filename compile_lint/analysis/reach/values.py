@@ -2564,8 +2564,10 @@ class Resolver:
                             del self.why[said:]
                             # unknown, not nothing: `getattr(importlib.import_module(mod), name)`
                             # is a registry's lazy class (FastVideo's ModelRegistry, bench/fresh_reads),
-                            # with the reason its arguments gave where they gave one (a
-                            # configuration's or a parameter's says more than its own)
+                            # with the reason recorded last before it in this question, where
+                            # there is one (a configuration's or a parameter's, which the
+                            # name came from, says more than its own: test_reach's
+                            # `instantiate_from_config(config.tokenizer)`)
                             unseen = {n for n in names if n.kind == UNKNOWN}
                             if not unseen:
                                 why = self.why[said - 1] if said else \

@@ -26,6 +26,7 @@ from typing import Optional
 from ..compiled.values import chain_text, literal, site_call, target_history
 from ..reach.queries import class_attrs, number_value, region_sets_config, runs_inductor
 from ..reach.regions import COMPILE
+from ..semantic.bindings import bindings_under
 from ..semantic.signatures import call_argument, parameter_names
 
 RNG_FUNCS = frozenset(
@@ -190,8 +191,6 @@ def _assigned_rate(facts, p: Optional[ast.AST]) -> Optional[ast.AST]:
     RoPE attention, bench/dev_findings) is the inline train-mode spelling; else `p`."""
     if not isinstance(p, ast.Name):
         return p
-    from ..semantic.bindings import bindings_under
-
     reaching = bindings_under(facts).reaching(p)
     if len(reaching) == 1 and reaching[0].kind == "assign" and isinstance(reaching[0].value, ast.IfExp):
         return reaching[0].value

@@ -236,11 +236,12 @@ class GradientFacts:
         With `read`, only the writes that can come before it count: a write below the
         read, outside every loop around the read, changes nothing the read saw
         (LightX2V's sigma schedule stretches `sigmas[mask] = ...` after its where)."""
-        key = ("stores", id(scope), name, _loops_and_row(scope, read))
+        row = getattr(read, "lineno", None)
+        key = ("stores", id(scope), name, row)
         if key in seen:
             return True  # `out[i] = out[i - 1] * 2`: the other stores decide
         seen.add(key)
-        loops, row = key[3]
+        loops = _loops_around(scope, row) if row is not None else ()
         for node in _own_nodes(scope) if not isinstance(scope, ast.Module) else ():
             if row is not None and getattr(node, "lineno", 0) > row and not any(
                     loop.lineno <= node.lineno <= loop.end_lineno for loop in loops):
@@ -475,14 +476,10 @@ class GradientFacts:
         return True
 
 
-def _loops_and_row(scope, read: Optional[ast.AST]) -> tuple:
-    """(the loops of `scope` around `read`, `read`'s row); ((), None) without a read.
-    (Rows, not nodes: the key of a walk that must not tell two reads of one row apart.)"""
-    if read is None or not hasattr(read, "lineno"):
-        return (), None
-    loops = tuple(node for node in _own_nodes(scope) if isinstance(node, (ast.For, ast.AsyncFor, ast.While))
-                  and node.lineno <= read.lineno <= node.end_lineno)
-    return loops, read.lineno
+def _loops_around(scope, row: int) -> list:
+    """The loops of `scope` (its own, not a nested def's) whose lines hold `row`."""
+    return [node for node in _own_nodes(scope) if isinstance(node, (ast.For, ast.AsyncFor, ast.While))
+            and node.lineno <= row <= node.end_lineno]
 
 
 def _name_called(call: ast.Call) -> Optional[str]:
