@@ -88,3 +88,47 @@ def test_calls_named_reads_the_asking_file_whatever_it_spells(tmp_path):
     }
     assert _calls_named_in(tmp_path, files, "helpers.py", "ready", b"compile") == [("helpers.py", 4), ("train.py", 3)]
     assert _calls_named_in(tmp_path, files, "helpers.py", "ready", None) == [("helpers.py", 4), ("other.py", 2), ("train.py", 3)]
+
+
+def test_probes_read_each_file_once_and_keep_what_the_byte_budget_holds(tmp_path, monkeypatch):
+    """A rule asks dozens of questions of each of a package's files: the bytes are read
+    once and kept (up to MAX_PROBE_BYTES), and an edited file is read again."""
+    import builtins
+
+    from compile_lint.analysis.project import context
+
+    paths = []
+    for i in range(4):
+        path = tmp_path / f"m{i}.py"
+        path.write_text(f"x{i} = torch.compile(net)\n" + "#" * 100 + "\n")
+        paths.append(str(path))
+    opened = []
+    real_open = builtins.open
+
+    def counting_open(file, *args, **kwargs):
+        if str(file) in paths:
+            opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    sources = Sources(snapshot=False)
+    for token in (b"torch.compile", b"x1", b"net", b"missing"):
+        assert [sources.mentions(p, token) for p in paths] == [token in open(p, "rb").read() for p in paths]
+    assert sorted(set(opened)) == sorted(paths)
+    assert len([p for p in opened if p == paths[0]]) == 1 + 4  # the probe's one read, and the test's four
+
+    # a budget of two files: the least recently used ones are read again, answers unchanged
+    monkeypatch.setattr(context, "MAX_PROBE_BYTES", 2 * os.path.getsize(paths[0]))
+    sources, opened[:] = Sources(snapshot=False), []
+    for token in (b"x0", b"x3"):
+        assert [sources.mentions(p, token) for p in paths] == [token.decode() in p_text for p_text in
+                                                              (open(p).read() for p in paths)]
+    assert len([p for p in opened if p == paths[0]]) == 2 + 2
+    assert sources._probe_bytes_size <= context.MAX_PROBE_BYTES
+
+    # an edited file is another version: read again
+    sources, opened[:] = Sources(snapshot=False), []
+    assert sources.mentions(paths[1], b"x1") is True
+    with real_open(paths[1], "w") as fh:
+        fh.write("y = 2  # longer than before, so its size moves\n" * 3)
+    assert sources.mentions(paths[1], b"x1") is False

@@ -107,6 +107,8 @@ PROBES = {
 # how many probe questions (a kind and an argument, each asked of up to every file of a
 # project) a process keeps answers for
 MAX_PROBE_QUESTIONS = 64
+# how many bytes of the files probed a process keeps (Sources._bytes_for_probe)
+MAX_PROBE_BYTES = 32 << 20
 
 
 class TreeShape(NamedTuple):
@@ -151,10 +153,18 @@ class Sources:
         self._listings: dict[str, list[str]] = {}
         self._asked_of_all: dict[tuple, tuple[list[str], object]] = {}  # may_call_among, mentioning_among
         self._module_paths: dict[tuple[str, str], Optional[str]] = {}  # (folder, module) -> file (module_path)
+        # (folder, module) -> the module's file right under the folder: the folders above a
+        # file's (its import root and theirs) are asked again from every folder below them
+        self._module_files: dict[tuple[str, str], Optional[str]] = {}
         # file version -> {kind: derived} (made once per version); dropped with the file's
         # parsed entry: what is derived from a tree (compile calls, a semantic model) keeps
         # the tree alive, and 1,024 of them held a check of corpus M at twice dd75348's memory
         self._derived: dict[tuple, dict] = {}
+        # file version -> its bytes, for probes: a rule asks dozens of questions of each of
+        # a package's files (corpus M: 80 questions of timm's 483 files, 38,000 reads of
+        # the same bytes); kept up to MAX_PROBE_BYTES in all, least recently used out first
+        self._probe_bytes: dict[tuple, bytes] = {}
+        self._probe_bytes_size = 0
 
     def _stat(self, path: str) -> Optional[tuple[str, int, int]]:
         if self._snapshot and path in self._stats:
@@ -186,7 +196,7 @@ class Sources:
             return _module_path(path, module)
         key = (os.path.dirname(os.path.abspath(path)), module)
         if key not in self._module_paths:
-            self._module_paths[key] = _module_path(path, module)
+            self._module_paths[key] = _module_path(path, module, self._module_files)
         return self._module_paths[key]
 
     def parsed(self, path: str) -> Optional[tuple[SourceFile, object, NameTable]]:
@@ -297,13 +307,27 @@ class Sources:
             answers = self._probes[(kind, arg)] = {}
         found = answers.get(key)
         if found is None:
-            try:
-                with open(path, "rb") as fh:
-                    found = PROBES[kind](fh.read(), arg)
-            except OSError:
-                found = False
+            data = self._bytes_for_probe(path, key)
+            found = PROBES[kind](data, arg) if data is not None else False
             answers[key] = found
         return found
+
+    def _bytes_for_probe(self, path: str, key: tuple) -> Optional[bytes]:
+        data = self._probe_bytes.pop(key, None)
+        if data is None:
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                return None
+            self._probe_bytes_size += len(data)
+            while self._probe_bytes_size > MAX_PROBE_BYTES and self._probe_bytes:
+                self._probe_bytes_size -= len(self._probe_bytes.pop(next(iter(self._probe_bytes))))
+            if len(data) > MAX_PROBE_BYTES:
+                self._probe_bytes_size -= len(data)
+                return data
+        self._probe_bytes[key] = data  # most recently used last
+        return data
 
 
 class Project:
@@ -422,8 +446,9 @@ def module_def(facts: "ModuleFacts", dotted: str):
     return (owner, found) if found is not None else None
 
 
-def _module_path(path: str, module: str) -> Optional[str]:
-    """path_for_module for a file at `path` (one with a module name)."""
+def _module_path(path: str, module: str, memo: Optional[dict] = None) -> Optional[str]:
+    """path_for_module for a file at `path` (one with a module name). `memo`: (folder,
+    module) -> _module_file's answer, where the files do not change while it lives."""
     here = os.path.dirname(os.path.abspath(path))
     root, prefix = import_root(path)
     folders = [here, root]
@@ -434,7 +459,12 @@ def _module_path(path: str, module: str) -> Optional[str]:
     parts = module.split(".")
     tried = dict.fromkeys(folders)
     for folder in tried:
-        found = _module_file(folder, parts)
+        if memo is None:
+            found = _module_file(folder, parts)
+        elif (folder, module) in memo:
+            found = memo[(folder, module)]
+        else:
+            found = memo[(folder, module)] = _module_file(folder, parts)
         if found is not None:
             return found
     # then the project's packages under an import folder of their own (`src/pkg`), as
@@ -490,6 +520,8 @@ def _spelled_path(root: str, parts: list) -> Optional[str]:
         if os.path.isdir(os.path.join(folder, part)):
             folder = os.path.join(folder, part)
             continue
+        if "_" not in part:
+            return None  # no folder named with a dot is spelled `part`
         try:
             names = [n for n in os.listdir(folder) if "." in n and n.replace(".", "_") == part and os.path.isdir(os.path.join(folder, n))]
         except OSError:
