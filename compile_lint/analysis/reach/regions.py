@@ -616,6 +616,9 @@ class _Summarizer:
         for owner in testing:
             isinstance_narrowed_reads(names, owner.body, self.terms.narrowed_reads)
         self._decorator_calls: set[int] = set()
+        # class dotted -> {attribute: the compile, trace or script function a method stores
+        # on `self.<attribute>`} (`self.compile = torch.compile if flag else (lambda m: m)`)
+        self._self_apis: dict[str, dict[str, str]] = {}
         # each node's parent: the linted file's walk when the engine hands it (node -> parent),
         # else made when a site first needs its guards (id(node) -> parent)
         self._parent_of: Optional[Callable[[ast.AST], Optional[ast.AST]]] = parents.get if parents is not None else None
@@ -704,6 +707,11 @@ class _Summarizer:
             aliased = self._aliased_api(call.func.id, scope, call.lineno)
             if aliased is not None:
                 func, bound_keywords = aliased
+        if call.func.__class__ is ast.Attribute and func is None and cls_dotted and call.func.value.__class__ is ast.Name \
+                and call.func.value.id == "self":
+            # `self.compile(net)` where a method stored `torch.compile` on `self.compile`: the
+            # attribute, not nn.Module.compile of `self` (SUPIR's ControlWrapper, bench/fresh_reads)
+            func = self._self_apis.get(cls_dotted, {}).get(call.func.attr)
         if func in self.script_funcs:
             first = call_argument(call, 0, "obj")
             target = self.ref_of(first, local, cls, cls_dotted) if first is not None else None
@@ -747,6 +755,22 @@ class _Summarizer:
                     return Site(COMPILE, receiver if receiver is not None and receiver.instance else None, self.path,
                                 call.lineno, "Module.compile", mode, dynamic, cg, self.summary.module,
                                 call.col_offset, fullgraph_option(keywords), term)
+        return None
+
+    def _api_held(self, value: ast.expr) -> Optional[str]:
+        """The compile, trace or script function an assigned value may be: the value itself
+        or an arm of a conditional (`torch.compile if flag else (lambda m: m)`)."""
+        todo = [value]
+        while todo:
+            expr = todo.pop()
+            if isinstance(expr, ast.IfExp):
+                todo += [expr.body, expr.orelse]
+            elif isinstance(expr, ast.BoolOp):
+                todo += expr.values
+            elif isinstance(expr, (ast.Name, ast.Attribute)):
+                dotted = self.names.resolve(expr)
+                if dotted in self.compile_funcs or dotted in self.trace_funcs or dotted in self.script_funcs:
+                    return dotted
         return None
 
     def _aliased_api(self, name: str, scope: Scope, row: int) -> Optional[tuple[str, tuple]]:
@@ -1339,6 +1363,9 @@ class _Summarizer:
                         ref = self._instance_ref(sub.value)
                         if ref:
                             info.attr_types[target.attr] = ref
+                        api = self._api_held(sub.value)
+                        if api is not None:
+                            self._self_apis.setdefault(cls_dotted, {})[target.attr] = api
         stored_on: dict[int, str] = {}  # id(call) -> the self attribute its result goes to
         for nodes in scopes:
             for sub in nodes.assigns:
