@@ -39,8 +39,11 @@ TRACE_FUNCS = TRACERS | frozenset(EXPORTERS)  # anything that makes a traced reg
 # cannot leave a live trace stale (CL102)
 FILE_EXPORTERS = frozenset({"torch.onnx.export", "torch.onnx._export"})
 # TorchScript compiles the Python source of a module or function (no example inputs):
-# a "scripted" region, which no tracing rule reads (`int(x.shape[0])` is dynamic there)
-SCRIPT_FUNCS = frozenset({"torch.jit.script"})
+# a "scripted" region, which no tracing rule reads (`int(x.shape[0])` is dynamic there).
+# `@torch.jit.script_if_tracing` scripts its function on the first call made while
+# tracing (eager and compiled calls run it as Python): a script site as well (detectron2's
+# mask and box helpers, bench/fresh_reads batches 4 and 5)
+SCRIPT_FUNCS = frozenset({"torch.jit.script", "torch.jit.script_if_tracing"})
 
 # -- configuration modules ------------------------------------------------------------------
 DYNAMO_CONFIG = "torch._dynamo.config"
