@@ -130,11 +130,18 @@ def test_torch_jit_script_sites_are_listed_as_scripted(tmp_path):
         @torch.jit.script
         def gelu(x):
             return x * 0.5
+
+        @torch.jit.script_if_tracing
+        def paste(masks, n: int):
+            return masks[:n]
         """,
     })
     first = site(data, "export.py", 5)
     assert first["kind"] == "scripted" and names(first) == ["net.py:Net"]
     assert names(site(data, "export.py", 7)) == ["export.py:gelu"]
+    # scripted on its first call made while tracing (detectron2's mask helpers, bench/fresh_reads)
+    if_tracing = site(data, "export.py", 11)
+    assert if_tracing["kind"] == "scripted" and names(if_tracing) == ["export.py:paste"]
 
 
 # -- registries --------------------------------------------------------------------------
@@ -3188,6 +3195,41 @@ def test_a_name_bound_to_torch_compile_on_one_branch_is_a_compile_site(tmp_path)
     assert names(site(data, "wrap.py", 16)) == ["wrap.py:Net"]
     assert names(site(data, "wrap.py", 17)) == ["wrap.py:Net"]
     assert [s["row"] for s in data["sites"]] == [16, 17]
+
+
+def test_torch_compile_stored_on_self_is_a_compile_site_of_its_argument(tmp_path):
+    """`self.compile = torch.compile if flag else lambda m: m` in `__init__`, then
+    `self.compile(net)` there or in another method (SUPIR's ControlWrapper, bench/fresh_reads
+    batch 5): a compile of the argument, not nn.Module.compile of `self` (which named the
+    wrapper as the target). `self.compile()` of a module that stores nothing there is still
+    nn.Module.compile."""
+    _, data = project(tmp_path, {
+        "wrap.py": """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Wrapper(nn.Module):
+            def __init__(self, flag=False):
+                super().__init__()
+                self.compile = torch.compile if flag else (lambda m: m)
+                self.net = self.compile(Net())
+
+            def load(self):
+                self.other = self.compile(Net())
+
+        class Plain(nn.Module):
+            def build(self):
+                self.compile()
+        """,
+    })
+    assert [(s["row"], s["api"]) for s in data["sites"]] == [(13, "torch.compile"), (16, "torch.compile"),
+                                                           (20, "Module.compile")]
+    assert names(site(data, "wrap.py", 13)) == ["wrap.py:Net"]
+    assert names(site(data, "wrap.py", 16)) == ["wrap.py:Net"]
 
 
 def test_module_compile_called_on_the_class_compiles_its_first_argument(tmp_path):
