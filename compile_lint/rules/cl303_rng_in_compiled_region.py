@@ -85,7 +85,12 @@ class RngInCompiledRegion(Rule):
     `dropout_p=dropout_p`: SAM 2's RoPE attention, timm's `DiffAttention`) is the same
     train-mode spelling: on frame A (dev34-dev50, 173 apps) SAM 2's two compiled-for-inference
     draws went (755 -> 753 findings; one was in the judged sample, false), and corpus M's
-    two `DiffAttention` findings now say "in train mode".
+    two `DiffAttention` findings now say "in train mode". So is a draw Python evaluates
+    only in train mode: after `self.training and` (`if self.training and torch.rand(1) <
+    p:`), after `not self.training or`, or in the arm of `a if self.training else b` that
+    train mode picks (index-tts' DiT, compiled for inference: its finding was judged false
+    in `bench/fresh_reads/`, batch 5, and went; frame A's 753 findings and corpus M's
+    report are unchanged).
 
     **Branches the compiled callers close are quiet** (`analysis/branches/passed_flags.py`,
     shared with CL508): a draw under `if train:` (`if not test_mode:`, `if drop_ids is
@@ -262,6 +267,26 @@ class RngInCompiledRegion(Rule):
             net = torch.compile(DropPath().eval())
             """,
             note="train-only code (early return when not training) in an eval-mode model",
+        ),
+        Case(
+            """
+            import torch
+            import torch.nn as nn
+
+            class DiT(nn.Module):
+                def forward(self, x):
+                    if self.training and torch.rand(1) < 0.1:
+                        x = torch.zeros_like(x)
+                    keep = torch.rand_like(x) if self.training else torch.ones_like(x)
+                    if not self.training or torch.rand(1) < 0.5:
+                        return x * keep
+                    return x
+
+            estimator = torch.compile(DiT())
+            """,
+            note="draws Python evaluates only in train mode (after `self.training and`, in the arm "
+                 "`self.training` picks, after `not self.training or`), in a model compiled where "
+                 "nothing trains (index-tts' DiT, judged false in bench/fresh_reads)",
         ),
         Case(
             """
@@ -597,6 +622,24 @@ class RngInCompiledRegion(Rule):
         ),
     ]
     invalid = [
+        Case(
+            """
+            import torch
+            import torch.nn as nn
+
+            class DiT(nn.Module):
+                def forward(self, x):
+                    if self.training and torch.rand(1) < 0.1:
+                        x = torch.zeros_like(x)
+                    return x
+
+            model = torch.compile(DiT())
+            model.train()
+            model(torch.randn(2)).sum().backward()
+            """,
+            at=[(7, 30)],
+            note="a draw after `self.training and`, in a model compiled where it trains",
+        ),
         Case(
             """
             import torch

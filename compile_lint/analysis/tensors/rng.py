@@ -209,7 +209,10 @@ def _self_module(facts, call, attr) -> Optional[tuple[str, bool]]:
 
 
 def train_mode_only(facts, node) -> bool:
-    """Code that runs only in train mode: under `if self.training:`, or after an
+    """Code that runs only in train mode: under `if self.training:`, in the arm of a
+    conditional expression that `self.training` picks, after `self.training and` (or
+    `not self.training or`: Python evaluates the rest only in train mode, index-tts'
+    `if self.training and torch.rand(1) < p:`, bench/fresh_reads batch 5), or after an
     early `if not self.training: return ...` (timm's DropPath)."""
     def is_training(test, negated):
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -227,6 +230,15 @@ def train_mode_only(facts, node) -> bool:
         if isinstance(anc, ast.If):
             in_body = any(child is n for n in anc.body)
             if is_training(anc.test, not in_body):
+                return True
+        elif isinstance(anc, ast.IfExp) and child is not anc.test:
+            if is_training(anc.test, child is anc.orelse):
+                return True
+        elif isinstance(anc, ast.BoolOp):
+            # the operands before `child` are evaluated first; `and` goes on while they are
+            # true, `or` while they are false
+            earlier = anc.values[:next(i for i, v in enumerate(anc.values) if v is child)]
+            if any(is_training(v, isinstance(anc.op, ast.Or)) for v in earlier):
                 return True
         if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             body = anc.body if isinstance(anc.body, list) else []
