@@ -44,7 +44,11 @@ class NanGradInWhere(Rule):
     powers, `where`, reshaping and non-negative constant weights
     (`u @ torch.tensor([0.2126, 0.7152, 0.0722])`) build from it stay > 0), when the input is a Python
     number, and when the condition compares two variables (nothing to tell the
-    domain by); when no input of the op can carry a gradient (comparisons, counts of
+    domain by), or when the op's input there also holds other variables whose values
+    the code does not bound (detectron2's `pairwise_iou`, `where(inter > 0, inter /
+    (area1[:, None] + area2 - inter), 0)`: at `inter == 0` the divisor is the areas' sum;
+    still reported where the input is out of the domain whatever they hold, `1 / (d * w)`
+    at `d == 0`); when no input of the op can carry a gradient (comparisons, counts of
     thresholded values such as `(pred > t).sum()`, `.long()`/`.int()`/`.bool()`,
     `.detach()`, `torch.arange`, fresh random draws (`torch.rand(*shape)`, `randn_like`),
     sizes and Python numbers (parameters annotated `int` / `float` / `bool`, or unannotated
@@ -535,8 +539,31 @@ class NanGradInWhere(Rule):
             note="LTX-2's sigma schedule in LightX2V and FastVideo (bench/fresh_reads, judged false): `math.exp` "
                  "gives a Python float, and the stretch stored into `sigmas` after the where changes nothing it read",
         ),
+        Case(
+            """
+            import torch
+
+            def pairwise_iou(boxes1, boxes2):
+                area1 = (boxes1[:, 2] - boxes1[:, 0]) * (boxes1[:, 3] - boxes1[:, 1])
+                area2 = (boxes2[:, 2] - boxes2[:, 0]) * (boxes2[:, 3] - boxes2[:, 1])
+                inter = intersection(boxes1, boxes2)
+                return torch.where(inter > 0, inter / (area1[:, None] + area2 - inter), torch.zeros(1))
+            """,
+            note="detectron2's pairwise_iou (four copies in bench/fresh_reads, judged false or latent): where "
+                 "`inter` is not selected the divisor is the areas' sum, which the code does not bound",
+        ),
     ]
     invalid = [
+        Case(
+            """
+            import torch
+
+            def weighted_inverse(d, w):
+                return torch.where(d > 0, 1 / (d * w), 0)
+            """,
+            at=[(5, 31)],
+            note="at `d == 0` the divisor is 0 whatever `w` holds",
+        ),
         Case(
             """
             import torch

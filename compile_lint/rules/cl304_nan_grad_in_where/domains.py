@@ -336,9 +336,16 @@ def safe_when_unselected(facts, cond, arg, need, when_true) -> bool:
     floor = _lower_bound_of(facts, var, cond)
     if floor is not None:
         probes = sorted({max(p, floor) for p in probes})  # `u = x.clamp(1e-12, 1)`: no value below
-    values = [evaluate(arg, var, probe) for probe in probes]
+    values = [evaluate(arg, var, probe, others=True) for probe in probes]
     if any(v is None for v in values):
         return False
+    known = [v for v in values if v is not OTHER]
+    if len(known) < len(values):
+        # the input also holds other variables, which the code does not bound:
+        # `inter / (area1 + area2 - inter)` where `inter > 0` is the areas' sum
+        # there. Reported only where a value is out of the domain whatever they hold
+        # (`1 / (d * w)` at `d == 0`), as a condition on two variables is not
+        return not any(not _in_domain(v, need) if need != NONZERO else v == 0 for v in known)
     if need == NONZERO:
         return all(v > 0 for v in values) or all(v < 0 for v in values)
     return all(_in_domain(v, need) for v in values)
@@ -374,8 +381,15 @@ def clamp_fix(facts, cond, arg, need, when_true) -> Optional[tuple[list, str]]:
     return occurrences, f".clamp({side}={facts.text(constant)})"
 
 
-def evaluate(expr, var, value) -> Optional[float]:
-    """`expr` with `var` := value, when it is arithmetic on `var` and numbers only."""
+# what `evaluate(..., others=True)` gives for a part that reads other variables only
+OTHER = "other variables"
+
+
+def evaluate(expr, var, value, others: bool = False) -> Optional[float]:
+    """`expr` with `var` := value, when it is arithmetic on `var` and numbers only. With
+    `others`, a part that does not read `var` but reads other names (`area1[:, None]`,
+    `self.eps`, `w.sum()`) is OTHER, and so is arithmetic on it, but for a product with a
+    known 0; None still where `var` is read by anything but arithmetic."""
 
     def ev(node):
         if isinstance(node, (ast.Name, ast.Attribute)) and chain_text(node) == var:
@@ -386,12 +400,18 @@ def evaluate(expr, var, value) -> Optional[float]:
             a, b = ev(node.left), ev(node.right)
             if a is None or b is None:
                 return None
+            if a is OTHER or b is OTHER:
+                if isinstance(node.op, ast.Mult) and (a == 0 or b == 0):
+                    return 0.0
+                return OTHER if isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)) else None
             ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b, ast.Div: lambda: a / b if b else None}
             fn = ops.get(type(node.op))
             return fn() if fn else None
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             a = ev(node.operand)
-            return -a if a is not None else None
+            return a if a is None or a is OTHER else -a
+        if others and not any(isinstance(n, (ast.Name, ast.Attribute)) and chain_text(n) == var for n in ast.walk(node)):
+            return OTHER
         return None
 
     try:
