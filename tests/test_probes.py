@@ -126,6 +126,11 @@ def test_probes_read_each_file_once_and_keep_what_the_byte_budget_holds(tmp_path
     assert len([p for p in opened if p == paths[0]]) == 2 + 2
     assert sources._probe_bytes_size <= context.MAX_PROBE_BYTES
 
+    # a file over the whole budget is read for its answer and not kept
+    monkeypatch.setattr(context, "MAX_PROBE_BYTES", 10)
+    sources = Sources(snapshot=False)
+    assert sources.mentions(paths[2], b"x2") is True and sources._probe_bytes == {}
+
     # an edited file is another version: read again
     sources, opened[:] = Sources(snapshot=False), []
     assert sources.mentions(paths[1], b"x1") is True

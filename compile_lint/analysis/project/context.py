@@ -320,12 +320,11 @@ class Sources:
                     data = fh.read()
             except OSError:
                 return None
+            if len(data) > MAX_PROBE_BYTES:
+                return data  # (not kept: it would push out every other file)
             self._probe_bytes_size += len(data)
             while self._probe_bytes_size > MAX_PROBE_BYTES and self._probe_bytes:
                 self._probe_bytes_size -= len(self._probe_bytes.pop(next(iter(self._probe_bytes))))
-            if len(data) > MAX_PROBE_BYTES:
-                self._probe_bytes_size -= len(data)
-                return data
         self._probe_bytes[key] = data  # most recently used last
         return data
 

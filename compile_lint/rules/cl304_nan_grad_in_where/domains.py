@@ -385,7 +385,7 @@ def clamp_fix(facts, cond, arg, need, when_true) -> Optional[tuple[list, str]]:
 OTHER = "other variables"
 
 
-def evaluate(expr, var, value, others: bool = False) -> Optional[float]:
+def evaluate(expr, var, value, others: bool = False) -> Optional[float | str]:
     """`expr` with `var` := value, when it is arithmetic on `var` and numbers only. With
     `others`, a part that does not read `var` but reads other names (`area1[:, None]`,
     `self.eps`, `w.sum()`) is OTHER, and so is arithmetic on it, but for a product with a
