@@ -8,8 +8,13 @@ frame it skipped. A frame whose `total` exceeds `ok` ran eagerly. Breaking const
 `print` (a logging function), `x.item()` (a data-dependent scalar), `if x.sum() > 0`
 (data-dependent branch); each in the frame's body and in a `for`/`while` loop of that
 frame; a break in a loop of a function the frame calls; and a loop of the frame calling
-a function that breaks (inlined frames): which frame does the loop send to eager?
-Also reads symbolic_convert.py of the installed torch and 2.14.1/2.15.0 wheels.
+a function that breaks (inlined frames): which frame does the loop send to eager? And a
+break of its own after such a loop (never traced: the frame is skipped) and one before it
+(traced: a graph up to it, then the resumed rest of the frame is skipped); added in
+session 63, not used by CL508 yet: the skip happens only when the loop runs and reaches
+its break, which the code after a conditional or possibly empty loop does not show, and
+on alphafold3-pytorch (bench/fresh_reads batch 7) the 4 findings after such loops that
+the reading would drop were judged true by a helper who did not model the skip. Also reads symbolic_convert.py of the installed torch and 2.14.1/2.15.0 wheels.
 """
 import contextlib
 import io
@@ -98,6 +103,19 @@ def while_print(x):
     return x + 1
 
 
+def mask_after_item_loop(x):
+    for _ in range(3):
+        x = x / x.amax().item()
+    return x[x > 0]  # a break of its own (GB0036), after the loop that sends the frame to eager
+
+
+def mask_before_item_loop(x):
+    x = x[x > 0]  # a break before the loop: compiled up to it, then the loop's frame is skipped
+    for _ in range(3):
+        x = x / x.amax().item()
+    return x
+
+
 CASES = {
     "print, no loop": body_print,
     "print in for loop": loop_print,
@@ -108,6 +126,8 @@ CASES = {
     "if tensor in for loop": loop_if,
     "print in a loop of a called function": calls_helper_with_loop,
     "loop calls a function that prints": loop_calls_helper,
+    "mask indexing after an .item() loop": mask_after_item_loop,
+    "mask indexing before an .item() loop": mask_before_item_loop,
 }
 
 
