@@ -457,13 +457,11 @@ def _module_path(path: str, module: str, memo: Optional[dict] = None) -> Optiona
         folders.append(above)
     parts = module.split(".")
     tried = dict.fromkeys(folders)
+    memo = {} if memo is None else memo
     for folder in tried:
-        if memo is None:
-            found = _module_file(folder, parts)
-        elif (folder, module) in memo:
-            found = memo[(folder, module)]
-        else:
-            found = memo[(folder, module)] = _module_file(folder, parts)
+        if (folder, module) not in memo:
+            memo[(folder, module)] = _module_file(folder, parts)
+        found = memo[(folder, module)]
         if found is not None:
             return found
     # then the project's packages under an import folder of their own (`src/pkg`), as

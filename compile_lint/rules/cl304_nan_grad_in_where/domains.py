@@ -345,7 +345,7 @@ def safe_when_unselected(facts, cond, arg, need, when_true) -> bool:
         # `inter / (area1 + area2 - inter)` where `inter > 0` is the areas' sum
         # there. Reported only where a value is out of the domain whatever they hold
         # (`1 / (d * w)` at `d == 0`), as a condition on two variables is not
-        return not any(not _in_domain(v, need) if need != NONZERO else v == 0 for v in known)
+        return all(v != 0 if need == NONZERO else _in_domain(v, need) for v in known)
     if need == NONZERO:
         return all(v > 0 for v in values) or all(v < 0 for v in values)
     return all(_in_domain(v, need) for v in values)
