@@ -10,6 +10,7 @@ from ..analysis.branches.passed_flags import PassedFlagsFact, closed_by_compiled
 from ..analysis.project.calls import ProjectFilesFact
 from ..analysis.reach.queries import ClassAttrsFact, eager_only, region_nodes
 from ..analysis.tensors.rng import (
+    draws_from_eager_generator,
     draws_like_eager,
     eval_at_every_site,
     trains_at_some_site,
@@ -75,7 +76,7 @@ class RngInCompiledRegion(Rule):
     the file of a compile site of the region trains: it calls `.backward()` or `.train()`
     (not `.train(False)`). A module compiled for inference, or declared compiled in the
     configuration with no compile call to read, keeps its dropout quiet; draws that happen
-    in every mode (`torch.randn_like(x)` noise, `randperm`, `.normal_()`) are always
+    in every mode (`torch.randn_like(x)` noise, `.normal_()`) are always
     reported. Only the region's compile sites count for both questions: a trace or an
     ONNX export that also reaches the code compiles nothing (doctr compiles LW-DETR and
     PARSeq in eval mode in its tests, which train other models, and exports them to ONNX
@@ -91,6 +92,23 @@ class RngInCompiledRegion(Rule):
     train mode picks (index-tts' DiT, compiled for inference: its finding was judged false
     in `bench/fresh_reads/`, batch 5, and went; frame A's 753 findings and corpus M's
     report are unchanged).
+
+    **Draws Inductor leaves to eager are quiet alone.** `torch.multinomial` (or
+    `probs.multinomial(n)`) and `torch.randperm` are ATen fallbacks in Inductor on every
+    device (torch 2.13 `torch/_inductor/lowering.py`: `make_fallback(aten.multinomial.default)`,
+    `make_fallback(aten.randperm)`; neither has a decomposition): the compiled code calls
+    eager's kernel on eager's generator. `scripts/measure/rng_fallback_ops.py` (CPU) shows
+    both match eager with the same seed alone and in a compiled sampling loop, and stop
+    matching once a draw Inductor generates itself (`torch.rand`) ran before them in
+    compiled code, in the same graph or an earlier one. Such a draw is reported where it
+    is, and `fallback_random = True` fixes both; the fallback draw is reported too when a
+    reported generated draw shares its def (anywhere in it: a loop's later draw runs
+    before its next round), with that draw's line. On development frame A (dev34-dev50) and the
+    repositories of `bench/fresh_reads/` (session 64, `--select CL303` on the 107 apps whose
+    code names either op) 4 findings went, each alone in its def: the `torch.multinomial`
+    of discrete_flow_models, nari-labs/dia and x-transformers (judged false in
+    `bench/dev_findings/` and `bench/fresh_reads/`) and lerobot's pi0_fast (latent);
+    alphafold3-pytorch's `torch.randperm`, in a def with a generated draw, stays.
 
     **Branches the compiled callers close are quiet** (`analysis/branches/passed_flags.py`,
     shared with CL508): a draw under `if train:` (`if not test_mode:`, `if drop_ids is
@@ -620,6 +638,20 @@ class RngInCompiledRegion(Rule):
             note="`fallback_random` set in the file of the one compile site; an export reaching the code "
                  "compiles nothing, so its file need not set it",
         ),
+        Case(
+            """
+            import torch
+
+            @torch.compile
+            def decode_step(model, tokens, temperature: float):
+                probs = torch.softmax(model(tokens)[:, -1] / temperature, dim=-1)
+                order = torch.randperm(probs.shape[0])
+                return torch.multinomial(probs, num_samples=1)[order], probs.multinomial(1)
+            """,
+            note="multinomial and randperm run as eager's kernels on eager's generator (Inductor falls back): "
+                 "with no generated draw before them they match eager (nari-labs/dia, x-transformers, "
+                 "judged false in bench/fresh_reads)",
+        ),
     ]
     invalid = [
         Case(
@@ -873,11 +905,25 @@ class RngInCompiledRegion(Rule):
             """,
             at=[(12, 16)], note="dropout_p read from an `nn.Dropout` whose probability defaults to 0.1",
         ),
+        Case(
+            """
+            import torch
+
+            @torch.compile
+            def sample(logits, temperature: float):
+                noisy = logits + 0.01 * torch.randn_like(logits)
+                probs = torch.softmax(noisy / temperature, dim=-1)
+                return torch.multinomial(probs, num_samples=1)
+            """,
+            at=[(6, 29), (8, 12)],
+            note="a generated draw (randn_like) moves the generator the multinomial then reads: both differ",
+        ),
     ]
 
     def check(self, facts):
         like_eager: dict[int, bool] = {}
         in_eval: dict[int, bool] = {}
+        reported = []  # (node, region, message) of each draw that differs from eager
         for node, region in region_nodes(facts, (ast.Call,)):
             what = random_draw(facts, node)
             if what is None or never_runs_compiled(facts, node) or eager_only(facts, node):
@@ -898,8 +944,22 @@ class RngInCompiledRegion(Rule):
             if closed_by_compiled_callers(facts, node):
                 continue  # `if train:` in a helper every compiled caller passes train=False
             mode = " in train mode" if train_mode else ""
+            reported.append((node, region, label + mode))
+        # a draw Inductor leaves to eager's kernel (`torch.multinomial`) matches eager
+        # unless a draw Inductor generates ran before it in compiled code: reported where
+        # such a draw is reported in the same def (a loop's later draw runs before its
+        # next round); one in another def is reported there, and its fix fixes both
+        generated = {}
+        for node, _region, _label in reported:
+            if not draws_from_eager_generator(facts, node):
+                generated.setdefault(id(facts.enclosing_function(node)), node)
+        for node, region, label in reported:
+            said = "draws random numbers in compiled code"
+            if draws_from_eager_generator(facts, node):
+                first = generated.get(id(facts.enclosing_function(node)))
+                if first is None:
+                    continue
+                said += f" with a generator a draw Inductor generates has moved (line {first.lineno})"
             yield self.finding(
-                facts, node,
-                f"{label}{mode} draws random numbers in compiled code: they differ from eager with the same seed",
-                region=region,
+                facts, node, f"{label} {said}: they differ from eager with the same seed", region=region,
             )

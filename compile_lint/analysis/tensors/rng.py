@@ -11,6 +11,9 @@ recognizes a draw by its meaning, not its spelling:
   `self.drop(x)` where the class sets `self.drop = nn.Dropout(p)` (or a container
   holding one) with `p` not 0 (nor a parameter defaulting to 0); an explicit
   `generator=` is not traced through by Dynamo and draws like eager;
+- `draws_from_eager_generator`: `torch.multinomial`, `torch.randperm`, which Inductor
+  runs as eager's kernels (a compiled one matches eager unless a generated draw ran
+  before it in compiled code);
 - `train_mode_only`: code under `if self.training:` or after an early
   `if not self.training: return` (timm's DropPath);
 - `eval_at_every_site`: every compile site compiles a module put in eval mode
@@ -44,6 +47,12 @@ RNG_METHODS = frozenset(
 DROPOUT_FUNCS = frozenset({"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"})
 DROPOUT_MODULES = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"})
 OTHER_RNG_FUNCS = frozenset({"gumbel_softmax", "rrelu"})  # torch.nn.functional
+# draws Inductor runs as ATen kernels on every device, from eager's generator
+# (torch/_inductor/lowering.py: `make_fallback(aten.multinomial.default)`,
+# `make_fallback(aten.randperm)`, no decomposition): compiled, they match eager with the
+# same seed unless a draw Inductor generates itself ran first in compiled code
+# (scripts/measure/rng_fallback_ops.py)
+ATEN_FALLBACK_DRAWS = frozenset({"multinomial", "randperm"})
 
 
 def draws_like_eager(facts, region) -> bool:
@@ -82,6 +91,15 @@ def random_draw(facts, call: ast.Call) -> Optional[tuple[str, bool]]:
             if kind is not None:
                 return kind
     return None
+
+
+def draws_from_eager_generator(facts, call: ast.Call) -> bool:
+    """`call` is `torch.multinomial`/`torch.randperm` or `t.multinomial(...)`
+    (ATEN_FALLBACK_DRAWS): Inductor leaves the draw to eager's kernel and generator."""
+    dotted = facts.resolve(call.func)
+    if dotted is not None:
+        return dotted.startswith("torch.") and dotted.count(".") == 1 and dotted[6:] in ATEN_FALLBACK_DRAWS
+    return isinstance(call.func, ast.Attribute) and call.func.attr == "multinomial"
 
 
 def always_zero(facts, at, p) -> bool:
