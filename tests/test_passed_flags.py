@@ -298,3 +298,112 @@ def test_a_class_built_from_keyword_arguments_has_constructions_not_read(tmp_pat
     kwargs = FORWARDED_RATE.replace("Encoder(8, 2))", "Encoder(**{'dim': 8, 'depth': 2, 'verbose': True}))")
     assert lint(tmp_path, {"pkg/__init__.py": "", "pkg/enc.py": kwargs}) == [
         ("enc.py", 15, "CL303"), ("enc.py", 26, "CL508"), ("enc.py", 26, "CL508")]
+
+
+# tabicl (bench/dev41): the trainer compiles the model and calls `self.model.train()`
+# every step; the inference path runs only under `if not self.training:`, in methods of
+# the same name as other classes' own, one of them recursive
+TABULAR = """
+import torch
+from torch import nn
+
+
+class Learner(nn.Module):
+    def _fit(self, y, depth):
+        classes = torch.unique(y)
+        if depth < 3:
+            self._fit(y[y > 0], depth + 1)
+        return classes
+
+    def _infer(self, x):
+        print("inference")
+        return self._fit(x, 0)
+
+    def forward(self, x):
+        if self.training:
+            return x * 2
+        else:
+            return self._infer(x)
+
+
+class Embedder(nn.Module):
+    def _infer(self, x):
+        return x
+
+    def forward(self, x):
+        return self._infer(x)
+"""
+
+TRAINER = """
+import torch
+from pkg.model import Learner
+
+
+class Trainer:
+    def build(self):
+        model = torch.compile(Learner())
+        self.model = model
+
+    def step(self, x):
+        self.model.train()
+        loss = self.model(x).sum()
+        loss.backward()
+"""
+
+
+def test_eval_mode_code_a_module_compiled_only_for_training_never_runs_is_not_compiled_code(tmp_path):
+    files = {"pkg/__init__.py": "", "pkg/model.py": TABULAR, "pkg/train.py": TRAINER}
+    assert lint(tmp_path, files) == []
+
+
+def test_eval_mode_code_is_compiled_code_where_the_compiled_module_may_be_put_in_eval_mode(tmp_path):
+    inference = [("model.py", 8, "CL508"), ("model.py", 14, "CL508")]  # unique, print
+    for trainer in (
+        TRAINER.replace("self.model.train()", "self.model.eval()"),  # evaluated in this file
+        TRAINER.replace("self.model.train()", "self.model.train(self.flag)"),  # a mode the code does not say
+        TRAINER + "\n    def validate(self, x):\n        return evaluate(self.model, x)\n",  # handed on
+        TRAINER + "\n    def model_for_eval(self):\n        return self.model\n",  # returned
+    ):
+        files = {"pkg/__init__.py": "", "pkg/model.py": TABULAR, "pkg/train.py": trainer}
+        assert lint(tmp_path, files) == inference, trainer
+
+
+def test_a_base_class_calling_a_method_of_the_name_may_call_the_override(tmp_path):
+    # Learner now derives from a base whose `run` calls `self._infer(...)` outside any
+    # mode test: on a Learner that is Learner's `_infer` (a subclass's own `_infer`, as
+    # Embedder's, is never Learner's)
+    base = "\n\nclass Base(nn.Module):\n    def _infer(self, x):\n        return x\n\n" \
+           "    def run(self, x):\n        return self._infer(x)\n"
+    model = TABULAR.replace("\n\nclass Learner(nn.Module):", base + "\n\nclass Learner(Base):")
+    files = {"pkg/__init__.py": "", "pkg/model.py": model, "pkg/train.py": TRAINER}
+    assert lint(tmp_path, files) == [("model.py", 16, "CL508"), ("model.py", 22, "CL508")]
+
+
+def test_code_after_an_early_return_of_the_other_mode_is_that_mode_only_the_return_branch_is_not(tmp_path):
+    # the `if not self.training:` branch itself runs in eval mode: its break is reported
+    # without "when training" (it was read as code after an early return of eval mode)
+    model = """
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def forward(self, x):
+            if not self.training:
+                print("eval")
+                return x
+            print("train")
+            return x * 2
+
+
+    net = torch.compile(Net())
+    """
+    linter_files = {"pkg/__init__.py": "", "pkg/net.py": model}
+    for rel, text in linter_files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    linter = Linter(lambda _p: Settings(root=str(tmp_path)), Selection(select=("CL508",)))
+    results = linter.lint([str(tmp_path / rel) for rel in linter_files])
+    messages = sorted((f.row, f.message) for r in results for f in r.findings)
+    assert [(row, "when training" in message) for row, message in messages] == [(9, False), (11, True)]

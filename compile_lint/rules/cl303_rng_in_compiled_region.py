@@ -124,7 +124,10 @@ class RngInCompiledRegion(Rule):
     construction of the class in the project leaves at (or passes) a constant; a store
     anywhere else, a subclass, a construction through `cls(...)`, the class handed on or
     named in a string keep it open (session 60: ACE-Step's `if use_dynamic_chunk:`
-    `torch.randint` in its two copies, 4 CL303 findings, went on the 476 apps; none came).
+    `torch.randint` in its two copies, 4 CL303 findings, went on the 476 apps; none
+    came). `self.training` is read the same way where every compile site only ever
+    trains the module it compiles, or compiles it in eval mode (session 64, see CL508's
+    page; no CL303 finding moved on frame A and `bench/fresh_reads/`).
 
     ## Why is this bad?
     Inductor generates random numbers with its own Philox-based kernels, not with

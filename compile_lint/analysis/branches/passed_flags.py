@@ -24,6 +24,8 @@ construction of the class in the project passes as constants (`attribute_values`
 directly or forwarded from the `__init__` of a class that builds it (`Block(verbose=verbose)`
 in `Encoder.__init__`: what every `Encoder(...)` passes for `verbose`). An attribute of what a method's `self` holds
 (`self.encoder.layer[i].attention`) is another object's, not a read of the function.
+`self.training` is True where every compile site of the region only ever trains the
+module it compiles, False where every one compiles it in eval mode (`_training_values`).
 A value another call forwards from its own parameter is read from that def's compiled
 callers in turn, a few calls deep. A method called by its name anywhere else in the
 project (`policy.sample(x, train=True)`, a subclass's `super().sample(...)`) has callers
@@ -76,11 +78,33 @@ def closed_by_compiled_callers(facts: ModuleFacts, node: ast.AST, depth: int = 0
         subject, holds = tested
         if isinstance(subject, ast.Name):
             values = passed_values(facts, func, subject.id, depth) if subject.id in params else UNKNOWN
+        elif isinstance(subject.value, ast.Name) and subject.value.id == "self" and subject.attr == "training":
+            values = _training_values(facts, node)
         else:
             values = attribute_values(facts, subject)
         if values and all(holds(v) != truth for v in values):
             return True
     return _called_only_where_closed(facts, func, depth)
+
+
+def _training_values(facts: ModuleFacts, node: ast.AST) -> Optional[frozenset]:
+    """What `self.training` holds where compiled code runs `node`: True where every
+    compile site of its region only ever trains the module it compiles
+    (`rng.trains_at_every_site`: tabicl's trainer, whose model runs its inference path only
+    under `if not self.training:`, bench/dev41), False where every one compiles it in eval
+    mode (`rng.eval_at_every_site`); else unknown. Dynamo reads the flag as a constant: the
+    other side is never traced."""
+    region = facts.in_region(node, "compiled")
+    if region is None:
+        return UNKNOWN
+    memo = facts.get(PassedFlagsFact)
+    key = (id(region), "self.training")
+    if key not in memo:
+        from ..tensors.rng import eval_at_every_site, trains_at_every_site
+
+        memo[key] = frozenset({True}) if trains_at_every_site(facts, region) else \
+            frozenset({False}) if eval_at_every_site(facts, region) else UNKNOWN
+    return memo[key]
 
 
 def _called_only_where_closed(facts: ModuleFacts, func: ast.AST, depth: int) -> bool:
@@ -100,8 +124,10 @@ def _every_compiled_call_closed(facts: ModuleFacts, func: ast.AST, depth: int) -
     calls = _calls(facts, func, isinstance(facts.parent(func), ast.ClassDef))
     if calls is None:
         return False
+    # (a recursive call runs only where the def already runs: it closes nothing, opens nothing)
     compiled = [(caller_facts, call) for caller_facts, call, anywhere in calls
-                if anywhere or caller_facts.in_region(call, "compiled") is not None and not eager_only(caller_facts, call)]
+                if (anywhere or caller_facts.in_region(call, "compiled") is not None and not eager_only(caller_facts, call))
+                and not (caller_facts is facts and facts.enclosing_function(call) is func)]
     return bool(compiled) and all(closed_by_compiled_callers(caller_facts, call, depth + 1)
                                   for caller_facts, call in compiled)
 
@@ -396,9 +422,16 @@ def _calls(facts: ModuleFacts, func: ast.AST, method: bool) -> Optional[list]:
             return None
         own = {id(call.func) for call, _ in found}
         calls = [(facts, call, False) for call, _ in found]
+        cls = facts.parent(func)
+        classes = None  # simple name -> (facts, ClassDef) of the files read, built when asked
         for other, node in reads:
-            if id(node) in own:
-                continue
+            if id(node) in own or other is facts and facts.enclosing_function(node) is func \
+                    and _is_call_of(facts, node):
+                continue  # (a recursive call: self_calls leaves it out)
+            if classes is None:
+                classes = _classes_of([facts, *(o for o, _ in reads)])
+            if _own_method_of_another_class(other, node, func.name, cls, classes):
+                continue  # tabicl's five `self._inference_forward(...)`, each its class's own
             aliased = _alias_calls(other, node, func.name)
             if aliased is None:
                 return None  # `policy.sample(x, train=True)` elsewhere: a caller this does not judge
@@ -416,6 +449,71 @@ def _calls(facts: ModuleFacts, func: ast.AST, method: bool) -> Optional[list]:
         if _calls_def_of(other, call, facts, func.name):
             calls.append((other, call, False))
     return calls
+
+
+def _is_call_of(facts: ModuleFacts, node: ast.AST) -> bool:
+    parent = facts.parent(node)
+    return isinstance(parent, ast.Call) and parent.func is node
+
+
+def _classes_of(files: list) -> dict:
+    out: dict = {}
+    for other in files:
+        for node in other.nodes(ast.ClassDef):
+            out.setdefault(node.name, []).append((other, node))
+    return out
+
+
+def _own_method_of_another_class(facts: ModuleFacts, node: ast.AST, name: str, cls: ast.ClassDef,
+                                 classes: dict) -> bool:
+    """`node` is `self.<name>` in a method of a class that defines `name` itself and is not
+    among `cls`'s ancestors: there `self` runs its own class's method, not `cls`'s. An
+    ancestor may call the override (a template method), so every base of `cls` must be
+    found among the files read (`classes`) or be torch's or a builtin; otherwise unknown."""
+    if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+        return False
+    method = facts.enclosing_function(node)
+    owner = facts.parent(method) if isinstance(method, _FUNCTIONS) else None
+    if not isinstance(owner, ast.ClassDef) or owner is cls or node.value.id != first_parameter(method.args):
+        return False
+    if not any(isinstance(d, _FUNCTIONS) and d.name == name for d in owner.body):
+        return False
+    ancestors = _ancestor_names(cls, classes)
+    return ancestors is not None and owner.name not in ancestors
+
+
+def _ancestor_names(cls: ast.ClassDef, classes: dict) -> Optional[set]:
+    """The simple names of `cls`'s project ancestors, walked through `classes`; None when
+    a base is neither found there nor torch's (`nn.Module`) nor a builtin."""
+    names: set = set()
+    todo = [cls]
+    while todo:
+        current = todo.pop()
+        for base in current.bases:
+            text = _base_text(base)
+            if text is None:
+                return None
+            simple = text.rsplit(".", 1)[-1]
+            if text.startswith(("nn.", "torch.")) or simple in ("object", "Module"):
+                continue
+            found = classes.get(simple)
+            if not found:
+                return None
+            if simple not in names:
+                names.add(simple)
+                todo.extend(c for _f, c in found)
+    return names
+
+
+def _base_text(base: ast.AST) -> Optional[str]:
+    parts = []
+    while isinstance(base, ast.Attribute):
+        parts.append(base.attr)
+        base = base.value
+    if not isinstance(base, ast.Name):
+        return None
+    parts.append(base.id)
+    return ".".join(reversed(parts))
 
 
 def _alias_calls(facts: ModuleFacts, node: ast.AST, name: str) -> Optional[list]:

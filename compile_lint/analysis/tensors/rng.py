@@ -16,6 +16,8 @@ recognizes a draw by its meaning, not its spelling:
   before it in compiled code);
 - `train_mode_only`: code under `if self.training:` or after an early
   `if not self.training: return` (timm's DropPath);
+- `trains_at_every_site`: its mirror (every compile site's file only ever trains the
+  compiled module);
 - `eval_at_every_site`: every compile site compiles a module put in eval mode
   (`torch.compile(model.eval())`, `model.eval()` before) never set back to train;
 - `draws_like_eager`: the region sets `torch._inductor.config.fallback_random = True`
@@ -232,31 +234,35 @@ def train_mode_only(facts, node) -> bool:
     `not self.training or`: Python evaluates the rest only in train mode, index-tts'
     `if self.training and torch.rand(1) < p:`, bench/fresh_reads batch 5), or after an
     early `if not self.training: return ...` (timm's DropPath)."""
-    def is_training(test, negated):
+    return _mode_only(facts, node, True)
+
+
+def _mode_only(facts, node, training: bool) -> bool:
+    def in_mode(test, negated):
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            return is_training(test.operand, not negated)
+            return in_mode(test.operand, not negated)
         if isinstance(test, ast.BoolOp):
             if isinstance(test.op, ast.And) and not negated:
-                return any(is_training(v, negated) for v in test.values)
+                return any(in_mode(v, negated) for v in test.values)
             if isinstance(test.op, ast.Or) and negated:
-                return any(is_training(v, negated) for v in test.values)
+                return any(in_mode(v, negated) for v in test.values)
             return False
-        return chain_text(test) == "self.training" and not negated
+        return chain_text(test) == "self.training" and negated is not training
 
     child = node
     for anc in facts.ancestors(node):
         if isinstance(anc, ast.If):
             in_body = any(child is n for n in anc.body)
-            if is_training(anc.test, not in_body):
+            if in_mode(anc.test, not in_body):
                 return True
         elif isinstance(anc, ast.IfExp) and child is not anc.test:
-            if is_training(anc.test, child is anc.orelse):
+            if in_mode(anc.test, child is anc.orelse):
                 return True
         elif isinstance(anc, ast.BoolOp):
             # the operands before `child` are evaluated first; `and` goes on while they are
             # true, `or` while they are false
             earlier = anc.values[:next(i for i, v in enumerate(anc.values) if v is child)]
-            if any(is_training(v, isinstance(anc.op, ast.Or)) for v in earlier):
+            if any(in_mode(v, isinstance(anc.op, ast.Or)) for v in earlier):
                 return True
         if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             body = anc.body if isinstance(anc.body, list) else []
@@ -264,8 +270,10 @@ def train_mode_only(facts, node) -> bool:
             for earlier in body:
                 if earlier.lineno >= stmt.lineno:
                     break
+                if (earlier.end_lineno or earlier.lineno) >= stmt.lineno:
+                    break  # the `if` holding `node`: its own test was read above
                 if isinstance(earlier, ast.If) and any(isinstance(b, ast.Return) for b in earlier.body):
-                    if is_training(earlier.test, True):
+                    if in_mode(earlier.test, True):
                         return True
             return False
         child = anc
@@ -383,6 +391,82 @@ def eval_at_every_site(facts, region) -> bool:
                 if not (node.args and literal(node.args[0]) is False):
                     return False
     return True
+
+
+# wrappers that hold the module they are given and share its mode (`DDP(model)`)
+MODE_SHARING_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "DDP"})
+
+
+def trains_at_every_site(facts, region) -> bool:
+    """Every compile site compiles a module its file only ever puts in train mode: a
+    `.train()` (or `.train(True)`) on a name the compiled module is bound to, no `.eval()`
+    or other `.train(...)` on one, and none of those names handed to another call (but a
+    DDP-like wrapper) or returned: an `evaluate(model)` elsewhere may put it in eval mode.
+    eval_at_every_site's mirror, for code that runs only in eval mode (tabicl's inference
+    path: its trainer compiles the model and calls `self.model.train()` every step,
+    bench/dev41; see branches/passed_flags.py). Only compile sites, as there."""
+    sites = [site for site in region.sites if site.kind == COMPILE]
+    if not sites:
+        return False
+    for site in sites:
+        found = site_call(facts, site)
+        if found is None:
+            return False
+        other, cc = found
+        names = _compiled_module_names(other, cc)
+        if not names:
+            return False
+        trained = False
+        for node in other.nodes(ast.Call):
+            if node is cc.node:
+                continue
+            func = node.func
+            if isinstance(func, ast.Attribute) and chain_text(func.value) in names:
+                if func.attr == "eval" or func.attr == "train" and node.args and literal(node.args[0]) is not True:
+                    return False
+                trained = trained or func.attr == "train"
+                continue
+            if any(chain_text(arg) in names for arg in [*node.args, *(k.value for k in node.keywords)]) \
+                    and not _mode_sharing_wrapper(node):
+                return False
+        if not trained or any(chain_text(r.value) in names for r in other.nodes(ast.Return) if r.value is not None):
+            return False
+    return True
+
+
+def _mode_sharing_wrapper(call: ast.Call) -> bool:
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return name in MODE_SHARING_WRAPPERS
+
+
+def _compiled_module_names(facts, cc) -> set:
+    """The names (chain texts) a compiled module is bound to in its file: what the compile
+    call is assigned to (the target itself for `m.compile()`), then what is assigned from
+    those, from a DDP-like wrapper of one, or from such a wrapper's `.module`."""
+    names = set()
+    if cc.api == "Module.compile" and cc.target is not None:  # compiled in place
+        text = chain_text(cc.target)
+        if text:
+            names.add(text)
+    assigns = list(facts.nodes(ast.Assign))
+    for node in assigns:
+        if node.value is cc.node:
+            names |= {t for t in map(chain_text, node.targets) if t}
+    for _ in range(3):  # `self.model = model`, `self.model = DDP(model)`, `raw = self.model.module`
+        size = len(names)
+        for node in assigns:
+            value = node.value
+            held = chain_text(value)
+            if held is not None and held.endswith(".module"):
+                held = held[: -len(".module")]
+            if isinstance(value, ast.Call) and _mode_sharing_wrapper(value) and value.args:
+                held = chain_text(value.args[0])
+            if held in names:
+                names |= {t for t in map(chain_text, node.targets) if t}
+        if len(names) == size:
+            break
+    return names
 
 
 TRAINING_CALLS = frozenset({"backward", "train"})  # `loss.backward()`, `model.train()`

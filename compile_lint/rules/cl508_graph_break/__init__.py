@@ -7,6 +7,8 @@ from .constructs import (
     CAPTURE_SCALARS, CAPTURE_SHAPES, DATA_DEPENDENT_BOOLS, DYNAMIC_SHAPE_FUNCS, DYNAMIC_SHAPE_METHODS, LOCAL_SCALAR,
     dynamic_shape, print_reorderable, prints_size, python_sequence, statement_cause, tensor_size,
 )
+from ...analysis.compiled.values import CompiledValuesFact
+from ...analysis.project.calls import ProjectFilesFact
 from ...analysis.semantic.facts import RegionsFact
 from ...analysis.branches.passed_flags import PassedFlagsFact
 from ...analysis.graph_breaks.common import Breaks
@@ -241,14 +243,28 @@ class GraphBreak(Rule):
       `use_dynamic_chunk` at its default False: on the 476 apps 4 CL508 and 4 CL303
       findings in its two copies went, the judged one false, none came; corpus M
       identical), and the `isinstance(size, torch.Tensor)` branch over `tensor.shape`
-      that only tracing takes is left alone (above). Still reported: a model
+      that only tracing takes is left alone (above). Session 64: `self.training` is such
+      a flag where every compile site of the region only ever trains the module it
+      compiles (its file calls `.train()` on the names the compiled module is bound to,
+      never `.eval()` or a `.train(...)` of another value, and neither hands it to another
+      call nor returns it), or compiles it in eval mode (as CL303 reads it); and the calls
+      of a method read for it leave out a recursive call and a `self.<name>(...)` of
+      another class that defines `<name>` itself and is none of the method's class's
+      ancestors. tabicl's trainer (bench/dev41) compiles its model and calls
+      `self.model.train()` every step, and its inference path (`else:
+      self._inference_forward(...)`, five classes with a method of that name, one
+      recursive) never runs compiled: on frame A (dev34-dev50) and `bench/fresh_reads/`
+      6 of its findings went (the 2 judged false in `bench/dev_findings/`), nothing else
+      moved, and nothing came. Still reported: a model
       compiled in place whose project calls `model.forward(...)` directly (which runs
       eagerly: `scripts/measure/compile_other_method.py`), and a branch closed by a value
       the callers compute rather than pass
     - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html#graph-breaks
     """
 
-    needs = (RegionsFact, ClassAttrsFact, PassedFlagsFact)  # PassedFlagsFact: branches compiled callers close
+    # PassedFlagsFact: branches compiled callers close; CompiledValuesFact and ProjectFilesFact:
+    # the compile sites' files, where a module is put in train or eval mode
+    needs = (RegionsFact, ClassAttrsFact, PassedFlagsFact, CompiledValuesFact, ProjectFilesFact)
     code = "CL508"
     name = "graph-break"
     summary = "Construct that forces a graph break in compiled code"
