@@ -5496,7 +5496,9 @@ def test_a_boolean_argument_picks_the_branch_of_if_param(tmp_path):
     call passes, or the parameter's default, chooses the branches of `if param:` as a
     string constant chooses those of `if kind == "warp":`. Before, both models were named
     (a wrong target). A value the call does not fix leaves both, so does a name that
-    holds False where the index can read it, and so does a call that leaves the default: a framework's call the index does not see may pass the flag (TAO's
+    holds False where the index can read it. A call that surely leaves the parameter out
+    runs with its default (since session 64: detr's `_make_detr("resnet50")`,
+    bench/fresh_reads); an `__init__`'s default chooses nothing (TAO's
     `load_from_checkpoint(..., export=True)`, bench/dev48)."""
     _, data = project(tmp_path, {
         "m.py": """
@@ -5540,9 +5542,99 @@ def test_a_boolean_argument_picks_the_branch_of_if_param(tmp_path):
         """,
     })
     assert names(site(data, "m.py", 33)) == ["m.py:InferNet"]
-    assert names(site(data, "m.py", 34)) == ["m.py:InferNet", "m.py:TrainNet"]
+    # the call leaves `train` out: it runs with True (session 64; an `__init__`'s default
+    # still chooses nothing: test_flags_choose_a_factorys_returns_and_isinstance_guards_the_rest)
+    assert names(site(data, "m.py", 34)) == ["m.py:TrainNet"]
     assert names(site(data, "m.py", 35)) == ["m.py:InferNet", "m.py:TrainNet"]
     assert names(site(data, "m.py", 36)) == ["m.py:InferNet"]
     # a name that holds False on the path the index reads, and on another what it cannot
     # read (animatediff-cli-prompt-travel's `use_controlnet_ref`, bench/dev28): both
     assert names(site(data, "m.py", 38)) == ["m.py:InferNet", "m.py:TrainNet"]
+
+
+def test_flags_choose_a_factorys_returns_and_isinstance_guards_the_rest(tmp_path):
+    """A def returning one class under `if mask:` and another after it (detr's hub
+    `_make_detr`, bench/fresh_reads batch 9: `detr_resnet50()` and its panoptic twin were
+    both given DETR and DETRsegm, 2 wrong targets): a literal or a surely omitted default
+    picks the return. `if not isinstance(m, nn.Linear) or ...: return m` before a return
+    of a replacement layer (lingua's fp8 conversion applied to whole models: `Fp8Linear`
+    was named a compiled model, a wrong target): for an instance of another class only
+    the first return. A string a call passes picks no return (it may be a configuration's
+    default: CrazyAra, bench/dev47), and an `__init__`'s default chooses no branch (a
+    Lightning `load_from_checkpoint(..., export=True)` passes what a checkpoint holds:
+    TAO, bench/dev48)."""
+    _, data = project(tmp_path, {
+        "m.py": """
+        import torch
+        from torch import nn
+
+
+        class Detr(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        class DetrSegm(nn.Module):
+            def __init__(self, detr):
+                super().__init__()
+                self.detr = detr
+
+            def forward(self, x):
+                return self.detr(x)
+
+
+        class Fp8Linear(nn.Linear):
+            def forward(self, x):
+                return super().forward(x.half())
+
+
+        class Proj(nn.Linear):
+            def forward(self, x):
+                return super().forward(x) * 2
+
+
+        def make(mask=False):
+            detr = Detr()
+            if mask:
+                return DetrSegm(detr)
+            return detr
+
+
+        def fp8(module, name=""):
+            if not isinstance(module, nn.Linear) or not name:
+                return module
+            return Fp8Linear(4, 4)
+
+
+        def by_kind(kind):
+            if kind == "segm":
+                return DetrSegm(Detr())
+            return Detr()
+
+
+        class Task(nn.Module):
+            def __init__(self, export=False):
+                super().__init__()
+                if export:
+                    self.net = DetrSegm(Detr())
+                else:
+                    self.net = Detr()
+
+
+        plain = torch.compile(make())
+        panoptic = torch.compile(make(mask=True))
+        converted = torch.compile(fp8(Detr(), "model"))
+        linear = torch.compile(fp8(Proj(4, 4), "proj"))
+        chosen = torch.compile(by_kind("segm"))
+        task = torch.compile(Task().net)
+        """,
+    })
+    rows = {found["row"]: names(found) for found in data["sites"]}
+    assert rows == {
+        58: ["m.py:Detr"],
+        59: ["m.py:DetrSegm"],
+        60: ["m.py:Detr"],
+        61: ["m.py:Fp8Linear", "m.py:Proj"],  # a Linear: kept, or replaced
+        62: ["m.py:Detr", "m.py:DetrSegm"],
+        63: ["m.py:Detr", "m.py:DetrSegm"],
+    }, rows

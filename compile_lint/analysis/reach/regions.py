@@ -151,6 +151,9 @@ class DefInfo:
     method_kind: Optional[str] = None  # "static" | "class" | "property" for decorated methods
     ret_ann: Optional[tuple] = None  # term of the return annotation
     defaults: dict = field(default_factory=dict)  # parameter index -> term of its default
+    # parameter index -> (FLAG, value) of a boolean default: what a call that surely leaves
+    # the parameter out passes it, for the branches of that call alone (Resolver._bind)
+    flag_defaults: dict = field(default_factory=dict)
     # parameter index -> term of what pytest passes it (`@pytest.mark.parametrize`)
     parametrized: dict = field(default_factory=dict)
     decorators: tuple = ()  # terms of the decorators (registries)
@@ -1132,6 +1135,8 @@ class _Summarizer:
             if a.arg in defaults:
                 # evaluated where the def is, when it is: what a call that omits it passes
                 default = terms.term(defaults[a.arg], outer, node.lineno)
+                if default is not None and default[0] == FLAG:
+                    info.flag_defaults[i] = default
                 if default is not None and default[0] != FLAG:
                     # (a boolean default is left out: a framework's call the index cannot
                     # see passes flags too, TAO's `load_from_checkpoint(..., export=True)`

@@ -95,6 +95,11 @@ PATCH = "patch"
 # the callee name under which a summary records a decorator applied to a def
 # (`@deco def f` calls `deco(f)`): what a wrapper's parameter may receive
 DECORATED = "@"
+# ("guarded", term, guards, scope): a def's return under `if flag:` / `if kind == "x":` on
+# its parameters (TermBuilder._guard), or after `if flag: return ...`: what a call returns
+# there only when the values the call passes let it run (detr's `_make_detr(mask=...)`)
+GUARDED = "guarded"
+ISA = "isa"  # a guard's test `isinstance(param, classes)`: (ISA, class terms)
 
 MAX_ARGS = 16
 # entries a dict display keeps: registries spelled as one literal (`__model_factory = {...}`,
@@ -151,6 +156,10 @@ PASS_THROUGH = frozenset(
         "torch.distributed.fsdp.fully_shard",
         "torch.distributed.fsdp._fully_shard._fully_shard.fully_shard",
         "torch.distributed._composable.fsdp.fully_shard",
+        # activation checkpointing's wrapper runs the module it wraps (`forward` checkpoints
+        # `self._checkpoint_wrapped_module`): lingua's `parallelize_model`, bench/fresh_reads
+        "torch.distributed.algorithms._checkpoint.checkpoint_wrapper.checkpoint_wrapper",
+        "torch.distributed.algorithms._checkpoint.checkpoint_wrapper.CheckpointWrapper",
         "torch.jit.script",
         # a traced, frozen or FX-traced module runs the code it was made from:
         # `torch.onnx.export(torch.jit.trace(net, x), ...)` exports the net's forward
@@ -530,6 +539,12 @@ def assigned_names(body) -> set:
             if block:
                 stack.extend(block)
     return out - declared
+
+
+def _leaves(body: list) -> bool:
+    """A block whose last statement returns or raises: what follows it runs only where
+    the block did not."""
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
 
 
 def _rows(body: list) -> tuple:
@@ -936,6 +951,16 @@ class TermBuilder:
         flag = test.operand if negated else test
         if isinstance(flag, ast.Name) and flag.id in scope.params:
             return (flag.id, TRUTH, not negated)
+        if isinstance(flag, ast.Call) and isinstance(flag.func, ast.Name) and flag.func.id == "isinstance" \
+                and "isinstance" not in scope.bound and len(flag.args) == 2 and isinstance(flag.args[0], ast.Name) \
+                and flag.args[0].id in scope.params:
+            # `if not isinstance(module, nn.Linear): return module` (lingua's fp8 conversion,
+            # applied to whole models): the rest runs only for an instance of those classes
+            kinds = flag.args[1].elts if isinstance(flag.args[1], ast.Tuple) else [flag.args[1]]
+            classes = tuple(self.term(k, scope, None) for k in kinds)
+            if classes and all(c is not None for c in classes):
+                return (flag.args[0].id, (ISA, classes), not negated)
+            return None
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
             left, right = test.left, test.comparators[0]
             if isinstance(left, ast.Constant):
@@ -968,6 +993,13 @@ class TermBuilder:
             self._statements(body, scope, depth, cls_attrs)
 
     def _statements(self, body, scope: Scope, depth: int, cls_attrs) -> None:
+        guards = self._guards  # (an early return below guards the rest of this block only)
+        try:
+            self._statements_of(body, scope, depth, cls_attrs)
+        finally:
+            self._guards = guards
+
+    def _statements_of(self, body, scope: Scope, depth: int, cls_attrs) -> None:
         for stmt in body:
             t = type(stmt)
             if t is ast.Assign:
@@ -999,7 +1031,15 @@ class TermBuilder:
             elif t is ast.Return:
                 if stmt.value is not None:
                     term = self.term(stmt.value, scope, stmt.lineno)
+                    # guarded by flags and isinstance tests only: a flag counts only where a
+                    # literal passes it (Resolver._argument), an instance only where every
+                    # value is seen; a string a call passes may be a configuration's default
+                    # the code overrides where the index does not read (CrazyAra's
+                    # `get_default_model(train_config.model_type)`, bench/dev47)
+                    guards = tuple(g for g in self._guards if g[1] == TRUTH or type(g[1]) is tuple)
                     if term is not None:
+                        if guards:
+                            term = (GUARDED, term, guards, scope.key)
                         self.returns.setdefault(scope.key, []).append(term)
             elif t is ast.Expr:
                 call = stmt.value
@@ -1053,6 +1093,23 @@ class TermBuilder:
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
             elif t is ast.If:
                 guard = self._guard(stmt.test, scope)
+                if not stmt.orelse and not self._loops and _leaves(stmt.body) and isinstance(stmt.test, ast.BoolOp) \
+                        and isinstance(stmt.test.op, ast.Or):
+                    # `if not isinstance(m, nn.Linear) or not keep(name): return m`: the rest
+                    # runs only where every operand failed
+                    failed = [g for g in (self._guard(v, scope) for v in stmt.test.values) if g is not None]
+                    if failed:
+                        self._block(stmt.body, scope, depth + 1, cls_attrs)
+                        self._guards = self._guards + tuple((g[0], g[1], not g[2]) for g in failed)
+                        continue
+                if guard is not None and not stmt.orelse and not self._loops and _leaves(stmt.body):
+                    # `if mask: return DETRsegm(detr)`: the rest of the block runs only
+                    # where the test fails
+                    outer = self._guards
+                    self._guards = outer + (guard,)
+                    self._block(stmt.body, scope, depth + 1, cls_attrs)
+                    self._guards = outer + ((guard[0], guard[1], not guard[2]),)
+                    continue
                 outer, around = self._guards, self._elsewhere
                 if guard is not None:
                     self._guards = outer + (guard,)
@@ -1565,6 +1622,8 @@ class Resolver:
             return None if ann is None else ann | {(term[1], term[2])}
         if tag == SELF or tag == CLS:
             return frozenset({"self"})
+        if tag == GUARDED:
+            return None  # guarded on a parameter's value
         if tag == LOCAL:
             _, scope, name, row = term
             parts = []
@@ -1758,6 +1817,11 @@ class Resolver:
             return frozenset({Value("const", term[1])})
         if tag == FLAG:
             return frozenset({Value(FLAG, str(term[1]))})
+        if tag == GUARDED:
+            _, inner, guards, scope = term
+            if env and not self._guards_hold(guards, summary, scope, env):
+                return EMPTY  # a return the values this call passes do not reach
+            return self.values(inner, summary, env, depth)
         if tag == SUPER:
             return self._super(term[1], term[2], env.get("self") if env else None, depth)
         if tag == UNSEEN:
@@ -1966,6 +2030,14 @@ class Resolver:
             params = summary.scopes.get(scope, {}).get(name) or ()
             index = next((e[2][2] for e in params if e[2][0] == PARAM), None)
             passed = env.get((scope, index)) if index is not None else None
+            if type(const) is tuple:  # (ISA, class terms): `isinstance(param, classes)`
+                if passed and all(v.kind == "inst" for v in passed):
+                    classes = {c.dotted for t in const[1] for c in self.values(t, summary, None, 0)
+                               if c.kind in ("class", "ext")}
+                    told = {self._is_instance(v.dotted, classes) for v in passed} if classes else {None}
+                    if told == {not equal}:
+                        return False  # every instance passed fails the test the branch needs
+                continue
             if const == TRUTH:
                 if passed and all(v.kind == FLAG for v in passed) and {v.dotted == "True" for v in passed} == {not equal}:
                     return False  # `if train:` where every call passes False (or the reverse)
@@ -3129,6 +3201,15 @@ class Resolver:
             for index in _omitted(info.defaults, params, offset, arg_terms, kw_terms, MAX_ARGS):
                 if (only is None or index in only) and (info.qualname, index) not in bound:
                     bound[(info.qualname, index)] = self._default(dotted, info, index, depth)
+        if info.flag_defaults and not info.qualname.endswith("__init__"):
+            # a call that surely leaves out `mask=False` runs the def with False: its own
+            # branches of `if mask:` are closed (detr's `_make_detr("resnet50")`). Not
+            # in DefInfo.defaults, which also answer for the callers the index cannot see;
+            # not for `__init__`, whose call may be an alternate constructor's, which passes
+            # what a checkpoint saved (TAO's `load_from_checkpoint(..., export=True)`, bench/dev48)
+            for index in _omitted(info.flag_defaults, params, offset, arg_terms, kw_terms, MAX_ARGS):
+                if (only is None or index in only) and (info.qualname, index) not in bound:
+                    bound[(info.qualname, index)] = frozenset({Value(FLAG, str(info.flag_defaults[index][1]))})
         return bound
 
     def _argument(self, term, summary, env, depth) -> frozenset:
