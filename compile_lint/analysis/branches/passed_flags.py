@@ -41,6 +41,7 @@ from typing import Callable, Optional
 
 from ..project.calls import ProjectFilesFact, _calls_def_of
 from ..semantic.facts import Fact, ModuleFacts, RegionsFact
+from ..semantic.names import chain_text
 from ..semantic.signatures import call_argument, first_parameter, parameter_defaults, parameter_names
 from .around import tests_around
 from .compiling import eager_only
@@ -490,7 +491,7 @@ def _ancestor_names(cls: ast.ClassDef, classes: dict) -> Optional[set]:
     while todo:
         current = todo.pop()
         for base in current.bases:
-            text = _base_text(base)
+            text = chain_text(base)
             if text is None:
                 return None
             simple = text.rsplit(".", 1)[-1]
@@ -503,17 +504,6 @@ def _ancestor_names(cls: ast.ClassDef, classes: dict) -> Optional[set]:
                 names.add(simple)
                 todo.extend(c for _f, c in found)
     return names
-
-
-def _base_text(base: ast.AST) -> Optional[str]:
-    parts = []
-    while isinstance(base, ast.Attribute):
-        parts.append(base.attr)
-        base = base.value
-    if not isinstance(base, ast.Name):
-        return None
-    parts.append(base.id)
-    return ".".join(reversed(parts))
 
 
 def _alias_calls(facts: ModuleFacts, node: ast.AST, name: str) -> Optional[list]:

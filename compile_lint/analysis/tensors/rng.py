@@ -355,19 +355,29 @@ def _zero_from_compiled_callers(facts, call, p) -> bool:
     return bool(values) and all(type(v) in (int, float) and v == 0 for v in values)
 
 
+def _compile_calls(facts, region) -> Optional[list]:
+    """(file's facts, compile call) of every compile site of the region; None when it has
+    none, or when one's call is not found (then nothing can be said of every site)."""
+    calls = []
+    for site in region.sites:
+        if site.kind != COMPILE:
+            continue
+        found = site_call(facts, site)
+        if found is None:
+            return None
+        calls.append(found)
+    return calls or None
+
+
 def eval_at_every_site(facts, region) -> bool:
     """Every compile site compiles a module shown in eval mode, never set back to train.
     Only compile sites: a trace or export that also reaches the code draws nothing
     compiled (doctr's LW-DETR, compiled in eval mode by a test and exported to ONNX by a
     helper, bench/dev12)."""
-    sites = [site for site in region.sites if site.kind == COMPILE]
-    if not sites:
+    calls = _compile_calls(facts, region)
+    if calls is None:
         return False
-    for site in sites:
-        found = site_call(facts, site)
-        if found is None:
-            return False
-        other, cc = found
+    for other, cc in calls:
         history = target_history(other, cc.target, cc.node)
         state = None
         for call in history:
@@ -405,14 +415,10 @@ def trains_at_every_site(facts, region) -> bool:
     eval_at_every_site's mirror, for code that runs only in eval mode (tabicl's inference
     path: its trainer compiles the model and calls `self.model.train()` every step,
     bench/dev41; see branches/passed_flags.py). Only compile sites, as there."""
-    sites = [site for site in region.sites if site.kind == COMPILE]
-    if not sites:
+    calls = _compile_calls(facts, region)
+    if calls is None:
         return False
-    for site in sites:
-        found = site_call(facts, site)
-        if found is None:
-            return False
-        other, cc = found
+    for other, cc in calls:
         names = _compiled_module_names(other, cc)
         if not names:
             return False
