@@ -95,9 +95,10 @@ PATCH = "patch"
 # the callee name under which a summary records a decorator applied to a def
 # (`@deco def f` calls `deco(f)`): what a wrapper's parameter may receive
 DECORATED = "@"
-# ("guarded", term, guards, scope): a def's return under `if flag:` / `if kind == "x":` on
-# its parameters (TermBuilder._guard), or after `if flag: return ...`: what a call returns
-# there only when the values the call passes let it run (detr's `_make_detr(mask=...)`)
+# ("guarded", term, guards, scope): a def's return under `if flag:` / `if isinstance(param,
+# C):` on its parameters (TermBuilder._guard), or after such an `if` that returns: what a
+# call returns there only when the values the call passes let it run (detr's
+# `_make_detr(mask=...)`)
 GUARDED = "guarded"
 ISA = "isa"  # a guard's test `isinstance(param, classes)`: (ISA, class terms)
 
