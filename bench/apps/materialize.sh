@@ -28,6 +28,8 @@ while read -r name repo commit exclude; do
   rm -rf "$out" && mkdir -p "$out"
   if [ -n "$snapshots" ]; then
     gitdir="$snapshots/${repo/\//+}/repo"
+    # (a snapshot may also hold its git dir one level down: repo/.git)
+    if [ -d "$gitdir/.git" ]; then gitdir="$gitdir/.git"; fi
   else
     gitdir="$dest/.git-$name"
     if [ ! -d "$gitdir" ]; then
