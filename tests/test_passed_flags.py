@@ -407,3 +407,15 @@ def test_code_after_an_early_return_of_the_other_mode_is_that_mode_only_the_retu
     results = linter.lint([str(tmp_path / rel) for rel in linter_files])
     messages = sorted((f.row, f.message) for r in results for f in r.findings)
     assert [(row, "when training" in message) for row, message in messages] == [(9, False), (11, True)]
+
+
+def test_a_data_parallel_wrapper_of_the_compiled_module_shares_its_mode(tmp_path):
+    # `self.model = DDP(model)` (tabicl's distributed branch): handing the module to a DDP
+    # is no unseen `evaluate(model)`; a project class that happens to be named DDP is
+    trainer = TRAINER.replace("import torch\n", "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n", 1)
+    trainer = trainer.replace("        self.model = model\n", "        self.model = DDP(model)\n")
+    files = {"pkg/__init__.py": "", "pkg/model.py": TABULAR, "pkg/train.py": trainer}
+    assert lint(tmp_path, files) == []
+    own = trainer.replace("from torch.nn.parallel import DistributedDataParallel as DDP\n", "from pkg.wrap import DDP\n")
+    files = {**files, "pkg/train.py": own, "pkg/wrap.py": "class DDP:\n    def __init__(self, m):\n        self.m = m\n"}
+    assert lint(tmp_path, files) == [("model.py", 8, "CL508"), ("model.py", 14, "CL508")]

@@ -431,7 +431,7 @@ def _calls(facts: ModuleFacts, func: ast.AST, method: bool) -> Optional[list]:
                 continue  # (a recursive call: self_calls leaves it out)
             if classes is None:
                 classes = _classes_of([facts, *(o for o, _ in reads)])
-            if _own_method_of_another_class(other, node, func.name, cls, classes):
+            if _own_method_of_another_class(other, node, func.name, (facts, cls), classes):
                 continue  # tabicl's five `self._inference_forward(...)`, each its class's own
             aliased = _alias_calls(other, node, func.name)
             if aliased is None:
@@ -465,17 +465,18 @@ def _classes_of(files: list) -> dict:
     return out
 
 
-def _own_method_of_another_class(facts: ModuleFacts, node: ast.AST, name: str, cls: ast.ClassDef,
+def _own_method_of_another_class(facts: ModuleFacts, node: ast.AST, name: str, cls: tuple,
                                  classes: dict) -> bool:
     """`node` is `self.<name>` in a method of a class that defines `name` itself and is not
-    among `cls`'s ancestors: there `self` runs its own class's method, not `cls`'s. An
-    ancestor may call the override (a template method), so every base of `cls` must be
-    found among the files read (`classes`) or be torch's or a builtin; otherwise unknown."""
+    among the ancestors of `cls` ((its file's facts, ClassDef)): there `self` runs its own
+    class's method, not `cls`'s. An ancestor may call the override (a template method), so
+    every base of `cls` must be found among the files read (`classes`) or be torch's or a
+    builtin; otherwise unknown."""
     if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
         return False
     method = facts.enclosing_function(node)
     owner = facts.parent(method) if isinstance(method, _FUNCTIONS) else None
-    if not isinstance(owner, ast.ClassDef) or owner is cls or node.value.id != first_parameter(method.args):
+    if not isinstance(owner, ast.ClassDef) or owner is cls[1] or node.value.id != first_parameter(method.args):
         return False
     if not any(isinstance(d, _FUNCTIONS) and d.name == name for d in owner.body):
         return False
@@ -483,26 +484,27 @@ def _own_method_of_another_class(facts: ModuleFacts, node: ast.AST, name: str, c
     return ancestors is not None and owner.name not in ancestors
 
 
-def _ancestor_names(cls: ast.ClassDef, classes: dict) -> Optional[set]:
-    """The simple names of `cls`'s project ancestors, walked through `classes`; None when
-    a base is neither found there nor torch's (`nn.Module`) nor a builtin."""
+def _ancestor_names(cls: tuple, classes: dict) -> Optional[set]:
+    """The simple names of the project ancestors of `cls` ((facts, ClassDef)), walked
+    through `classes`; None when a base is neither found there nor, as its file resolves
+    it, torch's (`nn.Module`) or a builtin (`object`)."""
     names: set = set()
     todo = [cls]
     while todo:
-        current = todo.pop()
+        owner_facts, current = todo.pop()
         for base in current.bases:
             text = chain_text(base)
             if text is None:
                 return None
-            simple = text.rsplit(".", 1)[-1]
-            if text.startswith(("nn.", "torch.")) or simple in ("object", "Module"):
+            if (owner_facts.resolve(base) or "").startswith(("torch.", "builtins.")):
                 continue
+            simple = text.rsplit(".", 1)[-1]
             found = classes.get(simple)
             if not found:
                 return None
             if simple not in names:
                 names.add(simple)
-                todo.extend(c for _f, c in found)
+                todo.extend(found)
     return names
 
 

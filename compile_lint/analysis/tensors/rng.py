@@ -29,6 +29,7 @@ import ast
 from typing import Optional
 
 from ..compiled.values import chain_text, literal, site_call, target_history
+from ..compiled.wrappers import DATA_PARALLEL
 from ..reach.queries import class_attrs, number_value, region_sets_config, runs_inductor
 from ..reach.regions import COMPILE
 from ..semantic.bindings import bindings_under
@@ -403,15 +404,11 @@ def eval_at_every_site(facts, region) -> bool:
     return True
 
 
-# wrappers that hold the module they are given and share its mode (`DDP(model)`)
-MODE_SHARING_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "DDP"})
-
-
 def trains_at_every_site(facts, region) -> bool:
     """Every compile site compiles a module its file only ever puts in train mode: a
     `.train()` (or `.train(True)`) on a name the compiled module is bound to, no `.eval()`
     or other `.train(...)` on one, and none of those names handed to another call (but a
-    DDP-like wrapper) or returned: an `evaluate(model)` elsewhere may put it in eval mode.
+    DDP or DataParallel) or returned: an `evaluate(model)` elsewhere may put it in eval mode.
     eval_at_every_site's mirror, for code that runs only in eval mode (tabicl's inference
     path: its trainer compiles the model and calls `self.model.train()` every step,
     bench/dev41; see branches/passed_flags.py). Only compile sites, as there."""
@@ -433,23 +430,18 @@ def trains_at_every_site(facts, region) -> bool:
                 trained = trained or func.attr == "train"
                 continue
             if any(chain_text(arg) in names for arg in [*node.args, *(k.value for k in node.keywords)]) \
-                    and not _mode_sharing_wrapper(node):
+                    and other.resolve(node.func) not in DATA_PARALLEL:  # (a DDP shares the module's mode)
                 return False
         if not trained or any(chain_text(r.value) in names for r in other.nodes(ast.Return) if r.value is not None):
             return False
     return True
 
 
-def _mode_sharing_wrapper(call: ast.Call) -> bool:
-    func = call.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-    return name in MODE_SHARING_WRAPPERS
-
-
 def _compiled_module_names(facts, cc) -> set:
     """The names (chain texts) a compiled module is bound to in its file: what the compile
     call is assigned to (the target itself for `m.compile()`), then what is assigned from
-    those, from a DDP-like wrapper of one, or from such a wrapper's `.module`."""
+    those, from a DDP or DataParallel of one (compiled/wrappers.py's DATA_PARALLEL), or from
+    such a wrapper's `.module`."""
     names = set()
     if cc.api == "Module.compile" and cc.target is not None:  # compiled in place
         text = chain_text(cc.target)
@@ -466,7 +458,7 @@ def _compiled_module_names(facts, cc) -> set:
             held = chain_text(value)
             if held is not None and held.endswith(".module"):
                 held = held[: -len(".module")]
-            if isinstance(value, ast.Call) and _mode_sharing_wrapper(value) and value.args:
+            if isinstance(value, ast.Call) and facts.resolve(value.func) in DATA_PARALLEL and value.args:
                 held = chain_text(value.args[0])
             if held in names:
                 names |= {t for t in map(chain_text, node.targets) if t}
