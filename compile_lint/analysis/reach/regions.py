@@ -1136,12 +1136,12 @@ class _Summarizer:
                 # evaluated where the def is, when it is: what a call that omits it passes
                 default = terms.term(defaults[a.arg], outer, node.lineno)
                 if default is not None and default[0] == FLAG:
+                    # (a boolean default is not a default for every call: a framework's call
+                    # the index cannot see passes flags too, TAO's `load_from_checkpoint(...,
+                    # export=True)` into `__init__(..., export=False)`, bench/dev48; it
+                    # answers only for a call that surely leaves it out, Resolver._bind)
                     info.flag_defaults[i] = default
-                if default is not None and default[0] != FLAG:
-                    # (a boolean default is left out: a framework's call the index cannot
-                    # see passes flags too, TAO's `load_from_checkpoint(..., export=True)`
-                    # into `__init__(..., export=False)`, bench/dev48; only a literal a
-                    # call of the project passes picks the branch of `if export:`)
+                elif default is not None:
                     info.defaults[i] = default
                 elif _is_none(defaults[a.arg]):
                     info.defaults[i] = NONE_DEFAULT  # (`decoder=None`: left out, it holds no model)

@@ -970,6 +970,23 @@ class TermBuilder:
                 return (left.id, right.value, isinstance(test.ops[0], ast.Eq))
         return None
 
+    def _exit_guards(self, stmt: ast.If, guard, scope: Scope) -> Optional[tuple]:
+        """(guards of the body, guards of the rest of the block) for an `if` with no `else`
+        whose body returns or raises: `if mask: return DETRsegm(detr)` (the rest only where
+        `mask` is false); `if not isinstance(m, nn.Linear) or not keep(name): return m` (the
+        rest only where every operand it can read failed; the body under none of them).
+        None for any other `if`."""
+        if not _leaves(stmt.body):
+            return None
+        if guard is not None:
+            return (guard,), ((guard[0], guard[1], not guard[2]),)
+        test = stmt.test
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+            failed = [g for g in (self._guard(v, scope) for v in test.values) if g is not None]
+            if failed:
+                return (), tuple((g[0], g[1], not g[2]) for g in failed)
+        return None
+
     def collect(self, body, scope: Scope, cls_attrs: Optional[str] = None) -> None:
         """Bindings, returns, self attributes and container stores of one scope."""
         saved = self._guards, self._elsewhere, self._loops
@@ -1094,22 +1111,14 @@ class TermBuilder:
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
             elif t is ast.If:
                 guard = self._guard(stmt.test, scope)
-                if not stmt.orelse and not self._loops and _leaves(stmt.body) and isinstance(stmt.test, ast.BoolOp) \
-                        and isinstance(stmt.test.op, ast.Or):
-                    # `if not isinstance(m, nn.Linear) or not keep(name): return m`: the rest
-                    # runs only where every operand failed
-                    failed = [g for g in (self._guard(v, scope) for v in stmt.test.values) if g is not None]
-                    if failed:
-                        self._block(stmt.body, scope, depth + 1, cls_attrs)
-                        self._guards = self._guards + tuple((g[0], g[1], not g[2]) for g in failed)
-                        continue
-                if guard is not None and not stmt.orelse and not self._loops and _leaves(stmt.body):
-                    # `if mask: return DETRsegm(detr)`: the rest of the block runs only
-                    # where the test fails
+                exit_guards = self._exit_guards(stmt, guard, scope) if not stmt.orelse and not self._loops else None
+                if exit_guards is not None:
+                    # an `if` that returns: its body runs under its test, the rest of the
+                    # block only where the test failed
                     outer = self._guards
-                    self._guards = outer + (guard,)
+                    self._guards = outer + exit_guards[0]
                     self._block(stmt.body, scope, depth + 1, cls_attrs)
-                    self._guards = outer + ((guard[0], guard[1], not guard[2]),)
+                    self._guards = outer + exit_guards[1]
                     continue
                 outer, around = self._guards, self._elsewhere
                 if guard is not None:
