@@ -926,7 +926,7 @@ class RngInCompiledRegion(Rule):
     def check(self, facts):
         like_eager: dict[int, bool] = {}
         in_eval: dict[int, bool] = {}
-        reported = []  # (node, region, message) of each draw that differs from eager
+        reported = []  # (node, region, label, left to eager's kernel) of each draw that differs from eager
         for node, region in region_nodes(facts, (ast.Call,)):
             what = random_draw(facts, node)
             if what is None or never_runs_compiled(facts, node) or eager_only(facts, node):
@@ -947,18 +947,18 @@ class RngInCompiledRegion(Rule):
             if closed_by_compiled_callers(facts, node):
                 continue  # `if train:` in a helper every compiled caller passes train=False
             mode = " in train mode" if train_mode else ""
-            reported.append((node, region, label + mode))
+            reported.append((node, region, label + mode, draws_from_eager_generator(facts, node)))
         # a draw Inductor leaves to eager's kernel (`torch.multinomial`) matches eager
         # unless a draw Inductor generates ran before it in compiled code: reported where
         # such a draw is reported in the same def (a loop's later draw runs before its
         # next round); one in another def is reported there, and its fix fixes both
         generated = {}
-        for node, _region, _label in reported:
-            if not draws_from_eager_generator(facts, node):
+        for node, _region, _label, eager_kernel in reported:
+            if not eager_kernel:
                 generated.setdefault(id(facts.enclosing_function(node)), node)
-        for node, region, label in reported:
+        for node, region, label, eager_kernel in reported:
             said = "draws random numbers in compiled code"
-            if draws_from_eager_generator(facts, node):
+            if eager_kernel:
                 first = generated.get(id(facts.enclosing_function(node)))
                 if first is None:
                     continue
