@@ -144,6 +144,26 @@ def test_torch_jit_script_sites_are_listed_as_scripted(tmp_path):
     assert if_tracing["kind"] == "scripted" and names(if_tracing) == ["export.py:paste"]
 
 
+def test_sites_spelled_through_torchs_defining_modules_are_listed(tmp_path):
+    # voicesmith's export imports `script` from `torch.jit._script` (bench/fresh_reads
+    # batch 11): the same function as `torch.jit.script`, found by its public spelling
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "export.py": """
+        import torch.jit._trace as tracing
+        from torch.jit._script import script
+        from net import Net
+
+        scripted = script(Net())
+        traced = tracing.trace(Net(), (1,))
+        """,
+    })
+    scripted = site(data, "export.py", 6)
+    assert scripted["api"] == "torch.jit.script" and names(scripted) == ["net.py:Net"]
+    traced = site(data, "export.py", 7)
+    assert traced["api"] == "torch.jit.trace" and names(traced) == ["net.py:Net"]
+
+
 # -- registries --------------------------------------------------------------------------
 REGISTRY = """
 MODELS = {}

@@ -29,7 +29,9 @@ class TorchscriptDeprecated(Rule):
     `torch.jit.trace`, `trace_module`, `script` (also `@torch.jit.script`),
     `script_method`, `interface`, `freeze`, `optimize_for_inference`, `fork`, `wait`,
     `save` and `load`, however imported (`from torch.jit import trace`,
-    `import torch.jit as jit`). A call inside `with warnings.catch_warnings():` that
+    `import torch.jit as jit`, `from torch.jit import load as load_scripted`, and from the
+    modules that define them: `from torch.jit._script import script`, the spellings
+    `compile_lint/data/torch_spellings.json` lists). A call inside `with warnings.catch_warnings():` that
     ignores FutureWarning or DeprecationWarning is left alone: kept on purpose.
 
     ## Why is this bad?
@@ -52,7 +54,10 @@ class TorchscriptDeprecated(Rule):
     files and `@torch.jit.script` helpers; 21 in 9 of the apps, their export and
     deployment scripts). kornia's `canny.py`, which scripts under
     `warnings.catch_warnings()` with the warning ignored, is not reported; timm's
-    `create_norm_act.py` is missed (its `torch` comes from a star import).
+    `create_norm_act.py` is missed (its `torch` comes from a star import). The aliases and
+    torch's own module spellings added 5 findings on bench/fresh_reads' voicesmith (its
+    TorchScript export and the server that loads it, all judged true) and nothing else
+    on the development apps and fresh reads (bench/results.md, session 65).
 
     ## Example
     ```python
@@ -101,13 +106,20 @@ class TorchscriptDeprecated(Rule):
         Case("import torch\n@torch.jit.script\ndef swish(x):\n    return x * torch.sigmoid(x)\n", at=[(2, 2)]),
         Case("from torch.jit import script, save\nm = script(Net())\nsave(m, 'm.pt')\n", at=[(2, 5), (3, 1)]),
         Case("import torch.jit as jit\nm = jit.load('legacy.pt')\n", at=[(2, 5)]),
+        Case("from torch.jit import load as load_scripted\nm = load_scripted('legacy.pt')\n", at=[(2, 5)],
+             note="an alias of the import"),
+        Case("from torch.jit._script import script\nm = script(Net())\n", at=[(2, 5)],
+             note="torch's own module for the function (voicesmith's export, bench/fresh_reads batch 11)"),
     ]
 
     def check(self, facts):
         for node in facts.nodes(ast.Call):
             func = node.func
-            last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            if last in LAST_NAMES and facts.resolve(func) in DEPRECATED and not _silenced(facts, node):
+            if isinstance(func, ast.Attribute):
+                candidate = func.attr in LAST_NAMES
+            else:  # an imported name may be an alias (`from torch.jit import load as load_scripted`)
+                candidate = isinstance(func, ast.Name) and (func.id in LAST_NAMES or func.id in facts.names.bindings)
+            if candidate and facts.resolve(func) in DEPRECATED and not _silenced(facts, node):
                 yield self._finding(facts, node, facts.resolve(func))
         for node in facts.nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             for deco in node.decorator_list:

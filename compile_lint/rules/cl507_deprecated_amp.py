@@ -20,18 +20,24 @@ AMP_WORD = re.compile(rb"\bamp\b")
 LAST_NAMES = frozenset(dotted.rpartition(".")[2] for dotted in REPLACEMENTS)
 
 
-def annotation_nodes(facts) -> set[int]:
-    """ids of every node inside an annotation: `x: T`, `self.x: T` (in a function body
-    never evaluated; elsewhere evaluated, which only looks the class up), a parameter's
-    or a return's annotation (looked up at `def` time). None of them constructs or calls
-    the API, and only the construction or call warns (verified on Python 3.11, torch
-    2.13: `python -W error::FutureWarning` is silent on `torch.cuda.amp.GradScaler` looked
-    up, raises on `torch.cuda.amp.GradScaler()`)."""
+def lookup_only_nodes(facts) -> set[int]:
+    """ids of every node whose evaluation only looks a class up: inside an annotation
+    (`x: T`, `self.x: T` in a function body never evaluated, elsewhere evaluated; a
+    parameter's or a return's annotation, looked up at `def` time), and the class operand
+    of `isinstance`/`issubclass` (UPT's `isinstance(self.grad_scaler, GradScaler)`,
+    judged false in bench/dev_findings). None of them constructs or calls the API, and
+    only the construction or call warns (verified on Python 3.11, torch 2.13: `python -W
+    error::FutureWarning` is silent on `torch.cuda.amp.GradScaler` looked up and on
+    `isinstance(x, torch.cuda.amp.GradScaler)`, raises on `torch.cuda.amp.GradScaler()`)."""
     found: set[int] = set()
     for node in facts.nodes(ast.AnnAssign, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef):
         hint = node.returns if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else node.annotation
         if hint is not None:
             found.update(id(sub) for sub in ast.walk(hint))
+    for call in facts.nodes(ast.Call):
+        if len(call.args) == 2 and isinstance(call.func, ast.Name) and call.func.id in ("isinstance", "issubclass") \
+                and facts.resolve(call.func) in ("builtins.isinstance", "builtins.issubclass"):
+            found.update(id(sub) for sub in ast.walk(call.args[1]))
     return found
 
 
@@ -72,7 +78,10 @@ class DeprecatedAmp(Rule):
     Python 3.11, torch 2.13: looking the class up is silent, `GradScaler()` raises; a
     bare annotation in a function body is never evaluated at all). Measured on
     bench/dev2: the one such finding (Infinity `infinity/utils/amp_opt.py:144`) was
-    judged false.
+    judged false. Nor are type tests (`isinstance(self.grad_scaler, GradScaler)`): the
+    same silent lookup; UPT's two (bench/dev41, `src/trainers/base/sgd_trainer.py`) were
+    judged false in bench/dev_findings, and the `GradScaler(...)` that builds the scaler
+    is still reported.
 
     ## References
     - torch 2.4+ emits `FutureWarning: torch.cuda.amp.autocast(args...) is deprecated`
@@ -120,6 +129,12 @@ class DeprecatedAmp(Rule):
                  "`self.scaler: torch.cuda.amp.GradScaler` in a method, never evaluated)",
         ),
         Case(
+            "from torch.cuda.amp import GradScaler\ndef step(scaler, loss):\n"
+            "    if isinstance(scaler, GradScaler) or issubclass(type(scaler), (GradScaler, int)):\n"
+            "        scaler.scale(loss).backward()\n",
+            note="a type test looks the class up and constructs nothing (UPT, bench/dev41)",
+        ),
+        Case(
             "import torch\nif hasattr(torch.amp, 'GradScaler'):\n    scaler = torch.amp.GradScaler('cuda')\n"
             "else:\n    scaler = torch.cuda.amp.GradScaler()\n",
         ),
@@ -155,6 +170,11 @@ class DeprecatedAmp(Rule):
             fixed="import torch\ndef step(x):\n    return x\nstep16 = torch.amp.autocast(\"cuda\")(step)\n",
             at=[(4, 10)], note="the context manager used as a decorator: only the inner call is the old API",
         ),
+        Case(
+            "import torch\nfrom torch.cuda.amp.autocast_mode import autocast\nwith autocast(dtype=torch.float16):\n    pass\n",
+            fixed="import torch\nwith torch.amp.autocast(\"cuda\", dtype=torch.float16):\n    pass\n",
+            at=[(3, 6)], note="imported from the module that defines it: the same class, and the import the fix drops",
+        ),
         Case("import torch\nwith torch.cpu.amp.autocast():\n    pass\n", fixed="import torch\nwith torch.amp.autocast(\"cpu\"):\n    pass\n", at=[(2, 6)]),
         Case("import torch\nctx = torch.cuda.amp.autocast\n", note="not a call: no fix", at=[(2, 1), (2, 7)]),
         Case(
@@ -182,7 +202,7 @@ class DeprecatedAmp(Rule):
         if AMP_WORD.search(facts.source.data) is None:
             return  # every deprecated name is under `torch.cuda.amp` / `torch.cpu.amp`: the file spells `amp`
         name_hits: dict[str, bool] = {}  # a bare name resolves the same wherever it is
-        annotations = None  # ids of the nodes inside annotations, found on the first hit
+        lookups = None  # ids of the nodes that only look a class up, found on the first hit
         for node in facts.nodes(ast.Attribute, ast.Name):
             # `x.attr` resolves to "<x>.attr": only these last names can be a deprecated API
             if isinstance(node, ast.Attribute):
@@ -202,10 +222,10 @@ class DeprecatedAmp(Rule):
             dotted = facts.resolve(node)
             if dotted not in REPLACEMENTS:
                 continue
-            if annotations is None:
-                annotations = annotation_nodes(facts)
-            if id(node) in annotations:
-                continue  # a type hint constructs and calls nothing: no warning, no device tie
+            if lookups is None:
+                lookups = lookup_only_nodes(facts)
+            if id(node) in lookups:
+                continue  # a type hint or a type test constructs and calls nothing: no warning, no device tie
             if in_compat_fallback(facts, node) or old_torch_branch(facts, node) is not None:
                 continue  # the fallback for a torch without the new API: the "fix" would repeat what failed
             new, device, shape = REPLACEMENTS[dotted]
@@ -216,8 +236,7 @@ class DeprecatedAmp(Rule):
             )
             base = {"torch": torch_name or "torch", "add_import": torch_name is None, "new": new, "device": device}
             if isinstance(node, ast.Name):  # `from torch.cuda.amp import autocast`: drop it once unused
-                module, _, name = facts.names.bindings.get(node.id, "").rpartition(".")
-                base["unimport"] = [module, name] if module else None
+                base["unimport"] = _written_import(facts, node.id)
             is_call = isinstance(parent, ast.Call) and parent.func is node
             is_decorator = isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and node in parent.decorator_list
             if shape == "decorator" and (is_call or is_decorator):
@@ -232,3 +251,20 @@ class DeprecatedAmp(Rule):
                 yield self.finding(facts, node, message, fix=f"use `torch.{new}(\"{device}\", ...)`", data={**base, "form": "call", "positional": list(shape) if shape else None})
             else:
                 yield self.finding(facts, node, message)
+
+
+def _written_import(facts, name: str):
+    """[module, name] of the `from module import name` that binds `name`, as written
+    (`from torch.cuda.amp.autocast_mode import autocast`, which resolves to its public
+    spelling `torch.cuda.amp.autocast`), for the fix to drop once unused; None when no
+    single from-import binds it."""
+    found = None
+    for stmt in facts.nodes(ast.ImportFrom):
+        for alias in stmt.names:
+            if (alias.asname or alias.name) == name:
+                written = [facts.names.absolute_from(stmt), alias.name]
+                if found is not None and found != written:
+                    return None
+                found = written
+    return found
+

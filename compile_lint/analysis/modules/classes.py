@@ -178,7 +178,7 @@ def _is_own_module(facts: ModuleFacts, dotted: str) -> bool:
         return True
     for node in facts.nodes(ast.ImportFrom):
         if node.level:
-            base = facts.names._absolute_from(node)
+            base = facts.names.absolute_from(node)
             if dotted == base or dotted.startswith(base + "."):
                 return True
     return False

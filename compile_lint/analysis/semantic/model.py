@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, NamedTuple, Optional
 
-from .names import NameTable
+from .names import NameTable, public_spelling
 from .walk import children, walk
 from ..reach.values import _target_names
 
@@ -101,7 +101,7 @@ class SemanticModel:
             if hit is not None and hit[0] is expr:  # the node is kept: its id is not reused
                 return hit[1]
             base = self.resolve(expr.value)
-            dotted = f"{base}.{expr.attr}" if base else None
+            dotted = public_spelling(f"{base}.{expr.attr}") if base else None
             self._attr_memo[id(expr)] = (expr, dotted)
             return dotted
         return None

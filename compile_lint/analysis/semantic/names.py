@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Optional
@@ -82,6 +83,27 @@ def import_root(path: str, _cache: dict = {}) -> tuple[str, tuple[str, ...]]:
     return folder, tuple(part.replace(".", "_") for part in rel.split(os.sep) if part and part != ".")
 
 
+_SPELLINGS_JSON = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "data",
+                               "torch_spellings.json")
+
+
+def _load_spellings() -> dict:
+    with open(_SPELLINGS_JSON, encoding="utf-8") as fh:
+        return json.load(fh)["spellings"]
+
+
+# `torch.jit._script.script` -> `torch.jit.script`: public torch API spelled by the module
+# that defines it (scripts/gen_torch_spellings.py reads them from the pinned torch)
+TORCH_SPELLINGS: dict = _load_spellings()
+
+
+def public_spelling(dotted: Optional[str]) -> Optional[str]:
+    """The public name of a torch API that `dotted` spells through its defining module
+    (`from torch.jit._script import script`: voicesmith's export, bench/fresh_reads batch
+    11), else `dotted` itself."""
+    return TORCH_SPELLINGS.get(dotted, dotted) if dotted is not None and dotted.startswith("torch.") else dotted
+
+
 def _imported_from(base: str, alias: ast.alias) -> str:
     """The dotted name `from base import name` binds. `from utils.torch_utils import torch`
     (ultralytics' callbacks) is torch itself, re-exported: a module of the project named
@@ -90,7 +112,7 @@ def _imported_from(base: str, alias: ast.alias) -> str:
     development sets, bench/dev7, bench/dev11, bench/dev33)."""
     if alias.name == "torch" and alias.asname is None and base and base.split(".", 1)[0] != "torch":
         return "torch"
-    return f"{base}.{alias.name}" if base else alias.name
+    return public_spelling(f"{base}.{alias.name}") if base else alias.name
 
 
 def module_name_for(path: str, _cache: dict = {}) -> tuple[str, bool]:
@@ -207,7 +229,7 @@ class NameTable:
                 continue
             body_level = id(node) in unconditional
             if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
-                base = table._absolute_from(node)
+                base = table.absolute_from(node)
                 if base and base not in table.star_imports:
                     table.star_imports += (base,)
             for name, target in table.import_bindings(node):
@@ -278,11 +300,11 @@ class NameTable:
         if isinstance(node, ast.Import):
             return [(alias.asname, alias.name) if alias.asname else (alias.name.split(".", 1)[0],) * 2
                     for alias in node.names]
-        base = self._absolute_from(node)
+        base = self.absolute_from(node)
         return [(alias.asname or alias.name, _imported_from(base, alias))
                 for alias in node.names if alias.name != "*"]
 
-    def _absolute_from(self, node: ast.ImportFrom) -> str:
+    def absolute_from(self, node: ast.ImportFrom) -> str:
         if not node.level:
             return node.module or ""
         package = self.module if self.is_package else self.module.rpartition(".")[0]
@@ -310,7 +332,7 @@ class NameTable:
                 if hit is not None and hit[0] is expr:  # the node is kept, so its id is not reused
                     return hit[1]
             base = self.resolve(expr.value)
-            dotted = f"{base}.{expr.attr}" if base else None
+            dotted = public_spelling(f"{base}.{expr.attr}") if base else None
             if memo is not None:
                 memo[id(expr)] = (expr, dotted)
             return dotted
