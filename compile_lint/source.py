@@ -99,11 +99,14 @@ class SourceFile:
             row = exc.lineno or 1
             col = exc.offset or 1
             msg = exc.msg or "invalid syntax"
-            if sys.version_info < (3, 12) and (msg.startswith("f-string") or _pep_695(self.data, row)):
-                # PEP 701 (3.12) lets an f-string reuse its quotes inside `{}`, and PEP 695
-                # (3.12) adds `type X = ...` and `def f[T](...)`/`class C[T]:`; this
-                # Python's parser, which compile-lint reads files with, knows neither
-                msg += f" (valid from Python 3.12 on; compile-lint runs on {sys.version_info[0]}.{sys.version_info[1]})"
+            newer = _newer_syntax(self.data, row, msg)
+            if newer is not None:
+                # lead with what happened: the file is valid, this Python cannot read it
+                # (a reader took "SyntaxError" for a defect of the code: neosr, which
+                # declares Python ^3.12, bench/fresh_reads batch 13)
+                here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+                raise ParseFailure(f"not linted: valid from Python {newer} on; compile-lint runs on {here}, whose parser "
+                                   f"says \"{msg}\" (run compile-lint on Python {newer}+)", row, max(col, 1)) from None
             raise ParseFailure(f"SyntaxError: {msg}", row, max(col, 1)) from None
         except (ValueError, UnicodeDecodeError, MemoryError, RecursionError) as exc:
             raise ParseFailure(f"cannot parse: {exc}") from None
@@ -114,12 +117,30 @@ class SourceFile:
 _PEP_695_LINE = re.compile(rb"\s*(?:type\s+[A-Za-z_]\w*\s*[\[=]|(?:async\s+)?def\s+[A-Za-z_]\w*\s*\[|class\s+[A-Za-z_]\w*\s*\[)")
 
 
-def _pep_695(data, row: int) -> bool:
-    """Whether line `row` of `data` (bytes or str) starts a PEP 695 statement."""
+def _newer_syntax(data, row: int, msg: str) -> Optional[str]:
+    """The Python release from which the line this Python's parser stopped on is valid,
+    or None: PEP 701 (3.12) lets an f-string reuse its quotes and hold backslashes inside
+    `{}`, PEP 695 (3.12) adds `type X = ...` and `def f[T](...)`/`class C[T]:`, PEP 758
+    (3.14) allows `except A, B:` without parentheses (and without `as`: TheAnimeScripter,
+    bench/fresh_reads). compile-lint reads files with the parser of the Python it runs on."""
+    if sys.version_info < (3, 12) and (msg.startswith("f-string") or _pep_695(data, row)):
+        return "3.12"
+    if sys.version_info < (3, 14) and msg == "multiple exception types must be parenthesized" \
+            and not re.search(rb"\bas\s+[A-Za-z_]\w*\s*:", _line(data, row)):
+        return "3.14"
+    return None
+
+
+def _line(data, row: int) -> bytes:
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
     lines = data.splitlines()
-    return 0 < row <= len(lines) and _PEP_695_LINE.match(lines[row - 1]) is not None
+    return lines[row - 1] if 0 < row <= len(lines) else b""
+
+
+def _pep_695(data, row: int) -> bool:
+    """Whether line `row` of `data` (bytes or str) starts a PEP 695 statement."""
+    return _PEP_695_LINE.match(_line(data, row)) is not None
 
 
 def source_for(path: str, data: bytes) -> SourceFile:

@@ -63,7 +63,8 @@ def test_pep_695_syntax_says_which_python_reads_it(project, text, row):
     else:
         assert proc.returncode == 1
         assert f"generic.py:{row}:" in proc.stdout and "CL000" in proc.stdout
-        assert f"valid from Python 3.12 on; compile-lint runs on 3.{sys.version_info[1]}" in proc.stdout, proc.stdout
+        assert f"CL000 not linted: valid from Python 3.12 on; compile-lint runs on 3.{sys.version_info[1]}" in proc.stdout, proc.stdout
+        assert "SyntaxError" not in proc.stdout, proc.stdout  # the file is valid Python: not "a syntax error"
     assert_hazard_still_reported(proc)
 
 
@@ -85,7 +86,23 @@ def test_a_pep_701_f_string_says_which_python_reads_it(project):
     else:
         assert proc.returncode == 1
         assert "quotes.py:2:" in proc.stdout and "CL000" in proc.stdout
-        assert f"valid from Python 3.12 on; compile-lint runs on 3.{sys.version_info[1]}" in proc.stdout, proc.stdout
+        assert f"CL000 not linted: valid from Python 3.12 on; compile-lint runs on 3.{sys.version_info[1]}" in proc.stdout, proc.stdout
+        assert "SyntaxError" not in proc.stdout, proc.stdout  # the file is valid Python: not "a syntax error"
+    assert_hazard_still_reported(proc)
+
+
+def test_an_unparenthesized_except_says_python_3_14_reads_it(project):
+    """`except A, B:` is valid from Python 3.14 (PEP 758: TheAnimeScripter, bench/dev22);
+    with `as` it is an error in every Python, and says nothing of a newer one."""
+    (project / "handlers.py").write_text("try:\n    pass\nexcept ValueError, OSError:\n    pass\n")
+    (project / "named.py").write_text("try:\n    pass\nexcept ValueError, OSError as e:\n    pass\n")
+    proc = run("check", ".", "--no-cache", cwd=project)
+    if sys.version_info < (3, 14):
+        assert f"handlers.py:3:" in proc.stdout and "CL000 not linted: valid from Python 3.14 on" in proc.stdout, proc.stdout
+    else:
+        assert "handlers.py" not in proc.stdout, proc.stdout
+    named = [line for line in proc.stdout.splitlines() if line.startswith("named.py:3:")]
+    assert named and "SyntaxError" in named[0] and "valid from Python" not in named[0], proc.stdout
     assert_hazard_still_reported(proc)
 
 

@@ -9,9 +9,10 @@ class SyntaxError_(Rule):
     Reports a file that cannot be parsed as Python (a syntax error, undecodable
     bytes, a binary file named `.py`, Python 2 code). compile-lint reads files with the
     Python it runs on: syntax newer than that Python (on 3.11, PEP 701 f-strings that
-    reuse their quotes and PEP 695's `type X = ...`, `def f[T](...)`, `class C[T]:`) is
-    reported with a note naming the Python it is valid from; run compile-lint on the
-    project's own Python to lint such files.
+    reuse their quotes, PEP 695's `type X = ...`, `def f[T](...)`, `class C[T]:`, and
+    PEP 758's `except A, B:` of 3.14) is reported as "not linted: valid from Python 3.12
+    on" (or 3.14), with what this Python's parser says, not as a syntax error of the
+    file; run compile-lint on the project's own Python to lint such files.
 
     ## Why is this bad?
     No other rule can look at a file that does not parse, so its hazards go unseen.
