@@ -5658,3 +5658,55 @@ def test_flags_choose_a_factorys_returns_and_isinstance_guards_the_rest(tmp_path
         62: ["m.py:Detr", "m.py:DetrSegm"],
         63: ["m.py:Detr", "m.py:DetrSegm"],
     }, rows
+
+
+def test_a_submodule_from_a_pass_through_helper_is_what_its_own_call_passes(tmp_path):
+    # joliGAN (bench/fresh_reads batch 14): `self.w_block = init_net(nn.Sequential(...))`,
+    # where `init_net(net)` returns `net`; every other network the project passes to
+    # `init_net` (its classifiers) was taken into the traced generator's region, and a
+    # classifier's size cast reported as baked into the trace
+    _, data = project(tmp_path, {
+        "utils.py": """
+        def init_net(net, gpu_ids=[]):
+            if len(gpu_ids) > 0:
+                net.to(gpu_ids[0])
+            return net
+        """,
+        "nets.py": """
+        import torch
+        from torch import nn
+        from utils import init_net
+
+        class Classifier(nn.Module):
+            def forward(self, x):
+                return x.sum()
+
+        class Inner(nn.Module):
+            def forward(self, x):
+                return x * 2
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w_block = init_net(nn.Sequential(nn.Linear(2, 2)))
+                self.inner = init_net(Inner())
+            def forward(self, x):
+                return self.inner(self.w_block(x))
+
+        class Gen(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = init_net(Block())
+            def forward(self, x):
+                return self.block(x)
+
+        def build_classifier():
+            return init_net(Classifier())
+
+        gen = torch.jit.trace(init_net(Gen()), torch.zeros(1, 2))
+        """,
+    })
+    assert names(site(data, "nets.py", 32)) == ["nets.py:Gen"]
+    defs = {r["def"] for r in data["regions"]}
+    assert {"nets.Gen.forward", "nets.Block.forward", "nets.Inner.forward"} <= defs
+    assert "nets.Classifier.forward" not in defs

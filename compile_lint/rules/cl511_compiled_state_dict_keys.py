@@ -75,7 +75,11 @@ class CompiledStateDictKeys(Rule):
     `latest.pt` resume, ACE-Step's quantized-weights offload). On the 476 development apps
     (session 59) this took 14 findings in 5 apps and added none; the 3 of them judged in
     `bench/dev_findings/` were false. A load of another slot than the file saves is still
-    reported (an invalid case).
+    reported (an invalid case). Nor a read or load in a class that rewrites checkpoint keys
+    into the wrapper's form (`k.replace("diffusion_model.", "diffusion_model._orig_mod.")`):
+    it matches its checkpoints to the wrapper on purpose (diffusion-forcing-transformer,
+    `bench/fresh_reads`: 2 findings that reading its Lightning base class brought, judged
+    false; nothing else moved on the development apps and fresh reads, session 65).
 
     ## Example
     ```python
@@ -116,6 +120,21 @@ class CompiledStateDictKeys(Rule):
     verify_target = False  # nothing an eager-vs-compiled run of the function shows
 
     valid = [
+        Case(
+            """\
+            import torch
+            from torch import nn
+            class Algo(nn.Module):
+                def __init__(self, net):
+                    super().__init__()
+                    self.diffusion_model = torch.compile(net)
+                def on_load_checkpoint(self, checkpoint):
+                    checkpoint["state_dict"] = {k.replace("diffusion_model.", "diffusion_model._orig_mod."): v
+                                                for k, v in checkpoint["state_dict"].items()}
+                    return {k: v for k, v in self.state_dict().items() if k in checkpoint["state_dict"]}
+            """,
+            note="the class rewrites checkpoint keys into the wrapper's form (diffusion-forcing-transformer)",
+        ),
         Case(
             "import torch\nmodel = Net()\nfor epoch in range(3):\n    model.load_state_dict(torch.load('c.pt'))\n"
             "    model = torch.compile(model)\n",
@@ -339,7 +358,7 @@ class CompiledStateDictKeys(Rule):
                 wrappers = compiled_wrappers(facts)
             held = wrappers.holding(func.value)
             if held is None or _before_its_compile(facts, call, held) or _chosen_by_the_keys(facts, call) \
-                    or _keys_prefixed_for_it(facts, call):
+                    or _keys_prefixed_for_it(facts, call) or _class_writes_wrapper_keys(facts, call):
                 continue
             receiver = facts.text(func.value)
             loading = func.attr == "load_state_dict"
@@ -443,6 +462,25 @@ def _keys_prefixed_for_it(facts, call: ast.Call) -> bool:
             adds = True
         elif isinstance(node, ast.Compare) and prefix(node.left) and all(isinstance(o, ast.In) for o in node.ops):
             adds = True
+    return adds
+
+
+def _class_writes_wrapper_keys(facts, call: ast.Call) -> bool:
+    """The call is in a method of a class that rewrites checkpoint keys into the wrapper's
+    form, `key.replace("diffusion_model.", "diffusion_model._orig_mod.")` (a replacement
+    that puts `_orig_mod` in; it may also take it out when saving): the class matches its
+    checkpoints to the wrapper's keys on purpose (diffusion-forcing-transformer's
+    `_compile_checkpoint` / `_uncompile_checkpoint`, bench/fresh_reads, session 65)."""
+    cls = next((a for a in facts.ancestors(call) if isinstance(a, ast.ClassDef)), None)
+    if cls is None:
+        return False
+    adds = False
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "replace" \
+                and len(node.args) == 2 and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args):
+            old, new = node.args[0].value, node.args[1].value
+            if "_orig_mod" in new and "_orig_mod" not in old:
+                adds = True
     return adds
 
 

@@ -150,24 +150,40 @@ TORCH_MODEL_PACKAGES = (
 
 def is_module_class(facts: ModuleFacts, cls: ast.ClassDef, _depth: int = 0) -> bool:
     """An `nn.Module` subclass: its bases reach torch.nn's through classes of this
-    file, or of a package known to build on torch (TORCH_MODEL_PACKAGES), or it defines
-    `forward` on a base of another project file. A base of another package that is none
-    of these (another framework's `Module`) makes no torch module."""
-    if _depth > 8:
-        return False
+    file, of other files of the project (read for it), or of a package known to build on
+    torch (TORCH_MODEL_PACKAGES). A base of another package that is none of these
+    (another framework's `Module`) makes no torch module; a class whose bases are not all
+    found (a project file this cannot locate) is one when it defines `forward`."""
+    state = _module_state(facts, cls, _depth)
+    return state is True or (state is None and "forward" in methods(cls))
+
+
+def _module_state(facts: ModuleFacts, cls: ast.ClassDef, depth: int) -> Optional[bool]:
+    """True when a base of `cls` reaches torch's `nn.Module`, False when none can, None
+    when a base is not found. A base that is not found but defines `forward` itself
+    counts as a module (a project's `BaseNet` whose own base is out of reach)."""
+    if depth > 8:
+        return None
+    unknown = False
     for base in cls.bases:
         dotted = facts.resolve(base)
         if is_torch_module_name(dotted):
             return True
         local = local_class(facts, dotted)
         if local is not None:
-            if local is not cls and is_module_class(facts, local, _depth + 1):
-                return True
+            if local is cls:
+                continue
+            state = _module_state(facts, local, depth + 1)
+            if state is None and "forward" in methods(local):
+                state = True
         elif dotted and not dotted.startswith(("torch.", "builtins.", "typing.", "abc.", "enum.")):
-            found = _other_module_class(facts, dotted, _depth + 1)
-            if found or (found is None and "forward" in methods(cls)):
-                return True
-    return False
+            state = _other_module_class(facts, dotted, depth + 1)
+        else:
+            continue
+        if state:
+            return True
+        unknown = unknown or state is None
+    return None if unknown else False
 
 
 def _is_own_module(facts: ModuleFacts, dotted: str) -> bool:
@@ -186,18 +202,33 @@ def _is_own_module(facts: ModuleFacts, dotted: str) -> bool:
 
 def _other_module_class(facts: ModuleFacts, dotted: str, depth: int) -> Optional[bool]:
     """Whether the class `dotted` of another file or package is a torch module: True
-    for a package known to build on torch; for a class of the project's own code (a
-    file of the project, or a relative import), None: the subclass counts when it
-    defines `forward` (its base's file is not parsed for every class of a file); False
-    for another package (another framework's `Module`)."""
+    for a package known to build on torch; for a class of another file of the project,
+    what its own bases say (the file is read: pix2pix-style `CUTModel(BaseModel)` defines
+    `forward` on a `BaseModel(ABC)` that is no module: joliGAN, bench/fresh_reads batch
+    14), None when the file or the class in it is not found; False for another package
+    (another framework's `Module`)."""
     if depth > 8:
-        return False
+        return None
     if dotted.startswith(TORCH_MODEL_PACKAGES):
         return True
     from ..project.context import path_for_module
 
-    module = dotted.rpartition(".")[0]
-    if (module and path_for_module(facts, module) is not None) or _is_own_module(facts, dotted):
+    module, _, name = dotted.rpartition(".")
+    path = path_for_module(facts, module) if module else None
+    if path is not None:
+        other = facts.project.facts_for_path(facts, path) if facts.project is not None else None
+        if other is None:
+            return None
+        found = next((n for n in other.tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+        if found is not None:
+            state = _module_state(other, found, depth)
+            return True if state is None and "forward" in methods(found) else state
+        # a package's `__init__` that imports the class from where it is defined
+        again = other.names.resolve_name(name)
+        if again and again != dotted and "." in again:
+            return _other_module_class(other, again, depth + 1)
+        return None
+    if _is_own_module(facts, dotted):
         return None
     return False
 

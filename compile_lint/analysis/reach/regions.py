@@ -83,6 +83,15 @@ class Ref:
 
 
 @dataclass(frozen=True)
+class StoredRef(Ref):
+    """An instance a method stores on `self` (`self.w_block = init_net(...)`), with the
+    attribute it is stored on: when it is what a project function returns, what runs is
+    what the attribute holds with that call's arguments (`ProjectIndex._attr_entries`)."""
+
+    stored_on: str = ""  # "<class dotted>.<attr>"
+
+
+@dataclass(frozen=True)
 class Site:
     """One place that compiles or traces something."""
 
@@ -1367,7 +1376,8 @@ class _Summarizer:
                     if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
                         ref = self._instance_ref(sub.value)
                         if ref:
-                            info.attr_types[target.attr] = ref
+                            info.attr_types[target.attr] = StoredRef(ref.dotted, ref.instance, ref.on_self,
+                                                                     f"{cls_dotted}.{target.attr}")
                         api = self._api_held(sub.value)
                         if api is not None:
                             self._self_apis.setdefault(cls_dotted, {})[target.attr] = api
@@ -2911,8 +2921,9 @@ class ProjectIndex:
             if receiver is not None and receiver in self.defs:
                 # an inherited forward runs on the subclass's submodules too
                 reads = set(info.self_reads)
-                callees += [ref for c in self.mro(receiver) if c != owner_name
-                            for attr, ref in self.defs[c][1].attr_submodules if self._read(attr, ref, reads, summary)]
+                callees += [r for c in self.mro(receiver) if c != owner_name
+                            for attr, ref in self.defs[c][1].attr_submodules if self._read(attr, ref, reads, summary)
+                            for r in self._stored_submodule(self.defs[c][0], self.defs[c][1], attr, ref)]
         short = info.qualname
         # the tests' defs exist only while the tests run: the region of a site outside them
         # does not go on into them from the application's code (a test double a test hands
@@ -2955,13 +2966,45 @@ class ProjectIndex:
             for ref in method.calls:
                 if ref.dotted.startswith(prefix):
                     todo.append(f"{cls.qualname}.{ref.dotted[len(prefix):]}")
-        out = [ref for attr, ref in cls.attr_submodules if self._read(attr, ref, reads, summary)]
+        out = [r for attr, ref in cls.attr_submodules if self._read(attr, ref, reads, summary)
+               for r in self._stored_submodule(summary, cls, attr, ref)]
         for ref in cls.submodules:
             target = self.lookup(ref.dotted, 0, summary)
             if target is not None and target[1].kind == "class":
                 out.append(ref)
         self._callees[key] = out
         return out
+
+    def _stored_submodule(self, summary: ModuleSummary, cls: DefInfo, attr: str, ref: Ref) -> list[Ref]:
+        """What runs when forward calls the submodule stored on `self.<attr>` as `ref`: the
+        instance `ref` names, or, when `ref` is the result of a project function (a
+        factory or a pass-through helper: joliGAN's `self.w_block =
+        init_net(nn.Sequential(...))`, whose `init_net(net)` returns `net`), what the
+        attribute holds with that call's own arguments (the value model's answer for
+        `self.<attr>`), not what the function returns for every caller in the project (its
+        generators, discriminators and classifiers: bench/fresh_reads batch 14)."""
+        found = self.lookup(ref.dotted, 0, summary) if ref.instance else None
+        if found is None or found[1].kind != "function" or not _passes_through(*found):
+            return [ref]
+        entries = self._attr_entries(summary, summary.dotted(cls.qualname), attr)
+        return [ref] if entries is None else [Ref(e[0]) for e in entries]
+
+    def _attr_entries(self, summary: ModuleSummary, cls_dotted: str, attr: str) -> Optional[list]:
+        """The defs that run when `self.<attr>` of `cls_dotted` (a class of `summary`) is
+        called: the value model's answer for the attribute, with the arguments of the
+        calls that made what it holds; None when that answer has a part it cannot see.
+        Asked only where the attribute holds what a pass-through helper returns
+        (`_passes_through`): for a factory that builds what its arguments name (timm's
+        `create_attn(attn_layer, ...)`, whose layer names come from model configurations
+        through `**kwargs` the value model does not follow), every instance it returns to
+        any caller may run, as before (corpus M: BatNonLocalAttn's CL303, judged true)."""
+        key = ("attr-entries", cls_dotted, attr)
+        if key not in self._callees:
+            with self.resolver.reasons_apart():
+                values = self.resolver.values((ATTR, (SELF, cls_dotted), attr), summary)
+            self._callees[key] = None if any(v.kind == UNKNOWN for v in values) else [
+                e for v in sorted(values, key=repr) for e in self._value_entries(v, 0)]
+        return self._callees[key]
 
     def _read(self, attr: str, ref: Ref, reads: set, summary: ModuleSummary) -> bool:
         """Whether methods that read `reads` may run the submodule `ref` stored on `attr`:
@@ -2998,8 +3041,32 @@ class ProjectIndex:
             # calling an instance runs forward; calling the class only builds one
             return self._entry_defs(Ref(c_summary.dotted(info.qualname), True)) if ref.instance else []
         if ref.instance and info.kind == "function":
+            if isinstance(ref, StoredRef) and ref.stored_on and _passes_through(c_summary, info):
+                # `self.w_block(x)` where `self.w_block = init_net(nn.Sequential(...))`:
+                # what that call returns, not what the function returns for every caller
+                cls_dotted, _, attr = ref.stored_on.rpartition(".")
+                owner = self.lookup(cls_dotted)
+                entries = self._attr_entries(owner[0], cls_dotted, attr) if owner is not None else None
+                if entries is not None:
+                    return entries
             return self._entry_defs(Ref(c_summary.dotted(info.qualname), True))
         return [(c_summary.dotted(info.qualname), c_summary, info)]
+
+
+def _passes_through(summary: ModuleSummary, info: DefInfo) -> bool:
+    """Whether every `return` of the function gives back one of its parameters as it
+    came (`def init_net(net, ...): ...; return net`): what it returns is what each call
+    passes, so the calls' own arguments say what runs, not every caller's."""
+    terms = summary.returns.get(info.qualname) or ()
+    if not terms:
+        return False
+    for term in terms:
+        if not (term and term[0] == LOCAL and term[1] == info.qualname):
+            return False
+        bindings = summary.scopes.get(info.qualname, {}).get(term[2]) or ()
+        if not bindings or any(entry[2][0] != PARAM for entry in bindings):
+            return False
+    return True
 
 
 def _c3_merge(sequences: list) -> Optional[list]:
