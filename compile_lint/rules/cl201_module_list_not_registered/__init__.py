@@ -28,12 +28,16 @@ class ModuleListNotRegistered(Rule):
     library (`torchvision.transforms`, `albumentations`, `kornia.augmentation`, ...).
 
     Only torch modules are looked at: a class whose bases reach `torch.nn.Module`
-    through classes of the file or of a package known to build on torch (Lightning,
-    diffusers, transformers, timm, ...), or that defines `forward` on a base of another
-    project file. Another
+    through classes of the file, of other files of the project (read for it), or of a
+    package known to build on torch (Lightning, diffusers, transformers, timm, ...), or
+    that defines `forward` on a project base no file shows. Another
     framework's module (`megengine.module.Module` also has `forward` and holds layers)
     is not one, and the fix never wraps its layers in torch containers
-    (tests/test_class_facts.py, from a public detection app).
+    (tests/test_class_facts.py, from a public detection app); nor is a pix2pix-style
+    model class (`CUTModel(BaseModel)` with a `forward`, `BaseModel(ABC)` in another file):
+    joliGAN's three, judged false in `bench/fresh_reads/`, went when the base's file was
+    read, and nothing else moved on frame A and the fresh reads (bench/results.md,
+    session 65).
 
     ## Why is this bad?
     `nn.Module` registers submodules assigned to attributes, not those inside Python
