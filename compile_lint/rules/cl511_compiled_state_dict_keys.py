@@ -78,8 +78,9 @@ class CompiledStateDictKeys(Rule):
     reported (an invalid case). Nor a read or load in a class that rewrites checkpoint keys
     into the wrapper's form (`k.replace("diffusion_model.", "diffusion_model._orig_mod.")`):
     it matches its checkpoints to the wrapper on purpose (diffusion-forcing-transformer,
-    `bench/fresh_reads`: 2 findings that reading its Lightning base class brought, judged
-    false; nothing else moved on the development apps and fresh reads, session 65).
+    `bench/fresh_reads`: 2 findings, judged false, that a version of session 65 which read
+    every class's project base brought; that reading was not kept, and with it this
+    exemption moves nothing on the development apps and fresh reads).
 
     ## Example
     ```python

@@ -150,18 +150,22 @@ TORCH_MODEL_PACKAGES = (
 
 def is_module_class(facts: ModuleFacts, cls: ast.ClassDef, _depth: int = 0) -> bool:
     """An `nn.Module` subclass: its bases reach torch.nn's through classes of this
-    file, of other files of the project (read for it), or of a package known to build on
-    torch (TORCH_MODEL_PACKAGES). A base of another package that is none of these
-    (another framework's `Module`) makes no torch module; a class whose bases are not all
-    found (a project file this cannot locate) is one when it defines `forward`."""
-    state = _module_state(facts, cls, _depth)
-    return state is True or (state is None and "forward" in methods(cls))
+    file, or of a package known to build on torch (TORCH_MODEL_PACKAGES), or it defines
+    `forward` on a base of another project file that does not show it is no module (the
+    base's file is read only then: a pix2pix-style `CUTModel(BaseModel)` whose
+    `BaseModel(ABC)` defines no torch module, joliGAN in bench/fresh_reads; reading it for
+    every class cost corpus M ~0.5 CPU s). A base of another package that is none of
+    these (another framework's `Module`) makes no torch module."""
+    if "forward" not in methods(cls):
+        return _module_state(facts, cls, _depth, read=False) is True
+    return _module_state(facts, cls, _depth, read=True) is not False
 
 
-def _module_state(facts: ModuleFacts, cls: ast.ClassDef, depth: int) -> Optional[bool]:
+def _module_state(facts: ModuleFacts, cls: ast.ClassDef, depth: int, read: bool) -> Optional[bool]:
     """True when a base of `cls` reaches torch's `nn.Module`, False when none can, None
-    when a base is not found. A base that is not found but defines `forward` itself
-    counts as a module (a project's `BaseNet` whose own base is out of reach)."""
+    when a base is not found (or, without `read`, is in another project file). A base
+    that is not found but defines `forward` itself counts as a module (a project's
+    `BaseNet` whose own base is out of reach)."""
     if depth > 8:
         return None
     unknown = False
@@ -173,11 +177,11 @@ def _module_state(facts: ModuleFacts, cls: ast.ClassDef, depth: int) -> Optional
         if local is not None:
             if local is cls:
                 continue
-            state = _module_state(facts, local, depth + 1)
+            state = _module_state(facts, local, depth + 1, read)
             if state is None and "forward" in methods(local):
                 state = True
         elif dotted and not dotted.startswith(("torch.", "builtins.", "typing.", "abc.", "enum.")):
-            state = _other_module_class(facts, dotted, depth + 1)
+            state = _other_module_class(facts, dotted, depth + 1, read)
         else:
             continue
         if state:
@@ -200,7 +204,7 @@ def _is_own_module(facts: ModuleFacts, dotted: str) -> bool:
     return False
 
 
-def _other_module_class(facts: ModuleFacts, dotted: str, depth: int) -> Optional[bool]:
+def _other_module_class(facts: ModuleFacts, dotted: str, depth: int, read: bool = True) -> Optional[bool]:
     """Whether the class `dotted` of another file or package is a torch module: True
     for a package known to build on torch; for a class of another file of the project,
     what its own bases say (the file is read: pix2pix-style `CUTModel(BaseModel)` defines
@@ -216,17 +220,19 @@ def _other_module_class(facts: ModuleFacts, dotted: str, depth: int) -> Optional
     module, _, name = dotted.rpartition(".")
     path = path_for_module(facts, module) if module else None
     if path is not None:
+        if not read:
+            return None
         other = facts.project.facts_for_path(facts, path) if facts.project is not None else None
         if other is None:
             return None
         found = next((n for n in other.tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
         if found is not None:
-            state = _module_state(other, found, depth)
+            state = _module_state(other, found, depth, read)
             return True if state is None and "forward" in methods(found) else state
         # a package's `__init__` that imports the class from where it is defined
         again = other.names.resolve_name(name)
         if again and again != dotted and "." in again:
-            return _other_module_class(other, again, depth + 1)
+            return _other_module_class(other, again, depth + 1, read)
         return None
     if _is_own_module(facts, dotted):
         return None

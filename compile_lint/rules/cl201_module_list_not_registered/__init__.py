@@ -28,9 +28,9 @@ class ModuleListNotRegistered(Rule):
     library (`torchvision.transforms`, `albumentations`, `kornia.augmentation`, ...).
 
     Only torch modules are looked at: a class whose bases reach `torch.nn.Module`
-    through classes of the file, of other files of the project (read for it), or of a
-    package known to build on torch (Lightning, diffusers, transformers, timm, ...), or
-    that defines `forward` on a project base no file shows. Another
+    through classes of the file or of a package known to build on torch (Lightning,
+    diffusers, transformers, timm, ...), or that defines `forward` on a base of another
+    project file that does not show it is no module (the file is read for it). Another
     framework's module (`megengine.module.Module` also has `forward` and holds layers)
     is not one, and the fix never wraps its layers in torch containers
     (tests/test_class_facts.py, from a public detection app); nor is a pix2pix-style
