@@ -2977,12 +2977,12 @@ class ProjectIndex:
 
     def _stored_submodule(self, summary: ModuleSummary, cls: DefInfo, attr: str, ref: Ref) -> list[Ref]:
         """What runs when forward calls the submodule stored on `self.<attr>` as `ref`: the
-        instance `ref` names, or, when `ref` is the result of a project function (a
-        factory or a pass-through helper: joliGAN's `self.w_block =
-        init_net(nn.Sequential(...))`, whose `init_net(net)` returns `net`), what the
-        attribute holds with that call's own arguments (the value model's answer for
-        `self.<attr>`), not what the function returns for every caller in the project (its
-        generators, discriminators and classifiers: bench/fresh_reads batch 14)."""
+        instance `ref` names, or, when `ref` is what a pass-through helper of the project
+        returns (joliGAN's `self.w_block = init_net(nn.Sequential(...))`, whose
+        `init_net(net)` returns `net`), what the attribute holds with that call's own
+        arguments (the value model's answer for `self.<attr>`), not what the helper returns
+        for every caller in the project (its generators, discriminators and classifiers:
+        bench/fresh_reads batch 14)."""
         found = self.lookup(ref.dotted, 0, summary) if ref.instance else None
         if found is None or found[1].kind != "function" or not _passes_through(*found):
             return [ref]
