@@ -473,16 +473,11 @@ def _class_writes_wrapper_keys(facts, call: ast.Call) -> bool:
     checkpoints to the wrapper's keys on purpose (diffusion-forcing-transformer's
     `_compile_checkpoint` / `_uncompile_checkpoint`, bench/fresh_reads, session 65)."""
     cls = next((a for a in facts.ancestors(call) if isinstance(a, ast.ClassDef)), None)
-    if cls is None:
-        return False
-    adds = False
-    for node in ast.walk(cls):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "replace" \
-                and len(node.args) == 2 and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args):
-            old, new = node.args[0].value, node.args[1].value
-            if "_orig_mod" in new and "_orig_mod" not in old:
-                adds = True
-    return adds
+    return cls is not None and any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "replace"
+        and len(node.args) == 2 and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)
+        and "_orig_mod" in node.args[1].value and "_orig_mod" not in node.args[0].value
+        for node in ast.walk(cls))
 
 
 def _is_prefix(node) -> bool:

@@ -163,9 +163,7 @@ def is_module_class(facts: ModuleFacts, cls: ast.ClassDef, _depth: int = 0) -> b
 
 def _module_state(facts: ModuleFacts, cls: ast.ClassDef, depth: int, read: bool) -> Optional[bool]:
     """True when a base of `cls` reaches torch's `nn.Module`, False when none can, None
-    when a base is not found (or, without `read`, is in another project file). A base
-    that is not found but defines `forward` itself counts as a module (a project's
-    `BaseNet` whose own base is out of reach)."""
+    when a base is not found (or, without `read`, is in another project file)."""
     if depth > 8:
         return None
     unknown = False
@@ -177,9 +175,7 @@ def _module_state(facts: ModuleFacts, cls: ast.ClassDef, depth: int, read: bool)
         if local is not None:
             if local is cls:
                 continue
-            state = _module_state(facts, local, depth + 1, read)
-            if state is None and "forward" in methods(local):
-                state = True
+            state = _base_state(facts, local, depth + 1, read)
         elif dotted and not dotted.startswith(("torch.", "builtins.", "typing.", "abc.", "enum.")):
             state = _other_module_class(facts, dotted, depth + 1, read)
         else:
@@ -188,6 +184,13 @@ def _module_state(facts: ModuleFacts, cls: ast.ClassDef, depth: int, read: bool)
             return True
         unknown = unknown or state is None
     return None if unknown else False
+
+
+def _base_state(facts: ModuleFacts, cls: ast.ClassDef, depth: int, read: bool) -> Optional[bool]:
+    """`_module_state` of a class as another class's base: one whose own bases are not all
+    found counts as a module when it defines `forward`."""
+    state = _module_state(facts, cls, depth, read)
+    return True if state is None and "forward" in methods(cls) else state
 
 
 def _is_own_module(facts: ModuleFacts, dotted: str) -> bool:
@@ -204,7 +207,7 @@ def _is_own_module(facts: ModuleFacts, dotted: str) -> bool:
     return False
 
 
-def _other_module_class(facts: ModuleFacts, dotted: str, depth: int, read: bool = True) -> Optional[bool]:
+def _other_module_class(facts: ModuleFacts, dotted: str, depth: int, read: bool) -> Optional[bool]:
     """Whether the class `dotted` of another file or package is a torch module: True
     for a package known to build on torch; for a class of another file of the project,
     what its own bases say (the file is read: pix2pix-style `CUTModel(BaseModel)` defines
@@ -227,8 +230,7 @@ def _other_module_class(facts: ModuleFacts, dotted: str, depth: int, read: bool 
             return None
         found = next((n for n in other.tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
         if found is not None:
-            state = _module_state(other, found, depth, read)
-            return True if state is None and "forward" in methods(found) else state
+            return _base_state(other, found, depth, read)
         # a package's `__init__` that imports the class from where it is defined
         again = other.names.resolve_name(name)
         if again and again != dotted and "." in again:

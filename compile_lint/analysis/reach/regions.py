@@ -85,8 +85,11 @@ class Ref:
 @dataclass(frozen=True)
 class StoredRef(Ref):
     """An instance a method stores on `self` (`self.w_block = init_net(...)`), with the
-    attribute it is stored on: when it is what a project function returns, what runs is
-    what the attribute holds with that call's arguments (`ProjectIndex._attr_entries`)."""
+    attribute it is stored on: when it is what a pass-through helper of the project
+    returns, what runs is what the attribute holds with that call's own arguments
+    (`ProjectIndex._attr_entries`), not what the helper returns for every caller (joliGAN's
+    `init_net(net)`, handed its generators, discriminators and classifiers:
+    bench/fresh_reads batch 14)."""
 
     stored_on: str = ""  # "<class dotted>.<attr>"
 
@@ -1399,7 +1402,8 @@ class _Summarizer:
                     if attr is None:
                         info.submodules.append(ref)
                     else:
-                        info.attr_submodules.append((attr, ref))
+                        info.attr_submodules.append((attr, StoredRef(ref.dotted, ref.instance, ref.on_self,
+                                                                      f"{cls_dotted}.{attr}")))
         methods = [m for m in class_nodes.defs if m.__class__ is not ast.ClassDef] if info.attr_submodules else []
         for deco in node.decorator_list:
             site = self._decorator_site(deco, Ref(cls_dotted, instance=True))
@@ -2921,9 +2925,8 @@ class ProjectIndex:
             if receiver is not None and receiver in self.defs:
                 # an inherited forward runs on the subclass's submodules too
                 reads = set(info.self_reads)
-                callees += [r for c in self.mro(receiver) if c != owner_name
-                            for attr, ref in self.defs[c][1].attr_submodules if self._read(attr, ref, reads, summary)
-                            for r in self._stored_submodule(self.defs[c][0], self.defs[c][1], attr, ref)]
+                callees += [ref for c in self.mro(receiver) if c != owner_name
+                            for attr, ref in self.defs[c][1].attr_submodules if self._read(attr, ref, reads, summary)]
         short = info.qualname
         # the tests' defs exist only while the tests run: the region of a site outside them
         # does not go on into them from the application's code (a test double a test hands
@@ -2966,28 +2969,13 @@ class ProjectIndex:
             for ref in method.calls:
                 if ref.dotted.startswith(prefix):
                     todo.append(f"{cls.qualname}.{ref.dotted[len(prefix):]}")
-        out = [r for attr, ref in cls.attr_submodules if self._read(attr, ref, reads, summary)
-               for r in self._stored_submodule(summary, cls, attr, ref)]
+        out = [ref for attr, ref in cls.attr_submodules if self._read(attr, ref, reads, summary)]
         for ref in cls.submodules:
             target = self.lookup(ref.dotted, 0, summary)
             if target is not None and target[1].kind == "class":
                 out.append(ref)
         self._callees[key] = out
         return out
-
-    def _stored_submodule(self, summary: ModuleSummary, cls: DefInfo, attr: str, ref: Ref) -> list[Ref]:
-        """What runs when forward calls the submodule stored on `self.<attr>` as `ref`: the
-        instance `ref` names, or, when `ref` is what a pass-through helper of the project
-        returns (joliGAN's `self.w_block = init_net(nn.Sequential(...))`, whose
-        `init_net(net)` returns `net`), what the attribute holds with that call's own
-        arguments (the value model's answer for `self.<attr>`), not what the helper returns
-        for every caller in the project (its generators, discriminators and classifiers:
-        bench/fresh_reads batch 14)."""
-        found = self.lookup(ref.dotted, 0, summary) if ref.instance else None
-        if found is None or found[1].kind != "function" or not _passes_through(*found):
-            return [ref]
-        entries = self._attr_entries(summary, summary.dotted(cls.qualname), attr)
-        return [ref] if entries is None else [Ref(e[0]) for e in entries]
 
     def _attr_entries(self, summary: ModuleSummary, cls_dotted: str, attr: str) -> Optional[list]:
         """The defs that run when `self.<attr>` of `cls_dotted` (a class of `summary`) is
