@@ -328,6 +328,8 @@ def _syntax_error(code: str):
     import ast
     import warnings
 
+    from .source import syntax_error_message
+
     if not code:
         return None
     try:
@@ -335,7 +337,8 @@ def _syntax_error(code: str):
             warnings.simplefilter("ignore")
             return "ok", ast.parse(code, type_comments=False)
     except SyntaxError as exc:
-        return f"SyntaxError: {exc.msg or 'invalid syntax'}", exc.lineno or 1, max(exc.offset or 1, 1)
+        row = exc.lineno or 1
+        return syntax_error_message(code, row, exc.msg), row, max(exc.offset or 1, 1)
     except (ValueError, MemoryError, RecursionError):
         return None
 

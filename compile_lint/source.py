@@ -98,16 +98,7 @@ class SourceFile:
         except SyntaxError as exc:
             row = exc.lineno or 1
             col = exc.offset or 1
-            msg = exc.msg or "invalid syntax"
-            newer = _newer_syntax(self.data, row, msg)
-            if newer is not None:
-                # lead with what happened: the file is valid, this Python cannot read it
-                # (a reader took "SyntaxError" for a defect of the code: neosr, which
-                # declares Python ^3.12, bench/fresh_reads batch 13)
-                here = f"{sys.version_info[0]}.{sys.version_info[1]}"
-                raise ParseFailure(f"not linted: valid from Python {newer} on; compile-lint runs on {here}, whose parser "
-                                   f"says \"{msg}\" (run compile-lint on Python {newer}+)", row, max(col, 1)) from None
-            raise ParseFailure(f"SyntaxError: {msg}", row, max(col, 1)) from None
+            raise ParseFailure(syntax_error_message(self.data, row, exc.msg), row, max(col, 1)) from None
         except (ValueError, UnicodeDecodeError, MemoryError, RecursionError) as exc:
             raise ParseFailure(f"cannot parse: {exc}") from None
 
@@ -117,12 +108,27 @@ class SourceFile:
 _PEP_695_LINE = re.compile(rb"\s*(?:type\s+[A-Za-z_]\w*\s*[\[=]|(?:async\s+)?def\s+[A-Za-z_]\w*\s*\[|class\s+[A-Za-z_]\w*\s*\[)")
 
 
+def syntax_error_message(data, row: int, msg: Optional[str]) -> str:
+    """CL000's message for a SyntaxError at line `row` of `data` (bytes or str, a file or a
+    notebook's cells): "SyntaxError: ...", or, for syntax valid on a newer Python, what
+    happened first: the code is valid, this Python cannot read it (a reader took
+    "SyntaxError" for a defect of the code: neosr, which declares Python ^3.12,
+    bench/fresh_reads batch 13)."""
+    msg = msg or "invalid syntax"
+    newer = _newer_syntax(data, row, msg)
+    if newer is None:
+        return f"SyntaxError: {msg}"
+    here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    return (f"not linted: valid from Python {newer} on; compile-lint runs on {here}, whose parser says \"{msg}\" "
+            f"(run compile-lint on Python {newer}+)")
+
+
 def _newer_syntax(data, row: int, msg: str) -> Optional[str]:
     """The Python release from which the line this Python's parser stopped on is valid,
     or None: PEP 701 (3.12) lets an f-string reuse its quotes and hold backslashes inside
     `{}`, PEP 695 (3.12) adds `type X = ...` and `def f[T](...)`/`class C[T]:`, PEP 758
     (3.14) allows `except A, B:` without parentheses (and without `as`: TheAnimeScripter,
-    bench/fresh_reads). compile-lint reads files with the parser of the Python it runs on."""
+    bench/dev22). compile-lint reads files with the parser of the Python it runs on."""
     if sys.version_info < (3, 12) and (msg.startswith("f-string") or _pep_695(data, row)):
         return "3.12"
     if sys.version_info < (3, 14) and msg == "multiple exception types must be parenthesized" \

@@ -126,6 +126,17 @@ def test_syntax_error_in_a_cell_is_reported_in_that_cell(tmp_path):
     assert "CL000" in proc.stdout
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="the cell parses on Python 3.12+")
+def test_a_cell_valid_on_a_newer_python_says_so(tmp_path):
+    """A PEP 701 f-string in a cell: the same message as in a file (source.syntax_error_message),
+    not "SyntaxError"."""
+    cells = [code("import torch", 1), code('row = {"a": 1}\nprint(f"{row["a"]}")', 2)]
+    (tmp_path / "s.ipynb").write_text(notebook_text(cells))
+    proc = run("check", "--output-format", "concise", "s.ipynb", cwd=tmp_path)
+    assert proc.stdout.startswith("s.ipynb:cell 2:2:"), proc.stdout
+    assert "CL000 not linted: valid from Python 3.12 on" in proc.stdout and "SyntaxError" not in proc.stdout
+
+
 # -- discovery -----------------------------------------------------------------
 def test_discovered_by_default_and_governed_by_include(tmp_path, nb):
     (tmp_path / "mod.py").write_text("import torch\ntorch.compile(m)\n")
