@@ -419,3 +419,36 @@ def test_a_data_parallel_wrapper_of_the_compiled_module_shares_its_mode(tmp_path
     own = trainer.replace("from torch.nn.parallel import DistributedDataParallel as DDP\n", "from pkg.wrap import DDP\n")
     files = {**files, "pkg/train.py": own, "pkg/wrap.py": "class DDP:\n    def __init__(self, m):\n        self.m = m\n"}
     assert lint(tmp_path, files) == [("model.py", 8, "CL508"), ("model.py", 14, "CL508")]
+
+
+AUGMENT = """
+import random
+import torch
+from torch import nn
+
+
+def augment(x, test_mode=False):
+    if random.random() < 0.5 and not test_mode:
+        x = x + torch.rand_like(x)
+    elif x.dim() > 3 or test_mode:
+        return x
+    else:
+        x = x * torch.rand(1)
+    return x
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return augment(x, test_mode=MODE)
+
+
+net = torch.compile(Net())
+"""
+
+
+def test_an_operand_of_a_conjunction_that_holds_closes_the_branch(tmp_path):
+    # stereoanywhere's augmentations (bench/dev43): `if random.random() < p and not test_mode:`
+    # runs only where `not test_mode` holds; the `else` of `... or test_mode` only where
+    # `test_mode` fails
+    assert lint(tmp_path, {"aug.py": AUGMENT.replace("MODE", "True")}) == []
+    assert lint(tmp_path, {"aug.py": AUGMENT.replace("MODE", "False")}) == [("aug.py", 9, "CL303"), ("aug.py", 13, "CL303")]
