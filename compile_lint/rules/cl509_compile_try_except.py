@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis.compiled.calls import is_compile_call
+from ..analysis.reach.regions import compiles_nothing
 from ..analysis.torch_api import SUPPRESS_ERRORS
 from .base import Case, Rule
 
@@ -107,7 +108,13 @@ class CompileTryExcept(Rule):
     (an optional import probed, then compiled: `from torch.nn.attention.flex_attention
     import flex_attention`): the handler is for the import, and no compile error is one of
     those. On the 476 development apps held (`bench/dev_findings/`, 2026-12-06) this took
-    one finding, focalcodec's `wavlm.py`, judged false there, and added none.
+    one finding, focalcodec's `wavlm.py`, judged false there, and added none. Nor a
+    `torch.compile(..., disable=True)` (the literal; `Module.compile(disable=True)` too):
+    torch returns the argument itself (`torch._dynamo.optimize` gives a `_NullDecorator`),
+    so nothing compiles and no lazy error can come. Music-Source-Separation-Training's
+    bandit_v2 wraps such calls in `try` for a torch without `torch.compile`
+    (`bench/fresh_reads/` batch 16: its 2 findings, judged false, went; on frame A and the
+    fresh reads nothing else moved).
 
     ## References
     - `torch.compile` returns a wrapper and compiles at the first call (lazy); real cases:
@@ -145,6 +152,12 @@ class CompileTryExcept(Rule):
             "import torch\ntry:\n    def build(m):\n        return torch.compile(m)\nexcept Exception:\n    pass\n",
             note="a def in the try does not compile anything there",
         ),
+        Case(
+            "import torch\ntry:\n    band = torch.compile(band, disable=True)\nexcept AttributeError:\n    pass\n",
+            note="`disable=True` returns the argument itself: nothing compiles (Music-Source-Separation, bench/fresh_reads)",
+        ),
+        Case("import torch\ntry:\n    net.compile(disable=True)\nexcept Exception:\n    pass\n",
+             note="Module.compile hands its keywords to torch.compile"),
     ]
     invalid = [
         Case(
@@ -159,6 +172,10 @@ class CompileTryExcept(Rule):
         ),
         Case("import torch as T\ndef setup(self):\n    try:\n        self.unet = T.compile(self.unet, mode='max-autotune')\n    except RuntimeError:\n        pass\n", at=[(4, 21)]),
         Case("import torch\ntry:\n    net.compile()\nexcept Exception:\n    pass\n", at=[(3, 5)]),
+        Case(
+            "import torch\ntry:\n    model = torch.compile(model, disable=not use_compile)\nexcept Exception:\n    pass\n",
+            at=[(3, 13)], note="a `disable` the code computes may be False",
+        ),
         Case(
             "import torch\ntry:\n    if use_compile:\n        model = torch.compile(model, mode='max-autotune')\n"
             "except Exception as e:\n    print(e)\n",
@@ -199,7 +216,9 @@ class CompileTryExcept(Rule):
             call = stmt.value
             if is_compile_call(facts, call):
                 yield call, set()
-            elif isinstance(call.func, ast.Attribute) and call.func.attr == "compile" and facts.resolve(call.func) is None:
+            elif isinstance(call.func, ast.Attribute) and call.func.attr == "compile" and facts.resolve(call.func) is None \
+                    and not compiles_nothing((k.arg, k.value) for k in call.keywords):
+                # (`Module.compile(**kwargs)` hands them to torch.compile: `disable=True` compiles nothing)
                 yield call, {ast.unparse(call.func.value)}
             elif facts.resolve(call.func) == "builtins.setattr" and len(call.args) == 3 and is_compile_call(facts, call.args[2]):
                 yield call.args[2], set()  # setattr(self, name, torch.compile(...))

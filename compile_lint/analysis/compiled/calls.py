@@ -4,13 +4,19 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..reach.regions import compiles_nothing
 from ..semantic.facts import ModuleFacts
 from ..torch_api import COMPILE
 
 
 
 def is_compile_call(facts: ModuleFacts, node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and facts.resolve(node.func) == COMPILE
+    """A `torch.compile(...)` call that compiles: not one passing the literal
+    `disable=True`, which returns its argument itself (regions.compiles_nothing): no
+    wrapper, no lazy compile errors, nothing to discard (Music-Source-Separation's
+    `torch.compile(x, disable=True)` in a `try`, bench/fresh_reads batch 16)."""
+    return isinstance(node, ast.Call) and facts.resolve(node.func) == COMPILE \
+        and not compiles_nothing((k.arg, k.value) for k in node.keywords)
 
 
 def source_text(facts: ModuleFacts, node: ast.AST) -> str:
