@@ -53,6 +53,26 @@ TENSOR_METHODS = frozenset(
         "max", "min", "long", "isfinite", "logical_not", "masked_select",
     }
 )
+# the tensor methods of TENSOR_METHODS that take no positional argument (`log() -> Tensor`):
+# called with one, the receiver is some other object (`debug.log("OOM ...")`, SeedVR2's
+# memory manager: bench/fresh_reads batch 15). tests/test_tensor_method_calls.py checks
+# both sets against the installed torch.
+NO_POSITIONAL_TENSOR_METHODS = frozenset({
+    "abs", "ceil", "detach", "exp", "floor", "isfinite", "isinf", "isnan", "log", "logical_not", "nonzero",
+    "sigmoid", "sign", "sqrt",
+})
+
+
+def fits_tensor_method(call: ast.Call) -> bool:
+    """Whether a call of a TENSOR_METHODS name can be the tensor's method: not with a
+    positional argument where the method takes none, nor with a string one (none of them
+    takes a string: `logger.log("step")`, `parser.sum("a")`)."""
+    if call.args and call.func.attr in NO_POSITIONAL_TENSOR_METHODS:
+        return False
+    return not any(a.__class__ is ast.JoinedStr or a.__class__ is ast.Constant and isinstance(a.value, str)
+                   for a in call.args)
+
+
 # torch.* functions and tensor methods whose result is a boolean tensor
 BOOL_OPS = frozenset(
     {
@@ -139,6 +159,7 @@ class TensorGuess:
                 and isinstance(node.func, ast.Attribute)
                 and node.func.attr in TENSOR_METHODS
                 and isinstance(node.func.value, ast.Name)
+                and fits_tensor_method(node)
                 and node.func.value.id != receiver
                 and self.facts.resolve(node.func.value) is None
             ):
@@ -364,7 +385,7 @@ class TensorGuess:
             if isinstance(func, ast.Attribute) and dotted is None:
                 if func.attr in NON_TENSOR_METHODS:
                     return False
-                if func.attr in TENSOR_METHODS or self.is_tensor(func.value):
+                if func.attr in TENSOR_METHODS and fits_tensor_method(expr) or self.is_tensor(func.value):
                     return True
             return self.flow is not None and is_tensor_kind(self.flow.returns_kind(expr))
         if isinstance(expr, ast.BinOp):
