@@ -396,6 +396,63 @@ def test_submodules_forward_never_uses_are_not_marked(tmp_path):
     assert "net.Aux.forward" not in defs
 
 
+def test_a_module_built_by_calling_what_a_factory_returns_runs_its_forward_not_the_factory(tmp_path):
+    # SeedVR2's NaDiT (bench/fresh_reads batch 15): `get_norm_layer(kind)(dim=d)` stores what
+    # the inner `_norm_layer` returns; `_norm_layer` itself runs in `__init__`, never in forward
+    _, data = project(tmp_path, {
+        "net.py": """
+        import torch
+        from torch import nn
+
+        class RMSNorm(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.weight = nn.Parameter(torch.ones(dim))
+
+            def forward(self, x):
+                return x * self.weight
+
+        def get_norm_layer(kind):
+            def _norm_layer(dim):
+                if kind == "layer":
+                    return nn.LayerNorm(dim)
+                return RMSNorm(dim)
+            return _norm_layer
+
+        class Block(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+
+            def forward(self, x):
+                return x
+
+        def get_block(kind):
+            return Block
+
+        class Net(nn.Module):
+            def __init__(self, dim, out_norm="rms"):
+                super().__init__()
+                self.out_norm = None
+                if out_norm is not None:
+                    self.out_norm = get_norm_layer(out_norm)(dim=dim)
+                self.blocks = nn.ModuleList([get_block("plain")(dim) for _ in range(2)])
+
+            def forward(self, x):
+                for block in self.blocks:
+                    x = block(x)
+                if self.out_norm:
+                    x = self.out_norm(x)
+                return x
+
+        model = torch.compile(Net(8))
+        """,
+    })
+    defs = region_defs(data)
+    assert "net.RMSNorm.forward" in defs
+    assert "net.get_norm_layer._norm_layer" not in defs
+    assert "net.Block.forward" in defs  # a factory returning a class: calling it builds one
+
+
 # -- honest reasons ----------------------------------------------------------------------------
 def test_reasons_name_the_config_and_the_projects_own_star_import(tmp_path):
     _, data = project(tmp_path, {

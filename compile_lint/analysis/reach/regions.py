@@ -80,6 +80,10 @@ class Ref:
     # a method called on `self` (`self.apply_transform(x)` in a base class's forward):
     # which def runs depends on the class of the instance, not on the class writing it
     on_self: bool = False
+    # made by a call whose result is called at once (`get_norm_layer(kind)(dim=d)`): the
+    # instance is what calling what the factory returns gives (a class it returns is built;
+    # a function it returns runs there, and what that returns is held)
+    applied: bool = False
 
 
 @dataclass(frozen=True)
@@ -1380,7 +1384,7 @@ class _Summarizer:
                         ref = self._instance_ref(sub.value)
                         if ref:
                             info.attr_types[target.attr] = StoredRef(ref.dotted, ref.instance, ref.on_self,
-                                                                     f"{cls_dotted}.{target.attr}")
+                                                                     stored_on=f"{cls_dotted}.{target.attr}")
                         api = self._api_held(sub.value)
                         if api is not None:
                             self._self_apis.setdefault(cls_dotted, {})[target.attr] = api
@@ -1394,16 +1398,21 @@ class _Summarizer:
                         for inner in _walk_plain(sub.value):
                             if inner.__class__ is ast.Call:
                                 stored_on[id(inner)] = attrs[0]
+        # a call whose result is called right away (`get_norm_layer(kind)(dim=d)`): what the
+        # class holds is that second call's result (SeedVR2's NaDiT, bench/fresh_reads batch
+        # 15: the factory's inner `_norm_layer` was taken to run in forward)
+        called_at_once = {id(sub.func) for nodes in scopes for sub in nodes.calls if sub.func.__class__ is ast.Call}
         for nodes in scopes:
             for sub in nodes.calls:
                 ref = self._instance_ref(sub)
                 if ref and not ref.dotted.startswith(("torch.", "builtins.")):
+                    applied = id(sub) in called_at_once
                     attr = stored_on.get(id(sub))
                     if attr is None:
-                        info.submodules.append(ref)
+                        info.submodules.append(Ref(ref.dotted, ref.instance, ref.on_self, applied) if applied else ref)
                     else:
-                        info.attr_submodules.append((attr, StoredRef(ref.dotted, ref.instance, ref.on_self,
-                                                                      f"{cls_dotted}.{attr}")))
+                        info.attr_submodules.append((attr, StoredRef(ref.dotted, ref.instance, ref.on_self, applied,
+                                                                      stored_on=f"{cls_dotted}.{attr}")))
         methods = [m for m in class_nodes.defs if m.__class__ is not ast.ClassDef] if info.attr_submodules else []
         for deco in node.decorator_list:
             site = self._decorator_site(deco, Ref(cls_dotted, instance=True))
@@ -2428,13 +2437,28 @@ class ProjectIndex:
         if ref.instance and info.kind == "function":
             # an instance made by a factory function: what the factory returns runs (in
             # one order whatever the process: the first entry names the region's `via`)
-            key = (dotted, True)
+            key = (dotted, True, ref.applied)
             found = self._factory_entries.get(key)
             if found is None:
                 values = self.resolver.returns_of(summary, info, {}, 0)
+                if ref.applied:
+                    values = self._called_values(values)
                 found = self._factory_entries[key] = [e for v in sorted(values, key=repr) for e in self._value_entries(v, 0)]
             return found
         return [(dotted, summary, info)]
+
+    def _called_values(self, values) -> set:
+        """What calling each of `values` gives: a class builds an instance of itself (whose
+        forward is what runs, as the class's own), a project function gives what it
+        returns; anything else gives nothing known here."""
+        out: set = set()
+        for value in values:
+            if value.kind in ("class", "inst"):
+                out.add(value)
+            elif value.kind == "func" and value.dotted in self.defs:
+                summary, info = self.defs[value.dotted]
+                out |= self.resolver.returns_of(summary, info, {}, 0)
+        return out
 
     def _forward_rebound(self, cls_dotted: str, summary: ModuleSummary) -> list:
         """The class's own methods that a method of it or of a base sets as the instance's
@@ -3037,7 +3061,7 @@ class ProjectIndex:
                 entries = self._attr_entries(owner[0], cls_dotted, attr) if owner is not None else None
                 if entries is not None:
                     return entries
-            return self._entry_defs(Ref(c_summary.dotted(info.qualname), True))
+            return self._entry_defs(Ref(c_summary.dotted(info.qualname), True, applied=ref.applied))
         return [(c_summary.dotted(info.qualname), c_summary, info)]
 
 
