@@ -106,6 +106,16 @@ def test_an_unparenthesized_except_says_python_3_14_reads_it(project):
     assert_hazard_still_reported(proc)
 
 
+def test_a_python_2_file_is_not_said_to_be_valid_on_python_3_14(project):
+    """`except IOError, e:` in a file with Python 2 `print` statements parses on no Python 3
+    (DB's ic15 evaluation script, bench/fresh_reads batch 18): a syntax error, not 3.14."""
+    (project / "legacy.py").write_text("try:\n    pass\nexcept IOError, e:\n    print 'failed', e\n")
+    proc = run("check", ".", "--no-cache", cwd=project)
+    legacy = [line for line in proc.stdout.splitlines() if line.startswith("legacy.py:")]
+    assert legacy and "SyntaxError" in legacy[0] and "valid from Python" not in legacy[0], proc.stdout
+    assert_hazard_still_reported(proc)
+
+
 def test_binary_file_named_py(project):
     (project / "blob.py").write_bytes(bytes(range(256)) * 64)
     proc = run("check", ".", "--no-cache", cwd=project)

@@ -12,7 +12,11 @@ class SyntaxError_(Rule):
     reuse their quotes, PEP 695's `type X = ...`, `def f[T](...)`, `class C[T]:`, and
     PEP 758's `except A, B:` of 3.14) is reported as "not linted: valid from Python 3.12
     on" (or 3.14), with what this Python's parser says, not as a syntax error of the
-    file; run compile-lint on the project's own Python to lint such files.
+    file; run compile-lint on the project's own Python to lint such files. `except A, B:`
+    counts as 3.14's only where the rest of the file parses once such clauses are
+    parenthesized: in Python 2 code (`except IOError, e:` beside `print 'done'`) it is a
+    syntax error of every Python 3 (DB's ic15 script, `bench/fresh_reads/` batch 18, said
+    "valid from Python 3.14 on": judged false).
 
     ## Why is this bad?
     No other rule can look at a file that does not parse, so its hazards go unseen.
