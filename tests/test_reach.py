@@ -453,6 +453,56 @@ def test_a_module_built_by_calling_what_a_factory_returns_runs_its_forward_not_t
     assert "net.Block.forward" in defs  # a factory returning a class: calling it builds one
 
 
+FACTORY_WITH_TASKS = """
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x
+
+class TrainBench(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net(x)
+
+class PredictBench(TrainBench):
+    pass
+
+def create_model(name, bench_task=""):
+    model = Net()
+    if bench_task == "train":
+        model = TrainBench(model)
+    elif bench_task == "predict":
+        model = PredictBench(model)
+    return model
+
+def build(bench_task=""):
+    return create_model("d0", bench_task=bench_task)
+
+bench = build(bench_task="predict")
+fast = torch.compile(bench)
+"""
+
+
+def test_the_arm_a_passed_constant_takes_replaces_what_the_name_held(tmp_path):
+    # efficientdet-pytorch's create_model(bench_task="predict") (bench/fresh_reads batch 18):
+    # the DetBenchPredict, not the bare EfficientDet the other path returns
+    _, data = project(tmp_path, {"app.py": FACTORY_WITH_TASKS})
+    assert names(site(data, "app.py", 32)) == ["app.py:PredictBench"]
+
+
+def test_an_arm_inside_a_loop_or_another_test_may_not_run(tmp_path):
+    looped = FACTORY_WITH_TASKS.replace(
+        '    elif bench_task == "predict":\n        model = PredictBench(model)\n',
+        '    elif bench_task == "predict":\n        for _ in range(len(name) - 2):\n            model = PredictBench(model)\n')
+    _, data = project(tmp_path, {"app.py": looped})
+    assert names(site(data, "app.py", 33)) == ["app.py:Net", "app.py:PredictBench"]
+
+
 # -- honest reasons ----------------------------------------------------------------------------
 def test_reasons_name_the_config_and_the_projects_own_star_import(tmp_path):
     _, data = project(tmp_path, {

@@ -908,6 +908,10 @@ class TermBuilder:
         # (only arms below the binding matter: `_chosen` asks `_inside` for uses after
         # it; an `elif` chain's earlier arms made the spans grow with its length)
         spans = tuple([span for span in self._elsewhere if span[1] >= row]) if self._elsewhere else ()
+        if self._guards and not self._open_blocks:
+            # in guarded arms only (`if task == "predict": model = Bench(model)`): where every
+            # guard holds the binding surely runs, and replaces what the name held before
+            return (row, depth, term, self._guards, spans, True)
         if spans:
             return (row, depth, term, self._guards, spans)
         return (row, depth, term, self._guards) if self._guards else (row, depth, term)
@@ -943,6 +947,9 @@ class TermBuilder:
     # "script": torch.jit.script(m)` scripts the class's own forward)
     _elsewhere: tuple = ()
     _loops = 0  # loops around the statements collected: there one arm's binding reaches the next turn's other arm
+    # blocks around the statements collected that run or not for reasons other than a
+    # guard on a parameter (loops, `try`, `match`, an `if` on anything else)
+    _open_blocks = 0
 
     def _guard(self, test, scope: Scope):
         """`if kind == "warp":` on a parameter: the branch runs only for that value;
@@ -989,14 +996,14 @@ class TermBuilder:
 
     def collect(self, body, scope: Scope, cls_attrs: Optional[str] = None) -> None:
         """Bindings, returns, self attributes and container stores of one scope."""
-        saved = self._guards, self._elsewhere, self._loops
-        self._guards, self._elsewhere, self._loops = (), (), 0
+        saved = self._guards, self._elsewhere, self._loops, self._open_blocks
+        self._guards, self._elsewhere, self._loops, self._open_blocks = (), (), 0, 0
         if scope.self_kind == "self":
             self._bodies[scope.key] = body
         try:
             self._block(body, scope, 0, cls_attrs)
         finally:
-            self._guards, self._elsewhere, self._loops = saved
+            self._guards, self._elsewhere, self._loops, self._open_blocks = saved
 
     def _block(self, body, scope: Scope, depth: int, cls_attrs) -> None:
         if depth > 0 and body:
@@ -1106,18 +1113,23 @@ class TermBuilder:
                     end = getattr(stmt, "end_lineno", None) or stmt.lineno
                     self._assign(stmt.target, (ITEM, it, None) if it else None, scope, stmt.lineno, -end, None)
                 self._loops += 1
+                self._open_blocks += 1
                 self._block(stmt.body, scope, depth + 1, cls_attrs)
                 self._loops -= 1
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
+                self._open_blocks -= 1
             elif t is ast.If:
                 guard = self._guard(stmt.test, scope)
                 exit_guards = self._exit_guards(stmt, guard, scope) if not stmt.orelse and not self._loops else None
+                opened = 1 if guard is None else 0  # (an arm of a guard on a parameter is no open block)
                 if exit_guards is not None:
                     # an `if` that returns: its body runs under its test, the rest of the
                     # block only where the test failed
                     outer = self._guards
                     self._guards = outer + exit_guards[0]
+                    self._open_blocks += opened
                     self._block(stmt.body, scope, depth + 1, cls_attrs)
+                    self._open_blocks -= opened
                     self._guards = outer + exit_guards[1]
                     continue
                 outer, around = self._guards, self._elsewhere
@@ -1125,12 +1137,14 @@ class TermBuilder:
                     self._guards = outer + (guard,)
                 if stmt.orelse and not self._loops:
                     self._elsewhere = around + (_rows(stmt.orelse),)
+                self._open_blocks += opened
                 self._block(stmt.body, scope, depth + 1, cls_attrs)
                 if guard is not None:
                     self._guards = outer + ((guard[0], guard[1], not guard[2]),)
                 if not self._loops:
                     self._elsewhere = around + (_rows(stmt.body),)
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
+                self._open_blocks -= opened
                 self._guards, self._elsewhere = outer, around
             elif t is ast.Import or t is ast.ImportFrom:
                 # a def's imports are its bindings; the module's are read through the names
@@ -1142,9 +1156,11 @@ class TermBuilder:
                         self.bind(scope, name, stmt.lineno, depth, (G, dotted))
             elif t is ast.While:
                 self._loops += 1
+                self._open_blocks += 1
                 self._block(stmt.body, scope, depth + 1, cls_attrs)
                 self._loops -= 1
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
+                self._open_blocks -= 1
             elif t in (ast.With, ast.AsyncWith):
                 # `with Trainer(cfg) as trainer:` binds what `__enter__` returns (a project
                 # class's `return self`: the instance; molmo's compiled `trainer.train_batch`,
@@ -1158,20 +1174,24 @@ class TermBuilder:
                 # vae = VAE.from_config(c)` replaces what `vae` held, as an assignment would
                 self._statements(stmt.body, scope, depth, cls_attrs)
             elif t is ast.Try or t.__name__ == "TryStar":
+                self._open_blocks += 1
                 self._block(stmt.body, scope, depth + 1, cls_attrs)
                 for handler in stmt.handlers:
                     self._block(handler.body, scope, depth + 1, cls_attrs)
                 self._block(stmt.orelse, scope, depth + 1, cls_attrs)
                 self._block(stmt.finalbody, scope, depth + 1, cls_attrs)
+                self._open_blocks -= 1
                 if cls_attrs is None:
                     self._settle_try(stmt, scope, depth)
             elif t.__name__ == "Match":
                 around = self._elsewhere
+                self._open_blocks += 1  # (restored below)
                 for case in stmt.cases:
                     if not self._loops:
                         self._elsewhere = around + tuple(_rows(c.body) for c in stmt.cases if c is not case)
                     self._block(case.body, scope, depth + 1, cls_attrs)
                 self._elsewhere = around
+                self._open_blocks -= 1
 
     def _option(self, call: ast.Call, scope: Scope, row: int) -> None:
         """`parser.add_argument("--model-name", default="unet", choices=[...])`: the option
@@ -2025,15 +2045,42 @@ class Resolver:
 
     def _local(self, summary, scope: str, name: str, row, env, depth) -> frozenset:
         out: set = set()
-        for entry in _chosen(summary.scopes.get(scope, {}).get(name) or [], row):
+        entries = summary.scopes.get(scope, {}).get(name) or []
+        reaching = _reaching(entries, row)[0] if row is not None else None  # (latest first)
+        for entry in reaching or entries:
             if len(entry) > 3 and entry[3] and env and not self._guards_hold(entry[3], summary, scope, env):
                 continue  # a branch for another value of the parameter this call passes
             out |= self.values(entry[2], summary, env, depth)
+            if reaching and len(entry) > 5 and env and self._guards_sure(entry[3], summary, scope, env):
+                # (latest first) the arm this call takes binds the name: what it held before
+                # does not reach here (effdet's `create_model(bench_task="predict")` returns
+                # the DetBenchPredict, not the bare EfficientDet: bench/fresh_reads batch 18)
+                break
         # a container: what is stored in it anywhere (a module-level one), or in its def
         location = ("G", summary.dotted(name)) if scope == "" else ("L", summary.dotted(scope), name)
         if self.index.stored(location):
             out |= self.values((STORED, (location,)), None, None, depth)
         return frozenset(out)
+
+    def _guards_sure(self, guards, summary, scope: str, env) -> bool:
+        """Every guard surely holds for what this call passes: each constant or flag the
+        guard tests is all the call passes (an isinstance guard is never sure here)."""
+        for name, const, equal in guards:
+            params = summary.scopes.get(scope, {}).get(name) or ()
+            index = next((e[2][2] for e in params if e[2][0] == PARAM), None)
+            passed = env.get((scope, index)) if index is not None else None
+            if not passed or type(const) is tuple:
+                return False
+            if const == TRUTH:
+                if not all(v.kind == FLAG and (v.dotted == "True") == equal for v in passed):
+                    return False
+                continue
+            if any(v.kind != "const" for v in passed):
+                return False
+            known = {v.dotted for v in passed}
+            if (known != {const}) if equal else (const in known):
+                return False
+        return True
 
     def _guards_hold(self, guards, summary, scope: str, env) -> bool:
         for name, const, equal in guards:
