@@ -503,6 +503,49 @@ def test_an_arm_inside_a_loop_or_another_test_may_not_run(tmp_path):
     assert names(site(data, "app.py", 33)) == ["app.py:Net", "app.py:PredictBench"]
 
 
+WRAPPED_IF_NOT_YET = """
+import torch
+from torch import nn
+from diffusers import ModelMixin
+
+class DiT(nn.Module):
+    def forward(self, x):
+        return x
+
+class VAE(ModelMixin):
+    def forward(self, x):
+        return x
+
+class Wrapper(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner(x)
+
+def configure(model, is_dit):
+    if is_dit:
+        if not isinstance(model, Wrapper):
+            model = Wrapper(model)
+        else:
+            print("reusing the wrapper")
+        model = torch.compile(model)
+    return model
+
+dit = configure(DiT(), True)
+vae = configure(VAE(), True)
+"""
+
+
+def test_a_name_after_if_not_isinstance_rebinding_it_holds_instances_of_the_class(tmp_path):
+    # SeedVR2's DiT (bench/fresh_reads batch 15): `if not isinstance(model, CompatibleDiT):
+    # model = CompatibleDiT(model)` before compiling it; the DiT and the VAE (whose base is
+    # another package's) that callers pass are not what is compiled
+    _, data = project(tmp_path, {"app.py": WRAPPED_IF_NOT_YET})
+    assert names(site(data, "app.py", 28)) == ["app.py:Wrapper"]
+
+
 # -- honest reasons ----------------------------------------------------------------------------
 def test_reasons_name_the_config_and_the_projects_own_star_import(tmp_path):
     _, data = project(tmp_path, {
