@@ -23,13 +23,13 @@ def tests_around(facts, node: ast.AST, conditional_expressions: bool = False,
     child = node
     for anc in facts.ancestors(node):
         if (isinstance(anc, ast.If) or conditional_expressions and isinstance(anc, ast.IfExp)) and child is not anc.test:
-            yield from _sides(anc.test, child in anc.body if isinstance(anc, ast.If) else child is anc.body)
+            yield from sides(anc.test, child in anc.body if isinstance(anc, ast.If) else child is anc.body)
         if isinstance(anc, stop):
             return
         child = anc
 
 
-def _sides(test: ast.AST, truth: bool) -> Iterator[tuple[ast.AST, bool]]:
+def sides(test: ast.AST, truth: bool) -> Iterator[tuple[ast.AST, bool]]:
     """(test, truth) with `not` taken off, then the same for each operand that `test`
     being `truth` decides: every operand of an `and` that holds, of an `or` that fails."""
     while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -37,4 +37,4 @@ def _sides(test: ast.AST, truth: bool) -> Iterator[tuple[ast.AST, bool]]:
     yield test, truth
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if truth else ast.Or):
         for operand in test.values:
-            yield from _sides(operand, truth)
+            yield from sides(operand, truth)

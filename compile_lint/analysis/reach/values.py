@@ -31,6 +31,7 @@ import os
 from contextlib import contextmanager
 from typing import Callable, NamedTuple, Optional
 
+from ..branches.around import sides
 from .configured import TARGET_KEYS
 from ..semantic.walk import walk_scope
 from ..semantic.names import chain_text
@@ -323,19 +324,13 @@ def describe_external(dotted: str, called: bool) -> str:
 def isinstance_tests(names, test: ast.AST, holds: bool):
     """(tested expression, class expressions, passes) for each `isinstance(x, C)` whose
     outcome is known when `test` holds (or fails): through `not`, and the operands of an
-    `and` that holds (of an `or` that fails)."""
-    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        test, holds = test.operand, not holds
-    if isinstance(test, ast.BoolOp):
-        if isinstance(test.op, ast.And) == holds:  # every operand has the outcome of the whole
-            for value in test.values:
-                yield from isinstance_tests(names, value, holds)
-        return
-    if (isinstance(test, ast.Call) and len(test.args) == 2 and not test.keywords
-            and names.resolve(test.func) == "builtins.isinstance"):
-        classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
-        if all(isinstance(c, (ast.Name, ast.Attribute)) for c in classes):
-            yield test.args[0], list(classes), holds
+    `and` that holds (of an `or` that fails): branches.around.sides."""
+    for part, part_holds in sides(test, holds):
+        if (isinstance(part, ast.Call) and len(part.args) == 2 and not part.keywords
+                and names.resolve(part.func) == "builtins.isinstance"):
+            classes = part.args[1].elts if isinstance(part.args[1], ast.Tuple) else [part.args[1]]
+            if all(isinstance(c, (ast.Name, ast.Attribute)) for c in classes):
+                yield part.args[0], list(classes), part_holds
 
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
@@ -1131,8 +1126,6 @@ class TermBuilder:
                     self._block(stmt.body, scope, depth + 1, cls_attrs)
                     self._open_blocks -= opened
                     self._guards = outer + exit_guards[1]
-                    if cls_attrs is None:
-                        self._settle_isinstance(stmt, scope, depth)
                     continue
                 outer, around = self._guards, self._elsewhere
                 if guard is not None:
@@ -1241,22 +1234,20 @@ class TermBuilder:
                 self.bind(scope, name, last, depth, (UNION, tuple([e[2] for e in inside])))
 
     def _settle_isinstance(self, stmt: ast.If, scope: Scope, depth: int) -> None:
-        """After `if not isinstance(x, C): <body>` whose body leaves or binds `x` (and whose
-        `else`, if any, does not bind it), `x` holds what it held before, narrowed to the
-        instances of C, or what the body bound (SeedVR2's `if not isinstance(model,
-        CompatibleDiT): model = CompatibleDiT(model)` before compiling it, bench/fresh_reads
-        batch 15: the DiT and VAE its callers pass were taken as compiled). Recorded as one
-        binding at the statement's last row, as `_settle_try` does."""
+        """After `if not isinstance(x, C): <body>` whose body binds `x` (and whose `else`, if
+        any, does not), `x` holds what it held before, narrowed to the instances of C, or
+        what the body bound (SeedVR2's `if not isinstance(model, CompatibleDiT): model =
+        CompatibleDiT(model)` before compiling it, bench/fresh_reads batch 15: the DiT and
+        VAE its callers pass were taken as compiled). Recorded as one binding at the
+        statement's last row, as `_settle_try` does. (A body that leaves instead narrows the
+        reads after it: isinstance_narrowed_reads.)"""
         tests = list(isinstance_tests(self.names, stmt.test, False))
         if len(tests) != 1 or not isinstance(tests[0][0], ast.Name) or not tests[0][2]:
             return
         target, classes, _passes = tests[0]
         name = target.id
-        leaves = _leaves(stmt.body)
-        if not leaves and name not in _definitely_assigned(stmt.body):
-            return
-        if name in _definitely_assigned(stmt.orelse) or name in scope.globals \
-                or scope.self_kind and scope.params and name == scope.params[0]:
+        if name not in _definitely_assigned(stmt.body) or name in _definitely_assigned(stmt.orelse) \
+                or name in scope.globals or scope.self_kind and scope.params and name == scope.params[0]:
             return  # (`self` is read as the instance, never through bindings)
         before = self.name_term(name, scope, stmt.lineno)
         class_terms = tuple(t for t in (self.term(c, scope, None) for c in classes) if t is not None)
@@ -1264,9 +1255,8 @@ class TermBuilder:
             return
         first, last = _rows(stmt.body)
         end = getattr(stmt, "end_lineno", None) or last
-        bound = self.bindings.get(scope.key, {}).get(name, ()) if not leaves else ()
-        inside = tuple(e[2] for e in bound if first <= e[0] <= last)
-        if not leaves and not inside:
+        inside = tuple(e[2] for e in self.bindings.get(scope.key, {}).get(name, ()) if first <= e[0] <= last)
+        if not inside:
             return
         # (filtering only: the test makes no unseen value an instance)
         self.bind(scope, name, end, depth, (UNION, ((NARROW, before, class_terms, True, True),) + inside))
@@ -2099,13 +2089,18 @@ class Resolver:
             out |= self.values((STORED, (location,)), None, None, depth)
         return frozenset(out)
 
+    @staticmethod
+    def _guard_passed(summary, scope: str, name: str, env) -> Optional[frozenset]:
+        """What this call passes for the parameter `name` a guard tests (None: not known)."""
+        params = summary.scopes.get(scope, {}).get(name) or ()
+        index = next((e[2][2] for e in params if e[2][0] == PARAM), None)
+        return env.get((scope, index)) if index is not None else None
+
     def _guards_sure(self, guards, summary, scope: str, env) -> bool:
         """Every guard surely holds for what this call passes: each constant or flag the
         guard tests is all the call passes (an isinstance guard is never sure here)."""
         for name, const, equal in guards:
-            params = summary.scopes.get(scope, {}).get(name) or ()
-            index = next((e[2][2] for e in params if e[2][0] == PARAM), None)
-            passed = env.get((scope, index)) if index is not None else None
+            passed = self._guard_passed(summary, scope, name, env)
             if not passed or type(const) is tuple:
                 return False
             if const == TRUTH:
@@ -2121,9 +2116,7 @@ class Resolver:
 
     def _guards_hold(self, guards, summary, scope: str, env) -> bool:
         for name, const, equal in guards:
-            params = summary.scopes.get(scope, {}).get(name) or ()
-            index = next((e[2][2] for e in params if e[2][0] == PARAM), None)
-            passed = env.get((scope, index)) if index is not None else None
+            passed = self._guard_passed(summary, scope, name, env)
             if type(const) is tuple:  # (ISA, class terms): `isinstance(param, classes)`
                 if passed and all(v.kind == "inst" for v in passed):
                     classes = {c.dotted for t in const[1] for c in self.values(t, summary, None, 0)
