@@ -48,6 +48,11 @@ class CompileResultDiscarded(Rule):
     `load_state_dict` of the original's keys fails. A use in another function the name
     is passed to is not followed.
 
+    Not reported: `torch.compile(..., disable=True)` (the literal), which returns its
+    argument itself (`torch._dynamo.optimize` gives a `_NullDecorator`): nothing is
+    compiled to lose (`analysis/compiled/calls.is_compile_call`, shared with CL509 and
+    CL510; on frame A and the fresh reads no finding of this rule moved).
+
     ## References
     - measured on torch 2.13 CPU: 0 graphs compiled (the wrapper is dropped; counters
       of `torch._dynamo.utils` stay empty). `fixtures/rules/CL503/` holds the shapes
@@ -68,6 +73,8 @@ class CompileResultDiscarded(Rule):
         Case("import re\nre.compile('a+')\n", note="not torch's compile"),
         Case("compile('x = 1', 'f', 'exec')\n", note="the builtin"),
         Case("import torch\nnet = Net()\nnet.compile()\n", note="in place, not discarded"),
+        Case("import torch\nmodel = Net()\ntorch.compile(model, disable=True)\n",
+             note="`disable=True` returns the model itself: nothing is compiled to lose"),
     ]
     invalid = [
         Case(

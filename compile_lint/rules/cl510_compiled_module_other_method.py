@@ -55,6 +55,11 @@ class CompiledModuleOtherMethod(Rule):
     ```
     or compile the method itself: `model.sample = torch.compile(model.sample)`.
 
+    Not reported for `torch.compile(..., disable=True)` (the literal): torch returns the
+    module itself, so its other methods run as they always did
+    (`analysis/compiled/calls.is_compile_call`, shared with CL503 and CL509; on frame A and
+    the fresh reads no finding of this rule moved).
+
     ## Fix safety
     No fix: which calls should be compiled is the author's decision.
 
@@ -73,6 +78,8 @@ class CompiledModuleOtherMethod(Rule):
 
     valid = [
         Case("import torch\nm = torch.compile(Net())\ny = m(x)\nz = m.generate(x)\n", note="the module is called too"),
+        Case("import torch\nm = torch.compile(Net(), disable=True)\nm.eval()\nz = m.generate(x)\n",
+             note="`disable=True` returns the module itself"),
         Case("import torch\nm = torch.compile(Net())\nm.eval()\ntrainer.fit(m)\nm.generate(x)\n", note="passed on: its use is elsewhere"),
         Case("import torch\ndef build():\n    m = torch.compile(Net())\n    m.eval()\n    return m\n", note="returned"),
         Case("import torch\nstep = torch.compile(train_step)\nstep.__name__\n", note="a function, not a module"),
