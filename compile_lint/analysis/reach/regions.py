@@ -56,6 +56,7 @@ COMMON_METHODS = frozenset(
 )
 VALUE_ARGS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Starred, ast.Lambda, ast.IfExp, ast.List, ast.Tuple, ast.Dict)
 _VALUE_ARG_TYPES = frozenset(VALUE_ARGS)
+_CHOOSING_CONSTANTS = frozenset({str, bool})
 NOT_PROJECT = ("torch.", "builtins.", "numpy.", "os.", "math.", "re.", "logging.", "json.", "random.", "time.", "sys.", "typing.")
 # nn.Module methods that return the module itself: `Net().to(dev).eval()` is a Net
 RETURNS_SELF = frozenset(
@@ -1034,13 +1035,18 @@ class _Summarizer:
             if dotted == "torch.save":
                 self._record_save(node, scope)
             return
+        # a call passing only numbers is kept by its shape (what it leaves out); one passing
+        # a string or a boolean, by its terms: they choose its callee's branches and keys
+        # (nunif's `_bench("iw3.da3mono_disparity")` -> `create_model(name)`,
+        # bench/fresh_reads batch 17)
         value_args = _VALUE_ARG_TYPES
         for arg in node.args:
-            if arg.__class__ in value_args:
+            if arg.__class__ in value_args or (arg.__class__ is ast.Constant and arg.value.__class__ in _CHOOSING_CONSTANTS):
                 break
         else:
             for keyword in node.keywords:
-                if keyword.value.__class__ in value_args:
+                value = keyword.value
+                if value.__class__ in value_args or (value.__class__ is ast.Constant and value.value.__class__ in _CHOOSING_CONSTANTS):
                     break
             else:
                 callee = self.terms.term(func, scope, node.lineno)
