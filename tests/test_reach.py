@@ -2116,6 +2116,43 @@ def test_a_registering_decorator_keys_its_store_by_the_def_name_through_a_local(
     assert names(site(data, "convert.py", 7)) == ["small.py:Small"]
 
 
+def test_an_is_not_none_arm_is_closed_where_the_call_leaves_the_none_default(tmp_path):
+    # nunif's `create_model(name, device_ids=None)`: `if device_ids is not None:` wraps the
+    # model in a DataParallel wrapper only where a call passes device ids; `if x is None:`
+    # builds the default only where the call leaves it out
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "build.py": """
+        from net import Net, Other
+
+        class Wrapper:
+            def __init__(self, model):
+                self.model = model
+
+        def build(wrap=None, model=None):
+            if model is None:
+                model = Net()
+            if wrap is not None:
+                model = Wrapper(model)
+            return model
+        """,
+        "run.py": """
+        import torch
+        from build import build
+        from net import Other
+
+        plain = torch.compile(build())
+        wrapped = torch.compile(build(wrap=True))
+        given = torch.compile(build(model=Other()))
+        """,
+    })
+    assert names(site(data, "run.py", 6)) == ["net.py:Net"]
+    assert names(site(data, "run.py", 7)) == ["build.py:Wrapper", "net.py:Net"]
+    # a passed value may still be None: the default's arm stays open
+    assert names(site(data, "run.py", 8)) == ["net.py:Net", "net.py:Other"]
+
+
+
 def test_a_module_dict_updated_with_a_dict_holds_each_entry_as_an_attribute(tmp_path):
     # OLMo olmo/model.py (bench/dev6): `self.transformer = nn.ModuleDict(dict(wte=...))`,
     # then `self.transformer.update({"blocks": nn.ModuleList(blocks)})`; scripts/train.py

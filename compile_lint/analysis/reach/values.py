@@ -60,6 +60,11 @@ CONST = "const"  # ("const", "text"): a string constant (chooses branches guarde
 FLAG = "flag"  # ("flag", True|False): a boolean constant (chooses the branches of `if param:`)
 # the constant of a guard on a parameter's truth (`if train:`: (param, TRUTH, True))
 TRUTH = "<truth>"
+# the constant of a guard on a parameter being None (`if device_ids is not None:`:
+# (param, IS_NONE, False)), and the env key a call that surely leaves out a `None` default
+# binds beside the parameter's own ((OMITTED_NONE, scope, index): the guard's answer)
+IS_NONE = "<is None>"
+OMITTED_NONE = "<omitted None>"
 STARS = "stars"  # ("stars", modules, name): a name that may come from `from m import *`
 # ("narrow", term, class terms, admitted): what `term` holds where `isinstance(it, classes)`
 # is known to hold (admitted True) or to fail (False): a compile under such a guard
@@ -970,6 +975,14 @@ class TermBuilder:
                 left, right = right, left
             if isinstance(left, ast.Name) and left.id in scope.params and isinstance(right, ast.Constant) and isinstance(right.value, str):
                 return (left.id, right.value, isinstance(test.ops[0], ast.Eq))
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+            # `if device_ids is not None:` (nunif's `create_model(name, device_ids=None)`,
+            # whose callers leave it out: bench/fresh_reads batch 17)
+            left, right = test.left, test.comparators[0]
+            if isinstance(left, ast.Constant):
+                left, right = right, left
+            if isinstance(left, ast.Name) and left.id in scope.params and isinstance(right, ast.Constant) and right.value is None:
+                return (left.id, IS_NONE, isinstance(test.ops[0], ast.Is))
         return None
 
     def _exit_guards(self, stmt: ast.If, guard, scope: Scope) -> Optional[tuple]:
@@ -2100,6 +2113,10 @@ class Resolver:
         """Every guard surely holds for what this call passes: each constant or flag the
         guard tests is all the call passes (an isinstance guard is never sure here)."""
         for name, const, equal in guards:
+            if const == IS_NONE:
+                if not (equal and self._left_none(summary, scope, name, env)):
+                    return False
+                continue
             passed = self._guard_passed(summary, scope, name, env)
             if not passed or type(const) is tuple:
                 return False
@@ -2114,8 +2131,19 @@ class Resolver:
                 return False
         return True
 
+    @staticmethod
+    def _left_none(summary, scope: str, name: str, env) -> bool:
+        """Whether this call surely leaves the parameter `name` to its `None` default."""
+        params = summary.scopes.get(scope, {}).get(name) or ()
+        index = next((e[2][2] for e in params if e[2][0] == PARAM), None)
+        return index is not None and (OMITTED_NONE, scope, index) in env
+
     def _guards_hold(self, guards, summary, scope: str, env) -> bool:
         for name, const, equal in guards:
+            if const == IS_NONE:
+                if not equal and self._left_none(summary, scope, name, env):
+                    return False  # `if x is not None:` where the call leaves `x=None`
+                continue
             passed = self._guard_passed(summary, scope, name, env)
             if type(const) is tuple:  # (ISA, class terms): `isinstance(param, classes)`
                 if passed and all(v.kind == "inst" for v in passed):
@@ -3288,6 +3316,8 @@ class Resolver:
             for index in _omitted(info.defaults, params, offset, arg_terms, kw_terms, MAX_ARGS):
                 if (only is None or index in only) and (info.qualname, index) not in bound:
                     bound[(info.qualname, index)] = self._default(dotted, info, index, depth)
+                    if info.defaults[index] == NONE_DEFAULT:
+                        bound[(OMITTED_NONE, info.qualname, index)] = EMPTY
         if info.flag_defaults and not info.qualname.endswith("__init__"):
             # a call that surely leaves out `mask=False` runs the def with False: its own
             # branches of `if mask:` are closed (detr's `_make_detr("resnet50")`). Not
