@@ -2116,6 +2116,95 @@ def test_a_registering_decorator_keys_its_store_by_the_def_name_through_a_local(
     assert names(site(data, "convert.py", 7)) == ["small.py:Small"]
 
 
+def test_a_registry_filled_through_a_setter_is_keyed_by_the_class_attributes_it_passes(tmp_path):
+    # nunif nunif/models/register.py (bench/fresh_reads batch 17): `@register_model` calls
+    # `_set(cls.name, cls)` and `_set(alias, cls)` for each alias in `cls.name_alias`;
+    # `register_model_factory(name, func)` calls `_set(name, func)`; `_set` stores
+    # `_models[name] = factory`. Each class is registered under its own class attributes
+    # (every registered class was the target of every `create_model("...")`: 12 wrong
+    # sites), and `_bench("b")`, a call passing only a constant, passes it to `create_model`
+    _, data = project(tmp_path, {
+        "register.py": """
+        _models = {}
+
+        def _set(name, factory):
+            _models[name] = factory
+
+        def register_model(cls):
+            _set(cls.name, cls)
+            if hasattr(cls, "name_alias"):
+                for alias in cls.name_alias:
+                    _set(alias, cls)
+            return cls
+
+        def register_model_factory(name, func):
+            _set(name, func)
+
+        def create_model(name, device_ids=None, **kwargs):
+            model = _models[name](**kwargs)
+            if device_ids is not None:
+                model = Parallel(model)
+            return model
+
+        class Parallel:
+            def __init__(self, model):
+                self.model = model
+        """,
+        "models.py": """
+        from torch import nn
+        from register import register_model, register_model_factory
+
+        class Model(nn.Module):
+            name = "base"
+
+        @register_model
+        class A(Model):
+            name = "a"
+            def forward(self, x):
+                return x
+
+        @register_model
+        class B(Model):
+            name = "b"
+            name_alias = ("b_old", "b2")
+            def forward(self, x):
+                return x
+
+        class C(Model):
+            def forward(self, x):
+                return x
+
+        def make_c():
+            return C()
+
+        register_model_factory("c", make_c)
+        """,
+        "bench.py": """
+        import torch
+        import models
+        from register import create_model
+
+        def _bench(name):
+            model = create_model(name)
+            return torch.compile(model)
+
+        if __name__ == "__main__":
+            _bench("b")
+            a = torch.compile(create_model("a"))
+            alias = torch.compile(create_model("b2"))
+            c = torch.compile(create_model("c"))
+            parallel = torch.compile(create_model("a", device_ids=[0, 1]))
+        """,
+    })
+    assert names(site(data, "bench.py", 8)) == ["models.py:B"]
+    assert names(site(data, "bench.py", 12)) == ["models.py:A"]
+    assert names(site(data, "bench.py", 13)) == ["models.py:B"]
+    assert names(site(data, "bench.py", 14)) == ["models.py:C"]
+    # a call that passes `device_ids` may take the `is not None` arm
+    assert names(site(data, "bench.py", 15)) == ["models.py:A", "register.py:Parallel"]
+
+
+
 def test_an_is_not_none_arm_is_closed_where_the_call_leaves_the_none_default(tmp_path):
     # nunif's `create_model(name, device_ids=None)`: `if device_ids is not None:` wraps the
     # model in a DataParallel wrapper only where a call passes device ids; `if x is None:`

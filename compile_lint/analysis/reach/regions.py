@@ -1574,6 +1574,7 @@ class ProjectIndex:
         self.resolver = Resolver(self)
         self._stores: Optional[dict] = None
         self._registered_classes: Optional[frozenset] = None  # registered_classes
+        self._setter_defs: Optional[dict] = None  # _setters
         self._functions_held: Optional[frozenset] = None  # functions_held
         self._calls: Optional[dict] = None
         self._saved: Optional[dict] = None
@@ -2301,7 +2302,7 @@ class ProjectIndex:
                 dotted = summary.dotted(qualname)
                 value = Value("class" if info.kind == "class" else "func", dotted)
                 for deco in info.decorators:
-                    for location, key, store in self._registrations(deco, summary, qualname.rsplit(".", 1)[-1]):
+                    for location, key, store in self._registrations(deco, summary, qualname.rsplit(".", 1)[-1], dotted):
                         stores.setdefault(location, []).append((summary, value, key))
                         if store is not None:
                             used.add(id(store))
@@ -2309,6 +2310,9 @@ class ProjectIndex:
                 if c_name.startswith("register"):
                     for location, key, value in self._registered_by_call(summary, c_name, callee, args, kws):
                         stores.setdefault(location, []).append((summary, value, key))
+        for location, summary, value, key, store in self._setter_calls():
+            stores.setdefault(location, []).append((summary, value, key))
+            used.add(id(store))
         for summary in self.summaries:
             for store in summary.stores:
                 if id(store) not in used:
@@ -2321,7 +2325,7 @@ class ProjectIndex:
                     stores.setdefault(location, []).append((summary, term, key))
         return stores
 
-    def _registrations(self, deco, summary, name: str) -> list:
+    def _registrations(self, deco, summary, name: str, decorated: str = "") -> list:
         """(location, key, the decorator's own store or None) of each container the
         decorator `deco` stores its def into; the key is the string constant it is
         registered under, None when unknown."""
@@ -2342,6 +2346,8 @@ class ProjectIndex:
                         owner = f_summary.defs.get(term[1])
                         if owner is not None and owner.params and owner.params[0] == term[2]:
                             out.append((location, self._registered_key(key, call, f_summary, f_info, name), store))
+                if not out and decorated:
+                    out = self._registered_through_setter(f_summary, f_info, decorated)
         if func[0] == G and out == [] and func[1].rpartition(".")[2].startswith("register"):
             # `@MODELS.register_module()` with MODELS imported from another module of the
             # project: the term is the chain `pkg.registry.MODELS.register_module`
@@ -2360,6 +2366,175 @@ class ProjectIndex:
                 glob = self.find_global(base[1], summary)
                 if glob is not None:
                     out.append((("G", glob[0].dotted(glob[1])), key, None))
+        return out
+
+    def _setters(self) -> dict:
+        """def dotted -> [(location, value (index, name), key (index, name), store)] of the project's
+        functions that store one of their parameters into a container under another
+        (nunif's `def _set(name, factory): _models[name] = factory`, which its
+        `@register_model` decorator calls with `cls.name` and `cls`)."""
+        if self._setter_defs is None:
+            self._setter_defs = {}
+            for summary in self.summaries:
+                for store in summary.stores:
+                    location, term, key = store
+                    if location[0] not in ("G", "I") or key is None or isinstance(key, str):
+                        continue
+                    term, key = unnarrowed(term), unnarrowed(key)
+                    if term[0] != "local" or key[0] != "local" or term[1] != key[1] or term[2] == key[2]:
+                        continue
+                    info = summary.defs.get(term[1])
+                    if info is None or info.kind != "function" or "." in term[1]:
+                        continue
+                    scope = summary.scopes.get(term[1], {})
+                    if not all(entry[2][0] == PARAM for name in (term[2], key[2]) for entry in scope.get(name) or ((0, 0, (None,)),)):
+                        continue  # (a parameter rebound in the body is not what the call passes)
+                    if location[0] == "I":  # an imported container: where it is defined
+                        glob = self.find_global(location[1], summary)
+                        if glob is None:
+                            continue
+                        location = ("G", glob[0].dotted(glob[1]))
+                    self._setter_defs.setdefault(summary.dotted(term[1]), []).append(
+                        (location, (info.params.index(term[2]), (term[2],)), (info.params.index(key[2]), (key[2],)), store))
+            # a def passing its own parameters on to a setter as its key and value is one
+            # too (nunif's `def register_model_factory(name, func): _set(name, func)`)
+            todo = list(self._setter_defs)
+            for _round in range(3):
+                found: dict = {}
+                for dotted in todo:
+                    for summary, callee, args, kws in self.calls_named(dotted.rpartition(".")[2]):
+                        for location, value_param, key_param, store in self._setter_of(callee, summary):
+                            value, key = passed_term(args, kws, *value_param), passed_term(args, kws, *key_param)
+                            passed = self._own_params(summary, value, key)
+                            if passed is not None and summary.dotted(passed[0]) not in self._setter_defs:
+                                found.setdefault(summary.dotted(passed[0]), []).append((location, passed[1], passed[2], store))
+                self._setter_defs.update(found)
+                todo = list(found)
+                if not todo:
+                    break
+        return self._setter_defs
+
+    @staticmethod
+    def _own_params(summary, value, key) -> Optional[tuple]:
+        """(def qualname, value (index, names), key (index, names)) where `value` and `key`
+        are two parameters, never rebound, of the module-level def they are read in."""
+        if value is None or key is None:
+            return None
+        value, key = unnarrowed(value), unnarrowed(key)
+        if value[0] != "local" or key[0] != "local" or value[1] != key[1] or value[2] == key[2] or "." in value[1]:
+            return None
+        info = summary.defs.get(value[1])
+        if info is None or info.kind != "function" or value[2] not in info.params or key[2] not in info.params:
+            return None
+        scope = summary.scopes.get(value[1], {})
+        if not all(entry[2][0] == PARAM for name in (value[2], key[2]) for entry in scope.get(name) or ()):
+            return None
+        return value[1], (info.params.index(value[2]), (value[2],)), (info.params.index(key[2]), (key[2],))
+
+    def _setter_of(self, callee, summary) -> list:
+        """The setter entries (_setters) of the def a call's callee names, if it is one."""
+        setters = self._setters()
+        if not setters or callee[0] != G:
+            return []
+        found = self.find_def(callee[1], summary)
+        return setters.get(found[0].dotted(found[1].qualname), []) if found is not None else []
+
+    def _registered_through_setter(self, f_summary, f_info, decorated: str) -> list:
+        """(location, key, store) of what a registering decorator stores through a setter
+        it calls with its parameter (`_set(cls.name, cls)`, and `_set(alias, cls)` for each
+        alias in `cls.name_alias`): each application's own entry, keyed by the class
+        attribute the decorated class defines (or inherits), None where unknown."""
+        out = []
+        first = f_info.params[0] if f_info.params else None
+        for _c_name, callee, args, kws in f_summary.calls if first else ():
+            for location, value_param, key_param, store in self._setter_of(callee, f_summary):
+                value = passed_term(args, kws, *value_param)
+                value = unnarrowed(value) if value is not None else None
+                if value is None or value[0] != "local" or value[1] != f_info.qualname or value[2] != first:
+                    continue
+                key = passed_term(args, kws, *key_param)
+                for found in self._keys_of_decorated(key, f_summary, f_info, decorated):
+                    out.append((location, found, store))
+        return out
+
+    def _keys_of_decorated(self, key, f_summary, f_info, decorated: str) -> list:
+        """The keys a registering decorator's `key` term stands for when it is applied to
+        `decorated`: a constant; `cls.attr`, the class attribute; a loop name over
+        `cls.attr`, each element of it. [None] when unknown."""
+        key = unnarrowed(key) if key is not None else None
+        if key is None:
+            return [None]
+        if key[0] == "const":
+            return [key[1]] if isinstance(key[1], str) else [None]
+        first = f_info.params[0]
+
+        def of_first(term) -> Optional[str]:
+            term = unnarrowed(term)
+            if term[0] == ATTR and term[1][0] == "local" and term[1][1] == f_info.qualname and term[1][2] == first:
+                return term[2]
+            return None
+
+        attr = of_first(key)
+        if attr is not None:
+            held = self._class_constant(decorated, attr)
+            return [held[1]] if held is not None and held[0] == "const" and isinstance(held[1], str) else [None]
+        if key[0] == "local" and key[1] == f_info.qualname:
+            bound = f_summary.scopes.get(key[1], {}).get(key[2]) or ()
+            attrs = {of_first(entry[2][1]) if entry[2][0] == ITEM and entry[2][2] is None else None for entry in bound}
+            if len(attrs) == 1 and None not in attrs:
+                attr = attrs.pop()
+                held = self._class_constant(decorated, attr)
+                if held is not None and held[0] == SEQ:
+                    # (an empty tuple registers nothing)
+                    return [e[1] if e is not None and e[0] == "const" and isinstance(e[1], str) else None for e in held[1]]
+                if held is None and self._class_constant(decorated, attr, bound=True) is None and self._only_torch_outside(decorated):
+                    # no class the decorated one derives from has it (nunif's
+                    # `if hasattr(cls, "name_alias"): for alias in cls.name_alias:`): nothing
+                    return []
+        return [None]
+
+    def _class_constant(self, cls_dotted: str, attr: str, bound: bool = False) -> Optional[tuple]:
+        """The term a class body binds `attr` to, the nearest in the class's MRO; None
+        when no class body of the project binds it, or binds it more than once (with
+        `bound`, the term of any binding, one or more)."""
+        for c in self.mro(cls_dotted):
+            summary = self.defs[c][0]
+            body = [term for term, method in summary.attr_stores(c, attr) if method is None]
+            if body:
+                return body[0] if len(body) == 1 or bound else None
+        return None
+
+    def _only_torch_outside(self, cls_dotted: str) -> bool:
+        """Whether every base of the class's MRO outside the project is torch's (whose
+        modules define no attribute a project names its registry keys by)."""
+        for c in self.mro(cls_dotted):
+            owner = self.defs.get(c)
+            for base in owner[1].bases if owner is not None else ():
+                if base not in KNOWN_ROOTS and self.lookup(base, 0, owner[0]) is None and not base.startswith("torch."):
+                    return False
+        return True
+
+    def _setter_calls(self) -> list:
+        """(location, summary, value term, key, the setter's store) of each call of a
+        setter (_setters) that no registering decorator's application stood for: the
+        value and key it passes (a constant key, else its term)."""
+        out = []
+        for dotted in self._setters():
+            for summary, callee, args, kws in self.calls_named(dotted.rpartition(".")[2]):
+                for location, value_param, key_param, store in self._setter_of(callee, summary):
+                    value = passed_term(args, kws, *value_param)
+                    if value is None:
+                        continue
+                    bare = unnarrowed(value)
+                    if bare[0] == "local":
+                        owner = summary.defs.get(bare[1])
+                        if owner is not None and owner.params and owner.params[0] == bare[2] and self.decorated_by(summary.dotted(bare[1])):
+                            continue  # a registering decorator's call: each application's (_registered_through_setter)
+                    key = passed_term(args, kws, *key_param)
+                    passed = self._own_params(summary, value, key)
+                    if passed is not None and summary.dotted(passed[0]) in self._setters():
+                        continue  # a setter's own call of another: its callers' (made a setter above)
+                    out.append((location, summary, value, key[1] if key is not None and key[0] == "const" else key, store))
         return out
 
     def _registered_by_call(self, summary, c_name: str, callee, args, kws) -> list:
