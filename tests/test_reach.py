@@ -324,6 +324,7 @@ def test_an_attribute_set_from_a_class_chosen_in_init(tmp_path):
     _, data = project(tmp_path, {
         "net.py": NET,
         "pipe.py": """
+        import sys
         import torch
         from torch import nn
         from net import Net, Other
@@ -336,9 +337,13 @@ def test_an_attribute_set_from_a_class_chosen_in_init(tmp_path):
 
         pipe = Pipe(True)
         pipe.body = torch.compile(pipe.body)
+        some = Pipe(len(sys.argv) > 1)
+        some.body = torch.compile(some.body)
         """,
     })
-    assert names(site(data, "pipe.py", 13)) == ["net.py:Net", "net.py:Other"]
+    # the literal the call passes picks the conditional expression's branch
+    assert names(site(data, "pipe.py", 14)) == ["net.py:Net"]
+    assert names(site(data, "pipe.py", 16)) == ["net.py:Net", "net.py:Other"]
 
 
 def test_simple_namespace_and_annotated_attributes(tmp_path):
@@ -2239,6 +2244,41 @@ def test_an_is_not_none_arm_is_closed_where_the_call_leaves_the_none_default(tmp
     assert names(site(data, "run.py", 7)) == ["build.py:Wrapper", "net.py:Net"]
     # a passed value may still be None: the default's arm stays open
     assert names(site(data, "run.py", 8)) == ["net.py:Net", "net.py:Other"]
+
+
+
+def test_a_conditional_expression_on_a_parameter_takes_the_branch_the_call_passes(tmp_path):
+    # EdgeSAM edge_sam/build_sam.py (bench/fresh_reads batch 19): `sam_model = SamBatch if
+    # enable_batch else Sam` in `_build_sam(encoder, checkpoint, enable_batch=False)`, which
+    # `build_edge_sam` calls leaving the flag out: a Sam, never a SamBatch (3 wrong sites)
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "build.py": """
+        from net import Net, Other
+
+        def _build(size, batched=False):
+            cls = Other if batched else Net
+            return cls()
+
+        def build_plain():
+            return _build(4)
+
+        def build_batched():
+            return _build(4, batched=True)
+        """,
+        "export.py": """
+        import sys
+        import torch
+        from build import build_plain, build_batched, _build
+
+        plain = torch.jit.trace(build_plain(), torch.rand(1))
+        batched = torch.jit.trace(build_batched(), torch.rand(1))
+        either = torch.jit.trace(_build(4, len(sys.argv) > 1), torch.rand(1))
+        """,
+    })
+    assert names(site(data, "export.py", 6)) == ["net.py:Net"]
+    assert names(site(data, "export.py", 7)) == ["net.py:Other"]
+    assert names(site(data, "export.py", 8)) == ["net.py:Net", "net.py:Other"]
 
 
 

@@ -29,7 +29,7 @@ from .sys_paths import WORKING_DIR, added_folders
 from ..semantic.names import NameTable, assigned_name, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, EXPORTERS, SCRIPT_FUNCS, TRACE_FUNCS
 from .configured import TARGET_KEYS, ConfiguredTargets
-from .values import isinstance_narrowed_reads, unnarrowed, isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, TORCH_MODULE, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr, own_super_attribute, FLAG
+from .values import isinstance_narrowed_reads, unnarrowed, isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, TORCH_MODULE, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr, own_super_attribute, FLAG, GUARDED
 from ..semantic.signatures import call_argument, first_parameter, parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -307,6 +307,8 @@ def _from_parameter(term, summary: ModuleSummary) -> bool:
     choice (`DropPath(p) if p > 0. else nn.Identity()`)."""
     if term is not None and term[0] == UNION:
         return all(_from_parameter(t, summary) for t in term[1])
+    if term is not None and term[0] == GUARDED:  # a branch of a conditional on a parameter
+        return _from_parameter(term[1], summary)
     if term is not None and term[0] == CALL and term[1] is not None and term[1][0] == G:
         return True
     while term is not None and term[0] in (ATTR, PRIOR, CALL, NARROW):
@@ -809,6 +811,8 @@ class _Summarizer:
                     continue
                 if held[0] == UNION:
                     todo.extend((h, in_partial) for h in held[1])
+                elif held[0] == GUARDED:  # a branch of `torch.compile if use_compile else ...`
+                    todo.append((held[1], in_partial))
                 elif held[0] == G and (held[1] in self.compile_funcs or held[1] in self.trace_funcs
                                        or held[1] in self.script_funcs):
                     return held[1], self._partial_keywords(term[1], name, held[1]) if in_partial else ()

@@ -344,8 +344,9 @@ _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambd
 
 def unnarrowed(term):
     """`term` without the isinstance tests around it: the read itself, for the questions
-    about where a value comes from (a parameter, a local of some def), not what it is."""
-    while term is not None and term[0] == NARROW:
+    about where a value comes from (a parameter, a local of some def), not what it is;
+    a branch of a conditional expression on a parameter is its own read too."""
+    while term is not None and (term[0] == NARROW or term[0] == GUARDED):
         term = term[1]
     return term
 
@@ -784,6 +785,13 @@ class TermBuilder:
                 class_terms = tuple(t for t in (self.term(c, scope, row) for c in classes) if t is not None)
                 if class_terms and len(class_terms) == len(classes):
                     branches[i] = (NARROW, branches[i], class_terms, passes)
+        guard = self._guard(expr.test, scope) if scope.params else None
+        if guard is not None:
+            # `SamBatch if enable_batch else Sam` on a parameter: each branch only where the
+            # values a call passes let its test hold (EdgeSAM's `_build_sam(encoder, ckpt)`,
+            # which leaves `enable_batch=False`: bench/fresh_reads batch 19)
+            negated = (guard[0], guard[1], not guard[2])
+            branches = [(GUARDED, b, (g,), scope.key) if b is not None else None for b, g in zip(branches, (guard, negated))]
         return tuple(branches)
 
     def passed_on(self, value, scope: Scope):
