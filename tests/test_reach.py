@@ -2209,7 +2209,6 @@ def test_a_registry_filled_through_a_setter_is_keyed_by_the_class_attributes_it_
     assert names(site(data, "bench.py", 15)) == ["models.py:A", "register.py:Parallel"]
 
 
-
 def test_an_is_not_none_arm_is_closed_where_the_call_leaves_the_none_default(tmp_path):
     # nunif's `create_model(name, device_ids=None)`: `if device_ids is not None:` wraps the
     # model in a DataParallel wrapper only where a call passes device ids; `if x is None:`
@@ -2246,7 +2245,6 @@ def test_an_is_not_none_arm_is_closed_where_the_call_leaves_the_none_default(tmp
     assert names(site(data, "run.py", 8)) == ["net.py:Net", "net.py:Other"]
 
 
-
 def test_a_conditional_expression_on_a_parameter_takes_the_branch_the_call_passes(tmp_path):
     # EdgeSAM edge_sam/build_sam.py (bench/fresh_reads batch 19): `sam_model = SamBatch if
     # enable_batch else Sam` in `_build_sam(encoder, checkpoint, enable_batch=False)`, which
@@ -2280,6 +2278,30 @@ def test_a_conditional_expression_on_a_parameter_takes_the_branch_the_call_passe
     assert names(site(data, "export.py", 7)) == ["net.py:Other"]
     assert names(site(data, "export.py", 8)) == ["net.py:Net", "net.py:Other"]
 
+
+def test_a_src_layout_with_a_stray_init_imports_its_package_from_inside_src(tmp_path):
+    # s2m2 (bench/fresh_reads batch 20): `src/__init__.py` beside `src/s2m2/`, and the demos
+    # import `s2m2.core.utils.model_utils` (installed with `pip install -e .`): the loader
+    # was "from another package" and 5 compile sites were unresolved
+    _, data = project(tmp_path, {
+        "pyproject.toml": "[project]\nname = 's2m2'\n",
+        "src/__init__.py": "",
+        "src/s2m2/__init__.py": "",
+        "src/s2m2/model.py": NET,
+        "src/s2m2/utils.py": """
+        from .model import Net
+
+        def load_model(path):
+            return Net()
+        """,
+        "demo/run.py": """
+        import torch
+        from s2m2.utils import load_model
+
+        model = torch.compile(load_model("weights.pt"))
+        """,
+    })
+    assert names(site(data, "demo/run.py", 5)) == ["src/s2m2/model.py:Net"]
 
 
 def test_a_module_dict_updated_with_a_dict_holds_each_entry_as_an_attribute(tmp_path):

@@ -1718,6 +1718,11 @@ class ProjectIndex:
                 prefix = summary.import_prefixes[0] if summary.import_prefixes else ""
                 if prefix and summary.module.startswith(prefix) and "." in summary.module[len(prefix):]:
                     roots.add(prefix)
+                # pip's `src/` layout with a stray `src/__init__.py` (s2m2, bench/fresh_reads
+                # batch 20): `src` reads as a package, but the project imports `s2m2`, which
+                # `pip install -e .` puts on the path from inside it
+                if summary.module.startswith(prefix + "src.") and "." in summary.module[len(prefix) + 4:]:
+                    roots.add(prefix + "src.")
             self._roots = sorted(roots)
         return self._roots
 
