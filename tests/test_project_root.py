@@ -73,3 +73,58 @@ def test_a_clone_folder_with_an_init_but_no_importable_name_is_the_import_root(t
     (named / "sub" / "__init__.py").write_text("")
     (named / "sub" / "m.py").write_text("")
     assert module_name_for(str(named / "sub" / "m.py"), {})[0].endswith("algoperf_repo.sub.m")
+
+
+def _node_pack(folder):
+    """A ComfyUI-style node pack: an `__init__.py` at its top for the host, a project
+    marker, and modules below a folder without an `__init__.py` (SeedVR2's layout,
+    bench/fresh_reads batch 15)."""
+    net = folder / "src" / "models" / "net"
+    net.mkdir(parents=True)
+    (folder / "pyproject.toml").write_text("[project]\nname = 'pack'\n")
+    (folder / "__init__.py").write_text("")
+    (folder / "src" / "__init__.py").write_text("")
+    (folder / "src" / "core").mkdir()
+    (folder / "src" / "core" / "__init__.py").write_text("")
+    (net / "model.py").write_text(
+        "from torch import nn\n\nclass Net(nn.Module):\n    def forward(self, x):\n"
+        "        if x.sum().item() > 0:\n            return x\n        return -x\n"
+    )
+    (folder / "src" / "core" / "run.py").write_text(
+        "import torch\nfrom ..models.net.model import Net\n\ncompiled = torch.compile(Net())\n"
+    )
+
+
+def test_a_marked_top_package_is_the_root_whatever_its_folder_is_called(tmp_path):
+    """A node pack cloned as `app/` (an identifier) was read as the package `app` of the
+    folder above it, so its modules were named from wherever the clone lay while the
+    modules below a folder without an `__init__.py` were named from the clone: the
+    relative import `from ..models.net.model import Net` named no module and the
+    compiled model's graph break went unreported. Cloned as `my-pack/` it was found."""
+    import subprocess
+    import sys
+
+    from compile_lint.analysis.semantic.names import module_name_for
+
+    for name in ("app", "my-pack"):
+        _node_pack(tmp_path / name)
+        assert module_name_for(str(tmp_path / name / "src" / "core" / "run.py"), {}) == ("src.core.run", False)
+        out = subprocess.run([sys.executable, "-m", "compile_lint", "check", ".", "--no-cache", "--output-format", "concise"],
+                             cwd=tmp_path / name, capture_output=True, text=True)
+        assert "src/models/net/model.py:5:12: CL508" in out.stdout, (name, out.stdout + out.stderr)
+
+
+def test_a_marked_folder_inside_a_package_stays_a_package_of_it(tmp_path):
+    """A git submodule vendored inside a package (`pkg/third_party/lib/` with its own
+    `.git` and `__init__.py`) is imported through the package: its modules keep the
+    package's names."""
+    from compile_lint.analysis.semantic.names import module_name_for
+
+    lib = tmp_path / "pkg" / "third_party" / "lib"
+    lib.mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text("")
+    for folder in (tmp_path / "pkg", tmp_path / "pkg" / "third_party", lib):
+        (folder / "__init__.py").write_text("")
+    (lib / ".git").write_text("gitdir: ../../../.git/modules/lib\n")
+    (lib / "ops.py").write_text("")
+    assert module_name_for(str(lib / "ops.py"), {}) == ("pkg.third_party.lib.ops", False)

@@ -36,11 +36,25 @@ def _has_init(folder: str, cache: dict) -> bool:
     """Whether `folder` is a package its parent's importers can name: it holds an
     `__init__.py` and its name is an identifier. A clone named `algorithmic-efficiency`
     or `proj.v2` that holds an `__init__.py` cannot be imported by that name: its code
-    imports its packages from inside it (`from algoperf import spec`)."""
+    imports its packages from inside it (`from algoperf import spec`).
+
+    A top package that holds a project marker (`pyproject.toml`, `.git`, ...) is the
+    project's root, not a package of the folder above: a ComfyUI node pack cloned as
+    `seedvr2/` has an `__init__.py` for ComfyUI, but its scripts run from inside it and
+    name its folders from there (`from src.utils import ...`), as they do when the clone's
+    name is no identifier. Reading it as the package `seedvr2` named its modules from
+    wherever the clone lay, and a folder below it without an `__init__.py` from the clone
+    (bench/fresh_reads batch 15's SeedVR2: 11 findings in a folder named
+    `ComfyUI-SeedVR2_VideoUpscaler`, 5 in one named `app`). A marked folder inside
+    another package (a git submodule in `pkg/third_party/`) stays a package of it."""
     has_init = cache.get(folder)
     if has_init is None:
-        has_init = cache[folder] = (os.path.basename(folder).isidentifier()
-                                    and os.path.isfile(os.path.join(folder, "__init__.py")))
+        has_init = (os.path.basename(folder).isidentifier()
+                    and os.path.isfile(os.path.join(folder, "__init__.py")))
+        if has_init and any(os.path.exists(os.path.join(folder, marker)) for marker in ROOT_MARKERS):
+            parent = os.path.dirname(folder)
+            has_init = parent != folder and _has_init(parent, cache)
+        cache[folder] = has_init
     return has_init
 
 
