@@ -2304,6 +2304,35 @@ def test_a_src_layout_with_a_stray_init_imports_its_package_from_inside_src(tmp_
     assert names(site(data, "demo/run.py", 5)) == ["src/s2m2/model.py:Net"]
 
 
+def test_a_function_a_class_body_binds_as_forward_is_what_compiling_an_instance_runs(tmp_path):
+    # nnssl src/nnssl/architectures/spark_utils.py (SparK's sparse convolutions,
+    # bench/fresh_reads batch 21): `class SparseConv3d(nn.Conv3d): forward = sp_conv_forward`
+    # had no forward the index knew (3 sites unresolved); a subclass defining its own
+    # `forward` runs that one
+    _, data = project(tmp_path, {
+        "sparse.py": """
+        import torch
+        from torch import nn
+
+        def sp_conv_forward(self, x):
+            return super(type(self), self).forward(x) * 2
+
+        class SparseConv3d(nn.Conv3d):
+            forward = sp_conv_forward
+
+        class Dense(SparseConv3d):
+            def forward(self, x):
+                return x
+
+        sparse = torch.compile(SparseConv3d(3, 3, 3))
+        dense = torch.compile(Dense(3, 3, 3))
+        """,
+    })
+    assert names(site(data, "sparse.py", 15)) == ["sparse.py:SparseConv3d"]
+    assert site(data, "sparse.py", 15)["reached"] == ["sparse.sp_conv_forward"]
+    assert site(data, "sparse.py", 16)["reached"] == ["sparse.Dense.forward"]
+
+
 def test_a_module_dict_updated_with_a_dict_holds_each_entry_as_an_attribute(tmp_path):
     # OLMo olmo/model.py (bench/dev6): `self.transformer = nn.ModuleDict(dict(wte=...))`,
     # then `self.transformer.update({"blocks": nn.ModuleList(blocks)})`; scripts/train.py

@@ -2619,7 +2619,7 @@ class ProjectIndex:
         if info.kind == "class":
             out = []
             for method in ("forward", "__call__"):
-                method_found = self.lookup(f"{dotted}.{method}")
+                method_found = self._body_bound_method(dotted, method) or self.lookup(f"{dotted}.{method}")
                 if method_found is not None:
                     out.append((method_found[0].dotted(method_found[1].qualname),) + method_found)
             own = {entry[0] for entry in out}
@@ -2636,6 +2636,24 @@ class ProjectIndex:
                 found = self._factory_entries[key] = [e for v in sorted(values, key=repr) for e in self._value_entries(v, 0)]
             return found
         return [(dotted, summary, info)]
+
+    def _body_bound_method(self, cls_dotted: str, method: str) -> Optional[tuple]:
+        """(summary, DefInfo) of the project function a class body binds as `method`
+        (`class SparseConv3d(nn.Conv3d): forward = sp_conv_forward`, SparK's sparse
+        convolutions in nnssl: bench/fresh_reads batch 21), the nearest in the MRO before
+        any class that defines the method; None otherwise."""
+        for c in self.mro(cls_dotted):
+            if f"{c}.{method}" in self.defs:
+                return None
+            c_summary = self.defs[c][0]
+            body = [term for term, where in c_summary.attr_stores(c, method) if where is None]
+            if body:
+                term = unnarrowed(body[-1])
+                if term is None or term[0] != G:
+                    return None
+                found = self.lookup(term[1], 0, c_summary)
+                return found if found is not None and found[1].kind == "function" and "." not in found[1].qualname else None
+        return None
 
     def _called_values(self, values) -> set:
         """What calling each of `values` gives: a class builds an instance of itself (whose
