@@ -143,6 +143,12 @@ class DeprecatedAmp(Rule):
             "if version.parse(torch.__version__) < version.parse('2.3'):\n    ac = torch.cuda.amp.autocast\n"
             "else:\n    ac = torch.amp.autocast\n",
         ),
+        Case(
+            "import operator\nimport torch\nfrom .utils import compare_version\n"
+            "def amp_fwd():\n    if compare_version('torch', operator.ge, '2.4.0'):\n"
+            "        return torch.amp.custom_fwd\n    return torch.cuda.amp.custom_fwd\n",
+            note="a project's version helper told the package (VILA, bench/fresh_reads batch 22)",
+        ),
     ]
     invalid = [
         Case(

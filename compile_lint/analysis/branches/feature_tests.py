@@ -88,13 +88,20 @@ def feature_test(facts, test: ast.AST) -> Optional[tuple[bool, Optional[tuple[in
         return None
     if isinstance(test, ast.Call):  # is_torch_version(">=", "2.0"), torch_version_at_least("2.0")
         name = (facts.text(test.func) or "").lower()
-        if "torch" in name and "version" in name:
+        # or a project's helper told which package: `compare_version("torch", operator.ge,
+        # "2.4.0")` (VILA's old-torch fallback to torch.cuda.amp, bench/fresh_reads batch 22)
+        names_torch = any(isinstance(a, ast.Constant) and a.value == "torch" for a in test.args)
+        if "version" in name and ("torch" in name or names_torch):
             ops = [a.value for a in test.args if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value in ("<", "<=", ">", ">=")]
+            ops += [_OPERATORS[d] for d in (facts.resolve(a) for a in test.args if isinstance(a, ast.Attribute)) if d in _OPERATORS]
             versions = [v for v in (_version_literal(a) for a in test.args) if v is not None]
             if versions:
                 newer = not ops or ops[0] in (">", ">=")
                 return (newer, versions[-1], None)
     return None
+
+
+_OPERATORS = {"operator.ge": ">=", "operator.gt": ">", "operator.le": "<=", "operator.lt": "<"}
 
 
 def _listed_name(facts, left: ast.AST, right: ast.AST) -> Optional[str]:
