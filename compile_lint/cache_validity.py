@@ -256,10 +256,9 @@ class FolderStates:
     @staticmethod
     def _is_root(folder: str) -> bool:
         """A folder holding a project marker that is not a package itself."""
-        from .analysis.semantic.names import ROOT_MARKERS
+        from .analysis.semantic.names import holds_marker
 
-        exists = os.path.exists
-        return not exists(os.path.join(folder, "__init__.py")) and any(exists(os.path.join(folder, m)) for m in ROOT_MARKERS)
+        return not os.path.exists(os.path.join(folder, "__init__.py")) and holds_marker(folder)
 
     def file(self, path: str) -> Optional[tuple]:
         """The trusted signature of a file that may be absent (("absent",) then)."""

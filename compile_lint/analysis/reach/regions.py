@@ -2018,12 +2018,16 @@ class ProjectIndex:
 
     def leaves_project(self, cls_dotted: str) -> bool:
         """Whether a project class has a base outside the project (other than object)."""
+        return any(True for _base in self._bases_outside(cls_dotted))
+
+    def _bases_outside(self, cls_dotted: str):
+        """The bases (dotted names) of the classes of `cls_dotted`'s MRO that are outside
+        the project, other than object."""
         for c in self.mro(cls_dotted):
             owner = self.defs.get(c)
             for base in owner[1].bases if owner is not None else ():
                 if base not in KNOWN_ROOTS and self.lookup(base, 0, owner[0]) is None:
-                    return True
-        return False
+                    yield base
 
     def _mro(self, cls_dotted: str) -> list[str]:
         """Python's C3 linearization over the project's bases (a diamond `class
@@ -2326,13 +2330,18 @@ class ProjectIndex:
             for store in summary.stores:
                 if id(store) not in used:
                     location, term, key = store
-                    if location[0] == "I":  # an imported container: where it is defined
-                        glob = self.find_global(location[1], summary)
-                        if glob is None:
-                            continue
-                        location = ("G", glob[0].dotted(glob[1]))
-                    stores.setdefault(location, []).append((summary, term, key))
+                    location = self._defined_location(location, summary)
+                    if location is not None:
+                        stores.setdefault(location, []).append((summary, term, key))
         return stores
+
+    def _defined_location(self, location: tuple, summary) -> Optional[tuple]:
+        """A store's container as the index keys it: an imported one (("I", name)) where it
+        is defined (("G", dotted)), None when no module of the project defines it."""
+        if location[0] != "I":
+            return location
+        glob = self.find_global(location[1], summary)
+        return ("G", glob[0].dotted(glob[1])) if glob is not None else None
 
     def _registrations(self, deco, summary, name: str, decorated: str = "") -> list:
         """(location, key, the decorator's own store or None) of each container the
@@ -2389,22 +2398,11 @@ class ProjectIndex:
                     location, term, key = store
                     if location[0] not in ("G", "I") or key is None or isinstance(key, str):
                         continue
-                    term, key = unnarrowed(term), unnarrowed(key)
-                    if term[0] != "local" or key[0] != "local" or term[1] != key[1] or term[2] == key[2]:
-                        continue
-                    info = summary.defs.get(term[1])
-                    if info is None or info.kind != "function" or "." in term[1]:
-                        continue
-                    scope = summary.scopes.get(term[1], {})
-                    if not all(entry[2][0] == PARAM for name in (term[2], key[2]) for entry in scope.get(name) or ((0, 0, (None,)),)):
-                        continue  # (a parameter rebound in the body is not what the call passes)
-                    if location[0] == "I":  # an imported container: where it is defined
-                        glob = self.find_global(location[1], summary)
-                        if glob is None:
-                            continue
-                        location = ("G", glob[0].dotted(glob[1]))
-                    self._setter_defs.setdefault(summary.dotted(term[1]), []).append(
-                        (location, (info.params.index(term[2]), (term[2],)), (info.params.index(key[2]), (key[2],)), store))
+                    passed = self._own_params(summary, term, key)
+                    location = self._defined_location(location, summary) if passed is not None else None
+                    if location is not None:
+                        self._setter_defs.setdefault(summary.dotted(passed[0]), []).append(
+                            (location, passed[1], passed[2], store))
             # a def passing its own parameters on to a setter as its key and value is one
             # too (nunif's `def register_model_factory(name, func): _set(name, func)`)
             todo = list(self._setter_defs)
@@ -2426,7 +2424,8 @@ class ProjectIndex:
     @staticmethod
     def _own_params(summary, value, key) -> Optional[tuple]:
         """(def qualname, value (index, names), key (index, names)) where `value` and `key`
-        are two parameters, never rebound, of the module-level def they are read in."""
+        are two parameters, never rebound, of the module-level def they are read in (a
+        parameter rebound in the body is not what the call passes)."""
         if value is None or key is None:
             return None
         value, key = unnarrowed(value), unnarrowed(key)
@@ -2496,32 +2495,34 @@ class ProjectIndex:
                 if held is not None and held[0] == SEQ:
                     # (an empty tuple registers nothing)
                     return [e[1] if e is not None and e[0] == "const" and isinstance(e[1], str) else None for e in held[1]]
-                if held is None and self._class_constant(decorated, attr, bound=True) is None and self._only_torch_outside(decorated):
+                if held is None and not self._class_body_terms(decorated, attr)[1] and self._only_torch_outside(decorated):
                     # no class the decorated one derives from has it (nunif's
                     # `if hasattr(cls, "name_alias"): for alias in cls.name_alias:`): nothing
                     return []
         return [None]
 
-    def _class_constant(self, cls_dotted: str, attr: str, bound: bool = False) -> Optional[tuple]:
+    def _class_constant(self, cls_dotted: str, attr: str) -> Optional[tuple]:
         """The term a class body binds `attr` to, the nearest in the class's MRO; None
-        when no class body of the project binds it, or binds it more than once (with
-        `bound`, the term of any binding, one or more)."""
+        when no class body of the project binds it, or binds it more than once."""
+        terms = self._class_body_terms(cls_dotted, attr)[1]
+        return terms[0] if len(terms) == 1 else None
+
+    def _class_body_terms(self, cls_dotted: str, attr: str, defs_shadow: bool = False) -> tuple:
+        """(the class, the terms its body binds `attr` to) for the nearest class in
+        `cls_dotted`'s MRO whose body assigns `attr`; (None, []) when none does, or, with
+        `defs_shadow`, when a class before it defines a def of that name."""
         for c in self.mro(cls_dotted):
-            summary = self.defs[c][0]
-            body = [term for term, method in summary.attr_stores(c, attr) if method is None]
+            if defs_shadow and f"{c}.{attr}" in self.defs:
+                return None, []
+            body = [term for term, method in self.defs[c][0].attr_stores(c, attr) if method is None]
             if body:
-                return body[0] if len(body) == 1 or bound else None
-        return None
+                return c, body
+        return None, []
 
     def _only_torch_outside(self, cls_dotted: str) -> bool:
         """Whether every base of the class's MRO outside the project is torch's (whose
         modules define no attribute a project names its registry keys by)."""
-        for c in self.mro(cls_dotted):
-            owner = self.defs.get(c)
-            for base in owner[1].bases if owner is not None else ():
-                if base not in KNOWN_ROOTS and self.lookup(base, 0, owner[0]) is None and not base.startswith("torch."):
-                    return False
-        return True
+        return all(base.startswith("torch.") for base in self._bases_outside(cls_dotted))
 
     def _setter_calls(self) -> list:
         """(location, summary, value term, key, the setter's store) of each call of a
@@ -2642,18 +2643,12 @@ class ProjectIndex:
         (`class SparseConv3d(nn.Conv3d): forward = sp_conv_forward`, SparK's sparse
         convolutions in nnssl: bench/fresh_reads batch 21), the nearest in the MRO before
         any class that defines the method; None otherwise."""
-        for c in self.mro(cls_dotted):
-            if f"{c}.{method}" in self.defs:
-                return None
-            c_summary = self.defs[c][0]
-            body = [term for term, where in c_summary.attr_stores(c, method) if where is None]
-            if body:
-                term = unnarrowed(body[-1])
-                if term is None or term[0] != G:
-                    return None
-                found = self.lookup(term[1], 0, c_summary)
-                return found if found is not None and found[1].kind == "function" and "." not in found[1].qualname else None
-        return None
+        c, body = self._class_body_terms(cls_dotted, method, defs_shadow=True)
+        term = unnarrowed(body[-1]) if body else None
+        if term is None or term[0] != G:
+            return None
+        found = self.lookup(term[1], 0, self.defs[c][0])
+        return found if found is not None and found[1].kind == "function" and "." not in found[1].qualname else None
 
     def _called_values(self, values) -> set:
         """What calling each of `values` gives: a class builds an instance of itself (whose

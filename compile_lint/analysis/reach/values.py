@@ -2111,10 +2111,14 @@ class Resolver:
         return frozenset(out)
 
     @staticmethod
-    def _guard_passed(summary, scope: str, name: str, env) -> Optional[frozenset]:
-        """What this call passes for the parameter `name` a guard tests (None: not known)."""
+    def _param_index(summary, scope: str, name: str) -> Optional[int]:
+        """The index of the parameter `name` a guard in `scope` tests (None: no parameter)."""
         params = summary.scopes.get(scope, {}).get(name) or ()
-        index = next((e[2][2] for e in params if e[2][0] == PARAM), None)
+        return next((e[2][2] for e in params if e[2][0] == PARAM), None)
+
+    def _guard_passed(self, summary, scope: str, name: str, env) -> Optional[frozenset]:
+        """What this call passes for the parameter `name` a guard tests (None: not known)."""
+        index = self._param_index(summary, scope, name)
         return env.get((scope, index)) if index is not None else None
 
     def _guards_sure(self, guards, summary, scope: str, env) -> bool:
@@ -2139,11 +2143,9 @@ class Resolver:
                 return False
         return True
 
-    @staticmethod
-    def _left_none(summary, scope: str, name: str, env) -> bool:
+    def _left_none(self, summary, scope: str, name: str, env) -> bool:
         """Whether this call surely leaves the parameter `name` to its `None` default."""
-        params = summary.scopes.get(scope, {}).get(name) or ()
-        index = next((e[2][2] for e in params if e[2][0] == PARAM), None)
+        index = self._param_index(summary, scope, name)
         return index is not None and (OMITTED_NONE, scope, index) in env
 
     def _guards_hold(self, guards, summary, scope: str, env) -> bool:

@@ -32,6 +32,11 @@ class Partial:
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git", "compile-lint.toml", ".compile-lint.toml")
 
 
+def holds_marker(folder: str) -> bool:
+    """Whether `folder` holds a project marker (ROOT_MARKERS)."""
+    return any(os.path.exists(os.path.join(folder, marker)) for marker in ROOT_MARKERS)
+
+
 def _has_init(folder: str, cache: dict) -> bool:
     """Whether `folder` is a package its parent's importers can name: it holds an
     `__init__.py` and its name is an identifier. A clone named `algorithmic-efficiency`
@@ -51,7 +56,7 @@ def _has_init(folder: str, cache: dict) -> bool:
     if has_init is None:
         has_init = (os.path.basename(folder).isidentifier()
                     and os.path.isfile(os.path.join(folder, "__init__.py")))
-        if has_init and any(os.path.exists(os.path.join(folder, marker)) for marker in ROOT_MARKERS):
+        if has_init and holds_marker(folder):
             parent = os.path.dirname(folder)
             has_init = parent != folder and _has_init(parent, cache)
         cache[folder] = has_init
@@ -63,7 +68,7 @@ def _marked_root(folder: str, cache: dict) -> Optional[str]:
     key = ("root", folder)
     if key in cache:
         return cache[key]
-    if any(os.path.exists(os.path.join(folder, marker)) for marker in ROOT_MARKERS):
+    if holds_marker(folder):
         found: Optional[str] = folder
     else:
         parent = os.path.dirname(folder)
