@@ -3235,6 +3235,55 @@ def test_an_abstract_class_declared_as_the_type_says_one_of_its_subclasses_not_w
     assert names(site(data, "app.py", 15)) == ["models.py:Full"]
 
 
+def test_a_module_whose_forward_only_raises_not_implemented_is_declared_as_one_of_its_subclasses(tmp_path):
+    """A base module whose `forward` only raises NotImplementedError is never what runs:
+    a parameter annotated with it holds what its callers pass, and where none is seen it
+    is unknown, not the base (HDM's `te: BaseTextEncoder`, whose configuration builds a
+    `SimpleTextEncoder` or a `ConcatTextEncoders`: bench/fresh_reads batch 17). A base
+    whose other methods raise it but whose `forward` runs still says the class."""
+    _, data = project(tmp_path, {
+        "encoders.py": """
+        from torch import nn
+
+        class BaseEncoder(nn.Module):
+            def encode(self, text):
+                raise NotImplementedError
+
+            def forward(self, tokens):
+                \"\"\"Subclasses encode the tokens.\"\"\"
+                raise NotImplementedError("a subclass encodes")
+
+        class SimpleEncoder(BaseEncoder):
+            def forward(self, tokens):
+                return tokens
+
+        class Tokenized(nn.Module):
+            def tokenize(self, text):
+                raise NotImplementedError
+
+            def forward(self, tokens):
+                return tokens
+        """,
+        "app.py": """
+        import torch
+        from encoders import BaseEncoder, SimpleEncoder, Tokenized
+
+        def build(te: BaseEncoder, tok: Tokenized, **conf):
+            a = torch.compile(te)
+            b = torch.compile(tok)
+            return a, b
+
+        def passed(te: BaseEncoder):
+            return torch.compile(te)
+
+        passed(SimpleEncoder())
+        """,
+    })
+    assert site(data, "app.py", 6)["resolution"] == "unresolved"
+    assert names(site(data, "app.py", 7)) == ["encoders.py:Tokenized"]
+    assert names(site(data, "app.py", 11)) == ["encoders.py:SimpleEncoder"]
+
+
 def test_an_inherited_method_is_found_in_python_method_resolution_order(tmp_path):
     """`class Vit(BaseVit, ResNetWorkload)` with both bases deriving `Workload`: Python's
     C3 order finds `ResNetWorkload.loss_fn` before the shared base's; a depth-first search

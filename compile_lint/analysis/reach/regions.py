@@ -190,6 +190,9 @@ class DefInfo:
     # (index, "name") when it imports the parameter's dotted name (`get_obj_from_str(s)`:
     # the class); None for any other def
     instantiates: Optional[tuple] = None
+    # a def whose body (past a docstring) only raises NotImplementedError: a base class's
+    # `forward` left to its subclasses (is_abstract)
+    unimplemented: bool = False
 
 
 @dataclass
@@ -344,6 +347,19 @@ def _calls_params(calls: list, positional: list, varargs: str) -> tuple:
             if found not in out:
                 out.append(found)
     return tuple(out)
+
+
+def _raises_not_implemented(body: list, names: NameTable) -> bool:
+    """A def's body that, past a docstring, only raises NotImplementedError."""
+    if body and body[0].__class__ is ast.Expr and body[0].value.__class__ is ast.Constant \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if len(body) != 1 or body[0].__class__ is not ast.Raise or body[0].exc is None:
+        return False
+    exc = body[0].exc
+    if exc.__class__ is ast.Call:
+        exc = exc.func
+    return names.resolve(exc) == "builtins.NotImplementedError"
 
 
 def _is_none(expr: ast.expr) -> bool:
@@ -1115,6 +1131,7 @@ class _Summarizer:
         qualname = self.qualnames[id(node)]
         info = DefInfo(qualname, "function", node.lineno)
         info.disabled = any(self._is_disable(d) for d in node.decorator_list)
+        info.unimplemented = cls is not None and _raises_not_implemented(node.body, self.names)
         self.summary.defs[qualname] = info
         self._decorated(node)
         target = Ref(self.summary.dotted(qualname))
@@ -1940,16 +1957,20 @@ class ProjectIndex:
 
     def is_abstract(self, cls_dotted: str) -> bool:
         """Whether a project class has a method that is abstract (`@abstractmethod`) where
-        its MRO finds it: declared so by the class or a base and not overridden. Such a
-        class is never instantiated: a value declared to be one is one of its subclasses."""
-        declared = self._decorated_methods(ABSTRACT_DECORATORS)
-        if not declared:
-            return False
+        its MRO finds it: declared so by the class or a base and not overridden; or runs a
+        `forward` that only raises NotImplementedError (HDM's `te: BaseTextEncoder`, whose
+        subclasses are what the configuration builds: bench/fresh_reads batch 17). Such a
+        class is never instantiated, or never run: a value declared to be one is one of
+        its subclasses."""
         found = self._abstract_classes.get(cls_dotted)
         if found is None:
-            found = self._abstract_classes[cls_dotted] = any(
-                self._first_in_mro(cls_dotted, name) == f"{c}.{name}"
-                for c in self.mro(cls_dotted) for name in declared.get(c, ()))
+            declared = self._decorated_methods(ABSTRACT_DECORATORS)
+            found = any(self._first_in_mro(cls_dotted, name) == f"{c}.{name}"
+                        for c in self.mro(cls_dotted) for name in declared.get(c, ()))
+            if not found:
+                forward = self._first_in_mro(cls_dotted, "forward")
+                found = forward is not None and self.defs[forward][1].unimplemented
+            self._abstract_classes[cls_dotted] = found
         return found
 
     def _decorated_methods(self, decorators: frozenset) -> dict:
