@@ -98,7 +98,13 @@ def parse_file(source: SourceFile, settings: Settings, with_summary: bool = True
     try:
         tree = source.parse()
     except ParseFailure as failure:
-        return ParsedFile(source, None, None, None, failure)
+        # the index still learns the module's name: a site that names its code says why
+        # nothing of it is seen (ProjectIndex.unparsed_reason)
+        stub = None
+        if with_summary:
+            module, _is_package = module_name_for(source.path)
+            stub = ModuleSummary(source.path, module, unparsed=f"line {failure.row}: {failure.message.removeprefix('not linted: ')}")
+        return ParsedFile(source, None, None, stub, failure)
     module, is_package = module_name_for(source.path)
     nodes, parents, by_type = walk_by_type(tree)
     shape = TreeShape(nodes, parents, by_type, {}, {}, {})

@@ -575,6 +575,37 @@ def test_reasons_name_the_config_and_the_projects_own_star_import(tmp_path):
     assert names(site(data, "train.py", 11)) == ["pkg/models.py:Other"]
 
 
+def test_a_class_of_a_project_file_that_does_not_parse_is_said_so_not_another_packages(tmp_path):
+    """UltraZoom's `src/ultrazoom/model.py` holds a Python 3.12 `type` statement that 3.11
+    does not parse: its `MewZoom` was said to be "from another package" (bench/fresh_reads
+    batch 15). The site stays unresolved, with the file and the parser's words."""
+    _, data = project(tmp_path, {
+        "src/ultrazoom/__init__.py": "",
+        "src/ultrazoom/model.py": """
+        from torch import nn
+
+        class MewZoom(nn.Module):
+            def forward(self, x):
+                return x
+
+        def broken(:
+            pass
+        """,
+        "pretrain.py": """
+        import torch
+        import numpy
+        from src.ultrazoom.model import MewZoom
+
+        upscaler = torch.compile(MewZoom())
+        other = torch.compile(numpy.Thing())
+        """,
+    })
+    reason = site(data, "pretrain.py", 6)["unresolved"]
+    assert "another package" not in reason
+    assert "`src.ultrazoom.model` is the project's, but its file does not parse (line 8:" in reason
+    assert "another package" in site(data, "pretrain.py", 7)["unresolved"]
+
+
 def test_an_annotation_is_not_the_value(tmp_path):
     _, data = project(tmp_path, {
         "net.py": NET,

@@ -224,6 +224,10 @@ class ModuleSummary:
     # qualnames of the methods that call their base's method of the same name through
     # `super()` (Resolver._runs: an instance of the class runs the base's method too)
     extends: list = field(default_factory=list)
+    # a file that does not parse: where and why (CL000's message). Nothing else of it is
+    # known; the index keeps it apart, to say why a name of it is not seen
+    # (ProjectIndex.unparsed_reason)
+    unparsed: Optional[str] = None
 
     def dotted(self, qualname: str) -> str:
         return f"{self.module}.{qualname}" if self.module else qualname
@@ -1574,6 +1578,10 @@ class ProjectIndex:
 
     def __init__(self, summaries: Iterable[ModuleSummary], declared: Iterable = (), configured=None):
         self.summaries = list(summaries)
+        # the files that do not parse, by module: only their names are known
+        self.unparsed = {s.module: s for s in self.summaries if s.unparsed is not None}
+        if self.unparsed:
+            self.summaries = [s for s in self.summaries if s.unparsed is None]
         self.declared = list(declared)  # config and recorded regions (analysis/reach/declared.py)
         # the classes the project's YAML configurations name (analysis/reach/configured.py)
         self.configured = configured if configured is not None else ConfiguredTargets()
@@ -1742,6 +1750,22 @@ class ProjectIndex:
                     roots.add(prefix + "src.")
             self._roots = sorted(roots)
         return self._roots
+
+    def unparsed_reason(self, dotted: str, summary: Optional[ModuleSummary]) -> Optional[str]:
+        """Why `dotted`, imported in `summary`, is not seen where it names code of a project
+        file that does not parse (UltraZoom's `src/ultrazoom/model.py`, Python 3.12's `type`
+        statement read by 3.11: its `MewZoom` was said to be another package's,
+        bench/fresh_reads batch 15); None otherwise."""
+        if not self.unparsed:
+            return None
+        for candidate in self.candidates(dotted, summary):
+            module = candidate
+            while module:
+                owner = self.unparsed.get(module)
+                if owner is not None:
+                    return f"`{module}` is the project's, but its file does not parse ({owner.unparsed}): its code is not seen"
+                module = module.rpartition(".")[0]
+        return None
 
     def _import_name_candidates(self, dotted: str) -> list[str]:
         """`pkg.mod.Class` named in a config (no importing file): also the module whose

@@ -2089,6 +2089,10 @@ class Resolver:
             module = self._imported_module(dotted, summary)
             if module is not None:
                 return frozenset({Value("ext", module)})
+            unparsed = self.index.unparsed_reason(dotted, summary)
+            if unparsed is not None:
+                self.why.append(unparsed)
+                return frozenset({Value(UNKNOWN, unparsed)})
         return frozenset({Value("ext", dotted)})
 
     def _local(self, summary, scope: str, name: str, row, env, depth) -> frozenset:
