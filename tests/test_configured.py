@@ -50,6 +50,22 @@ def test_keys_owners_and_the_two_spellings_of_a_target():
     ]
 
 
+def test_an_entry_knows_the_key_around_it_or_its_files_group():
+    """`parent`: the key of the mapping around the one that names a class; for a file's
+    top-level mapping, the file's folder (a Hydra config group): `cfg.model.instance` asks
+    the `instance` entries of the `model` group, not those of `model/network/*.yaml`."""
+    found = read_entries(textwrap.dedent("""
+        instance:
+          _target_: src.models.module.Module
+          head:
+            _target_: src.models.heads.Head
+        """), "configs/model/classif.yaml")
+    assert [(e.key, e.parent) for e in found] == [("instance", "model"), ("head", "instance")]
+    found = read_entries("instance:\n  _target_: src.nets.Fine\n", "configs/model/network/fine.yaml")
+    assert [(e.key, e.parent) for e in found] == [("instance", "network")]
+    assert [e.parent for e in read_entries("_target_: models.unet.UNet\n", "conf/model/unet.yaml")] == [None]
+
+
 def test_group_files_list_items_and_hyperpyyaml_tags():
     # a Hydra config-group file sets `_target_` at its top: the group is its folder
     assert entries("_target_: models.unet.UNet\nch: 4\n", "conf/model/unet.yaml") == [("model", "models.unet.UNet", None, True)]

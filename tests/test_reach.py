@@ -4486,6 +4486,54 @@ def test_hydra_builds_nested_entries_first_and_passes_them_to_the_owners_constru
     assert unrelated["targets"] == [] and "no call of it passes a known value" in unrelated["unresolved"]
 
 
+def test_a_hydra_read_under_two_keys_asks_the_entries_inside_the_first(tmp_path):
+    """AnySat (bench/fresh_reads batch 24): `instantiate(cfg.model.instance)` builds what the
+    `model` group's files name under `instance`; the `model/network` group's files hold an
+    `instance` too (the networks passed to the module), and were taken for the compiled
+    model. A key no `model` mapping holds is still every entry under it."""
+    _, data = project(tmp_path, {
+        "src/__init__.py": "",
+        "src/models.py": """
+        import torch
+
+        class Module(torch.nn.Module):
+            def __init__(self, network):
+                super().__init__()
+                self.network = network
+
+            def forward(self, x):
+                return self.network(x)
+
+        class Fine(torch.nn.Module):
+            def forward(self, x):
+                return x
+        """,
+        "src/train.py": """
+        import torch
+        import hydra
+
+        def train(cfg):
+            model = hydra.utils.instantiate(cfg.model.instance)
+            model = torch.compile(model)
+            network = torch.compile(hydra.utils.instantiate(cfg.other.instance))
+            return model, network
+        """,
+        "configs/model/classif.yaml": """
+        defaults:
+          - network: fine
+        instance:
+          _target_: src.models.Module
+          network: ${model.network}
+        """,
+        "configs/model/network/fine.yaml": """
+        instance:
+          _target_: src.models.Fine
+        """,
+    })
+    assert names(site(data, "src/train.py", 7)) == ["src/models.py:Module"]
+    assert names(site(data, "src/train.py", 8)) == ["src/models.py:Fine", "src/models.py:Module"]
+
+
 def test_a_class_path_a_hydra_entry_gives_the_constructor_is_the_class_it_locates(tmp_path):
     """cleandift (bench/dev25): `instantiate(cfg.model)` builds the aligner of the YAML's
     `model._target_` with `feature_extractor_cls: pkg.nets.UNet`, and the constructor does

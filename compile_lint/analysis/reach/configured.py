@@ -67,6 +67,9 @@ class ConfiguredEntry:
     owner: Optional[str]  # the target of the nearest mapping around it that has one
     hydra: bool  # `_target_` (Hydra builds nested entries first and passes the instances)
     where: str  # "path:line", for reasons
+    # the key of the mapping around it (for a file's top-level mapping, the file's folder: a
+    # Hydra config group); None for a config-group file's own target
+    parent: Optional[str] = None
 
 
 class ConfiguredTargets:
@@ -230,7 +233,7 @@ def _read(text: str, path: str) -> tuple[list, list]:
             stack.append(mapping)
     out = []
     if top.target is not None and top.hydra:  # a Hydra config-group file: `model/sam2.yaml`
-        group = os.path.basename(os.path.dirname(path)) if path else ""
+        group = _group(path)
         if group:
             out.append(ConfiguredEntry(group, top.target, None, True, f"{path}:{top.row}"))
     for mapping in mappings:
@@ -239,9 +242,15 @@ def _read(text: str, path: str) -> tuple[list, list]:
         owner = mapping.parent
         while owner is not None and owner.target is None:
             owner = owner.parent
+        parent = mapping.parent.key if mapping.parent is not top else _group(path)
         out.append(ConfiguredEntry(mapping.key, mapping.target, owner.target if owner is not None else None,
-                                   mapping.hydra, f"{path}:{mapping.row}"))
+                                   mapping.hydra, f"{path}:{mapping.row}", parent))
     return out, names
+
+
+def _group(path: str) -> str:
+    """The folder a YAML file lies in: its Hydra config group (`model/sam2.yaml`)."""
+    return os.path.basename(os.path.dirname(path)) if path else ""
 
 
 _DEFAULT_ITEM = re.compile(r"^-\s+(?:override\s+)?([A-Za-z_][\w/.\-]*)(?:@[\w.\-]+)?\s*:\s*([A-Za-z_][\w/.\-]*)\s*$")

@@ -3087,10 +3087,18 @@ class Resolver:
         out: set = set()
         files: Optional[frozenset] = None
         asked = False  # (once, and only where several files have a key)
+        parent = _config_parent(read_from)
         for key in sorted(keys):
             entries = self.index.configured.by_key(key)
             if not entries:
                 return None
+            if parent is not None:
+                # `cfg.model.instance`: the `instance` entries inside `model` (a mapping so
+                # named, or a file of the `model` config group), not those of another group's
+                # files that use the same key (AnySat's `model/network/*.yaml` each hold an
+                # `instance` too: their networks were taken for the compiled model,
+                # bench/fresh_reads batch 24); all of them where none is inside `model`
+                entries = [e for e in entries if e.parent == parent] or entries
             if read_from is not None and len({e.where.rpartition(":")[0] for e in entries}) > 1:
                 if not asked:
                     files, asked = self._hydra_files(read_from, summary, depth), True
@@ -3872,6 +3880,21 @@ def _env_key(env):
     if not env:
         return None
     return tuple(sorted(((k if isinstance(k, str) else repr(k)), v) for k, v in env.items()))
+
+
+def _config_parent(term) -> Optional[str]:
+    """The key a configuration read sits inside: "model" for `cfg.model.instance` and
+    `cfg["model"]["instance"]`; None where the read names no enclosing key."""
+    if term is None or term[0] not in (ATTR, ITEM):
+        return None
+    inner = term[1]
+    if inner is None:
+        return None
+    if inner[0] == ATTR:
+        return inner[2]
+    if inner[0] == ITEM and isinstance(inner[2], tuple) and inner[2][0] == CONST and isinstance(inner[2][1], str):
+        return inner[2][1]
+    return None
 
 
 def _target_owner(term):
