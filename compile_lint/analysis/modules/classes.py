@@ -241,6 +241,20 @@ def _other_module_class(facts: ModuleFacts, dotted: str, depth: int, read: bool)
     return False
 
 
+def read_construction(facts: ModuleFacts, expr: ast.AST) -> Optional[bool]:
+    """For a call building a class of another file of the project (`MaskCollator(...)`,
+    which `module_construction` cannot see), what that class's file shows: True a torch
+    module, False none (`class MaskCollator(object)`), None not found. The file is read,
+    so ask it only of the few calls a verdict hangs on."""
+    expr = strip_returns_self(expr)
+    if not isinstance(expr, ast.Call):
+        return None
+    dotted = facts.resolve(expr.func)
+    if not dotted or "." not in dotted or local_class(facts, dotted) is not None:
+        return None
+    return _other_module_class(facts, dotted, 0, read=True)
+
+
 def strip_returns_self(expr: ast.AST) -> ast.AST:
     """`Block(c).to(dev).eval()` -> `Block(c)`."""
     while (

@@ -25,7 +25,10 @@ class ModuleListNotRegistered(Rule):
     container is built in the factory;
     an element of a class defined elsewhere counts when the class calls the items
     (`for layer in self.layers: x = layer(x)`), unless it comes from a transforms
-    library (`torchvision.transforms`, `albumentations`, `kornia.augmentation`, ...).
+    library (`torchvision.transforms`, `albumentations`, `kornia.augmentation`, ...) or
+    is a class of another project file that shows it is no module (the file is read for
+    it: AnySat's `MaskCollator(object)` kept in a dict and called, judged false in
+    `bench/fresh_reads/` batch 24).
 
     Only torch modules are looked at: a class whose bases reach `torch.nn.Module`
     through classes of the file or of a package known to build on torch (Lightning,
@@ -426,6 +429,26 @@ class ModuleListNotRegistered(Rule):
             """,
             note="modules without parameters, buffers or train/eval behaviour (joliGEN "
                  "projected_d/discriminator.py): scripts/measure/cl201_stateless_modules.py --demo",
+        ),
+        Case(
+            """\
+            import torch.nn as nn
+            from utils.masks import MaskCollator
+            class Module(nn.Module):
+                def __init__(self, scales):
+                    super().__init__()
+                    self.collators = {}
+                    for scale in scales:
+                        self.collators[str(scale)] = MaskCollator(scale)
+                def forward(self, x, scale):
+                    return self.collators[str(scale)](x)
+            """,
+            files={"utils/__init__.py": "", "utils/masks.py": "class MaskCollator(object):\n"
+                   "    def __init__(self, scale):\n        self.scale = scale\n"
+                   "    def __call__(self, x):\n        return x[:, :: self.scale]\n"},
+            path="model.py",
+            note="the items are called, but their class, of another file, is no module (AnySat's "
+                 "mask collators, judged false in bench/fresh_reads batch 24): that file is read for it",
         ),
     ]
     invalid = [
