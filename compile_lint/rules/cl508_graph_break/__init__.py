@@ -734,6 +734,16 @@ class GraphBreak(Rule):
                  "an op (GB0055); `g` is None unless seeded (with None, torch.rand does not break)",
         ),
         Case(
+            "import torch\nfrom torch import nn\nclass Masker(nn.Module):\n"
+            "    def _size(self, n, generator):\n        return int(n * torch.rand(1, generator=generator).item())\n"
+            "    def forward(self, x: torch.Tensor):\n        g = torch.Generator()\n"
+            "        return x[: self._size(x.shape[0], generator=g)]\n"
+            "m = torch.compile(Masker())\n",
+            at=[(5, 24), (5, 24), (7, 13)],
+            note="a method of the project handed the generator is no op (AnySat's mask collator, bench/fresh_reads "
+                 "batch 24): the op inside it breaks (GB0055, with `.item()` GB0124), the generator's making (GB0363)",
+        ),
+        Case(
             "import torch\nfrom torch import nn\nclass Heads(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
             "        self.heads = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])\n"
             "    def forward(self, x: torch.Tensor):\n        i = (x > 0).sum() // 3\n        levels = [1.0, 2.0, 3.0]\n"
