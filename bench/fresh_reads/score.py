@@ -26,13 +26,21 @@ VERDICTS = os.path.join(HERE, "verdicts.jsonl")
 
 
 def load_verdicts() -> dict:
-    """Verdicts keyed as judge_apps asks: the app folder (`owner__name`), path, code, line."""
+    """Verdicts keyed as judge_apps asks: the app folder (`owner__name`), path, code, line;
+    also with the row, and with the column where a verdict gives one."""
     table = {}
     with open(VERDICTS, encoding="utf-8") as fh:
         for line in fh:
             if line.strip():
                 v = json.loads(line)
-                table[(v["repo"].replace("/", "__", 1), v["path"], v["code"], v["line"])] = v
+                key = (v["repo"].replace("/", "__", 1), v["path"], v["code"], v["line"])
+                table[key] = v
+                # the same line text judged apart: at two rows (a copy of a def), or two
+                # findings of one rule on one line (by column); the apps are pinned commits
+                if "row" in v:
+                    table[key + ("row", v["row"])] = v
+                if "column" in v:
+                    table[key + (v["column"],)] = v
     return table
 
 

@@ -93,6 +93,12 @@ def read_verdicts(paths: list, fields: tuple) -> dict[tuple, dict]:
                     if line.strip():
                         v = json.loads(line)
                         table[tuple(v[f] for f in fields)] = v
+                        # the same line text judged apart: at two rows (a copy of a def), or
+                        # two findings of one rule on one line (by column)
+                        if "row" in v:
+                            table[tuple(v[f] for f in fields) + ("row", v["row"])] = v
+                        if "column" in v:
+                            table[tuple(v[f] for f in fields) + (v["column"],)] = v
     return table
 
 
@@ -102,7 +108,9 @@ def load_verdicts() -> dict[tuple, dict]:
 
 def judge_apps(apps_dir: str, code_root: str, verdicts: dict) -> list[dict]:
     """Lint every app folder of `apps_dir` (one per `owner__name`); each finding with the
-    verdict `verdicts` holds for (app, path, code, source line text), None if none."""
+    verdict `verdicts` holds for (app, path, code, source line text): for those and its
+    column where a verdict gives one (two findings of a rule on one line), else its row
+    (the same text judged apart at two rows), else the text alone; None if none."""
     rows = []
     for repo in sorted(os.listdir(apps_dir)):
         folder = os.path.join(apps_dir, repo)
@@ -112,7 +120,8 @@ def judge_apps(apps_dir: str, code_root: str, verdicts: dict) -> list[dict]:
             path = os.path.relpath(f["filename"], folder)
             row = f["location"]["row"]
             text = source_line(f["filename"], row)
-            v = verdicts.get((repo, path, f["code"], text))
+            key = (repo, path, f["code"], text)
+            v = verdicts.get(key + (f["location"]["column"],)) or verdicts.get(key + ("row", row)) or verdicts.get(key)
             rows.append({"repo": repo, "path": path, "row": row, "code": f["code"], "line": text,
                          "message": f["message"], "verdict": v["verdict"] if v else None})
     return rows
