@@ -434,6 +434,23 @@ class TracedShapeToPython(Rule):
         Case(
             """\
             import torch
+            from torch.jit import script
+
+            @script
+            def half_flow(image):
+                return torch.zeros(image.size(0), 2, int(image.size(2) / 2), int(image.size(3) / 2))
+
+            def flow(x):
+                return half_flow(x) + 1
+
+            traced = torch.jit.trace(flow, torch.rand(1, 3, 8, 8))
+            """,
+            note="a scripted def a trace calls is TorchScript, not traced: its int() follows the size "
+                 "(TOFlow's half_flow under an ONNX export, judged false in bench/fresh_reads batch 25)",
+        ),
+        Case(
+            """\
+            import torch
             def head(x, n: int):
                 return x.view(int(n), -1)
             traced = torch.jit.trace(head, (torch.rand(4, 4), 2))
