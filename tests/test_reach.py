@@ -969,10 +969,14 @@ def test_a_project_class_built_by_a_classmethod_it_inherits_from_another_package
         model = Transformer.from_pretrained("path", subfolder="transformer")
         fast = torch.compile(model)
         other = torch.compile(Transformer.from_config({}))
+        loaded = torch.compile(Transformer.load("ckpt.pth"))
         """,
     })
     assert names(site(data, "nodes.py", 6)) == ["net.py:Transformer"]
     assert names(site(data, "nodes.py", 7)) == ["net.py:Transformer"]
+    # vampnet (bench/fresh_reads batch 26): `VampNet.load(path)`, audiotools' BaseModel's
+    # classmethod, said "`VampNet.load()` is from another package"
+    assert names(site(data, "nodes.py", 8)) == ["net.py:Transformer"]
 
 
 def test_a_diffusers_pipeline_registers_its_components_as_attributes(tmp_path):
@@ -4414,6 +4418,66 @@ def test_instantiate_from_config_builds_what_the_projects_yaml_names_under_the_k
     # no YAML file has a `tokenizer` entry: unresolved, as before
     tokenizer = site(data, "scripts/sample.py", 11)
     assert tokenizer["targets"] == [] and "configuration" in tokenizer["unresolved"], tokenizer
+
+
+def test_hyperpyyaml_builds_each_new_entry_while_it_loads(tmp_path):
+    """InspireMusic (bench/fresh_reads batch 26): `configs = load_hyperpyyaml(f)`, then
+    `Model(configs["llm"], configs["flow"])` and `torch.jit.script(model.llm.llm)`: a
+    top-level `llm: !new:pkg.LLM` is that instance, its nested `llm: !new:...` the LLM's
+    argument (was: "`hyperpyyaml.load_hyperpyyaml()` is from another package")."""
+    _, data = project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/nets.py": """
+        import torch
+
+        class Encoder(torch.nn.Module):
+            def forward(self, x):
+                return x
+
+        class LLM(torch.nn.Module):
+            def __init__(self, llm, size=4):
+                super().__init__()
+                self.llm = llm
+
+            def forward(self, x):
+                return self.llm(x)
+
+        class Flow(torch.nn.Module):
+            def __init__(self, encoder):
+                super().__init__()
+                self.encoder = encoder
+
+            def forward(self, x):
+                return self.encoder(x)
+
+        class Model:
+            def __init__(self, llm, flow):
+                self.llm = llm
+                self.flow = flow
+        """,
+        "export.py": """
+        import torch
+        from hyperpyyaml import load_hyperpyyaml
+        from pkg.nets import Model
+
+        with open("conf/model.yaml") as f:
+            configs = load_hyperpyyaml(f)
+        model = Model(configs["llm"], configs["flow"])
+        top = torch.jit.script(model.llm)
+        inner = torch.jit.script(model.llm.llm)
+        flow = torch.jit.script(model.flow.encoder)
+        """,
+        "conf/model.yaml": """
+        llm: !new:pkg.nets.LLM
+            size: 4
+            llm: !new:pkg.nets.Encoder
+        flow: !new:pkg.nets.Flow
+            encoder: !new:pkg.nets.Encoder
+        """,
+    })
+    assert names(site(data, "export.py", 9)) == ["pkg/nets.py:LLM"]
+    assert names(site(data, "export.py", 10)) == ["pkg/nets.py:Encoder"]
+    assert names(site(data, "export.py", 11)) == ["pkg/nets.py:Encoder"]
 
 
 def test_hydra_builds_nested_entries_first_and_passes_them_to_the_owners_constructor(tmp_path):

@@ -287,6 +287,8 @@ CONFIGURED = "the value comes from a configuration"
 IPEX_OPTIMIZE = frozenset({"intel_extension_for_pytorch.optimize", "intel_extension_for_pytorch.frontend.optimize"})
 # calls that load a YAML configuration: what a key of it holds is read from the project's
 # YAML files (configured.py), a Value of kind "yaml" whose `keys` is the path read so far
+# hyperpyyaml builds every `!new:` entry while it loads: `configs["llm"]` is the instance
+HYPERPYYAML_LOADERS = frozenset({"hyperpyyaml.load_hyperpyyaml", "hyperpyyaml.core.load_hyperpyyaml"})
 YAML_LOADERS = frozenset({"yaml.load", "yaml.safe_load", "yaml.full_load", "yaml.unsafe_load",
                           "omegaconf.OmegaConf.load"})
 # calls that build what a configuration entry's `_target_` names (configured.py)
@@ -1854,7 +1856,7 @@ class Resolver:
                         out |= {v for v in got if not (own and v.kind == "ext" and v.dotted == f"{module}.{name}")}
                     continue
                 if base.kind == "yaml":
-                    out |= self._yaml_read(base, index)
+                    out |= self._yaml_read(base, index, depth)
                     continue
                 if base.kind == "class":
                     members = self._enum_members(base.dotted)
@@ -2317,7 +2319,7 @@ class Resolver:
         if kind == "yaml":
             if name in CONTAINER_GETTERS:
                 return {Value("yaml-getter", base.dotted, keys=base.keys)}
-            return self._yaml_read(base, frozenset({name}))
+            return self._yaml_read(base, frozenset({name}), depth)
         if kind == "func" and name == "__get__":
             return {Value("binder", base.dotted)}  # `f.__get__(obj)` binds f to obj
         if kind == UNKNOWN:
@@ -2717,7 +2719,7 @@ class Resolver:
             elif f.kind == "yaml-getter":  # `cfg.pop("type")`: the key of the YAML configuration
                 keys = arg(0) if arg_terms else EMPTY
                 index = _known_keys(keys)
-                out |= self._yaml_read(Value("yaml", f.dotted, keys=f.keys), index)
+                out |= self._yaml_read(Value("yaml", f.dotted, keys=f.keys), index, depth)
             elif f.kind == "builder":
                 # a registry's `build(cfg)` (mmengine, mmcv): an instance of the class the
                 # configuration's `type` names, one of those registered
@@ -2821,6 +2823,9 @@ class Resolver:
                         out.add(Value("seq", None, (arg(0), frozenset({Value(UNKNOWN, "an optimizer")})), True))
                     else:
                         out |= arg(0)
+                elif dotted in HYPERPYYAML_LOADERS and self.index.configured.files:
+                    out.add(Value("yaml", dotted, keys=()))
+                    self.why.append(describe_external(dotted, True))
                 elif dotted in YAML_LOADERS and self.index.configured.files:
                     out.add(Value("yaml", dotted, keys=()))
                     self.why.append(describe_external(dotted, True))  # (the reason, where nothing more is seen)
@@ -3010,7 +3015,7 @@ class Resolver:
             files |= found
         return frozenset(files)
 
-    def _yaml_read(self, base: Value, index) -> set:
+    def _yaml_read(self, base: Value, index, depth: int = 0) -> set:
         """`cfg["MODEL"]["NAME"]` (or `cfg.MODEL.NAME`) of a YAML configuration the code
         loads: the names the project's YAML files give NAME inside MODEL, as constants
         (which a registry, `eval` or a module's namespace then looks up); a key that holds
@@ -3018,6 +3023,16 @@ class Resolver:
         loads is a command-line choice: every file's names count, as for targets."""
         if not isinstance(index, frozenset):
             return {Value(UNKNOWN, describe_external(base.dotted, True))}
+        if base.dotted in HYPERPYYAML_LOADERS and not base.keys:
+            # `load_hyperpyyaml(f)["llm"]`: what the `!new:` entry at the top of a file
+            # under that key builds (InspireMusic's `llm: !new:inspiremusic.llm.llm.LLM`,
+            # bench/fresh_reads batch 26; its nested `llm:` is the LLM's argument)
+            out = set()
+            for key in sorted(index):
+                entries = [e for e in self.index.configured.by_key(key) if e.owner is None and e.hydra]
+                out |= self._configured_entries(entries, key, True, None, depth) if entries else \
+                    {Value(UNKNOWN, describe_external(base.dotted, True))}
+            return out
         parent = base.keys[-1] if base.keys else None
         out: set = set()
         for key in sorted(index):
@@ -3796,8 +3811,10 @@ def _super_init_through(kws: tuple) -> Optional[tuple]:
 def _is_alternate_constructor(name: str) -> bool:
     """The names other packages give the classmethods that build an instance of the
     class they are called on (`from_pretrained`, `from_config`, `from_single_file`,
-    `load_from_checkpoint`)."""
-    return name.startswith(("from_", "_from_")) or name == "load_from_checkpoint"
+    `load_from_checkpoint`, `load`: audiotools' `BaseModel.load`, inherited by vampnet's
+    `VampNet`, bench/fresh_reads batch 26). Asked only of a project class with a base of
+    another package whose own code does not define the name."""
+    return name.startswith(("from_", "_from_")) or name in ("load_from_checkpoint", "load")
 
 
 def _view(view: Value) -> Value:
