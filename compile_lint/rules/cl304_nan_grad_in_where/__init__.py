@@ -156,6 +156,12 @@ class NanGradInWhere(Rule):
       corpus M's findings are unchanged. stereoanywhere's `run_inference` result (judged
       false) is still reported: its public `disparity_to_depth` may be called with a
       differentiable focal length
+    - a sparse tensor built from indices and values (`torch.sparse_coo_tensor`, the legacy
+      `torch.sparse.FloatTensor`, CSR/CSC) carries a gradient through its values alone, and
+      `torch.sparse.sum`, `.to_dense()` pass what their input carries
+      (`scripts/measure/sparse_values_grad.py`, `tests/test_measured_sparse_values.py`):
+      EasyVolcap's copy of PyTorch3D's mesh Laplacian divides by degrees counted from
+      `torch.ones(...)` values (2 findings judged false, `bench/fresh_reads/` batch 28)
     - read on repositories no set holds (`bench/fresh_reads/`, session 62): 10 findings, all
       judged false. Three were where results that only build integer codes (Forge's gguf
       quantizers: `trunc(...).to(torch.uint8)`, bitwise packing stored into a uint8
@@ -369,6 +375,24 @@ class NanGradInWhere(Rule):
                 return precision, recall
             """,
             note="counts of thresholded values carry no gradient",
+        ),
+        Case(
+            """
+            import torch
+
+            def laplacian(verts, edges):
+                V = verts.shape[0]
+                e0, e1 = edges.unbind(1)
+                idx = torch.stack([torch.cat([e0, e1]), torch.cat([e1, e0])])
+                ones = torch.ones(idx.shape[1], dtype=torch.float32, device=verts.device)
+                A = torch.sparse.FloatTensor(idx, ones, (V, V))
+                deg = torch.sparse.sum(A, dim=1).to_dense()
+                deg0 = deg[e0]
+                return torch.where(deg0 > 0.0, 1.0 / deg0, deg0)
+            """,
+            note="a sparse tensor carries a gradient through its values only: degrees counted from ones carry none "
+                 "(PyTorch3D's mesh Laplacian in EasyVolcap, bench/fresh_reads batch 28; "
+                 "scripts/measure/sparse_values_grad.py)",
         ),
         Case(
             """

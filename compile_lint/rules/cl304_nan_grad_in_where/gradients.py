@@ -47,7 +47,7 @@ PASS_METHODS = frozenset({
     "reshape", "flatten", "squeeze", "unsqueeze", "expand", "permute", "transpose", "cpu", "cuda",
     "type_as", "max", "min", "amax", "amin", "abs", "clamp", "clamp_min", "clamp_max", "cumsum",
     "prod", "nansum", "float_", "t", "flip", "fliplr", "flipud", "roll", "repeat", "tile", "narrow",
-    "neg", "negative",
+    "neg", "negative", "to_dense", "to_sparse", "coalesce",
 })
 # torch names whose result may carry a gradient whatever their arguments: modules and
 # parameters (`torch.nn.Linear`, `nn.Parameter`), loaders, and transforms of functions
@@ -66,6 +66,13 @@ NO_GRAD_FUNCS = NO_GRAD_METHODS | frozenset({
     "rand", "randn", "rand_like", "randn_like", "randint_like", "fftfreq", "rfftfreq", "logspace",
     "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
 })
+# sparse tensors built from index tensors and values: a gradient flows through the values
+# alone (the position of the values argument); PyTorch3D's mesh Laplacian, copied into
+# EasyVolcap, builds its degrees from `torch.ones(...)` values (bench/fresh_reads batch 28)
+SPARSE_CONSTRUCTORS = {
+    "torch.sparse_coo_tensor": 1, "torch.sparse.FloatTensor": 1, "torch.sparse.DoubleTensor": 1,
+    "torch.sparse.HalfTensor": 1, "torch.sparse_csr_tensor": 2, "torch.sparse_csc_tensor": 2,
+}
 # dtypes that never carry a gradient: `.to(torch.long)`, `.type(torch.bool)`
 INTEGER_DTYPES = frozenset({
     "torch.bool", "torch.uint8", "torch.int8", "torch.int16", "torch.int32", "torch.int64",
@@ -171,6 +178,11 @@ class GradientFacts:
                     return False
                 # a method of a tensor without a gradient (`x.sin()`, `x.new_ones([])`)
                 return self._inputs_no_grad(expr, seen)
+            if dotted in SPARSE_CONSTRUCTORS:
+                position = SPARSE_CONSTRUCTORS[dotted]
+                values = expr.args[position] if len(expr.args) > position else next(
+                    (k.value for k in expr.keywords if k.arg == "values"), None)
+                return values is not None and not _requires_grad_kw(expr) and self.no_grad(values, seen)
             if dotted.startswith("torch."):
                 name = dotted.rsplit(".", 1)[-1]
                 if name in NO_GRAD_FUNCS and not _requires_grad_kw(expr):
