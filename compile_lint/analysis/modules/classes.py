@@ -252,6 +252,10 @@ def read_construction(facts: ModuleFacts, expr: ast.AST) -> Optional[bool]:
     dotted = facts.resolve(expr.func)
     if not dotted or "." not in dotted or local_class(facts, dotted) is not None:
         return None
+    from ..project.context import path_for_module
+
+    if path_for_module(facts, dotted.rpartition(".")[0]) is None:
+        return None  # another package's class: `_other_module_class` says False of any it does not know
     return _other_module_class(facts, dotted, 0, read=True)
 
 

@@ -1139,7 +1139,6 @@ class _Summarizer:
         info = DefInfo(qualname, "function", node.lineno)
         info.disabled = any(self._is_disable(d) for d in node.decorator_list)
         info.unimplemented = cls is not None and _raises_not_implemented(node.body, self.names)
-        info.scripted = any(self.names.resolve(d) in SCRIPT_FUNCS for d in node.decorator_list)
         self.summary.defs[qualname] = info
         self._decorated(node)
         target = Ref(self.summary.dotted(qualname))
@@ -1147,6 +1146,7 @@ class _Summarizer:
             site = self._decorator_site(deco, target)
             if site is not None:
                 self.summary.sites.append(site)
+                info.scripted = info.scripted or site.kind == SCRIPTED
         args = node.args
         positional = args.posonlyargs + args.args
         params = [a.arg for a in positional + args.kwonlyargs]

@@ -2823,10 +2823,7 @@ class Resolver:
                         out.add(Value("seq", None, (arg(0), frozenset({Value(UNKNOWN, "an optimizer")})), True))
                     else:
                         out |= arg(0)
-                elif dotted in HYPERPYYAML_LOADERS and self.index.configured.files:
-                    out.add(Value("yaml", dotted, keys=()))
-                    self.why.append(describe_external(dotted, True))
-                elif dotted in YAML_LOADERS and self.index.configured.files:
+                elif (dotted in YAML_LOADERS or dotted in HYPERPYYAML_LOADERS) and self.index.configured.files:
                     out.add(Value("yaml", dotted, keys=()))
                     self.why.append(describe_external(dotted, True))  # (the reason, where nothing more is seen)
                 elif dotted in CONFIG_INSTANTIATE and arg_terms \

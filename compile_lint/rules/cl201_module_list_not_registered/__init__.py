@@ -636,6 +636,35 @@ class ModuleListNotRegistered(Rule):
         ),
         Case(
             """\
+            import torch.nn as nn
+            from detlib.layers import ConvModule
+            class Neck(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.convs = [ConvModule(8, 8, 3) for _ in range(n)]
+                def forward(self, x):
+                    for conv in self.convs:
+                        x = conv(x)
+                    return x
+            """,
+            fixed="""\
+            import torch.nn as nn
+            from detlib.layers import ConvModule
+            class Neck(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.convs = nn.ModuleList([ConvModule(8, 8, 3) for _ in range(n)])
+                def forward(self, x):
+                    for conv in self.convs:
+                        x = conv(x)
+                    return x
+            """,
+            at=[(6, 9)],
+            note="the element class is another package's, and the items are called: only a class of a "
+                 "project file is read for whether it is a module",
+        ),
+        Case(
+            """\
             from torch import nn
             class Stages(nn.Module):
                 def __init__(self):
