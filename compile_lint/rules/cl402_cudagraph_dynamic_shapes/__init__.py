@@ -39,7 +39,13 @@ class CudagraphDynamicShapes(Rule):
       `forward` (or function), with the shapes (tests/test_record.py, tests/test_declared.py).
 
     Quiet: modes without CUDA graphs (`"default"`, `"max-autotune-no-cudagraphs"`),
-    calls whose shapes are not known to vary (`for img in images: model(img)`), and,
+    calls whose shapes are not known to vary (`for img in images: model(img)`), a name
+    whose only size word is `scale` or `factor` beside a weight's word (`cfg_scale`,
+    `guidance_scale`, `cond_scale`, `lora_scale`, `noise_scale`: a multiplier, which sets
+    no shape; nari-labs/dia's `cfg_scale` passed to its max-autotune decoder step was
+    judged false in `bench/fresh_reads/`, and on the 346 app folders of the benchmarks
+    it was the only CL402 finding that went, corpus M unchanged: `bench/results.md`,
+    2026-12-07 12:03), and,
     except with `dynamic=False`, `torch._inductor.config.triton.cudagraph_skip_dynamic_graphs = True`
     (dynamic-shape graphs then run without CUDA graphs).
 
@@ -111,6 +117,23 @@ class CudagraphDynamicShapes(Rule):
             """,
             note="a slice as wide on every step (`toks[:, i - 1:i]`): one shape, one graph "
                  "(WhisperSpeech's decoding step, bench/dev_findings)",
+        ),
+        Case(
+            """
+            import torch
+
+            def decoder_step(tokens, cfg_scale: float):
+                cond, uncond = tokens.chunk(2)
+                return cond + cfg_scale * (cond - uncond)
+
+            step = torch.compile(decoder_step, mode="max-autotune")
+
+            def generate(tokens, max_tokens, cfg_scale=3.0):
+                for _ in range(max_tokens):
+                    tokens = step(tokens, cfg_scale)
+                return tokens
+            """,
+            note="a guidance weight passed straight in sets no shape (nari-labs/dia, bench/fresh_reads)",
         ),
         Case(
             """

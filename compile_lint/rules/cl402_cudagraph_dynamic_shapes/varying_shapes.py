@@ -43,9 +43,23 @@ SIZE_WORDS = frozenset(
 PASSTHROUGH = ("shape", "size", "dtype", "device", "ndim", "numel", "dim", "nelement")
 
 
+# "scale" and "factor" name a weight as often as a size: with one of these words beside
+# them (`cfg_scale`, `guidance_scale`, `cond_scale`, `lora_scale`, `noise_scale`) they are
+# a multiplier, which sets no shape (nari-labs/dia's `cfg_scale` passed to a max-autotune
+# step, judged false in bench/fresh_reads/)
+AMBIGUOUS_SIZE_WORDS = frozenset({"scale", "scales", "factor", "factors"})
+WEIGHT_WORDS = frozenset(
+    {"cfg", "guidance", "cond", "uncond", "lora", "noise", "logit", "logits", "loss", "grad", "lr", "ema", "weight",
+     "weights", "attn", "attention", "temperature", "temp", "sigma", "strength", "style", "prompt", "text"}
+)
+
+
 def size_like(name: str) -> bool:
     parts = [p for p in re.split(r"[_\d]+", name.lower()) if p]
-    return any(p in SIZE_WORDS for p in parts)
+    sizes = [p for p in parts if p in SIZE_WORDS]
+    if sizes and all(p in AMBIGUOUS_SIZE_WORDS for p in sizes) and any(p in WEIGHT_WORDS for p in parts):
+        return False
+    return bool(sizes)
 
 
 class VaryingShapesFact(Fact):
