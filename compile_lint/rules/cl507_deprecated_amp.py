@@ -48,6 +48,16 @@ class DeprecatedAmp(Rule):
     `torch.cpu.amp.autocast`, `torch.cuda.amp.GradScaler`, `torch.cpu.amp.GradScaler`,
     `torch.cuda.amp.custom_fwd` / `custom_bwd`, however imported.
 
+    Not reported: the branch that runs only on a torch older than a test asks for
+    (`if hasattr(torch.amp, "GradScaler"): ... else: <old API>`, a comparison of
+    `torch.__version__`, a project's version helper, or a flag bound once to one of those,
+    in this file or in the project module it is imported from: ultralytics'
+    `TORCH_2_4 = check_version(torch.__version__, "2.4.0")`, whose `else` branches build
+    `torch.cuda.amp.GradScaler` and `autocast` for torch < 2.4 / 1.13; yoloe's two, judged
+    false in `bench/fresh_reads/` batch 35, went, and nothing else of CL303, CL304 or CL507
+    moved on the 369 app folders of the benchmarks or corpus M: `bench/results.md`,
+    2026-12-07 12:03). The old API there is the fallback for a torch without the new one.
+
     ## Why is this bad?
     Each use emits a FutureWarning, and the old CUDA spellings tie code to one device:
     on a CPU-only build `torch.cuda.amp.autocast()` silently stays fp32, so the
@@ -149,6 +159,24 @@ class DeprecatedAmp(Rule):
             "        return torch.amp.custom_fwd\n    return torch.cuda.amp.custom_fwd\n",
             note="a project's version helper told the package (VILA, bench/fresh_reads batch 22)",
         ),
+        Case(
+            "import torch\nfrom pkg.checks import check_version\nTORCH_1_13 = check_version(torch.__version__, '1.13.0')\n"
+            "def autocast(enabled, device='cuda'):\n    if TORCH_1_13:\n        return torch.amp.autocast(device, enabled=enabled)\n"
+            "    else:\n        return torch.cuda.amp.autocast(enabled)\n",
+            files={"pkg/__init__.py": "", "pkg/checks.py": "def check_version(current, required):\n    return current >= required\n"},
+            path="pkg/torch_utils.py",
+            note="a flag bound to a version helper given the running version (ultralytics' TORCH_1_13)",
+        ),
+        Case(
+            "import torch\nfrom pkg.torch_utils import TORCH_2_4\nclass Trainer:\n    def setup(self, amp):\n"
+            "        if TORCH_2_4:\n            self.scaler = torch.amp.GradScaler('cuda', enabled=amp)\n"
+            "        else:\n            self.scaler = torch.cuda.amp.GradScaler(enabled=amp)\n",
+            files={"pkg/__init__.py": "", "pkg/torch_utils.py": "import torch\nfrom pkg.checks import check_version\n"
+                   "TORCH_2_4 = check_version(torch.__version__, '>=2.4.0')\n",
+                   "pkg/checks.py": "def check_version(current, required):\n    return True\n"},
+            path="pkg/trainer.py",
+            note="the flag imported from the project module that binds it (ultralytics' trainer, yoloe in bench/fresh_reads batch 35)",
+        ),
     ]
     invalid = [
         Case(
@@ -203,6 +231,17 @@ class DeprecatedAmp(Rule):
             fixed="import torch\ntry:\n    import apex\nexcept ImportError:\n    apex = None\n"
             "with torch.amp.autocast(\"cuda\"):\n    pass\n",
             at=[(6, 6)], note="a try elsewhere changes nothing",
+        ),
+        Case(
+            "import torch\nfrom pkg.checks import check_version\nTORCH_1_6 = check_version(torch.__version__, '1.6.0')\n"
+            "def run(model, x):\n    if TORCH_1_6:\n        with torch.cuda.amp.autocast():\n            return model(x)\n"
+            "    return model(x)\n",
+            fixed="import torch\nfrom pkg.checks import check_version\nTORCH_1_6 = check_version(torch.__version__, '1.6.0')\n"
+            "def run(model, x):\n    if TORCH_1_6:\n        with torch.amp.autocast(\"cuda\"):\n            return model(x)\n"
+            "    return model(x)\n",
+            files={"pkg/__init__.py": "", "pkg/checks.py": "def check_version(current, required):\n    return current >= required\n"},
+            path="pkg/amp.py", at=[(6, 14)],
+            note="the old API on the branch every newer torch takes (mmcv's fp16 helpers)",
         ),
     ]
 

@@ -28,6 +28,8 @@ IN_TORCH_2_0 = frozenset({
 COMPILE_SINCE = (2, 0)
 
 _VERSION = re.compile(r"^\s*v?(\d+)\.(\d+)")
+# a requirement string a version helper takes: `check_version(torch.__version__, ">=2.4.0")`
+_REQUIREMENT = re.compile(r"^\s*(>=|>|<=|<|==)?\s*v?(\d+)\.(\d+)")
 
 
 def _version_literal(node: ast.AST) -> Optional[tuple[int, int]]:
@@ -61,7 +63,7 @@ def feature_test(facts, test: ast.AST) -> Optional[tuple[bool, Optional[tuple[in
         return None if inner is None else (not inner[0], inner[1], inner[2])
     held = _held_test(facts, test)
     if held is not None:
-        return feature_test(facts, held)
+        return feature_test(*held)
     if isinstance(test, ast.Call) and facts.resolve(test.func) == "builtins.hasattr" and len(test.args) == 2:
         owner, name = test.args
         if isinstance(name, ast.Constant) and isinstance(name.value, str):
@@ -98,6 +100,15 @@ def feature_test(facts, test: ast.AST) -> Optional[tuple[bool, Optional[tuple[in
             if versions:
                 newer = not ops or ops[0] in (">", ">=")
                 return (newer, versions[-1], None)
+        if "version" in name and len(test.args) >= 2 and _mentions_torch_version(facts, test.args[0]):
+            # `check_version(torch.__version__, "2.4.0")`: the running version against a
+            # minimum (">=2.4.0" spells the operator), ultralytics' TORCH_2_4 and TORCH_1_13,
+            # which pick torch.amp over torch.cuda.amp (bench/fresh_reads batch 35: yoloe)
+            required = test.args[1]
+            if isinstance(required, ast.Constant) and isinstance(required.value, str):
+                m = _REQUIREMENT.match(required.value)
+                if m and m.group(1) != "==":
+                    return (m.group(1) in (None, ">=", ">"), (int(m.group(2)), int(m.group(3))), None)
     return None
 
 
@@ -119,10 +130,16 @@ def _listed_name(facts, left: ast.AST, right: ast.AST) -> Optional[str]:
     return None
 
 
-def _held_test(facts, test: ast.AST) -> Optional[ast.AST]:
-    """`self.flash` where the class sets `self.flash = hasattr(F, "scaled_dot_product_attention")`
-    once, or a module-level name bound once to such a test."""
+def _held_test(facts, test: ast.AST) -> Optional[tuple]:
+    """(facts, test) of the test a name holds: `self.flash` where the class sets
+    `self.flash = hasattr(F, "scaled_dot_product_attention")` once, a module-level name
+    bound once to such a test, or one a project module binds so and this file imports
+    (`from ultralytics.utils.torch_utils import TORCH_2_4`: the facts are that file's)."""
     values: list = []
+    if isinstance(test, ast.Name) and not any(
+            isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == test.id for t in node.targets)
+            for node in facts.tree.body):
+        return _imported_test(facts, test)
     if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name) and test.value.id == "self":
         cls = next((a for a in facts.ancestors(test) if isinstance(a, ast.ClassDef)), None)
         if cls is None:
@@ -137,7 +154,29 @@ def _held_test(facts, test: ast.AST) -> Optional[ast.AST]:
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == test.id for t in node.targets):
                 values.append(node.value)
     if len(values) == 1 and isinstance(values[0], (ast.Call, ast.Compare, ast.UnaryOp)):
-        return values[0]
+        return facts, values[0]
+    return None
+
+
+def _imported_test(facts, name: ast.Name) -> Optional[tuple]:
+    """(facts, test) for a name imported from a project module that binds it once, at
+    its top level, to a test (the module's own names are `_held_test`'s)."""
+    if facts.project is None:
+        return None
+    dotted = facts.resolve(name)
+    module, _, attr = (dotted or "").rpartition(".")
+    if not module or module == facts.names.module or module.split(".", 1)[0] == "torch":
+        return None
+    from ..project.context import path_for_module
+
+    path = path_for_module(facts, module)
+    owner = facts.project.facts_for_path(facts, path) if path else None
+    if owner is None:
+        return None
+    values = [node.value for node in owner.tree.body if isinstance(node, ast.Assign)
+              and any(isinstance(t, ast.Name) and t.id == attr for t in node.targets)]
+    if len(values) == 1 and isinstance(values[0], (ast.Call, ast.Compare, ast.UnaryOp)):
+        return owner, values[0]
     return None
 
 
