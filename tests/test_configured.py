@@ -8,7 +8,7 @@ import textwrap
 
 from conftest import ROOT
 
-from compile_lint.analysis.reach.configured import ConfiguredEntry, configured_targets, read_entries
+from compile_lint.analysis.reach.configured import UNREAD, ConfiguredEntry, configured_targets, read_entries
 from compile_lint.analysis.reach.declared import declarations_for
 from compile_lint.config import Settings
 
@@ -88,14 +88,24 @@ def test_group_files_list_items_and_hyperpyyaml_tags():
 
 def test_what_is_no_dotted_class_name_is_not_an_entry():
     assert entries("""
-        model:
-          target: ${oc.env:MODEL}
         other:
           target: 0.5
         plain:
           target: UNet
         flow: {target: a.b.C}
         """) == []
+
+
+def test_a_target_the_reader_cannot_follow_is_an_entry_not_seen():
+    # an interpolation, and a name relative to a package the loader computes (Hunyuan3D's
+    # ComfyUI wrapper): kept, marked, so that what the key builds is not all seen
+    assert entries("""
+        model:
+          target: ${oc.env:MODEL}
+        vae:
+          target: .hy3dgen.shapegen.models.ShapeVAE
+        """) == [("model", UNREAD + "${oc.env:MODEL}", None, False),
+                 ("vae", UNREAD + ".hy3dgen.shapegen.models.ShapeVAE", None, False)]
 
 
 def test_only_the_projects_own_yaml_is_read(tmp_path):
@@ -221,3 +231,34 @@ def test_every_scalar_is_a_value_of_its_key_and_what_is_not_read_is_none():
                   ("MODEL", "PRETRAINED", "checkpoints/backbones/mit_b0.pth"), ("MODEL", "DEPTH", "18"),
                   (None, "model", "ResNet34"), (None, "amp", "true"), (None, "note", "a sentence, not a name"),
                   (None, "dataset", "null"), (None, "tags", None)]
+
+
+def test_a_key_whose_entries_are_not_all_read_is_partial(tmp_path):
+    """A YAML key that one file fills with a class the reader follows and another with a
+    name it cannot (relative to a package a loader computes): the site is partial, with a
+    reason, not resolved to the one entry read (Hunyuan3D's ComfyUI wrapper, whose training
+    configs gave the compiled denoiser's key a class it never builds)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "nets.py").write_text(NETS)
+    # which file a run loads is the command line's choice: every file's entries under the key
+    (tmp_path / "build.py").write_text(BUILD.replace('OmegaConf.load("configs/m.yaml")', "OmegaConf.load(sys.argv[1])")
+                                       .replace("import importlib\n", "import importlib\nimport sys\n"))
+    (tmp_path / "configs").mkdir()
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+    def site():
+        proc = subprocess.run([sys.executable, "-m", "compile_lint", "regions", "--no-cache", ".", "--output-format", "json"],
+                              capture_output=True, text=True, cwd=str(tmp_path), env=env)
+        assert proc.returncode == 0, proc.stderr
+        found = [s for s in json.loads(proc.stdout)["sites"] if s["path"] == "build.py"]
+        assert len(found) == 1
+        return found[0]["resolution"], [t["qualname"] for t in found[0]["targets"]], found[0].get("unresolved")
+
+    (tmp_path / "configs" / "m.yaml").write_text("model:\n  target: pkg.nets.Plain\n")
+    assert site() == ("resolved", ["Plain"], None)
+    (tmp_path / "configs" / "other.yaml").write_text("model:\n  target: .pkg.nets.Branchy\n")
+    resolution, targets, why = site()
+    assert (resolution, targets) == ("partial", ["Plain"])
+    assert "`.pkg.nets.Branchy` under `model`" in why

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from typing import Callable, NamedTuple, Optional
 
 from ..branches.around import sides
-from .configured import TARGET_KEYS
+from .configured import TARGET_KEYS, UNREAD
 from ..semantic.walk import walk_scope
 from ..semantic.names import chain_text
 
@@ -3122,6 +3122,10 @@ class Resolver:
     def _configured_entries(self, entries, key: str, instance: bool, summary, depth) -> set:
         out: set = set()
         for target in sorted({e.target for e in entries}):
+            if target.startswith(UNREAD):
+                out.add(Value(UNKNOWN, f"a YAML configuration names `{target[len(UNREAD):]}` under `{key}`, "
+                                       "which is no name the reader can follow"))
+                continue
             found = self.index.find_def(target, summary)
             if found is not None and found[1].kind == "class":
                 dotted = found[0].dotted(found[1].qualname)
