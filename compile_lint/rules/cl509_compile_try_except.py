@@ -39,7 +39,9 @@ def _nested_statements(body):
                 yield from _nested_statements(case.body)
 
 
-IMPORT_ERRORS = frozenset({"builtins.ImportError", "builtins.ModuleNotFoundError"})
+# what a probe for a missing API raises: an optional import, or `torch.compile` itself on a
+# torch older than 2.0 (`module 'torch' has no attribute 'compile'`)
+PROBE_ERRORS = frozenset({"builtins.ImportError", "builtins.ModuleNotFoundError", "builtins.AttributeError"})
 
 
 def _suppresses_errors(facts, body) -> bool:
@@ -55,13 +57,15 @@ def _suppresses_errors(facts, body) -> bool:
     return False
 
 
-def _catches_import_errors_only(facts, handler: ast.ExceptHandler) -> bool:
-    """`except ImportError:` (or ModuleNotFoundError, or a tuple of them): the `try`
-    probes an optional import (`from torch.nn.attention.flex_attention import ...`, then
-    compiling it); its handler was never meant for compile errors, and no compile error is
-    one of these (focalcodec's wavlm.py, bench/dev_findings)."""
+def _catches_probe_errors_only(facts, handler: ast.ExceptHandler) -> bool:
+    """`except ImportError:` (or ModuleNotFoundError, AttributeError, or a tuple of them):
+    the `try` probes an optional import (`from torch.nn.attention.flex_attention import
+    ...`, then compiling it, focalcodec's wavlm.py, bench/dev_findings) or `torch.compile`
+    itself on a torch without it (RVT's `th.compile(cumsum_channel)` under `except
+    AttributeError: ...`, bench/fresh_reads batch 38); its handler was never meant for
+    compile errors, and none is one of these."""
     kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type] if handler.type else []
-    return bool(kinds) and all(facts.resolve(kind) in IMPORT_ERRORS for kind in kinds)
+    return bool(kinds) and all(facts.resolve(kind) in PROBE_ERRORS for kind in kinds)
 
 
 class CompileTryExcept(Rule):
@@ -108,7 +112,11 @@ class CompileTryExcept(Rule):
     (an optional import probed, then compiled: `from torch.nn.attention.flex_attention
     import flex_attention`): the handler is for the import, and no compile error is one of
     those. On the 476 development apps held (`bench/dev_findings/`, 2026-12-06) this took
-    one finding, focalcodec's `wavlm.py`, judged false there, and added none. Nor a
+    one finding, focalcodec's `wavlm.py`, judged false there, and added none. Nor one whose
+    handlers catch only those and `AttributeError`: `torch.compile` probed on a torch
+    older than 2.0 (RVT's `except AttributeError: ...`, judged false in
+    `bench/fresh_reads/` batch 38; on the 370 app folders of the benchmarks the only
+    CL509 finding that went, corpus M unchanged: `bench/results.md`, 2026-12-07 12:03). Nor a
     `torch.compile(..., disable=True)` (the literal; `Module.compile(disable=True)` too):
     torch returns the argument itself (`torch._dynamo.optimize` gives a `_NullDecorator`),
     so nothing compiles and no lazy error can come. Music-Source-Separation-Training's
@@ -158,6 +166,8 @@ class CompileTryExcept(Rule):
         ),
         Case("import torch\ntry:\n    net.compile(disable=True)\nexcept Exception:\n    pass\n",
              note="Module.compile hands its keywords to torch.compile"),
+        Case("import torch as th\ntry:\n    fast = th.compile(cumsum_channel)\nexcept AttributeError:\n    ...\n",
+             note="torch.compile probed on a torch without it (RVT's event representations, bench/fresh_reads batch 38)"),
     ]
     invalid = [
         Case(
@@ -195,7 +205,7 @@ class CompileTryExcept(Rule):
 
     def check(self, facts):
         for node in facts.nodes(ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ())):
-            if not node.handlers or all(_catches_import_errors_only(facts, h) for h in node.handlers):
+            if not node.handlers or all(_catches_probe_errors_only(facts, h) for h in node.handlers):
                 continue
             uncalled = [call for stmt in _nested_statements(node.body) for call, names in self._compiles(facts, stmt)
                         if not (names and _calls_name(node.body, names, call))]
