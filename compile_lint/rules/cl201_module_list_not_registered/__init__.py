@@ -104,6 +104,9 @@ class ModuleListNotRegistered(Rule):
     or as they go in (`self.heads.append(h)` then `self.add_module(name, self.heads[-1])`
     in one loop: yolov7_d2's semantic-segmentation head, judged false in
     `bench/dev_findings/`, the one finding this took on the 476 development apps held;
+    `self.linears += [block]` and `.extend([block])` append one item the same way:
+    ClimSim's baselines, 3 findings judged false in `bench/fresh_reads/` batch 42, the only
+    CL201 findings that went on the 385 app folders of the benchmarks, corpus M unchanged;
     each element of an appended tuple registered the same way, `self.register_module(n,
     self.pairs[-1][0])` and `[-1][1]`: kohya-ss sd-scripts' `finetune/hypernetwork_nai.py`
     at 48d368f, a false finding read in session 61 on a repository no set holds; the 476
@@ -243,6 +246,24 @@ class ModuleListNotRegistered(Rule):
                     return [head(x) for head, x in zip(self.scale_heads, xs)]
             """,
             note="each item registered as it is appended (yolov7_d2, bench/dev_findings)",
+        ),
+        Case(
+            """\
+            import torch
+            class MLP(torch.nn.Module):
+                def __init__(self, in_dims, out_dims, hidden_dims=512, layers=1):
+                    super().__init__()
+                    self.linears = []
+                    for i in range(layers):
+                        self.linears += [torch.nn.Sequential(torch.nn.Linear(in_dims, hidden_dims), torch.nn.LayerNorm(hidden_dims))]
+                        self.add_module('linear%d' % i, self.linears[-1])
+                    self.final_linear = torch.nn.Linear(hidden_dims, out_dims)
+                def forward(self, x):
+                    for linear in self.linears:
+                        x = linear(x)
+                    return self.final_linear(x)
+            """,
+            note="`+= [item]` appends one item, registered as it goes in (ClimSim's baselines, bench/fresh_reads batch 42)",
         ),
         Case(
             """\

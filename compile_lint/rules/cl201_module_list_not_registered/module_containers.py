@@ -410,16 +410,23 @@ def _appended_then_registered(facts: ModuleFacts, loop: ast.AST, me: Optional[st
     appended: dict[str, set] = {}  # attr -> the widths of what it appends (None: one item, not a tuple)
     registered: dict[str, set] = {}  # attr -> the parts of its last item registered (None: all of it)
     for node in walk(loop):
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
+            # `self.x += [item]`: one item appended, as `.append(item)` (ClimSim's MLP,
+            # `self.add_module('linear%d' % i, self.linears[-1])` after it: bench/fresh_reads batch 42)
+            item = _single_item(node.value)
+            attr = self_attr(node.target, me) if item is not None else None
+            if attr is not None:
+                appended.setdefault(attr, set()).add(_width(item))
+            continue
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr == "append" and len(node.args) == 1:
+        if isinstance(func, ast.Attribute) and (func.attr == "append" or func.attr == "extend" and node.args
+                                                 and _single_item(node.args[0]) is not None) and len(node.args) == 1:
             attr = self_attr(func.value, me)
             if attr is not None:
-                item = node.args[0]
-                width = len(item.elts) if isinstance(item, ast.Tuple) and not any(
-                    isinstance(e, ast.Starred) for e in item.elts) else None
-                appended.setdefault(attr, set()).add(width)
+                item = node.args[0] if func.attr == "append" else _single_item(node.args[0])
+                appended.setdefault(attr, set()).add(_width(item))
         value = registered_value(facts, node)
         part = None
         if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Subscript) \
@@ -431,6 +438,20 @@ def _appended_then_registered(facts: ModuleFacts, loop: ast.AST, me: Optional[st
                 registered.setdefault(attr, set()).add(part)
     return {f"{me}.{attr}" for attr, widths in appended.items()
             if attr in registered and all(_all_parts(registered[attr], width) for width in widths)}
+
+
+def _single_item(display: ast.AST) -> Optional[ast.AST]:
+    """The one element of a list or tuple display (`[block]`), else None."""
+    if isinstance(display, (ast.List, ast.Tuple)) and len(display.elts) == 1 and not isinstance(display.elts[0], ast.Starred):
+        return display.elts[0]
+    return None
+
+
+def _width(item: ast.AST) -> Optional[int]:
+    """How many modules an appended item holds: a tuple display's elements, else one (None)."""
+    if isinstance(item, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in item.elts):
+        return len(item.elts)
+    return None
 
 
 def _all_parts(parts: set, width: Optional[int]) -> bool:
