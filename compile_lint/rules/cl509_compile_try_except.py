@@ -115,7 +115,7 @@ class CompileTryExcept(Rule):
     one finding, focalcodec's `wavlm.py`, judged false there, and added none. Nor one whose
     handlers catch only those and `AttributeError`: `torch.compile` probed on a torch
     older than 2.0 (RVT's `except AttributeError: ...`, judged false in
-    `bench/fresh_reads/` batch 38; on the 370 app folders of the benchmarks the only
+    `bench/fresh_reads/` batch 38; on the 381 app folders of the benchmarks the only
     CL509 finding that went, corpus M unchanged: `bench/results.md`, 2026-12-07 12:03). Nor a
     `torch.compile(..., disable=True)` (the literal; `Module.compile(disable=True)` too):
     torch returns the argument itself (`torch._dynamo.optimize` gives a `_NullDecorator`),
