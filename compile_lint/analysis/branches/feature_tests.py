@@ -136,10 +136,6 @@ def _held_test(facts, test: ast.AST) -> Optional[tuple]:
     bound once to such a test, or one a project module binds so and this file imports
     (`from ultralytics.utils.torch_utils import TORCH_2_4`: the facts are that file's)."""
     values: list = []
-    if isinstance(test, ast.Name) and not any(
-            isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == test.id for t in node.targets)
-            for node in facts.tree.body):
-        return _imported_test(facts, test)
     if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name) and test.value.id == "self":
         cls = next((a for a in facts.ancestors(test) if isinstance(a, ast.ClassDef)), None)
         if cls is None:
@@ -150,9 +146,20 @@ def _held_test(facts, test: ast.AST) -> Optional[tuple]:
                     if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self" and target.attr == test.attr:
                         values.append(node.value)
     elif isinstance(test, ast.Name):
-        for node in facts.tree.body:
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == test.id for t in node.targets):
-                values.append(node.value)
+        values = _module_bindings(facts.tree, test.id)
+        if not values:
+            return _imported_test(facts, test)
+    return _one_test(facts, values)
+
+
+def _module_bindings(tree: ast.Module, name: str) -> list:
+    """The values a module's top-level assignments give `name`."""
+    return [node.value for node in tree.body if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
+
+
+def _one_test(facts, values: list) -> Optional[tuple]:
+    """(facts, the test) when a name is bound once, to something a test can be."""
     if len(values) == 1 and isinstance(values[0], (ast.Call, ast.Compare, ast.UnaryOp)):
         return facts, values[0]
     return None
@@ -171,13 +178,7 @@ def _imported_test(facts, name: ast.Name) -> Optional[tuple]:
 
     path = path_for_module(facts, module)
     owner = facts.project.facts_for_path(facts, path) if path else None
-    if owner is None:
-        return None
-    values = [node.value for node in owner.tree.body if isinstance(node, ast.Assign)
-              and any(isinstance(t, ast.Name) and t.id == attr for t in node.targets)]
-    if len(values) == 1 and isinstance(values[0], (ast.Call, ast.Compare, ast.UnaryOp)):
-        return owner, values[0]
-    return None
+    return _one_test(owner, _module_bindings(owner.tree, attr)) if owner is not None else None
 
 
 def old_torch_branch(facts, node: ast.AST) -> Optional[tuple[Optional[tuple[int, int]], Optional[str]]]:

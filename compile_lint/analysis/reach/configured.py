@@ -231,9 +231,9 @@ def _read(text: str, path: str) -> tuple[list, list]:
                 if _DOTTED.match(value):
                     holder.target = value
                 elif "${" in value or _DOTTED.match(value.lstrip(".")):
-                    holder.target = UNREAD + value  # (a number, a bare word: no class named at all)
+                    holder.target = UNREAD + value
                 else:
-                    continue
+                    continue  # a number, a bare word: no class named at all
                 holder.hydra, holder.row = key == HYDRA_TARGET, row
             continue
         starts_mapping = not value or value.startswith(("&", "!")) and " " not in value

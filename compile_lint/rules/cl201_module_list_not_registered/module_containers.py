@@ -421,11 +421,11 @@ def _appended_then_registered(facts: ModuleFacts, loop: ast.AST, me: Optional[st
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        if isinstance(func, ast.Attribute) and (func.attr == "append" or func.attr == "extend" and node.args
-                                                 and _single_item(node.args[0]) is not None) and len(node.args) == 1:
-            attr = self_attr(func.value, me)
+        if isinstance(func, ast.Attribute) and func.attr in ("append", "extend") and len(node.args) == 1:
+            # `.extend([item])` appends one item as `.append(item)` does
+            item = node.args[0] if func.attr == "append" else _single_item(node.args[0])
+            attr = self_attr(func.value, me) if item is not None else None
             if attr is not None:
-                item = node.args[0] if func.attr == "append" else _single_item(node.args[0])
                 appended.setdefault(attr, set()).add(_width(item))
         value = registered_value(facts, node)
         part = None
