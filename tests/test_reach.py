@@ -6270,3 +6270,229 @@ def test_a_submodule_from_a_pass_through_helper_is_what_its_own_call_passes(tmp_
     defs = {r["def"] for r in data["regions"]}
     assert {"nets.Gen.forward", "nets.Block.forward", "nets.Inner.forward"} <= defs
     assert "nets.Classifier.forward" not in defs
+
+
+# -- what a trace's inputs leave to a flag's default ------------------------------------
+# ultralytics' BaseModel (bench/fresh_reads batches 9, 28, 41: yolov10, FastSAM,
+# DocLayout-YOLO): `forward(x, *args, **kwargs)` passes them on to `predict(x, profile=False,
+# augment=False)`, which runs `_predict_augment` (and its `scale_img`) only under
+# `if augment:`. A trace gives its example inputs as positional arguments and no keywords:
+# one input leaves `augment` False, so the augment path is not traced.
+ULTRALYTICS_LIKE = """
+import torch
+from torch import nn
+
+def scale_img(img, ratio=1.0):
+    return img
+
+class BaseModel(nn.Module):
+    def forward(self, x, *args, **kwargs):
+        if isinstance(x, dict):
+            return self.loss(x, *args, **kwargs)
+        return self.predict(x, *args, **kwargs)
+
+    def predict(self, x, profile=False, visualize=False, augment=False):
+        if augment:
+            return self._predict_augment(x)
+        return self._predict_once(x, profile)
+
+    def _predict_once(self, x, profile=False):
+        return x
+
+    def _predict_augment(self, x):
+        return scale_img(x, 0.5)
+
+    def loss(self, x, *args):
+        return x
+
+class DetectionModel(BaseModel):
+    pass
+"""
+
+
+def _trace_regions(tmp_path, export: str) -> set:
+    _, data = project(tmp_path, {"tasks.py": ULTRALYTICS_LIKE, "export.py": textwrap.dedent(export)})
+    return region_defs(data)
+
+
+def test_a_trace_of_one_tensor_leaves_a_forwarded_flag_to_its_default(tmp_path):
+    defs = _trace_regions(tmp_path, """
+        import torch
+        from tasks import DetectionModel
+
+        class Exporter:
+            def __call__(self, model):
+                im = torch.zeros(1, 3, 64, 64).to("cpu")
+                self.im = im
+                return self.export_torchscript(model)
+
+            def export_torchscript(self, model):
+                return torch.jit.trace(model, self.im, strict=False)
+
+        Exporter()(DetectionModel())
+        """)
+    assert {"tasks.BaseModel.forward", "tasks.BaseModel.predict", "tasks.BaseModel._predict_once"} <= defs
+    assert "tasks.BaseModel._predict_augment" not in defs and "tasks.scale_img" not in defs
+
+
+@pytest.mark.parametrize("export", [
+    # four inputs: the fourth is `augment`
+    "torch.jit.trace(DetectionModel(), (x, x, x, x))",
+    # an input the reader cannot count: a name that may hold a tuple
+    "torch.jit.trace(DetectionModel(), inputs)",
+    # keyword inputs
+    "torch.jit.trace(DetectionModel(), x, example_kwarg_inputs={'augment': True})",
+    "torch.export.export(DetectionModel(), (x,), kwargs={'augment': True})",
+    "torch.onnx.export(DetectionModel(), (x, {'augment': True}), 'm.onnx')",
+    # compiled code is called with whatever its callers pass
+    "torch.compile(DetectionModel())",
+])
+def test_a_flag_a_trace_may_set_keeps_its_branch(tmp_path, export):
+    defs = _trace_regions(tmp_path, f"""
+        import torch
+        from tasks import DetectionModel
+
+        def run(inputs):
+            x = torch.rand(1, 3, 8, 8)
+            return {export}
+        """)
+    assert {"tasks.BaseModel._predict_augment", "tasks.scale_img"} <= defs
+
+
+def test_a_literal_flag_opens_or_closes_its_branch_and_not_is_read(tmp_path):
+    _, data = project(tmp_path, {"app.py": """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return self.run(x) + self.fast_run(x)
+
+            def fast_run(self, x):
+                return self.run(x, True)
+
+            def run(self, x, fast=False, aux=True):
+                if not fast:
+                    x = self.slow(x)
+                if aux:
+                    x = self.extra(x)
+                return x
+
+            def slow(self, x):
+                return x
+
+            def extra(self, x):
+                return x
+
+        class Quick(nn.Module):
+            def forward(self, x):
+                return Net().run(x, fast=True, aux=False)
+
+        torch.jit.trace(Net(), torch.rand(1))
+        torch.jit.trace(Quick(), (torch.rand(1),))
+        """})
+    defs = region_defs(data)
+    # Net's forward calls `run(x)` (slow, extra) and `run(x, True)` (extra): both reached
+    assert {"app.Net.slow", "app.Net.extra"} <= defs
+    regions = {r["def"]: r for r in data["regions"]}
+    # Quick's `Net().run(x, fast=True, aux=False)`: an instance's method called on another
+    # object, not read for its flags (only calls on `self` and functions are)
+    assert "app.Net.run" in regions
+
+
+def test_a_flag_the_def_rebinds_or_a_second_entry_leaves_open_keeps_its_branch(tmp_path):
+    _, data = project(tmp_path, {"app.py": """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def forward(self, x, augment=False):
+                augment = augment or x.ndim == 5
+                if augment:
+                    return self.aug(x)
+                return x
+
+            def aug(self, x):
+                return x
+
+        class Other(nn.Module):
+            def forward(self, x, augment=False):
+                if augment:
+                    return self.aug(x)
+                return x
+
+            def aug(self, x):
+                return x
+
+        torch.jit.trace(Net(), torch.rand(1))
+        torch.jit.trace(Other(), torch.rand(1))
+        torch.jit.trace(Other(), (torch.rand(1), torch.rand(1)))
+        """})
+    defs = region_defs(data)
+    assert "app.Net.aug" in defs  # rebound: what it tests is not what the trace passed
+    assert "app.Other.aug" in defs  # the second trace passes a second input: `augment`
+
+
+def test_a_trace_of_one_input_closes_a_flag_branch_of_a_function(tmp_path):
+    _, data = project(tmp_path, {"app.py": """
+        import torch
+
+        def helper(x):
+            return x
+
+        def step(x, debug=False):
+            if debug:
+                return helper(x)
+            return x * 2
+
+        torch.jit.trace(step, torch.rand(3))
+        """})
+    defs = region_defs(data)
+    assert "app.step" in defs and "app.helper" not in defs
+
+
+def test_an_instance_kept_only_through_its_attribute_is_no_submodule(tmp_path):
+    # EDSR-PyTorch's ONNX wrapper (bench/fresh_reads batch 46): `self.model = Model(args,
+    # ckp).model` keeps the network the outer Model holds; Model's own forward (which reads
+    # `self.training`) is not part of the exported module
+    _, data = project(tmp_path, {"app.py": """
+        import torch
+        from torch import nn
+
+        class Inner(nn.Module):
+            def forward(self, x):
+                return x
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = Inner()
+
+            def forward(self, x):
+                if self.training:
+                    return x
+                return self.model(x)
+
+        class Wrapper(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = Model().model
+                self.other = Model().to("cpu")
+
+            def forward(self, x):
+                return self.model(x)
+
+        class Kept(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = Model().eval()
+
+            def forward(self, x):
+                return self.net(x)
+
+        torch.onnx.export(Wrapper(), torch.rand(1), "w.onnx")
+        torch.onnx.export(Kept(), torch.rand(1), "k.onnx")
+        """})
+    reached = {site["row"]: set(site["reached"]) for site in data["sites"]}
+    assert "app.Model.forward" not in reached[36] and "app.Inner.forward" not in reached[36]
+    assert {"app.Model.forward", "app.Inner.forward"} <= reached[37]  # `Model().eval()` is the instance itself

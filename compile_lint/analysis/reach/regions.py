@@ -29,7 +29,7 @@ from .sys_paths import WORKING_DIR, added_folders
 from ..semantic.names import NameTable, assigned_name, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, EXPORTERS, SCRIPT_FUNCS, TRACE_FUNCS
 from .configured import TARGET_KEYS, ConfiguredTargets
-from .values import isinstance_narrowed_reads, unnarrowed, isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, TORCH_MODULE, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr, own_super_attribute, FLAG, GUARDED
+from .values import isinstance_narrowed_reads, unnarrowed, isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, TORCH_MODULE, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr, own_super_attribute, FLAG, GUARDED, STAR, VARARGS
 from ..semantic.signatures import call_argument, first_parameter, parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -120,6 +120,10 @@ class Site:
     # an exporter called with no dynamic-shape argument (`static_export`): the export
     # accepts only the example's sizes, so a size it bakes is right for every input
     static_export: bool = False
+    # a trace's example inputs, when it gives no keyword inputs (`example_inputs_of`): an
+    # int, the count of a tuple written out; else the term of the one expression passed
+    # (the index asks what it holds: one tensor is one input, Resolver values)
+    example: Optional[object] = field(default=None, compare=False, repr=False)
 
     def describe(self) -> str:
         """e.g. "compiled by torch.compile with mode='reduce-overhead' at train.py:41"."""
@@ -196,6 +200,12 @@ class DefInfo:
     # decorated with `torch.jit.script` (or `script_if_tracing`): a tracer that reaches it
     # records a call of TorchScript code, and traces nothing of it (_mark)
     scripted: bool = False
+    # per entry of `calls`, its shape (`call_shape`); () for a def that calls nothing:
+    # what a call passes closes the callee's branches on its flags (ProjectIndex._callee_binding)
+    call_shapes: tuple = ()
+    # ((index in `calls`, parameter index, truth), ...): the call runs only where that
+    # boolean-default parameter of the def tests as `truth` (`if augment:` around it)
+    call_guards: tuple = ()
 
 
 @dataclass
@@ -250,6 +260,55 @@ class RegionInfo:
     def describe(self) -> str:
         site = self.sites[0].describe() if self.sites else "compiled"
         return f"{site} (reached from {self.via})" if self.via else site
+
+
+OWN, OTHER = 1, 2  # call_shape: `*`/`**` of the calling def's own `*args`/`**kwargs`, or of anything else
+_SHAPES: dict = {}  # (shapes are shared: most calls have one of a few)
+
+
+def call_shape(call: ast.Call, own: tuple):
+    """(positional arguments before a `*`, OWN/OTHER/0 for a trailing `*` (OTHER for any
+    other), OWN/OTHER/0 for `**`, ((position, bool), ...) of literal True/False arguments, ((keyword,
+    bool or None), ...)) of a call made in a def whose own `*args`/`**kwargs` names are `own`."""
+    args = call.args
+    given = len(args)
+    star = 0
+    if args and args[-1].__class__ is ast.Starred:
+        value = args[-1].value
+        star = OWN if value.__class__ is ast.Name and value.id == own[0] and own[0] is not None else OTHER
+        given -= 1
+    if any(a.__class__ is ast.Starred for a in args[:given]):
+        star = OTHER
+    literals = tuple((i, a.value) for i, a in enumerate(args[:given]) if a.__class__ is ast.Constant and a.value.__class__ is bool)
+    double_star, named = 0, []
+    for k in call.keywords:
+        if k.arg is None:
+            value = k.value
+            mine = value.__class__ is ast.Name and value.id == own[1] and own[1] is not None
+            double_star = OTHER if double_star or not mine else OWN
+        else:
+            value = k.value
+            named.append((k.arg, value.value if value.__class__ is ast.Constant and value.value.__class__ is bool else None))
+    key = (given, star, double_star, literals, tuple(named))
+    return _SHAPES.setdefault(key, key)
+
+
+# torch functions whose result is one tensor: a trace given one is given one input
+TENSOR_MAKERS = frozenset(f"torch.{name}" for name in (
+    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "tensor", "as_tensor", "from_numpy", "arange",
+    "linspace", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like",
+    "cat", "stack", "Tensor", "FloatTensor",
+))
+# torch's tracers and exporters whose example inputs are the traced code's positional
+# arguments: (keyword of the inputs, keywords that add keyword inputs, position of a
+# positional keyword-inputs argument or None)
+EXAMPLE_INPUTS = {
+    "torch.jit.trace": ("example_inputs", ("example_kwarg_inputs",), None),
+    "torch.onnx.export": ("args", ("kwargs",), None),
+    "torch.onnx._export": ("args", ("kwargs",), None),
+    "torch.export.export": ("args", ("kwargs",), 2),
+    "torch.export.export_for_training": ("args", ("kwargs",), 2),
+}
 
 
 def checkpoint_key(path: str) -> str:
@@ -661,6 +720,8 @@ class _Summarizer:
         for owner in testing:
             isinstance_narrowed_reads(names, owner.body, self.terms.narrowed_reads)
         self._decorator_calls: set[int] = set()
+        self._flag_params: dict[int, dict] = {}  # id(DefInfo) -> {flag parameter: index} (_link_call)
+        self._star_names: dict[int, tuple] = {}  # id(DefInfo) -> (its `*args` name, its `**kwargs` name)
         # class dotted -> {attribute: the compile, trace or script function a method stores
         # on `self.<attribute>`} (`self.compile = torch.compile if flag else (lambda m: m)`)
         self._self_apis: dict[str, dict[str, str]] = {}
@@ -687,6 +748,15 @@ class _Summarizer:
             if dotted and not dotted.startswith("builtins.") and dotted not in self.compile_funcs:
                 return Ref(dotted, instance=True)
         return None
+
+    def _only_part_kept(self, call: ast.Call) -> bool:
+        """The instance a call builds is used only through one of its attributes: `Model(args,
+        ckp).model` (EDSR's ONNX wrapper keeps the network the outer `Model` holds, not
+        `Model`, whose forward never runs: bench/fresh_reads batch 46) or a method called on
+        it at once (`Net().encode(x)`, a call of its own); a method returning the instance
+        (`.to(device)`, `.eval()`) keeps it."""
+        parent = self._parents()(call)
+        return parent.__class__ is ast.Attribute and parent.value is call and parent.attr not in RETURNS_SELF
 
     def _imported_refs(self, nodes: "ScopeNodes") -> dict[str, Ref]:
         """{name: Ref of what it names} for the import statements of a def."""
@@ -774,7 +844,8 @@ class _Summarizer:
                 return Site(COMPILE, target, self.path, call.lineno, func, mode, dynamic, cg, self.summary.module,
                             call.col_offset, fullgraph_option(keywords), term)
             return Site(TRACED, target, self.path, call.lineno, func, module=self.summary.module, col=call.col_offset, term=term,
-                        static_export=static_export(func, call, keywords))
+                        static_export=static_export(func, call, keywords),
+                        example=self._example_inputs(func, call, keywords, scope))
         if func in UNBOUND_MODULE_COMPILE and call.args:
             # `torch.nn.Module.compile(self.model)`: the method called unbound, `self.model.compile()`
             receiver = self.ref_of(call.args[0], local, cls, cls_dotted)
@@ -801,6 +872,29 @@ class _Summarizer:
                                 call.lineno, "Module.compile", mode, dynamic, cg, self.summary.module,
                                 call.col_offset, fullgraph_option(keywords), term)
         return None
+
+    def _example_inputs(self, func: str, call: ast.Call, keywords: list, scope: Scope):
+        """Site.example of a trace or export call: how many positional inputs it gives the
+        traced code (a tuple written out), or the term of the one expression it passes;
+        None where it also gives keyword inputs (`example_kwarg_inputs`, `kwargs`, a dict
+        closing an ONNX export's argument tuple), passes them through `*`/`**`, or is not
+        one of torch's tracers whose inputs are positional."""
+        spec = EXAMPLE_INPUTS.get(func)
+        if spec is None or any(a.__class__ is ast.Starred for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        names = dict(keywords)
+        if any(names.get(k) is not None and not _is_none(names[k]) for k in spec[1]):
+            return None  # keyword inputs
+        if spec[2] is not None and len(call.args) > spec[2] and not _is_none(call.args[spec[2]]):
+            return None  # torch.export.export(m, args, kwargs)
+        example = call.args[1] if len(call.args) > 1 else names.get(spec[0])
+        if example is None:
+            return None
+        if example.__class__ is ast.Tuple:
+            if any(e.__class__ in (ast.Starred, ast.Dict) for e in example.elts):
+                return None
+            return len(example.elts)
+        return self.terms.term(example, scope, call.lineno)
 
     def _api_held(self, value: ast.expr) -> Optional[str]:
         """The compile, trace or script function an assigned value may be: the value itself
@@ -879,15 +973,19 @@ class _Summarizer:
                     term = (NARROW, term, class_terms, positive)
         return term
 
+    def _parents(self) -> Callable[[ast.AST], Optional[ast.AST]]:
+        """node -> its parent: the engine's, or one walk of the file made when first asked."""
+        if self._parent_of is None:
+            by_id = {id(child): parent for parent in ast.walk(self.tree) for child in ast.iter_child_nodes(parent)}
+            self._parent_of = lambda child: by_id.get(id(child))
+        return self._parent_of
+
     def _tests_around(self, node: ast.AST):
         """(test, holds) for the branches that lead to `node` within its def: the test of
         each `if`/`IfExp` it sits in (holds: in the body), and of each earlier sibling
         `if` whose body always leaves (return, raise, continue, break) and has no else
         (holds: False)."""
-        parent_of = self._parent_of
-        if parent_of is None:
-            by_id = {id(child): parent for parent in ast.walk(self.tree) for child in ast.iter_child_nodes(parent)}
-            parent_of = self._parent_of = lambda child: by_id.get(id(child))
+        parent_of = self._parents()
         child, parent = node, parent_of(node)
         while parent is not None and not isinstance(parent, (ast.Lambda, ast.ClassDef)):
             if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
@@ -1009,6 +1107,8 @@ class _Summarizer:
                         self._record_call(node, scope)
                 else:
                     self._record_call(node, scope)
+                if callee is not None and owner is not None:
+                    self._link_call(owner, node)
                 if callee is not None and node.args and not callee.dotted.startswith(("torch.", "builtins.")):
                     target = self.ref_of(node.args[0], local, cls, cls_dotted)
                     term = self.terms.term(node.args[0], scope, node.lineno)
@@ -1016,6 +1116,25 @@ class _Summarizer:
                         kws = tuple((k.arg, _literal(k.value)) for k in node.keywords if k.arg)
                         kws = tuple((k, v) for k, v in kws if v is not _NOT_LITERAL)
                         self.summary.wrapper_calls.append((callee.dotted, target, node.lineno, kws, term, node.col_offset))
+
+    def _link_call(self, owner: DefInfo, node: ast.Call) -> None:
+        """Keep, for the call just appended to `owner.calls`, its shape (`call_shape`) and
+        the tests of the def's boolean-default parameters it runs under (`if augment:`,
+        `if not fast:`), the parameter never rebound in the def."""
+        position = len(owner.calls) - 1
+        shape = call_shape(node, self._star_names.get(id(owner), (None, None)))
+        owner.call_shapes = (owner.call_shapes or (None,) * position) + (shape,)
+        flags = self._flag_params.get(id(owner))
+        if not flags:
+            return
+        guards = []
+        for test, holds in self._tests_around(node):
+            negated = test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not
+            name = test.operand if negated else test
+            if name.__class__ is ast.Name and name.id in flags:
+                guards.append((position, flags[name.id], holds != negated))
+        if guards:
+            owner.call_guards += tuple(guards)
 
     def _comprehended_calls(self, comprehensions, scope: Scope) -> Optional[dict]:
         """id(call) -> what the loop names of the comprehensions around it hold, for the
@@ -1214,6 +1333,11 @@ class _Summarizer:
         wrapped = [p for p in params[: len(positional)]]
         if is_method and wrapped and self_kind:
             wrapped = wrapped[1:]
+        if args.vararg is not None or args.kwarg is not None:
+            self._star_names[id(info)] = (args.vararg.arg if args.vararg else None, args.kwarg.arg if args.kwarg else None)
+        if info.flag_defaults:
+            # the boolean-default parameters the body never rebinds: their tests guard calls
+            self._flag_params[id(info)] = {params[i]: i for i in info.flag_defaults if params[i] not in nodes.bound}
         self._visit_body(nodes.visit, local, cls, cls_dotted, info, scope, nodes.comprehensions)
         if wrapped and nodes.calls:
             info.instantiates = self._instantiates(nodes, wrapped, params)
@@ -1440,7 +1564,7 @@ class _Summarizer:
         for nodes in scopes:
             for sub in nodes.calls:
                 ref = self._instance_ref(sub)
-                if ref and not ref.dotted.startswith(("torch.", "builtins.")):
+                if ref and not ref.dotted.startswith(("torch.", "builtins.")) and not self._only_part_kept(sub):
                     applied = id(sub) in called_at_once
                     attr = stored_on.get(id(sub))
                     if attr is None:
@@ -1582,6 +1706,7 @@ class ProjectIndex:
 
     def __init__(self, summaries: Iterable[ModuleSummary], declared: Iterable = (), configured=None):
         self.summaries = list(summaries)
+        self._by_path: Optional[dict] = None  # path -> summary, made when a trace's inputs are asked
         # the files that do not parse, by module: only their names are known
         self.unparsed = {s.module: s for s in self.summaries if s.unparsed is not None}
         if self.unparsed:
@@ -3122,9 +3247,11 @@ class ProjectIndex:
             kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
             classes = [t[0].dotted(t[1].qualname) for t in self.site_targets.get(site_key(site), ()) if t[1].kind == "class"]
             inheriting = self._inheriting(classes)
+            inputs = self._inputs_given(site, role, resolved)
             for dotted, summary, info in entries:
+                binding = self._entry_binding(dotted, info, inputs) if inputs is not None else None
                 for receiver in inheriting.get(dotted.rsplit(".", 1)[0]) or (None,):
-                    self._mark(result, dotted, summary, info, kinds, site, None, 0, receiver)
+                    self._mark(result, dotted, summary, info, kinds, site, None, 0, receiver, binding)
         # declared and recorded regions: entry sites like any other, plus the code a
         # recorded run saw Dynamo compile (functions inlined into its graphs)
         self.declared_sites()
@@ -3166,11 +3293,102 @@ class ProjectIndex:
             found = self._mro_sets[cls_dotted] = frozenset(self.mro(cls_dotted))
         return found
 
-    def _mark(self, result, dotted, summary, info, kinds, site, via, depth, receiver=None) -> None:
+    def _inputs_given(self, site: Site, role, resolved: list) -> Optional[int]:
+        """How many positional inputs, and no keyword ones, a trace site gives the code it
+        enters (_example_count); for a call of a project wrapper that traces its argument,
+        what the wrapper's own trace gives (every one of them, the same count)."""
+        if site.kind != TRACED:
+            return None
+        if not (role and role[0] == "call"):
+            return self._example_count(site) if site.example is not None else None
+        counts = {self._example_count(inner) if inner.example is not None else None
+                  for inner, _entries, _why, inner_role in resolved
+                  if inner_role and inner_role[0] == "delegated" and inner_role[1] == role[1]}
+        return counts.pop() if len(counts) == 1 else None
+
+    def _example_count(self, site: Site) -> Optional[int]:
+        """How many positional inputs a trace gives its code: a tuple's length written out,
+        or 1 where the one expression passed holds a tensor a torch function made (every
+        value of it: `self.im`, set from `torch.zeros(...).to(device)`); None otherwise (a
+        name that may hold a tuple)."""
+        if isinstance(site.example, int):
+            return site.example
+        if self._by_path is None:
+            self._by_path = {s.path: s for s in self.summaries}
+        summary = self._by_path.get(site.path)
+        if summary is None:
+            return None
+        with self.resolver.reasons_apart():
+            values = self.resolver.values(site.example, summary)
+        return 1 if values and all(v.kind == "inst" and v.dotted in TENSOR_MAKERS for v in values) else None
+
+    def _entry_binding(self, dotted: str, info: DefInfo, inputs: int) -> Optional[tuple]:
+        """What a trace giving `inputs` positional inputs and no keyword inputs binds in the
+        def it enters (`forward`, or the function traced): _binding's shape."""
+        if info.kind != "function" or info.positional < 0:
+            return None
+        offset = 1 if self._is_method(dotted) else 0
+        if offset and info.method_kind == "static":
+            return None
+        flags = frozenset((i, value[1]) for i, value in info.flag_defaults.items() if i >= offset + inputs)
+        extra = max(0, inputs - (info.positional - offset)) if info.varargs else 0
+        return (flags, extra, True)
+
+    def _is_method(self, dotted: str) -> bool:
+        owner = self.defs.get(dotted.rsplit(".", 1)[0])
+        return owner is not None and owner[1].kind == "class"
+
+    def _callee_binding(self, info: DefInfo, binding: tuple, position: int, bound_call: bool,
+                        c_dotted: str, c_info: DefInfo) -> Optional[tuple]:
+        """What the call at `position` of `info.calls` binds in its callee `c_info`, where
+        `info` runs with `binding`: (the callee's boolean-default parameters whose value is
+        known, as frozenset((index, bool))), how many values its own `*args` holds, whether
+        its `**kwargs` is surely empty). A flag the call leaves out holds its default; one
+        it passes as the literal True or False holds that; anything else is not known.
+        `*args`/`**kwargs` of the calling def passed on are what `binding` says they hold.
+        None where the call's shape is not read: no record of it, a method called unbound
+        or static, any other `*`/`**`, more arguments than a record keeps."""
+        shapes = info.call_shapes
+        shape = shapes[position] if position < len(shapes) else None
+        if shape is None or c_info.kind != "function" or c_info.positional < 0:
+            return None
+        if self._is_method(c_dotted):
+            if c_info.method_kind == "static" or not bound_call:
+                return None  # (`Base.predict(self, x)`: which argument is `self` is not read here)
+            offset = 1
+        else:
+            offset = 0
+        given, star, double_star, literals, named = shape
+        flags_known, extra, kw_empty = binding
+        if star == OTHER or double_star == OTHER or double_star == OWN and not kw_empty:
+            return None
+        count = given + (extra if star == OWN else 0)
+        literals, named = dict(literals), dict(named)
+        params = c_info.params
+        flags = []
+        for index, default in c_info.flag_defaults.items():
+            at = index - offset
+            if at < count:
+                value = literals.get(at) if at < given else None
+            elif index < len(params) and params[index] in named:
+                value = named[params[index]]
+            else:
+                value = default[1]
+            if value is not None:
+                flags.append((index, value))
+        c_extra = max(0, count - (c_info.positional - offset)) if c_info.varargs else 0
+        c_kw_empty = all(name in params for name in named)
+        return (frozenset(flags), c_extra, c_kw_empty)
+
+    def _mark(self, result, dotted, summary, info, kinds, site, via, depth, receiver=None, binding=None) -> None:
         """Mark `dotted` as in `site`'s region and follow its calls. `receiver`: the class
         of `self` when it is known to be a subclass of the def's own class (a compiled
         subclass running an inherited forward): methods called on `self` are looked up
-        from it, so the subclass's overrides run."""
+        from it, so the subclass's overrides run. `binding`: what the calls from a trace's
+        entry bind in this def (_entry_binding, _callee_binding), None where not known: a
+        call under a test of a flag whose value it knows, and that the value closes, is
+        not followed (ultralytics' `if augment:` in `predict`, which `forward(x, *args,
+        **kwargs)` reaches with the trace's one input: bench/fresh_reads batches 9, 28, 41)."""
         if info.disabled or depth > MAX_DEPTH:
             return
         if info.scripted and TRACED in kinds:
@@ -3183,7 +3401,7 @@ class ProjectIndex:
         # a def first reached far from its entry and then again nearer to it goes on
         # from the nearer one: which defs are marked must not depend on the order the
         # entries come in (MAX_DEPTH counts calls from the entry)
-        seen_key = (dotted, id(site), receiver)
+        seen_key = (dotted, id(site), receiver, binding)
         nearer = depth < self._marked_at.get(seen_key, MAX_DEPTH + 1)
         if nearer:
             self._marked_at[seen_key] = depth
@@ -3216,8 +3434,16 @@ class ProjectIndex:
         # the application's exporter: sleap-nn's mock models, bench/dev15, torch-rechub's
         # SimpleModel, bench/dev23), as its targets leave them out (_without_test_doubles)
         outside_tests = not self.is_test_file(site.path) and not self.is_test_file(summary.path)
-        for callee in callees:
+        closed = ()
+        if binding is not None and info.call_guards:
+            known = dict(binding[0])
+            closed = {position for position, index, truth in info.call_guards
+                      if index in known and bool(known[index]) != truth}
+        for position, callee in enumerate(callees):
+            if position in closed:
+                continue  # under `if flag:` with the flag this entry leaves at False
             next_receiver = None
+            bound_call = callee.on_self or callee.instance  # (before `callee` names the receiver's method)
             if callee.on_self and receiver is not None:
                 # `self.m()` with `self` a subclass: its `m`, maybe an override
                 callee = Ref(f"{receiver}.{callee.dotted.rsplit('.', 1)[1]}")
@@ -3225,7 +3451,9 @@ class ProjectIndex:
             for c_dotted, c_summary, c_info in self._callee_defs(callee, summary):
                 if c_dotted != dotted and not (outside_tests and self.is_test_file(c_summary.path)):
                     c_receiver = next_receiver if next_receiver is not None and c_dotted.rsplit(".", 1)[0] != receiver else None
-                    self._mark(result, c_dotted, c_summary, c_info, kinds, site, short, depth + 1, c_receiver)
+                    c_binding = self._callee_binding(info, binding, position, bound_call, c_dotted, c_info) \
+                        if binding is not None and position < len(info.calls) else None
+                    self._mark(result, c_dotted, c_summary, c_info, kinds, site, short, depth + 1, c_receiver, c_binding)
 
     def _forward_submodules(self, summary: ModuleSummary, cls: DefInfo) -> list[Ref]:
         """The submodules a class's forward can run: those stored on an attribute that
