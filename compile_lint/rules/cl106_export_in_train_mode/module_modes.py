@@ -121,8 +121,17 @@ def class_mode_layer(facts: ModuleFacts, dotted: Optional[str], depth: int = 0) 
 
 
 def _class_mode_layer(where: ModuleFacts, cls: ast.ClassDef, depth: int) -> Optional[str]:
-    for method in methods(cls).values():
+    own = methods(cls)
+    init = own.get("__init__")
+    evaluated = _evaluated_in_init(init) if init is not None else frozenset()
+    if "self" in evaluated:
+        return None  # `self.eval()` in `__init__`: built in eval mode, children and all
+    skipped = {id(n) for stmt in ast.walk(init) if isinstance(stmt, ast.Assign) and _stores_on(stmt, evaluated)
+               for n in ast.walk(stmt.value)} if evaluated else set()
+    for method in own.values():
         for node in ast.walk(method):
+            if id(node) in skipped:
+                continue  # a child `__init__` itself puts in eval mode (`self.flownet.eval()`)
             if isinstance(node, ast.Attribute) and node.attr == "training" and isinstance(node.value, ast.Name) and node.value.id == "self":
                 return f"`self.training` in {cls.name}.{method.name}"
             if isinstance(node, ast.Call):
@@ -134,6 +143,8 @@ def _class_mode_layer(where: ModuleFacts, cls: ast.ClassDef, depth: int) -> Opti
                     if training is not None and not isinstance(training, ast.Constant):
                         return called.replace("torch.nn.functional.", "F.")  # `training=self.training`
                     continue  # a literal or the default: the same in both modes
+                if _only_part_kept(where, node):
+                    continue  # `Model(args, ckp).model`: the network it holds, not `Model` (EDSR-PyTorch, batch 46)
                 found = mode_layer(where, node, depth + 1) if called[:1] and called.rpartition(".")[2][:1].isupper() else None
                 if found:
                     return found
@@ -142,6 +153,44 @@ def _class_mode_layer(where: ModuleFacts, cls: ast.ClassDef, depth: int) -> Opti
         if found:
             return found
     return None
+
+
+def _only_part_kept(facts: ModuleFacts, call: ast.Call) -> bool:
+    """The module a call builds is used only through one of its attributes
+    (`Model(args, ckp).model`: EDSR-PyTorch's ONNX wrapper keeps the network the outer
+    `Model` holds, whose own forward reads `self.training` and never runs in the export,
+    bench/fresh_reads batch 46); a method keeping the module (`.to()`, `.eval()`) is no such read."""
+    parent = facts.parent(call)
+    return isinstance(parent, ast.Attribute) and parent.value is call and parent.attr not in KEEPS_MODE \
+        and parent.attr not in ("eval", "train")
+
+
+def _evaluated_in_init(init: ast.AST) -> frozenset:
+    """The attributes `__init__` puts in eval mode at its top level, after building them
+    (`self.flownet.eval()`, `self.net.train(False)`), "self" for `self.eval()`: built that
+    way, they stay so until the module's mode is set again, which `built_in_train_mode`
+    rules out (GMFupSS-TensorRT's Model evaluates its three networks in `__init__`, so its
+    ONNX export, taken with the fresh Model, runs them in eval mode: bench/fresh_reads batch 46)."""
+    out = set()
+    for stmt in init.body:
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in KEEPS_MODE:
+            call = call.func.value  # `self.net.eval().to(device)`
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+            continue
+        if not (call.func.attr == "eval" and not call.args or call.func.attr == "train" and _switches_off(call)):
+            continue
+        target = call.func.value
+        if isinstance(target, ast.Name) and target.id == "self":
+            out.add("self")
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            out.add(target.attr)
+    return frozenset(out)
+
+
+def _stores_on(stmt: ast.Assign, attrs: frozenset) -> bool:
+    return any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" and t.attr in attrs
+               for t in stmt.targets)
 
 
 def _project_class(facts: ModuleFacts, dotted: str) -> tuple[Optional[ast.ClassDef], ModuleFacts]:
