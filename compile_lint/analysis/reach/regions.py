@@ -200,7 +200,7 @@ class DefInfo:
     # decorated with `torch.jit.script` (or `script_if_tracing`): a tracer that reaches it
     # records a call of TorchScript code, and traces nothing of it (_mark)
     scripted: bool = False
-    # per entry of `calls`, its shape (`call_shape`); () for a def that calls nothing:
+    # per entry of `calls`, its shape (`call_shape`), a list once it has one; () for a def that calls nothing:
     # what a call passes closes the callee's branches on its flags (ProjectIndex._callee_binding)
     call_shapes: tuple = ()
     # ((index in `calls`, parameter index, truth), ...): the call runs only where that
@@ -266,12 +266,22 @@ OWN, OTHER = 1, 2  # call_shape: `*`/`**` of the calling def's own `*args`/`**kw
 _SHAPES: dict = {}  # (shapes are shared: most calls have one of a few)
 
 
+_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_PLAIN_SHAPES = [(given, 0, 0, (), ()) for given in range(16)]  # the shape of most calls
+
+
 def call_shape(call: ast.Call, own: tuple):
     """(positional arguments before a `*`, OWN/OTHER/0 for a trailing `*` (OTHER for any
     other), OWN/OTHER/0 for `**`, ((position, bool), ...) of literal True/False arguments, ((keyword,
     bool or None), ...)) of a call made in a def whose own `*args`/`**kwargs` names are `own`."""
     args = call.args
     given = len(args)
+    if not call.keywords and given < 16:
+        for a in args:
+            if a.__class__ is ast.Starred or a.__class__ is ast.Constant and a.value.__class__ is bool:
+                break
+        else:
+            return _PLAIN_SHAPES[given]
     star = 0
     if args and args[-1].__class__ is ast.Starred:
         value = args[-1].value
@@ -1123,18 +1133,30 @@ class _Summarizer:
         `if not fast:`), the parameter never rebound in the def."""
         position = len(owner.calls) - 1
         shape = call_shape(node, self._star_names.get(id(owner), (None, None)))
-        owner.call_shapes = (owner.call_shapes or (None,) * position) + (shape,)
+        shapes = owner.call_shapes
+        if len(shapes) == position and shapes.__class__ is list:
+            shapes.append(shape)
+        else:  # (the first: the default is a shared empty tuple)
+            owner.call_shapes = [*shapes, *(None,) * (position - len(shapes)), shape]
         flags = self._flag_params.get(id(owner))
         if not flags:
             return
-        guards = []
-        for test, holds in self._tests_around(node):
-            negated = test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not
-            name = test.operand if negated else test
-            if name.__class__ is ast.Name and name.id in flags:
-                guards.append((position, flags[name.id], holds != negated))
-        if guards:
-            owner.call_guards += tuple(guards)
+        # the `if`s and conditional expressions around the call, up to its def (an earlier
+        # `if flag: return` is not read: it closes what follows only where the flag is True)
+        parent_of = self._parents()
+        child, parent = node, parent_of(node)
+        while parent is not None:
+            kind = parent.__class__
+            if (kind is ast.If or kind is ast.IfExp) and child is not parent.test:
+                test = parent.test
+                negated = test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not
+                name = test.operand if negated else test
+                if name.__class__ is ast.Name and name.id in flags:
+                    holds = child in parent.body if kind is ast.If else child is parent.body
+                    owner.call_guards += ((position, flags[name.id], holds != negated),)
+            elif kind in _SCOPE_NODES:
+                break
+            child, parent = parent, parent_of(parent)
 
     def _comprehended_calls(self, comprehensions, scope: Scope) -> Optional[dict]:
         """id(call) -> what the loop names of the comprehensions around it hold, for the
