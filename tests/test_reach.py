@@ -6496,3 +6496,65 @@ def test_an_instance_kept_only_through_its_attribute_is_no_submodule(tmp_path):
     reached = {site["row"]: set(site["reached"]) for site in data["sites"]}
     assert "app.Model.forward" not in reached[36] and "app.Inner.forward" not in reached[36]
     assert {"app.Model.forward", "app.Inner.forward"} <= reached[37]  # `Model().eval()` is the instance itself
+
+
+# -- a compiled module the code never calls ----------------------------------------------
+# medficientsam's infer.py (bench/fresh_reads batch 51): `model = torch.compile(model)`, then
+# `infer_2D(model, ...)` calls only `model.image_encoder(...)` and `model.prompt_and_decoder(...)`:
+# submodules and other methods of an OptimizedModule run eagerly (CL510), so nothing runs compiled
+NEVER_CALLED = """
+import torch
+from torch import nn
+
+class Encoder(nn.Module):
+    def forward(self, x):
+        return x
+
+class Sam(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.image_encoder = Encoder()
+
+    def forward(self, x):
+        return self.head(self.image_encoder(x))
+
+    def head(self, x):
+        return x
+
+def infer_2d(model, x):
+    if hasattr(model, "_orig_mod"):
+        pass
+    return model.image_encoder(x)
+
+def infer(x):
+    model = torch.compile(Sam())
+    model.eval()
+    return infer_2d(model, x)
+"""
+
+
+def test_a_compiled_module_only_read_through_attributes_marks_no_region(tmp_path):
+    _, data = project(tmp_path, {"app.py": NEVER_CALLED})
+    assert "app.Sam.head" not in region_defs(data)
+    assert names(site(data, "app.py", 26)) == ["app.py:Sam"]  # still resolved
+
+
+@pytest.mark.parametrize("use", [
+    "return model(x)",
+    "return infer_2d(model, x) + model.forward(x)",
+    "m = model.eval()\n    return m(x)",
+    "return run(model, x)",
+    "return [model]",
+    "return model",
+])
+def test_a_compiled_module_called_or_handed_on_keeps_its_region(tmp_path, use):
+    source = NEVER_CALLED.replace("    model.eval()\n    return infer_2d(model, x)\n", f"    {use}\n")
+    source += "\ndef run(m, x):\n    return m(x)\n"
+    _, data = project(tmp_path, {"app.py": source})
+    assert "app.Sam.head" in region_defs(data), use
+
+
+def test_the_compiled_name_read_by_its_own_compile_is_no_use(tmp_path):
+    source = NEVER_CALLED.replace("    model = torch.compile(Sam())\n", "    model = Sam()\n    model = torch.compile(model)\n")
+    _, data = project(tmp_path, {"app.py": source})
+    assert "app.Sam.head" not in region_defs(data)

@@ -29,7 +29,7 @@ from .sys_paths import WORKING_DIR, added_folders
 from ..semantic.names import NameTable, assigned_name, chain_text, import_prefixes
 from ..torch_api import COMPILERS, CUDAGRAPH_MODES, DISABLE_FUNCS, EXPORTERS, SCRIPT_FUNCS, TRACE_FUNCS
 from .configured import TARGET_KEYS, ConfiguredTargets
-from .values import isinstance_narrowed_reads, unnarrowed, isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, TORCH_MODULE, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr, own_super_attribute, FLAG, GUARDED, STAR, VARARGS
+from .values import isinstance_narrowed_reads, unnarrowed, isinstance_tests, ATTR, PRIOR, CALL, DECORATED, SEQ, ITEM, EMPTY, KWARGS, LOCAL, LOOKED_UP, CALLED_RESULT, NONE_DEFAULT, RECORDED_ARGS, SUPER, SELF, UNION, KNOWN_ROOTS, TORCH_MODULE, G, NARROW, PARAM, UNKNOWN, Resolver, Scope, TermBuilder, Value, _target_names, describe_external, passed_term, patched_attr, own_super_attribute, FLAG, GUARDED, STAR, VARARGS, assigned_names
 from ..semantic.signatures import call_argument, first_parameter, parameter_defaults
 from ..semantic.walk import walk as _walk_plain
 from ..semantic.walk import walk_scope
@@ -124,6 +124,9 @@ class Site:
     # int, the count of a tuple written out; else the term of the one expression passed
     # (the index asks what it holds: one tensor is one input, Resolver values)
     example: Optional[object] = field(default=None, compare=False, repr=False)
+    # a compile whose result the code never calls (`_never_called`): what it compiles runs
+    # eagerly, so it marks no region (the site still resolves, for `regions`)
+    uncalled: bool = field(default=False, compare=False)
 
     def describe(self) -> str:
         """e.g. "compiled by torch.compile with mode='reduce-overhead' at train.py:41"."""
@@ -852,7 +855,7 @@ class _Summarizer:
                     return None
                 mode, dynamic, cg = compile_options(keywords, scope.defaults)
                 return Site(COMPILE, target, self.path, call.lineno, func, mode, dynamic, cg, self.summary.module,
-                            call.col_offset, fullgraph_option(keywords), term)
+                            call.col_offset, fullgraph_option(keywords), term, uncalled=self._never_called(call))
             return Site(TRACED, target, self.path, call.lineno, func, module=self.summary.module, col=call.col_offset, term=term,
                         static_export=static_export(func, call, keywords),
                         example=self._example_inputs(func, call, keywords, scope))
@@ -882,6 +885,64 @@ class _Summarizer:
                                 call.lineno, "Module.compile", mode, dynamic, cg, self.summary.module,
                                 call.col_offset, fullgraph_option(keywords), term)
         return None
+
+    def _never_called(self, call: ast.Call) -> bool:
+        """The compiled module or function `call` makes is never called: bound to a local
+        name of a def (`model = torch.compile(model)`) that the def only reads attributes
+        of (`model.image_encoder(x)`, `model._orig_mod`: submodules and other methods run
+        eagerly, CL510), or hands to a def of this file that does only that with it
+        (medficientsam's `infer_2D(model, ...)`, bench/fresh_reads batch 51). Called,
+        returned, stored, passed anywhere else, `.forward`, or a method returning the module
+        whose result is kept (`m = model.eval()`): it may run."""
+        parent_of = self._parents()
+        stmt = parent_of(call)
+        if not (stmt.__class__ is ast.Assign and stmt.value is call and len(stmt.targets) == 1
+                and stmt.targets[0].__class__ is ast.Name):
+            return False
+        func = stmt
+        while func is not None and func.__class__ not in _SCOPE_NODES:
+            func = parent_of(func)
+        if func is None or func.__class__ is ast.ClassDef or func.__class__ is ast.Lambda:
+            return False  # (a module's name may be imported and called anywhere)
+        return self._only_attributes_read(func, stmt.targets[0].id, 0, {id(n) for n in ast.walk(call)})
+
+    def _only_attributes_read(self, func: ast.AST, name: str, depth: int, skipped=frozenset()) -> bool:
+        """Every read of `name` in `func` (but the nodes `skipped`: the compile's own
+        argument) is one of an attribute, or hands it to a def that does only that."""
+        parent_of = self._parents()
+        if any(n.__class__ in (ast.Global, ast.Nonlocal) and name in n.names for n in ast.walk(func)):
+            return False
+        for node in ast.walk(func):
+            if node.__class__ is not ast.Name or node.id != name or node.ctx.__class__ is not ast.Load or id(node) in skipped:
+                continue
+            parent = parent_of(node)
+            if parent.__class__ is ast.Attribute and parent.value is node:
+                if parent.attr in ("forward", "__call__", "__wrapped__"):
+                    return False
+                used = parent_of(parent)
+                if parent.attr in RETURNS_SELF and used.__class__ is ast.Call and used.func is parent \
+                        and parent_of(used).__class__ is not ast.Expr:
+                    return False  # `m = model.eval()`: the compiled module again
+                continue
+            if parent.__class__ is ast.Call and parent.func.__class__ is ast.Name and parent.func.id in ("hasattr", "isinstance") \
+                    and parent.args and parent.args[0] is node:
+                continue
+            if depth == 0 and parent.__class__ is ast.Call and node in parent.args and parent.func.__class__ is ast.Name \
+                    and not any(a.__class__ is ast.Starred for a in parent.args):
+                callee = self._module_def(parent.func.id)
+                index = parent.args.index(node)
+                if callee is not None and not callee.args.vararg:
+                    positional = callee.args.posonlyargs + callee.args.args
+                    if index < len(positional) and self._only_attributes_read(callee, positional[index].arg, 1):
+                        continue
+            return False
+        return True
+
+    def _module_def(self, name: str):
+        """The one module-level def of this file bound to `name`, undecorated; else None."""
+        found = [n for n in self.tree.body if n.__class__ in (ast.FunctionDef, ast.AsyncFunctionDef) and n.name == name]
+        bound = [n for n in self.tree.body if n.__class__ is ast.Assign and name in assigned_names([n])]
+        return found[0] if len(found) == 1 and not bound and not found[0].decorator_list else None
 
     def _example_inputs(self, func: str, call: ast.Call, keywords: list, scope: Scope):
         """Site.example of a trace or export call: how many positional inputs it gives the
@@ -3269,6 +3330,8 @@ class ProjectIndex:
             kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
             classes = [t[0].dotted(t[1].qualname) for t in self.site_targets.get(site_key(site), ()) if t[1].kind == "class"]
             inheriting = self._inheriting(classes)
+            if site.uncalled:
+                continue  # what it compiles runs eagerly
             inputs = self._inputs_given(site, role, resolved)
             for dotted, summary, info in entries:
                 binding = self._entry_binding(dotted, info, inputs) if inputs is not None else None
