@@ -6273,7 +6273,7 @@ def test_a_submodule_from_a_pass_through_helper_is_what_its_own_call_passes(tmp_
 
 
 # -- what a trace's inputs leave to a flag's default ------------------------------------
-# ultralytics' BaseModel (bench/fresh_reads batches 9, 28, 41: yolov10, FastSAM,
+# ultralytics' BaseModel (bench/fresh_reads batches 4, 15, 41: yolov10, FastSAM,
 # DocLayout-YOLO): `forward(x, *args, **kwargs)` passes them on to `predict(x, profile=False,
 # augment=False)`, which runs `_predict_augment` (and its `scale_img`) only under
 # `if augment:`. A trace gives its example inputs as positional arguments and no keywords:

@@ -3473,7 +3473,7 @@ class ProjectIndex:
         entry bind in this def (_entry_binding, _callee_binding), None where not known: a
         call under a test of a flag whose value it knows, and that the value closes, is
         not followed (ultralytics' `if augment:` in `predict`, which `forward(x, *args,
-        **kwargs)` reaches with the trace's one input: bench/fresh_reads batches 9, 28, 41)."""
+        **kwargs)` reaches with the trace's one input: bench/fresh_reads batches 4, 15, 41)."""
         if info.disabled or depth > MAX_DEPTH:
             return
         if info.scripted and TRACED in kinds:
