@@ -120,7 +120,7 @@ class Site:
     # an exporter called with no dynamic-shape argument (`static_export`): the export
     # accepts only the example's sizes, so a size it bakes is right for every input
     static_export: bool = False
-    # a trace's example inputs, when it gives no keyword inputs (`example_inputs_of`): an
+    # a trace's example inputs, when it gives no keyword inputs (`_example_inputs`): an
     # int, the count of a tuple written out; else the term of the one expression passed
     # (the index asks what it holds: one tensor is one input, Resolver values)
     example: Optional[object] = field(default=None, compare=False, repr=False)
@@ -3409,7 +3409,7 @@ class ProjectIndex:
 
     def _entry_binding(self, dotted: str, info: DefInfo, inputs: int) -> Optional[tuple]:
         """What a trace giving `inputs` positional inputs and no keyword inputs binds in the
-        def it enters (`forward`, or the function traced): _binding's shape."""
+        def it enters (`forward`, or the function traced), shaped as `_callee_binding` returns."""
         if info.kind != "function" or info.positional < 0:
             return None
         offset = 1 if self._is_method(dotted) else 0
@@ -3526,7 +3526,7 @@ class ProjectIndex:
                       if index in known and bool(known[index]) != truth}
         for position, callee in enumerate(callees):
             if position in closed:
-                continue  # under `if flag:` with the flag this entry leaves at False
+                continue  # under `if flag:` (or its `else`) with a flag value that closes it
             next_receiver = None
             bound_call = callee.on_self or callee.instance  # (before `callee` names the receiver's method)
             if callee.on_self and receiver is not None:
