@@ -604,6 +604,7 @@ def test_a_large_registry_resolves_completely_whatever_asks_first(tmp_path):
             net = create_model(name)
             fast = torch.compile(net)
             cycled = torch.compile(a(create_model("Net3"), 3))
+            return fast, cycled
     """
     index, data = project(tmp_path, {"models.py": models, "train.py": train})
     want = sorted(f"models.py:Net{i}" for i in range(150))
