@@ -203,9 +203,9 @@ class DefInfo:
     # decorated with `torch.jit.script` (or `script_if_tracing`): a tracer that reaches it
     # records a call of TorchScript code, and traces nothing of it (_mark)
     scripted: bool = False
-    # per entry of `calls`, its shape (`call_shape`), a list once it has one; () for a def that calls nothing:
-    # what a call passes closes the callee's branches on its flags (ProjectIndex._callee_binding)
-    call_shapes: tuple = ()
+    # per entry of `calls`, its shape (`call_shape`): what a call passes closes the
+    # callee's branches on its flags (ProjectIndex._callee_binding)
+    call_shapes: list = field(default_factory=list)
     # ((index in `calls`, parameter index, truth), ...): the call runs only where that
     # boolean-default parameter of the def tests as `truth` (`if augment:` around it)
     call_guards: tuple = ()
@@ -734,7 +734,6 @@ class _Summarizer:
             isinstance_narrowed_reads(names, owner.body, self.terms.narrowed_reads)
         self._decorator_calls: set[int] = set()
         self._flag_params: dict[int, dict] = {}  # id(DefInfo) -> {flag parameter: index} (_link_call)
-        self._star_names: dict[int, tuple] = {}  # id(DefInfo) -> (its `*args` name, its `**kwargs` name)
         # class dotted -> {attribute: the compile, trace or script function a method stores
         # on `self.<attribute>`} (`self.compile = torch.compile if flag else (lambda m: m)`)
         self._self_apis: dict[str, dict[str, str]] = {}
@@ -910,9 +909,9 @@ class _Summarizer:
         """Every read of `name` in `func` (but the nodes `skipped`: the compile's own
         argument) is one of an attribute, or hands it to a def that does only that."""
         parent_of = self._parents()
-        if any(n.__class__ in (ast.Global, ast.Nonlocal) and name in n.names for n in ast.walk(func)):
-            return False
         for node in ast.walk(func):
+            if node.__class__ in (ast.Global, ast.Nonlocal) and name in node.names:
+                return False  # (the module's name: read anywhere)
             if node.__class__ is not ast.Name or node.id != name or node.ctx.__class__ is not ast.Load or id(node) in skipped:
                 continue
             parent = parent_of(node)
@@ -1193,12 +1192,8 @@ class _Summarizer:
         the tests of the def's boolean-default parameters it runs under (`if augment:`,
         `if not fast:`), the parameter never rebound in the def."""
         position = len(owner.calls) - 1
-        shape = call_shape(node, self._star_names.get(id(owner), (None, None)))
-        shapes = owner.call_shapes
-        if len(shapes) == position and shapes.__class__ is list:
-            shapes.append(shape)
-        else:  # (the first: the default is a shared empty tuple)
-            owner.call_shapes = [*shapes, *(None,) * (position - len(shapes)), shape]
+        # (`owner.calls` grows only in _visit_body, each call followed by this: the two align)
+        owner.call_shapes.append(call_shape(node, self.terms.star_params.get(owner.qualname, (None, None))))
         flags = self._flag_params.get(id(owner))
         if not flags:
             return
@@ -1416,8 +1411,6 @@ class _Summarizer:
         wrapped = [p for p in params[: len(positional)]]
         if is_method and wrapped and self_kind:
             wrapped = wrapped[1:]
-        if args.vararg is not None or args.kwarg is not None:
-            self._star_names[id(info)] = (args.vararg.arg if args.vararg else None, args.kwarg.arg if args.kwarg else None)
         if info.flag_defaults:
             # the boolean-default parameters the body never rebinds: their tests guard calls
             self._flag_params[id(info)] = {params[i]: i for i in info.flag_defaults if params[i] not in nodes.bound}
@@ -3327,11 +3320,11 @@ class ProjectIndex:
         for site, entries, _why, role in ordered:
             if role and role[0] == "delegated":
                 entries = [e for e in entries if e[0] not in covered.get(role[1], ())]
+            if site.uncalled:
+                continue  # what it compiles runs eagerly
             kinds = {site.kind} | ({CUDAGRAPH} if site.cudagraphs and site.kind == COMPILE else set())
             classes = [t[0].dotted(t[1].qualname) for t in self.site_targets.get(site_key(site), ()) if t[1].kind == "class"]
             inheriting = self._inheriting(classes)
-            if site.uncalled:
-                continue  # what it compiles runs eagerly
             inputs = self._inputs_given(site, role, resolved)
             for dotted, summary, info in entries:
                 binding = self._entry_binding(dotted, info, inputs) if inputs is not None else None
@@ -3444,7 +3437,7 @@ class ProjectIndex:
         else:
             offset = 0
         given, star, double_star, literals, named = shape
-        flags_known, extra, kw_empty = binding
+        _known, extra, kw_empty = binding
         if star == OTHER or double_star == OTHER or double_star == OWN and not kw_empty:
             return None
         count = given + (extra if star == OWN else 0)
