@@ -144,6 +144,71 @@ def test_torch_jit_script_sites_are_listed_as_scripted(tmp_path):
     assert if_tracing["kind"] == "scripted" and names(if_tracing) == ["export.py:paste"]
 
 
+def test_the_torchscript_onnx_exporter_under_its_utils_name_is_a_site(tmp_path):
+    # samexporter's exports (bench/fresh_reads batch 57) call `torch.onnx.utils.export`
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "export.py": """
+        import torch
+        from torch.onnx import utils
+        from net import Net
+
+        torch.onnx.utils.export(Net(), (torch.zeros(1),), "net.onnx")
+        utils.export(Net(), (torch.zeros(1),), "net.onnx")
+        """,
+    })
+    for row in (6, 7):
+        found = site(data, "export.py", row)
+        assert found["kind"] == "traced" and names(found) == ["net.py:Net"]
+
+
+def test_e3nns_script_and_compile_are_script_sites(tmp_path):
+    # MACE's and SevenNet's exports (bench/fresh_reads batches 51 and 63) script their models
+    # through e3nn's `util.jit` helpers
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "export.py": """
+        from e3nn.util import jit
+        import e3nn.util.jit
+        from net import Net
+
+        scripted = jit.compile(Net())
+        other = e3nn.util.jit.script(Net())
+        """,
+    })
+    for row in (6, 7):
+        found = site(data, "export.py", row)
+        assert found["kind"] == "scripted" and names(found) == ["net.py:Net"]
+
+
+def test_script_methods_of_a_script_module_are_listed_as_scripted(tmp_path):
+    # RWKV's ScriptModule subclasses (bench/fresh_reads batch 53): each `@script_method` is
+    # compiled by TorchScript when the class is built; a trace reaching it runs TorchScript
+    _, data = project(tmp_path, {
+        "rnn.py": """
+        import torch
+        MyFunction = torch.jit.script_method
+
+        class ChannelMix(torch.jit.ScriptModule):
+            @torch.jit.script_method
+            def forward(self, x):
+                return x * 2
+
+        class TimeMix(torch.jit.ScriptModule):
+            @MyFunction
+            def jit_func(self, x):
+                return x + 1
+
+            def forward(self, x):
+                return self.jit_func(x)
+        """,
+    })
+    forward = site(data, "rnn.py", 6)
+    assert forward["kind"] == "scripted" and names(forward) == ["rnn.py:ChannelMix.forward"]
+    aliased = site(data, "rnn.py", 11)
+    assert aliased["kind"] == "scripted" and names(aliased) == ["rnn.py:TimeMix.jit_func"]
+
+
 def test_sites_spelled_through_torchs_defining_modules_are_listed(tmp_path):
     # voicesmith's export imports `script` from `torch.jit._script` (bench/fresh_reads
     # batch 11): the same function as `torch.jit.script`, found by its public spelling
@@ -242,6 +307,48 @@ def test_a_loader_that_may_return_an_unpickled_model_is_partial_not_resolved(tmp
     assert names(loaded) == ["net.py:Net"]
     assert "torch.load" in loaded["unresolved"]
     assert site(data, "load.py", 11)["resolution"] == "resolved"
+
+
+def test_a_loaders_plain_wrapper_classes_that_cannot_be_called_are_not_what_it_compiles(tmp_path):
+    # LiveSwapping's load_model (bench/fresh_reads batch 52): its ONNX branch returns a plain
+    # wrapper whose torch.compile raises ("A callable function is expected"), caught
+    _, data = project(tmp_path, {
+        "net.py": NET,
+        "load.py": """
+        import torch
+        from net import Net
+
+        class OnnxModel:
+            def __init__(self, path):
+                self.path = path
+            def run(self, x):
+                return x
+
+        class Session:
+            def __call__(self, x):
+                return x
+
+        def load(path):
+            if path.endswith(".onnx"):
+                return OnnxModel(path)
+            return Net()
+
+        def load_any(path):
+            if path.endswith(".onnx"):
+                return Session()
+            return Net()
+
+        model = torch.compile(load("weights.pth"))
+        other = torch.compile(load_any("weights.pth"))
+        only = torch.compile(OnnxModel("a.onnx"))
+        """,
+    })
+    assert names(site(data, "load.py", 25)) == ["net.py:Net"]
+    # a class with a `__call__` is callable: compiled as well
+    assert names(site(data, "load.py", 26)) == ["load.py:Session", "net.py:Net"]
+    # alone, it is what the site is given, and it runs no project code
+    alone = site(data, "load.py", 27)
+    assert alone["resolution"] == "unresolved" and "no forward" in alone["unresolved"]
 
 
 def test_the_summary_line_counts_resolved_partial_and_unresolved_apart(tmp_path):
@@ -2165,6 +2272,8 @@ def test_a_registry_filled_through_a_setter_is_keyed_by_the_class_attributes_it_
     # sites), and `_bench("b")`, a call passing only a constant, passes it to `create_model`
     _, data = project(tmp_path, {
         "register.py": """
+        from torch import nn
+
         _models = {}
 
         def _set(name, factory):
@@ -2186,8 +2295,9 @@ def test_a_registry_filled_through_a_setter_is_keyed_by_the_class_attributes_it_
                 model = Parallel(model)
             return model
 
-        class Parallel:
+        class Parallel(nn.Module):  # (nunif's DataParallelWrapper: a module, callable)
             def __init__(self, model):
+                super().__init__()
                 self.model = model
         """,
         "models.py": """

@@ -31,19 +31,29 @@ EXPORTERS = {
     "torch.export.export_for_training": (1, ("dynamic_shapes",)),
     "torch.onnx.export": (1, ("dynamic_axes", "dynamic_shapes")),
     "torch.onnx._export": (1, ("dynamic_axes", "dynamic_shapes")),  # the private spelling some export scripts call
+    # the TorchScript exporter, still `torch.onnx.utils.export` on torch 2.13 (samexporter's
+    # seven exports, bench/fresh_reads batch 57, were listed nowhere)
+    "torch.onnx.utils.export": (1, ("dynamic_axes",)),
     "torch.onnx.dynamo_export": (1, None),
 }
 TRACE_FUNCS = TRACERS | frozenset(EXPORTERS)  # anything that makes a traced region
 # exporters that write their graph to a file at the call and hand back nothing that runs
 # the model: what they record is fixed when they return, so a later change of the model
 # cannot leave a live trace stale (CL102)
-FILE_EXPORTERS = frozenset({"torch.onnx.export", "torch.onnx._export"})
+FILE_EXPORTERS = frozenset({"torch.onnx.export", "torch.onnx._export", "torch.onnx.utils.export"})
 # TorchScript compiles the Python source of a module or function (no example inputs):
 # a "scripted" region, which no tracing rule reads (`int(x.shape[0])` is dynamic there).
 # `@torch.jit.script_if_tracing` scripts its function on the first call made while
 # tracing (eager and compiled calls run it as Python): a script site as well (detectron2's
 # mask and box helpers, bench/fresh_reads batches 4 and 5)
-SCRIPT_FUNCS = frozenset({"torch.jit.script", "torch.jit.script_if_tracing"})
+# `script_method` decorates a method of a `torch.jit.ScriptModule` subclass: TorchScript
+# compiles it when the class is instantiated (RWKV's `@MyFunction`, MASTER-pytorch's
+# attention: 54 sites of bench/fresh_reads batches 53 and 19 were listed nowhere)
+# e3nn's `util.jit.script` / `util.jit.compile` script a module (each submodule as its
+# `@compile_mode` says): MACE's, SevenNet's and nequip's exports (8 sites of
+# bench/fresh_reads batches 51 and 63 were listed nowhere)
+SCRIPT_FUNCS = frozenset({"torch.jit.script", "torch.jit.script_if_tracing", "torch.jit.script_method",
+                          "e3nn.util.jit.script", "e3nn.util.jit.compile"})
 
 # -- configuration modules ------------------------------------------------------------------
 DYNAMO_CONFIG = "torch._dynamo.config"

@@ -37,6 +37,7 @@ EXPORTERS = {
     "torch.export.export": "export",
     "torch.export.export_for_training": "export",
     "torch.onnx.export": "onnx",
+    "torch.onnx.utils.export": "onnx",
     "torch.onnx.dynamo_export": "onnx",
 }
 DYNAMIC_KEYWORDS = ("dynamic_shapes", "dynamic_axes")

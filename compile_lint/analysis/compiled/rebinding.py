@@ -36,6 +36,7 @@ OBSERVING_CALLS = {
     "torch.jit.script": "cannot script the compiled wrapper: it raises",
     "torch.onnx.export": _TRACE,
     "torch.onnx._export": _TRACE,
+    "torch.onnx.utils.export": _TRACE,
     "pickle.dump": "pickles the wrapper, and a compiled function does not pickle",
     "pickle.dumps": "pickles the wrapper, and a compiled function does not pickle",
     "torch.save": "saves the wrapper, and a compiled function does not pickle",

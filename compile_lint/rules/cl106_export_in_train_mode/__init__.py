@@ -10,7 +10,8 @@ from ...model import Related
 from ..base import Case, Rule
 
 # exporter or tracer -> position of the module argument
-CAPTURES = {"torch.export.export": 0, "torch.jit.trace": 0, "torch.jit.trace_module": 0, "torch.onnx.export": 0}
+CAPTURES = {"torch.export.export": 0, "torch.jit.trace": 0, "torch.jit.trace_module": 0, "torch.onnx.export": 0,
+            "torch.onnx.utils.export": 0}
 
 
 class ExportInTrainMode(Rule):
