@@ -146,6 +146,25 @@ class ModuleListNotRegistered(Rule):
     valid = [
         Case(
             """\
+            import torch.nn as nn
+            from torchvision.datasets.vision import VisionDataset
+
+            class Pairs(VisionDataset):
+                def __init__(self, root):
+                    super().__init__(root)
+                    self.augment = [nn.Dropout(0.1), nn.Identity()]
+
+                def __getitem__(self, i):
+                    x = self.load(i)
+                    for step in self.augment:
+                        x = step(x)
+                    return x
+            """,
+            note="a dataset of torchvision is no module, whatever it keeps (LCT's `LSUN(VisionDataset)`, "
+                 "judged false in bench/fresh_reads batch 55)",
+        ),
+        Case(
+            """\
             import torch
             import torch.nn as nn
 
