@@ -5,6 +5,7 @@ import re
 
 from ..analysis.branches.feature_tests import old_torch_branch
 from ..analysis.branches.fallbacks import in_compat_fallback
+from ..analysis.semantic.names import public_spelling
 from .base import Case, Rule
 
 # old name -> (new name under torch., device, how old positional arguments map)
@@ -46,7 +47,16 @@ class DeprecatedAmp(Rule):
     ## What it does
     Finds the deprecated device-specific AMP API: `torch.cuda.amp.autocast`,
     `torch.cpu.amp.autocast`, `torch.cuda.amp.GradScaler`, `torch.cpu.amp.GradScaler`,
-    `torch.cuda.amp.custom_fwd` / `custom_bwd`, however imported.
+    `torch.cuda.amp.custom_fwd` / `custom_bwd`, however imported. That includes a name a
+    module-level `try` imports whose handlers bind a stand-in for an older torch (RAFT's
+    `try: from torch.cuda.amp import GradScaler` / `except: class GradScaler: ...`, copied
+    by RAFT-Stereo, VideoFlow and monst3r): on every torch that has the API the import
+    is what the name holds, so `GradScaler(...)` warns. Reported without a fix (the
+    stand-in would stay behind). Measured on the 91 files of the benchmark apps and corpus
+    M that import from `torch.cuda.amp`/`torch.cpu.amp`, each checked alone (`grep -RlE
+    "from torch.(cuda|cpu).amp" --include=*.py <apps> | xargs -n1 compile-lint check
+    --no-cache --select CL507`): 205 -> 210 findings, the 5 new ones this shape's
+    constructions (a miss reported in bench/fresh_reads batch 54), nothing else moved.
 
     Not reported: the branch that runs only on a torch older than a test asks for
     (`if hasattr(torch.amp, "GradScaler"): ... else: <old API>`, a comparison of
@@ -117,6 +127,12 @@ class DeprecatedAmp(Rule):
             "import torch\ntry:\n    scaler = torch.amp.GradScaler('cuda', enabled=True)\n"
             "except (AttributeError, TypeError):\n    scaler = torch.cuda.amp.GradScaler(enabled=True)\n",
             note="old-torch fallback after the new API failed",
+        ),
+        Case(
+            "import torch\ntry:\n    from torch.cuda.amp import GradScaler\nexcept ImportError:\n"
+            "    class GradScaler:\n        pass\n"
+            "def train(GradScaler):\n    return GradScaler(enabled=True)\n",
+            note="a parameter of the same name is whatever the caller passes",
         ),
         Case(
             "import torch\ndef ctx():\n    try:\n        return torch.amp.autocast(device_type='cuda')\n"
@@ -210,6 +226,15 @@ class DeprecatedAmp(Rule):
             at=[(3, 6)], note="imported from the module that defines it: the same class, and the import the fix drops",
         ),
         Case("import torch\nwith torch.cpu.amp.autocast():\n    pass\n", fixed="import torch\nwith torch.amp.autocast(\"cpu\"):\n    pass\n", at=[(2, 6)]),
+        Case(
+            "import torch\ntry:\n    from torch.cuda.amp import GradScaler\nexcept:\n"
+            "    # dummy GradScaler for PyTorch < 1.6\n    class GradScaler:\n        def __init__(self):\n            pass\n"
+            "def train(args):\n    return GradScaler(enabled=args.mixed_precision)\n",
+            at=[(10, 12)],
+            note="the try's import is what the name holds on every torch that has it; the stand-in is "
+                 "for an older one (RAFT's train.py, copied by RAFT-Stereo, VideoFlow, monst3r: a miss "
+                 "reported in bench/fresh_reads batch 54); no fix, which would leave the stand-in behind",
+        ),
         Case("import torch\nctx = torch.cuda.amp.autocast\n", at=[(2, 7)],
              note="not a call: no fix; the name it binds is no second use (VideoFlow's `autocast = "
                   "torch.cuda.amp.autocast` was reported twice, one judged false in bench/fresh_reads batch 25)"),
@@ -260,7 +285,7 @@ class DeprecatedAmp(Rule):
                     continue  # `autocast = torch.cuda.amp.autocast`: the name bound is no use; its value is reported
                 hit = name_hits.get(node.id)
                 if hit is None:
-                    hit = name_hits[node.id] = facts.resolve(node) in REPLACEMENTS
+                    hit = name_hits[node.id] = facts.resolve(node) in REPLACEMENTS or _tried_import(facts, node.id) is not None
                 if not hit:
                     continue
             parent = facts.parent(node)
@@ -269,6 +294,9 @@ class DeprecatedAmp(Rule):
             if isinstance(parent, (ast.ImportFrom, ast.alias)):
                 continue
             dotted = facts.resolve(node)
+            tried = None
+            if dotted not in REPLACEMENTS and isinstance(node, ast.Name):
+                dotted = tried = _tried_import(facts, node.id)
             if dotted not in REPLACEMENTS:
                 continue
             if lookups is None:
@@ -284,6 +312,11 @@ class DeprecatedAmp(Rule):
                 f"`{old_text}` is deprecated: use `torch.{new}(\"{device}\", ...)`"
             )
             base = {"torch": torch_name or "torch", "add_import": torch_name is None, "new": new, "device": device}
+            if tried is not None:
+                # the name is also the old torch's stand-in: a rewrite would leave the
+                # import and the fallback class for the user to remove
+                yield self.finding(facts, node, message)
+                continue
             if isinstance(node, ast.Name):  # `from torch.cuda.amp import autocast`: drop it once unused
                 base["unimport"] = _written_import(facts, node.id)
             is_call = isinstance(parent, ast.Call) and parent.func is node
@@ -300,6 +333,48 @@ class DeprecatedAmp(Rule):
                 yield self.finding(facts, node, message, fix=f"use `torch.{new}(\"{device}\", ...)`", data={**base, "form": "call", "positional": list(shape) if shape else None})
             else:
                 yield self.finding(facts, node, message)
+
+
+def _tried_import(facts, name: str):
+    """The deprecated API a module-level `try` imports as `name` where each of its handlers
+    binds a stand-in for a torch without it (RAFT's `try: from torch.cuda.amp import
+    GradScaler` / `except: class GradScaler: ...`, "dummy GradScaler for PyTorch < 1.6",
+    copied by RAFT-Stereo, VideoFlow and monst3r): the import is what the name holds on
+    every torch that has it, so each `GradScaler(...)` warns. None when anything else in
+    the file binds the name, or the import is not of a deprecated name."""
+    for stmt in facts.tree.body:
+        if stmt.__class__ is not ast.Try or not stmt.handlers:
+            continue
+        imported = [public_spelling(facts.names.absolute_from(s) + "." + alias.name) for s in stmt.body if s.__class__ is ast.ImportFrom
+                    for alias in s.names if (alias.asname or alias.name) == name]
+        if len(imported) != 1 or imported[0] not in REPLACEMENTS:
+            continue
+        if not all(any(name in _bound_by(s) for s in handler.body) for handler in stmt.handlers):
+            continue
+        inside = {id(n) for n in ast.walk(stmt)}
+        for node in facts.nodes(ast.Name, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.alias):
+            if id(node) not in inside and name in _bound_by(node):
+                return None
+        return imported[0]
+    return None
+
+
+def _bound_by(node) -> tuple:
+    """The names `node` binds: a stored name, a parameter, a def or class, an import's alias."""
+    if isinstance(node, ast.Name):
+        return (node.id,) if node.ctx.__class__ is not ast.Load else ()
+    if isinstance(node, ast.arg):
+        return (node.arg,)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return (node.name,)
+    if isinstance(node, ast.alias):
+        return ((node.asname or node.name).split(".")[0],)
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return tuple(b for alias in node.names for b in _bound_by(alias))
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return tuple(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return ()
 
 
 def _written_import(facts, name: str):
