@@ -23,6 +23,26 @@ def _calls_name(nodes, names: set[str], skip: ast.Call) -> bool:
     return False
 
 
+def _hands_to_a_caller(tree: ast.Module, nodes, names: set[str]) -> bool:
+    """Does a call in `nodes` hand one of `names` to a module-level def of this file that
+    calls that parameter (LiveSwapping's `benchmark_model(compiled_model, ...)`, whose
+    warm-up runs the model inside the `try`: judged false in bench/fresh_reads batch 52)?"""
+    defs = {stmt.name: stmt for stmt in tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for stmt in nodes:
+        for node in ast.walk(stmt):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in defs):
+                continue
+            func = defs[node.func.id]
+            positional = func.args.posonlyargs + func.args.args
+            handed = {positional[i].arg for i, arg in enumerate(node.args)
+                      if i < len(positional) and isinstance(arg, ast.Name) and arg.id in names}
+            handed |= {k.arg for k in node.keywords if k.arg and isinstance(k.value, ast.Name) and k.value.id in names}
+            if handed and any(isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in handed
+                              for call in ast.walk(func)):
+                return True
+    return False
+
+
 _BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)
 
 
@@ -73,7 +93,10 @@ class CompileTryExcept(Rule):
     ## What it does
     Finds `torch.compile(...)` (or `module.compile()`) inside a `try` block whose
     `except` is meant to catch compilation failures, when nothing in the `try` calls
-    the compiled result. Not reported: a `try` that sets
+    the compiled result, directly or by handing it to a def of the same file that calls
+    it (LiveSwapping's `benchmark_model(compiled_model, ...)`, whose warm-up runs the
+    model inside the `try`: judged false in `bench/fresh_reads` batch 52; a def that only
+    stores it is no call). Not reported: a `try` that sets
     `torch._dynamo.config.suppress_errors = True`, sending the lazy errors to eager by
     that setting (which CL506 reports): ai-toolkit's captioner at 27a03a9, a false
     finding read in `bench/fresh_reads/`. On the 476 development apps this took 1 of the
@@ -143,6 +166,12 @@ class CompileTryExcept(Rule):
             note="the lazy errors go to eager by suppress_errors, set first in the same try (ai-toolkit's captioner)",
         ),
         Case("import torch\ntry:\n    model = torch.compile(model)\n    model(example)\nexcept Exception:\n    model = eager\n"),
+        Case(
+            "import torch\ndef bench(model, x):\n    for _ in range(3):\n        model(x)\n\n"
+            "for mode in modes:\n    try:\n        compiled = torch.compile(base, mode=mode)\n        bench(compiled, x)\n"
+            "    except Exception:\n        continue\n",
+            note="handed to a def of the file that calls it: the first call is inside the try (LiveSwapping's demo)",
+        ),
         Case("import torch\ntry:\n    fast = torch.compile(model)\nfinally:\n    log()\n", note="no handler"),
         Case("import torch\ntry:\n    import triton\nexcept ImportError:\n    triton = None\n"),
         Case(
@@ -181,6 +210,11 @@ class CompileTryExcept(Rule):
             at=[(3, 12)], note="a handler for more than the import",
         ),
         Case("import torch as T\ndef setup(self):\n    try:\n        self.unet = T.compile(self.unet, mode='max-autotune')\n    except RuntimeError:\n        pass\n", at=[(4, 21)]),
+        Case(
+            "import torch\ndef keep(model, registry):\n    registry.append(model)\n\n"
+            "try:\n    compiled = torch.compile(base)\n    keep(compiled, models)\nexcept Exception:\n    compiled = base\n",
+            at=[(6, 16)], note="handed to a def that only stores it: the first call is elsewhere",
+        ),
         Case("import torch\ntry:\n    net.compile()\nexcept Exception:\n    pass\n", at=[(3, 5)]),
         Case(
             "import torch\ntry:\n    model = torch.compile(model, disable=not use_compile)\nexcept Exception:\n    pass\n",
@@ -208,7 +242,8 @@ class CompileTryExcept(Rule):
             if not node.handlers or all(_catches_probe_errors_only(facts, h) for h in node.handlers):
                 continue
             uncalled = [call for stmt in _nested_statements(node.body) for call, names in self._compiles(facts, stmt)
-                        if not (names and _calls_name(node.body, names, call))]
+                        if not (names and (_calls_name(node.body, names, call)
+                                           or _hands_to_a_caller(facts.tree, node.body, names)))]
             if not uncalled or _suppresses_errors(facts, node.body):
                 continue  # (the setting read once per `try`, and only where it decides)
             for call in uncalled:
