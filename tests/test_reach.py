@@ -2361,10 +2361,12 @@ def test_an_is_not_none_arm_is_closed_where_the_call_leaves_the_none_default(tmp
     _, data = project(tmp_path, {
         "net.py": NET,
         "build.py": """
+        from torch import nn
         from net import Net, Other
 
-        class Wrapper:
+        class Wrapper(nn.Module):  # (a DataParallel-like wrapper: a module, callable)
             def __init__(self, model):
+                super().__init__()
                 self.model = model
 
         def build(wrap=None, model=None):
