@@ -274,6 +274,7 @@ class DeprecatedAmp(Rule):
         if AMP_WORD.search(facts.source.data) is None:
             return  # every deprecated name is under `torch.cuda.amp` / `torch.cpu.amp`: the file spells `amp`
         name_hits: dict[str, bool] = {}  # a bare name resolves the same wherever it is
+        tried = _tried_imports(facts)  # {name: deprecated API} a module-level try imports
         lookups = None  # ids of the nodes that only look a class up, found on the first hit
         for node in facts.nodes(ast.Attribute, ast.Name):
             # `x.attr` resolves to "<x>.attr": only these last names can be a deprecated API
@@ -285,7 +286,7 @@ class DeprecatedAmp(Rule):
                     continue  # `autocast = torch.cuda.amp.autocast`: the name bound is no use; its value is reported
                 hit = name_hits.get(node.id)
                 if hit is None:
-                    hit = name_hits[node.id] = facts.resolve(node) in REPLACEMENTS or _tried_import(facts, node.id) is not None
+                    hit = name_hits[node.id] = facts.resolve(node) in REPLACEMENTS or node.id in tried
                 if not hit:
                     continue
             parent = facts.parent(node)
@@ -294,9 +295,9 @@ class DeprecatedAmp(Rule):
             if isinstance(parent, (ast.ImportFrom, ast.alias)):
                 continue
             dotted = facts.resolve(node)
-            tried = None
-            if dotted not in REPLACEMENTS and isinstance(node, ast.Name):
-                dotted = tried = _tried_import(facts, node.id)
+            stand_in = dotted not in REPLACEMENTS and isinstance(node, ast.Name) and node.id in tried
+            if stand_in:
+                dotted = tried[node.id]
             if dotted not in REPLACEMENTS:
                 continue
             if lookups is None:
@@ -312,7 +313,7 @@ class DeprecatedAmp(Rule):
                 f"`{old_text}` is deprecated: use `torch.{new}(\"{device}\", ...)`"
             )
             base = {"torch": torch_name or "torch", "add_import": torch_name is None, "new": new, "device": device}
-            if tried is not None:
+            if stand_in:
                 # the name is also the old torch's stand-in: a rewrite would leave the
                 # import and the fallback class for the user to remove
                 yield self.finding(facts, node, message)
@@ -335,28 +336,32 @@ class DeprecatedAmp(Rule):
                 yield self.finding(facts, node, message)
 
 
-def _tried_import(facts, name: str):
-    """The deprecated API a module-level `try` imports as `name` where each of its handlers
-    binds a stand-in for a torch without it (RAFT's `try: from torch.cuda.amp import
-    GradScaler` / `except: class GradScaler: ...`, "dummy GradScaler for PyTorch < 1.6",
-    copied by RAFT-Stereo, VideoFlow and monst3r): the import is what the name holds on
-    every torch that has it, so each `GradScaler(...)` warns. None when anything else in
-    the file binds the name, or the import is not of a deprecated name."""
+def _tried_imports(facts) -> dict:
+    """{name: the deprecated API} a module-level `try` imports as `name` where each of its
+    handlers binds a stand-in for a torch without it (RAFT's `try: from torch.cuda.amp
+    import GradScaler` / `except: class GradScaler: ...`, "dummy GradScaler for PyTorch <
+    1.6", copied by RAFT-Stereo, VideoFlow and monst3r): the import is what the name holds
+    on every torch that has it, so each `GradScaler(...)` warns. A name anything else in the
+    file binds is left out."""
+    found: dict = {}
     for stmt in facts.tree.body:
         if stmt.__class__ is not ast.Try or not stmt.handlers:
             continue
-        imported = [public_spelling(facts.names.absolute_from(s) + "." + alias.name) for s in stmt.body if s.__class__ is ast.ImportFrom
-                    for alias in s.names if (alias.asname or alias.name) == name]
-        if len(imported) != 1 or imported[0] not in REPLACEMENTS:
-            continue
-        if not all(any(name in _bound_by(s) for s in handler.body) for handler in stmt.handlers):
-            continue
+        for s in stmt.body:
+            if s.__class__ is not ast.ImportFrom:
+                continue
+            for alias in s.names:
+                name = alias.asname or alias.name
+                dotted = public_spelling(f"{facts.names.absolute_from(s)}.{alias.name}")
+                if dotted in REPLACEMENTS and all(any(name in _bound_by(h) for h in handler.body) for handler in stmt.handlers):
+                    found[name] = (dotted, stmt)
+    out = {}
+    for name, (dotted, stmt) in found.items():
         inside = {id(n) for n in ast.walk(stmt)}
-        for node in facts.nodes(ast.Name, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.alias):
-            if id(node) not in inside and name in _bound_by(node):
-                return None
-        return imported[0]
-    return None
+        if not any(id(node) not in inside and name in _bound_by(node)
+                   for node in facts.nodes(ast.Name, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.alias)):
+            out[name] = dotted
+    return out
 
 
 def _bound_by(node) -> tuple:
