@@ -47,11 +47,10 @@ FILE_EXPORTERS = frozenset({"torch.onnx.export", "torch.onnx._export", "torch.on
 # tracing (eager and compiled calls run it as Python): a script site as well (detectron2's
 # mask and box helpers, bench/fresh_reads batches 4 and 5)
 # `script_method` decorates a method of a `torch.jit.ScriptModule` subclass: TorchScript
-# compiles it when the class is instantiated (RWKV's `@MyFunction`, MASTER-pytorch's
-# attention: 54 sites of bench/fresh_reads batches 53 and 19 were listed nowhere)
+# compiles it when the class is instantiated (RWKV-LM's `@MyFunction`, MASTER-pytorch's
+# attention, ClimSim's kernels: bench/fresh_reads batches 53, 41 and 42, listed nowhere before)
 # e3nn's `util.jit.script` / `util.jit.compile` script a module (each submodule as its
-# `@compile_mode` says): MACE's, SevenNet's and nequip's exports (8 sites of
-# bench/fresh_reads batches 51 and 63 were listed nowhere)
+# `@compile_mode` says): MACE's, SevenNet's and nequip's exports (batches 63 and 51)
 SCRIPT_FUNCS = frozenset({"torch.jit.script", "torch.jit.script_if_tracing", "torch.jit.script_method",
                           "e3nn.util.jit.script", "e3nn.util.jit.compile"})
 

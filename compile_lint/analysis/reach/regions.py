@@ -200,8 +200,9 @@ class DefInfo:
     # a def whose body (past a docstring) only raises NotImplementedError: a base class's
     # `forward` left to its subclasses (is_abstract)
     unimplemented: bool = False
-    # decorated with `torch.jit.script` (or `script_if_tracing`): a tracer that reaches it
-    # records a call of TorchScript code, and traces nothing of it (_mark)
+    # decorated with a script function (`torch.jit.script`, `script_if_tracing`,
+    # `script_method`: SCRIPT_FUNCS): a tracer that reaches it records a call of
+    # TorchScript code, and traces nothing of it (_mark)
     scripted: bool = False
     # per entry of `calls`, its shape (`call_shape`): what a call passes closes the
     # callee's branches on its flags (ProjectIndex._callee_binding)
