@@ -351,6 +351,111 @@ def test_a_loaders_plain_wrapper_classes_that_cannot_be_called_are_not_what_it_c
     assert alone["resolution"] == "unresolved" and "no forward" in alone["unresolved"]
 
 
+CATALOGS = {
+    "nets.py": """
+    from torch import nn
+
+    class Det(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+        def forward(self, x):
+            return x
+
+    class Rec(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+        def forward(self, x):
+            return x
+    """,
+    "base.py": """
+    class Catalog:
+        def __init__(self):
+            self.catalog = {}
+
+        def get(self, name):
+            return self.catalog[name]
+
+        def register(self, name, config, model):
+            self.catalog[name] = (config, model)
+
+    class Module:
+        catalog = None
+
+        def load_model(self, name):
+            cfg, Net = self.catalog.get(name)
+            self.model = Net(cfg)
+    """,
+    "det.py": """
+    import torch
+    from base import Catalog, Module
+    from nets import Det
+
+    class DetCatalog(Catalog):
+        def __init__(self):
+            super().__init__()
+            self.register("det", dict, Det)
+
+    class Detector(Module):
+        catalog = DetCatalog()
+
+        def __init__(self):
+            self.load_model("det")
+
+        def export(self, path):
+            torch.onnx.export(self.model, torch.randn(1, 3, 8, 8), path)
+    """,
+    "rec.py": """
+    import torch
+    from base import Catalog, Module
+    from nets import Rec
+
+    class RecCatalog(Catalog):
+        def __init__(self):
+            super().__init__()
+            self.register("rec", dict, Rec)
+
+    class Recognizer(Module):
+        catalog = RecCatalog()
+
+        def __init__(self):
+            self.load_model("rec")
+
+        def export(self, path):
+            torch.onnx.export(self.model, torch.randn(1, 3, 8, 8), path)
+
+    def any_catalog(catalog: Catalog, name):
+        _cfg, Net = catalog.get(name)
+        return torch.jit.script(Net(None))
+    """,
+}
+
+
+def test_a_method_filling_a_container_of_self_fills_the_calling_subclasss_own(tmp_path):
+    # yomitoku (bench/fresh_reads batch 58): each catalog subclass's `__init__` registers its
+    # models through the base's `register`, and each module reads its own catalog
+    _, data = project(tmp_path, CATALOGS)
+    assert names(site(data, "det.py", 18)) == ["nets.py:Det"]
+    assert names(site(data, "rec.py", 18)) == ["nets.py:Rec"]
+    # an instance known only by its class (an annotation) may be any subclass's
+    assert names(site(data, "rec.py", 22)) == ["nets.py:Det", "nets.py:Rec"]
+
+
+def test_a_container_setters_call_on_another_instance_keeps_the_shared_container(tmp_path):
+    files = dict(CATALOGS)
+    files["use.py"] = """
+    import torch
+    from base import Catalog
+    from nets import Rec
+
+    shared = Catalog()
+    shared.register("rec", dict, Rec)
+    """
+    _, data = project(tmp_path, files)
+    # a call not on `self` stores into the base's container, which every subclass reads
+    assert names(site(data, "det.py", 18)) == ["nets.py:Det", "nets.py:Rec"]
+    assert names(site(data, "rec.py", 18)) == ["nets.py:Rec"]
+
+
 def test_the_summary_line_counts_resolved_partial_and_unresolved_apart(tmp_path):
     from compile_lint.regions_report import render_text
 

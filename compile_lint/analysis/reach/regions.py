@@ -1811,6 +1811,7 @@ class ProjectIndex:
         self._stores: Optional[dict] = None
         self._registered_classes: Optional[frozenset] = None  # registered_classes
         self._setter_defs: Optional[dict] = None  # _setters
+        self._receiver_stores: Optional[tuple] = None  # _self_setter_stores
         self._functions_held: Optional[frozenset] = None  # functions_held
         self._calls: Optional[dict] = None
         self._saved: Optional[dict] = None
@@ -2578,6 +2579,10 @@ class ProjectIndex:
         for location, summary, value, key, store in self._setter_calls():
             stores.setdefault(location, []).append((summary, value, key))
             used.add(id(store))
+        for location, summary, value, key, store in self._self_setter_stores()[0]:
+            stores.setdefault(location, []).append((summary, value, key))
+            if store is not None:
+                used.add(id(store))
         for summary in self.summaries:
             for store in summary.stores:
                 if id(store) not in used:
@@ -2672,6 +2677,106 @@ class ProjectIndex:
                 if not todo:
                     break
         return self._setter_defs
+
+    def receiver_stored_attrs(self) -> frozenset:
+        """The attributes some project class's container holds per receiver (the
+        containers `_self_setter_stores` fills, each subclass its own)."""
+        return self._self_setter_stores()[1]
+
+    def receiver_setters(self) -> frozenset:
+        """The methods whose calls on `self` `_self_setter_stores` stores per receiver:
+        their parameters' callers are the other calls only (values._passed_by_callers)."""
+        return self._self_setter_stores()[2]
+
+    def _self_setter_stores(self) -> tuple:
+        """([(location, summary, value term, key, the method's store)], attributes, methods)
+        of the calls on `self` of a method that stores its other parameters into a container
+        attribute of `self` under one of them (yomitoku's `BaseModelCatalog.register(self,
+        name, config, model)`: `self.catalog[name] = (config, model)`, which each catalog
+        subclass's `__init__` calls as `self.register("dbnet", Config, DBNet)`): each such
+        call fills the container of the class it is made in (location ("A", that class,
+        attr)), not one container every subclass shares, so an instance of one subclass
+        holds its own entries only. The method's own store stays for its other calls
+        (`catalog.register(...)` on some instance: what they pass, in the container of the
+        method's class, which every subclass reads too), dropped where there are none."""
+        if self._receiver_stores is not None:
+            return self._receiver_stores
+        out: list = []
+        attrs: set = set()
+        methods: set = set()
+        for summary in self.summaries:
+            for store in summary.stores:
+                found = self._method_setter(summary, store)
+                if found is None:
+                    continue
+                method_dotted, attr, value, value_params, key_param = found
+                short = method_dotted.rpartition(".")[2]
+                made: list = []
+                others = False
+                for c_summary, callee, args, kws in self.calls_named(short):
+                    if callee[0] == G:
+                        found_def = self.find_def(callee[1], c_summary)
+                        if found_def is None or found_def[0].dotted(found_def[1].qualname) != method_dotted:
+                            continue  # a def of the same name elsewhere (a module-level `register`)
+                    if callee[0] != ATTR or callee[1][0] != SELF or self._method_of(callee[1][1], short) != method_dotted:
+                        others = True  # (whatever it calls: its arguments are asked as before)
+                        continue
+                    passed = {name: passed_term(args, kws, index - 1, (name,)) for name, index in value_params.items()}
+                    key_term = passed_term(args, kws, key_param[0] - 1, (key_param[1],))
+                    if key_term is None or any(t is None for t in passed.values()):
+                        made = []  # a call leaving one out (a default): not per receiver at all
+                        break
+                    made.append((("A", callee[1][1], attr), c_summary, _substituted(value, passed),
+                                 key_term[1] if key_term[0] == "const" else key_term, store))
+                if made:
+                    if others:  # the method's own store stays, for the other calls
+                        made = [entry[:4] + (None,) for entry in made]
+                    out += made
+                    attrs.add(attr)
+                    methods.add(method_dotted)
+        self._receiver_stores = (out, frozenset(attrs), frozenset(methods))
+        return self._receiver_stores
+
+    def _method_of(self, cls_dotted: str, name: str) -> Optional[str]:
+        """The dotted def that `name` looks up on an instance of `cls_dotted` (its MRO's)."""
+        for c in self.mro(cls_dotted):
+            if f"{c}.{name}" in self.defs:
+                return f"{c}.{name}"
+        return None
+
+    @staticmethod
+    def _method_setter(summary, store) -> Optional[tuple]:
+        """(method dotted, attribute, value term, {parameter: index}, key (index, name))
+        when `store` is `self.<attr>[key] = value` in a method of a module-level class
+        whose key is one of its parameters and whose value is another, or a tuple of
+        them and constants, none rebound in the body."""
+        location, value, key = store
+        if location[0] != "A" or key is None or isinstance(key, str):
+            return None
+        key = unnarrowed(key)
+        if key[0] != LOCAL or key[1].count(".") != 1:
+            return None
+        qualname = key[1]
+        info = summary.defs.get(qualname)
+        if info is None or info.kind != "function" or info.method_kind not in (None, "method") or len(info.params) < 2:
+            return None
+        elements = value[1] if value[0] == SEQ and len(value) == 3 else (value,)
+        value_params: dict = {}
+        for element in elements:
+            element = unnarrowed(element) if element is not None else None
+            if element is None:
+                return None
+            if element[0] == "const":
+                continue
+            if element[0] != LOCAL or element[1] != qualname or element[2] not in info.params[1:]:
+                return None
+            value_params[element[2]] = info.params.index(element[2])
+        if not value_params or key[2] not in info.params[1:] or key[2] in value_params:
+            return None
+        scope = summary.scopes.get(qualname, {})
+        if not all(entry[2][0] == PARAM for name in (*value_params, key[2]) for entry in scope.get(name) or ()):
+            return None
+        return summary.dotted(qualname), location[2], value, value_params, (info.params.index(key[2]), key[2])
 
     @staticmethod
     def _own_params(summary, value, key) -> Optional[tuple]:
@@ -3701,3 +3806,11 @@ def _target_read(expr) -> Optional[str]:
             and isinstance(expr.func.value, ast.Name):
         return expr.func.value.id
     return None
+
+
+def _substituted(value, passed: dict):
+    """A method setter's value term (a parameter, or a tuple of parameters and
+    constants: `_method_setter`) with each parameter replaced by what a call passes."""
+    if value[0] == SEQ:
+        return (SEQ, tuple(passed[e[2]] if e[0] == LOCAL else e for e in map(unnarrowed, value[1])), value[2])
+    return passed[unnarrowed(value)[2]]

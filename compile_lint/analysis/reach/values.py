@@ -2348,7 +2348,13 @@ class Resolver:
                     env = _Env(self=frozenset({base}))
                     env.update(made)
                     out |= self.values(term, c_summary, env, depth)
-            locations = tuple(("A", c, name) for c in self.index.mro(base.dotted) if self.index.stored(("A", c, name)))
+            classes = self.index.mro(base.dotted)
+            if kind == "inst" and not (base.made and base.made[0] == "call") and name in self.index.receiver_stored_attrs():
+                # a container each subclass fills for itself (ProjectIndex._self_setter_stores):
+                # an instance not known to be built by a call of its own class (an annotated
+                # parameter, `self` in a base's method) may be any subclass's
+                classes = classes + [c for c in self.index.classes_admitted({base.dotted}) if c not in classes]
+            locations = tuple(("A", c, name) for c in classes if self.index.stored(("A", c, name)))
             if locations:
                 out |= self.values((STORED, locations), None, None, depth)
             if out:
@@ -3501,6 +3507,10 @@ class Resolver:
             for cls in sorted(builders.intersection(table)) if builders else ():
                 calls += [(n, *c) for c in table[cls] if c[1] == "class"]
         calls.sort(key=lambda c: c[:2])
+        if dotted in self.index.receiver_setters():
+            # its calls on `self` fill each receiver's container (ProjectIndex._self_setter_stores)
+            named_calls = self.index.calls_named(short)
+            calls = [c for c in calls if not (c[0] == 0 and _on_self(named_calls[c[1]][1]))]
         # the default is passed by a call that omits the parameter, and where no call
         # names it at all (callers the index cannot see: `model_cls(**kwargs)`)
         named = omitted = False
@@ -3882,6 +3892,11 @@ def _inside(row: int, spans: tuple) -> bool:
         if first <= row <= last:
             return True
     return False
+
+
+def _on_self(callee) -> bool:
+    """A recorded call's callee is a method of `self` (`self.register(...)`)."""
+    return callee[0] == ATTR and callee[1][0] == SELF
 
 
 def _open(value: "Value") -> bool:
