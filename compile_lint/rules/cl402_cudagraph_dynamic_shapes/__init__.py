@@ -45,7 +45,12 @@ class CudagraphDynamicShapes(Rule):
     no shape; nari-labs/dia's `cfg_scale` passed to its max-autotune decoder step was
     judged false in `bench/fresh_reads/`, and on the 346 app folders of the benchmarks
     it was the only CL402 finding that went, corpus M unchanged: `bench/results.md`,
-    2026-12-07 12:03), and,
+    2026-12-07 12:03), a parameter set as a size inside the region that every call of
+    the compiled callable in its file (one at least) passes a literal, an attribute of
+    `self` only `__init__` sets or a module-level name bound once (one value for the run: RWKV-v7's
+    `time_mixing(i, self.n_head, ...)`, its 7 findings judged false in
+    `bench/fresh_reads/`; the 8 fresh-read repositories with a CL402 finding 21 -> 14,
+    the 24 apps of `bench/apps/` unchanged: `bench/results.md`, session 72), and,
     except with `dynamic=False`, `torch._inductor.config.triton.cudagraph_skip_dynamic_graphs = True`
     (dynamic-shape graphs then run without CUDA graphs).
 
@@ -183,8 +188,103 @@ class CudagraphDynamicShapes(Rule):
             """,
             note="fixed resolution; shapes taken from the input",
         ),
+        Case(
+            """
+            import torch
+
+            def mixing(x, H: int, N: int):
+                return x.view(H, N).sum(dim=-1)
+
+            mix = torch.compile(mixing, mode="max-autotune", dynamic=False)
+
+            class RNN(torch.nn.Module):
+                def __init__(self, n_head, head_size):
+                    super().__init__()
+                    self.n_head, self.head_size = n_head, head_size
+
+                def forward(self, x):
+                    for i in range(4):
+                        x = mix(x, self.n_head, self.head_size)
+                    return x
+            """,
+            note="every call passes the size a value fixed for the run (an attribute of the "
+                 "model: RWKV-v7's head count, judged false 7 times in bench/fresh_reads/)",
+        ),
     ]
+
     invalid = [
+        Case(
+            """
+            import torch
+
+            def mixing(x, H: int, N: int):
+                return x.view(H, N).sum(dim=-1)
+
+            mix = torch.compile(mixing, mode="max-autotune", dynamic=False)
+
+            class RNN(torch.nn.Module):
+                def __init__(self, n_head):
+                    super().__init__()
+                    self.n_head = n_head
+
+                def resize(self, n_head):
+                    self.n_head = n_head
+
+                def forward(self, x):
+                    return mix(x, self.n_head, 64)
+            """,
+            at=[(5, 12)],
+            fixed="""
+            import torch
+
+            def mixing(x, H: int, N: int):
+                return x.view(H, N).sum(dim=-1)
+
+            mix = torch.compile(mixing, mode="max-autotune-no-cudagraphs", dynamic=False)
+
+            class RNN(torch.nn.Module):
+                def __init__(self, n_head):
+                    super().__init__()
+                    self.n_head = n_head
+
+                def resize(self, n_head):
+                    self.n_head = n_head
+
+                def forward(self, x):
+                    return mix(x, self.n_head, 64)
+            """,
+            note="an attribute a method other than `__init__` resets: it may take several values",
+        ),
+        Case(
+            """
+            import torch
+
+            def mixing(x, H: int, N: int):
+                return x.view(H, N).sum(dim=-1)
+
+            mix = torch.compile(mixing, mode="max-autotune", dynamic=False)
+
+            def run(x):
+                for heads in (4, 8):
+                    x = mix(x, heads, 64)
+                return x
+            """,
+            at=[(5, 12)],
+            fixed="""
+            import torch
+
+            def mixing(x, H: int, N: int):
+                return x.view(H, N).sum(dim=-1)
+
+            mix = torch.compile(mixing, mode="max-autotune-no-cudagraphs", dynamic=False)
+
+            def run(x):
+                for heads in (4, 8):
+                    x = mix(x, heads, 64)
+                return x
+            """,
+            note="a call passing a loop variable: several values, several graphs",
+        ),
         Case(
             """
             import torch
@@ -413,6 +513,8 @@ class CudagraphDynamicShapes(Rule):
                 continue
             if site_cc is None and skip_file:
                 continue
+            if site_cc is not None and _every_call_passes_a_run_constant(facts, values, site_cc, func, used):
+                continue
             emit(node, site_cc, f"parameter `{used}` sets a shape in CUDA-graph compiled code: each distinct value "
                  "records another graph", region=region)
         # (e) a recorded run saw a CUDA-graph compiled callable at several input shapes
@@ -426,3 +528,44 @@ class CudagraphDynamicShapes(Rule):
                 region=facts.region_of(func),
             ))
         yield from out
+
+
+def _every_call_passes_a_run_constant(facts, values, cc: CompileCall, func, param: str) -> bool:
+    """Every call of the compiled callable in this file (at least one) passes `param` a
+    value that stays one value for a run: a literal, an attribute of `self` only `__init__`
+    sets (RWKV-v7's `time_mixing(i, self.n_head, ...)`: one head count per loaded model), or
+    a module-level name bound once. Then no second value, no second graph. Unknown callers (another file,
+    none here) leave the finding."""
+    args = func.args
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    index = positional.index(param) - (1 if positional and positional[0] in ("self", "cls") else 0) \
+        if param in positional else None
+    calls = 0
+    for call in facts.nodes(ast.Call):
+        if chain_text(call.func) is None or values.callee(call.func, call) is not cc:
+            continue
+        calls += 1
+        passed = next((k.value for k in call.keywords if k.arg == param), None)
+        if passed is None and index is not None and 0 <= index < len(call.args) \
+                and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+            passed = call.args[index]
+        if passed is None or not _run_constant(facts, passed):
+            return False
+    return calls > 0
+
+
+def _run_constant(facts, expr) -> bool:
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        # set in `__init__` only: one value per instance (a method that resets it per
+        # request makes it vary)
+        stores = [n for n in facts.nodes(ast.Attribute) if n.attr == expr.attr and isinstance(n.ctx, ast.Store)
+                  and isinstance(n.value, ast.Name) and n.value.id == "self"]
+        return all(getattr(facts.enclosing_function(n), "name", None) == "__init__" for n in stores)
+    if isinstance(expr, ast.Name):
+        bound = [n for n in facts.nodes(ast.Name) if n.id == expr.id and isinstance(n.ctx, ast.Store)]
+        return len(bound) == 1 and facts.enclosing_function(bound[0]) is None \
+            and facts.enclosing_function(expr) is not None
+    return False
+
