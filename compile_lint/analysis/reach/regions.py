@@ -2715,10 +2715,10 @@ class ProjectIndex:
                 others = False
                 for c_summary, callee, args, kws in self.calls_named(short):
                     if callee[0] == G:
-                        found_def = self.find_def(callee[1], c_summary)
-                        if found_def is None or found_def[0].dotted(found_def[1].qualname) != method_dotted:
+                        if self._def_dotted(callee[1], c_summary) != method_dotted:
                             continue  # a def of the same name elsewhere (a module-level `register`)
-                    if callee[0] != ATTR or callee[1][0] != SELF or self._method_of(callee[1][1], short) != method_dotted:
+                    if callee[0] != ATTR or callee[1][0] != SELF \
+                            or self._def_dotted(f"{callee[1][1]}.{short}", None) != method_dotted:
                         others = True  # (whatever it calls: its arguments are asked as before)
                         continue
                     passed = {name: passed_term(args, kws, index - 1, (name,)) for name, index in value_params.items()}
@@ -2727,22 +2727,20 @@ class ProjectIndex:
                         made = []  # a call leaving one out (a default): not per receiver at all
                         break
                     made.append((("A", callee[1][1], attr), c_summary, _substituted(value, passed),
-                                 key_term[1] if key_term[0] == "const" else key_term, store))
+                                 key_term[1] if key_term[0] == "const" else key_term))
                 if made:
-                    if others:  # the method's own store stays, for the other calls
-                        made = [entry[:4] + (None,) for entry in made]
-                    out += made
+                    # the method's own store stays for the other calls, if any
+                    out += [entry + (None if others else store,) for entry in made]
                     attrs.add(attr)
                     methods.add(method_dotted)
         self._receiver_stores = (out, frozenset(attrs), frozenset(methods))
         return self._receiver_stores
 
-    def _method_of(self, cls_dotted: str, name: str) -> Optional[str]:
-        """The dotted def that `name` looks up on an instance of `cls_dotted` (its MRO's)."""
-        for c in self.mro(cls_dotted):
-            if f"{c}.{name}" in self.defs:
-                return f"{c}.{name}"
-        return None
+    def _def_dotted(self, dotted: str, summary) -> Optional[str]:
+        """The dotted name of the def `find_def` finds for `dotted` (a method through the
+        class's bases), None where it finds none."""
+        found = self.find_def(dotted, summary)
+        return found[0].dotted(found[1].qualname) if found is not None else None
 
     @staticmethod
     def _method_setter(summary, store) -> Optional[tuple]:

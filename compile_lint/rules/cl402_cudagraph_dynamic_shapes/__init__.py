@@ -8,6 +8,7 @@ from ...analysis.compiled.values import CompileCall, CompiledValuesFact, chain_t
 from ...analysis.semantic.facts import RegionsFact
 from ...analysis.reach.entries import input_params, is_entry
 from ...analysis.reach.queries import def_name, file_sets_config, region_nodes, stmt_text
+from ...analysis.semantic.signatures import call_argument
 from ...analysis.compiled.output_lifetimes import MayCallCudagraphsFact
 from ...analysis.torch_api import CUDAGRAPH_MODES
 from .varying_shapes import SKIP_DYNAMIC, VaryingShapesFact
@@ -496,6 +497,7 @@ class CudagraphDynamicShapes(Rule):
 
         # (d) a parameter used as a size inside a CUDA-graph region (once per statement)
         seen_statements: set[int] = set()
+        calls_of = None
         for node, region in region_nodes(facts, (ast.Call, ast.Subscript), kind="cudagraph"):
             func = facts.enclosing_function(node)
             if not is_entry(facts, func, region):
@@ -513,7 +515,9 @@ class CudagraphDynamicShapes(Rule):
                 continue
             if site_cc is None and skip_file:
                 continue
-            if site_cc is not None and _every_call_passes_a_run_constant(facts, values, site_cc, func, used):
+            if site_cc is not None and calls_of is None:  # (once per file, when a size parameter is found)
+                calls_of = _calls_by_compile(facts, values)
+            if site_cc is not None and _every_call_passes_a_run_constant(facts, calls_of.get(id(site_cc), ()), func, used):
                 continue
             emit(node, site_cc, f"parameter `{used}` sets a shape in CUDA-graph compiled code: each distinct value "
                  "records another graph", region=region)
@@ -530,28 +534,33 @@ class CudagraphDynamicShapes(Rule):
         yield from out
 
 
-def _every_call_passes_a_run_constant(facts, values, cc: CompileCall, func, param: str) -> bool:
-    """Every call of the compiled callable in this file (at least one) passes `param` a
-    value that stays one value for a run: a literal, an attribute of `self` only `__init__`
-    sets (RWKV-v7's `time_mixing(i, self.n_head, ...)`: one head count per loaded model), or
-    a module-level name bound once. Then no second value, no second graph. Unknown callers (another file,
-    none here) leave the finding."""
+def _calls_by_compile(facts, values) -> dict:
+    """id(CompileCall) -> the calls of this file of the callable it makes."""
+    out: dict = {}
+    for call in facts.nodes(ast.Call):
+        if chain_text(call.func) is not None:
+            cc = values.callee(call.func, call)
+            if cc is not None:
+                out.setdefault(id(cc), []).append(call)
+    return out
+
+
+def _every_call_passes_a_run_constant(facts, calls: list, func, param: str) -> bool:
+    """Every call of the compiled callable in this file (`calls`, at least one) passes
+    `param` a value that stays one value for a run: a literal, an attribute of `self` only
+    `__init__` sets (RWKV-v7's `time_mixing(i, self.n_head, ...)`: one head count per loaded
+    model), or a module-level name bound once. Then no second value, no second graph.
+    Unknown callers (another file, none here) leave the finding."""
     args = func.args
     positional = [a.arg for a in args.posonlyargs + args.args]
-    index = positional.index(param) - (1 if positional and positional[0] in ("self", "cls") else 0) \
-        if param in positional else None
-    calls = 0
-    for call in facts.nodes(ast.Call):
-        if chain_text(call.func) is None or values.callee(call.func, call) is not cc:
-            continue
-        calls += 1
-        passed = next((k.value for k in call.keywords if k.arg == param), None)
-        if passed is None and index is not None and 0 <= index < len(call.args) \
-                and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
-            passed = call.args[index]
+    index = positional.index(param) - (1 if positional[0] in ("self", "cls") else 0) if param in positional else None
+    for call in calls:
+        # (a `*` argument before the parameter's position hides which one it is)
+        known = index is not None and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1])
+        passed = call_argument(call, index if known else None, param)
         if passed is None or not _run_constant(facts, passed):
             return False
-    return calls > 0
+    return bool(calls)
 
 
 def _run_constant(facts, expr) -> bool:
