@@ -4,7 +4,7 @@ import ast
 from typing import Iterator
 
 from ..analysis.compiled.values import chain_text
-from ..analysis.compiled.wrappers import HOLDER, OWNER, WRAPPER, CompiledWrappersFact, compiled_wrappers
+from ..analysis.compiled.wrappers import HOLDER, OWNER, WRAPPER, CompiledWrappersFact, compiled_wrappers, owning_compiles
 from ..model import Related
 from .base import Case, Rule
 
@@ -85,7 +85,19 @@ class CompiledStateDictKeys(Rule):
     it matches its checkpoints to the wrapper on purpose (diffusion-forcing-transformer,
     `bench/fresh_reads`: 2 findings, judged false, that a version of session 65 which read
     every class's project base brought; that reading was not kept, and with it this
-    exemption moves nothing on the development apps and fresh reads).
+    exemption moves nothing on the development apps and fresh reads). Since session 73 the
+    same holds for a def outside a class that puts `_orig_mod` into the keys where it
+    compiles (Mono-DFCGS's `load_model`, `k.replace("model.", "model._orig_mod.", 1)`); an
+    owner built from an object whose attribute gates every compile of the class
+    (`if opt.compile: self.model = torch.compile(self.model)` in `__init__`, its bases'
+    included) where the def building it, or every caller handing it the object, set that
+    attribute to a falsy literal before (`opt.compile = False`, also through
+    `copy.deepcopy(opt)`): the owner holds no wrapper; and a load into `self` in a method
+    whose later lines compile every compiled submodule of the class (DeCo's Lightning
+    `configure_model`). On the 308 fresh-read repositories and the 24 apps
+    (`check --select CL511,CL512,CL513`, each whole, against session 72's main): the 10 gone
+    are Mono-DFCGS's 8 and DeCo's 2 loads, all judged false in `bench/fresh_reads/`; nothing
+    else moved (`bench/results.md`, session 73).
 
     ## Example
     ```python
@@ -264,6 +276,86 @@ class CompiledStateDictKeys(Rule):
             note="cramming's torch_default.py (bench/dev4, both judged false in bench/dev_findings): the "
                  "file saves the wrapper's keys under a key and loads that key back into the same wrapper",
         ),
+        Case(
+            """\
+            import copy
+            import torch
+
+            class Splat(torch.nn.Module):
+                def __init__(self, opt):
+                    super().__init__()
+                    self.model = Net(opt)
+                    if hasattr(opt, "compile") and opt.compile:
+                        self.model = torch.compile(self.model)
+
+            class Splat2(Splat):
+                def __init__(self, opt, **kw):
+                    super().__init__(opt)
+                    if getattr(opt, "compile", False):
+                        self.extra = torch.compile(Net(opt))
+
+            def build(path):
+                opt = Options()
+                opt.compile = False
+                opt.epoch = 0
+                model = Splat2(opt).to("cuda")
+                model.load_state_dict(torch.load(path))
+
+            def load_model(opt, path):
+                model = Splat(opt)
+                model.load_state_dict(torch.load(path))
+
+            def main():
+                opt = Options()
+                opt.compile = False
+                load_model(copy.deepcopy(opt), "a.pt")
+            """,
+            note="every compile of the owner (and of its base) runs under `opt.compile`, set False before the "
+                 "constructor, there or at every caller (Mono-DFCGS, bench/fresh_reads batch 66)",
+        ),
+        Case(
+            """\
+            import torch
+
+            class Splat(torch.nn.Module):
+                def __init__(self, opt):
+                    super().__init__()
+                    self.model = Net(opt)
+                    if opt.compile:
+                        self.model = torch.compile(self.model)
+
+            def load(model, path, compile):
+                state = {}
+                for k, v in torch.load(path).items():
+                    if "_orig_mod." in k and not compile:
+                        k = k.replace("_orig_mod.", "")
+                    if "_orig_mod." not in k and compile:
+                        k = k.replace("model.", "model._orig_mod.", 1)
+                    state[k] = v
+                model.load_state_dict(state)
+
+            def main(opt):
+                model = Splat(opt)
+                load(model, "a.pt", opt.compile)
+            """,
+            note="the def puts the wrapper's prefix in where it compiles (Mono-DFCGS's splat_inference.py)",
+        ),
+        Case(
+            """\
+            import torch
+
+            class Model(torch.nn.Module):
+                def configure_model(self):
+                    self.denoiser = Net()
+                    self.ema = Net()
+                    if self.path is not None:
+                        self.load_state_dict(torch.load(self.path)["state_dict"])
+                    self.denoiser = torch.compile(self.denoiser)
+                    self.ema = torch.compile(self.ema)
+            """,
+            note="the owner loads before the method's later lines compile every submodule (DeCo's configure_model, "
+                 "bench/fresh_reads batch 60)",
+        ),
     ]
     invalid = [
         Case(
@@ -408,6 +500,59 @@ class CompiledStateDictKeys(Rule):
             fixed="import torch\ndef save_checkpoint(model, path):\n    torch.save(getattr(model, \"_orig_mod\", model).state_dict(), path)\n",
             at=[(3, 16)], note="a parameter: the caller in another file passes the wrapper",
         ),
+        Case(
+            """\
+            import torch
+
+            class Splat(torch.nn.Module):
+                def __init__(self, opt):
+                    super().__init__()
+                    self.model = Net(opt)
+                    if opt.compile:
+                        self.model = torch.compile(self.model)
+
+            def build(path, fast):
+                opt = Options()
+                opt.compile = False
+                if fast:
+                    opt.compile = True
+                model = Splat(opt)
+                model.load_state_dict(torch.load(path))
+
+            def rebuild(opt, path):
+                model = Splat(opt)
+                model.load_state_dict(torch.load(path))
+                opt.compile = False
+
+            def sweep(paths):
+                opt = Options()
+                opt.compile = False
+                for path in paths:
+                    model = Splat(opt)
+                    model.load_state_dict(torch.load(path))
+                    opt.compile = True
+            """,
+            at=[(16, 5), (20, 5), (28, 9)],
+            note="a branch may switch the compile back on; a flag set after the constructor is too late; "
+                 "a loop's later store reaches its next turn",
+        ),
+        Case(
+            """\
+            import torch
+
+            class Model(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.head = torch.compile(Net())
+
+                def configure_model(self):
+                    self.denoiser = Net()
+                    self.load_state_dict(torch.load("c.pt"))
+                    self.denoiser = torch.compile(self.denoiser)
+            """,
+            at=[(10, 9)],
+            note="a submodule compiled in `__init__` is compiled before the load",
+        ),
     ]
 
     def check(self, facts):
@@ -434,7 +579,7 @@ class CompiledStateDictKeys(Rule):
                 wrappers = compiled_wrappers(facts)
             held = wrappers.holding(func.value)
             if held is None or _before_its_compile(facts, call, held) or _chosen_by_the_keys(facts, call) \
-                    or _keys_prefixed_for_it(facts, call) or _class_writes_wrapper_keys(facts, call):
+                    or _keys_prefixed_for_it(facts, call) or _writes_wrapper_keys(facts, call):
                 continue
             receiver = facts.text(func.value)
             loading = func.attr == "load_state_dict"
@@ -464,11 +609,23 @@ def _before_its_compile(facts, call: ast.Call, held) -> bool:
     same def (or both at module level) of this file, the compile on a later line and no
     loop around the two (a resume that loads a checkpoint, then compiles: continuous_tokenizer,
     bench/dev25). `held` is the wrapper `holding` picks: the first, by line, of its kind."""
-    made = held.call.node
-    if held.kind == OWNER or held.call.path != facts.path or held.call.row <= call.lineno:
-        return False
     scope = facts.enclosing_function(call)
-    if facts.enclosing_function(made) is not scope:
+    if held.kind == OWNER:
+        # `self` in a method that compiles every compiled submodule of its class on a later
+        # line (Lightning's `configure_model`: a pretrained checkpoint loaded, then
+        # `self.denoiser = torch.compile(self.denoiser)`; DeCo, bench/fresh_reads batch 60)
+        cls = facts.parent(scope) if scope is not None else None
+        if not (isinstance(call.func.value, ast.Name) and call.func.value.id == "self" and isinstance(cls, ast.ClassDef)):
+            return False
+        made = [cc for at, cc in owning_compiles(facts, cls, 0)]
+        return bool(made) and all(cc.path == facts.path and _compiled_after(facts, call, scope, cc) for cc in made)
+    return held.call.path == facts.path and _compiled_after(facts, call, scope, held.call)
+
+
+def _compiled_after(facts, call: ast.Call, scope, cc) -> bool:
+    """The compile `cc` runs in `scope` (the def around `call`) on a later line, no loop around both."""
+    made = cc.node
+    if cc.row <= call.lineno or facts.enclosing_function(made) is not scope:
         return False
     around = {id(a) for a in facts.ancestors(call) if isinstance(a, LOOPS)}
     return not any(id(a) in around for a in facts.ancestors(made) if isinstance(a, LOOPS))
@@ -541,18 +698,22 @@ def _keys_prefixed_for_it(facts, call: ast.Call) -> bool:
     return adds
 
 
-def _class_writes_wrapper_keys(facts, call: ast.Call) -> bool:
-    """The call is in a method of a class that rewrites checkpoint keys into the wrapper's
-    form, `key.replace("diffusion_model.", "diffusion_model._orig_mod.")` (a replacement
+def _writes_wrapper_keys(facts, call: ast.Call) -> bool:
+    """The call is in a method of a class (outside a class: in a def) that rewrites
+    checkpoint keys into the wrapper's form, `key.replace("diffusion_model.", "diffusion_model._orig_mod.")` (a replacement
     that puts `_orig_mod` in; it may also take it out when saving): the class matches its
     checkpoints to the wrapper's keys on purpose (diffusion-forcing-transformer's
     `_compile_checkpoint` / `_uncompile_checkpoint`, bench/fresh_reads, session 65)."""
-    cls = next((a for a in facts.ancestors(call) if isinstance(a, ast.ClassDef)), None)
-    return cls is not None and any(
+    # outside a class, the def around the load (splat_inference's `load_model` of
+    # Mono-DFCGS, bench/fresh_reads batch 66: `k.replace("model.", "model._orig_mod.", 1)`
+    # where it compiles, the prefix taken off where it does not)
+    owner = next((a for a in facts.ancestors(call) if isinstance(a, ast.ClassDef)), None) \
+        or facts.enclosing_function(call)
+    return owner is not None and any(
         isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "replace"
-        and len(node.args) == 2 and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)
+        and len(node.args) in (2, 3) and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args[:2])
         and "_orig_mod" in node.args[1].value and "_orig_mod" not in node.args[0].value
-        for node in ast.walk(cls))
+        for node in ast.walk(owner))
 
 
 def _is_prefix(node) -> bool:

@@ -163,8 +163,61 @@ class CompiledWrappers:
         owned = self.owner_of_class(dotted)
         if owned is not None:
             attr, cc, name = owned
+            if self._compiles_switched_off(call, dotted):
+                return NOTHING
             return frozenset({Wrapped(OWNER, cc, f"{attr}._orig_mod.", name)})
         return NOTHING
+
+    def _compiles_switched_off(self, call: ast.Call, dotted: str) -> bool:
+        """`Owner(opt)` where every compile that makes `Owner` an owner runs in an
+        `__init__` under `if opt.compile:` (or `getattr(opt, "compile", ...)`) of the object
+        the call passes (a base's `__init__` when the class hands it the same parameter
+        through `super().__init__`), and the def making the call set that attribute to a
+        falsy literal on a line before it, or every caller handing the def that object did
+        (`opt.compile = False` then `SplatModel(opt)`, also `load_model(deepcopy(opt))`: a
+        script that loads a plain checkpoint builds the model uncompiled on purpose;
+        Mono-DFCGS, bench/fresh_reads batch 66, 7 CL511 judged false). Another store of the
+        attribute or of the name in between, in a branch, or in a loop around the call
+        keeps the owner."""
+        found = self._class_of(dotted)
+        if found is None:
+            return False
+        where, cls = found
+        init = methods(cls).get("__init__")
+        compiles = owning_compiles(where, cls, 0)
+        if init is None or not compiles:
+            return False
+        init_params = [a.arg for a in init.args.posonlyargs + init.args.args]
+        for at, cc in compiles:
+            gate = _init_gate(at, cc)
+            if gate is None:
+                return False
+            func, param, attr = gate
+            if func is not init and not _passes_on(init, func, param):
+                return False
+            if param not in init_params:
+                return False
+            index = init_params.index(param) - 1  # (`self` is not passed)
+            arg = call.args[index] if 0 <= index < len(call.args) and not any(
+                a.__class__ is ast.Starred for a in call.args[:index + 1]) else next(
+                (k.value for k in call.keywords if k.arg == param), None)
+            arg = _uncopied(self.facts, arg)
+            if not isinstance(arg, ast.Name) or not _switched_off_at(self.facts, call, arg.id, attr):
+                return False
+        return True
+
+    def _class_of(self, dotted: str) -> Optional[tuple[ModuleFacts, ast.ClassDef]]:
+        """(the file's facts, the class) of the project class `dotted`, as owner_of_class finds it."""
+        local = local_class(self.facts, dotted)
+        if local is not None:
+            return self.facts, local
+        module, _, name = dotted.rpartition(".")
+        path = path_for_module(self.facts, module) if module else None
+        other = self.facts.project.facts_for_path(self.facts, path) if path else None
+        if other is None:
+            return None
+        cls = next((n for n in other.tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+        return (other, cls) if cls is not None else None
 
     def _chain(self, expr: ast.Attribute, depth: int, ctx: dict) -> frozenset:
         """An attribute chain that CompiledValues does not bind to a compile call itself:
@@ -337,6 +390,131 @@ class CompiledWrappers:
         cls = next((n for n in other.tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
         found = other.get(CompiledWrappersFact).owned(cls, depth) if cls is not None else None
         return (found[0], found[1], name) if found is not None else None
+
+
+def owning_compiles(facts: ModuleFacts, cls: ast.ClassDef, depth: int) -> list:
+    """(file facts, compile call) for every `self.<attr> = torch.compile(...)` of `cls` and
+    of its project bases (as CompiledWrappers.owned reads them, every one, not the first)."""
+    wrappers = facts.get(CompiledWrappersFact)
+    found = [(facts, cc) for text, _func, b_cls, _row, cc in wrappers.values.bindings
+             if b_cls is cls and text.count(".") == 1 and text.startswith("self.") and wrappers._made(cc, facts)]
+    if depth < 3:
+        for base in cls.bases:
+            dotted = facts.resolve(base)
+            if not dotted or dotted.startswith(("torch.", "builtins.")):
+                continue
+            at = wrappers._class_of(dotted)
+            if at is not None and at[1] is not cls:
+                found += owning_compiles(at[0], at[1], depth + 1)
+    return found
+
+
+def _init_gate(facts: ModuleFacts, cc: CompileCall) -> Optional[tuple]:
+    """(the `__init__`, parameter, attribute) when the compile `cc` runs in an `__init__`
+    only where `<parameter>.<attribute>` (or `getattr(<parameter>, "<attribute>", ...)`)
+    is true; None otherwise."""
+    func = facts.enclosing_function(cc.node)
+    if not isinstance(func, ast.FunctionDef) or func.name != "__init__":
+        return None
+    params = {a.arg for a in (func.args.posonlyargs + func.args.args)[1:]}  # (not `self`)
+    for test, truth in tests_around(facts, cc.node):
+        if not truth:
+            continue
+        if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name) and test.value.id in params:
+            return func, test.value.id, test.attr
+        if isinstance(test, ast.Call) and facts.resolve(test.func) == "builtins.getattr" and len(test.args) >= 2 \
+                and isinstance(test.args[0], ast.Name) and test.args[0].id in params \
+                and isinstance(test.args[1], ast.Constant) and isinstance(test.args[1].value, str):
+            return func, test.args[0].id, test.args[1].value
+    return None
+
+
+def _passes_on(init: ast.FunctionDef, base_init: ast.FunctionDef, param: str) -> bool:
+    """`init` hands its own `param` to `super().__init__(...)` where `base_init` takes it."""
+    base_params = [a.arg for a in base_init.args.posonlyargs + base_init.args.args][1:]
+    for node in walk(init):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__" \
+                and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name) \
+                and node.func.value.func.id == "super":
+            passed = [a.id if isinstance(a, ast.Name) else None for a in node.args]
+            keywords = {k.arg: k.value for k in node.keywords}
+            if param in base_params:
+                index = base_params.index(param)
+                if index < len(passed) and passed[index] == param and not any(
+                        a.__class__ is ast.Starred for a in node.args[:index + 1]):
+                    return True
+            value = keywords.get(param)
+            if isinstance(value, ast.Name) and value.id == param:
+                return True
+    return False
+
+
+FALSY = (False, None, 0, "")
+
+
+def _switched_off_at(facts: ModuleFacts, at: ast.AST, name: str, attr: str, depth: int = 0) -> bool:
+    """`name.attr` holds a falsy literal where `at` runs: set so before it in its def, or,
+    where the def stores neither and `name` is a parameter of a module-level def, so at
+    every call of that def in the project (one at least) that passes it (`load_model(opt,
+    ...)` after `opt.compile = False`)."""
+    found = _set_falsy_before(facts, at, name, attr)
+    if found is not None or depth > 0:
+        return bool(found)
+    func = facts.enclosing_function(at)
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or facts.parent(func) is not facts.tree \
+            or name not in [a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs]:
+        return False
+    seen = False
+    for other, arg in arguments_of(facts, func, name, max_files=MAX_CALLER_FILES):
+        arg = _uncopied(other, arg)
+        if not isinstance(arg, ast.Name) or not _switched_off_at(other, arg, arg.id, attr, depth + 1):
+            return False
+        seen = True
+    return seen
+
+
+def _uncopied(facts: ModuleFacts, arg: Optional[ast.expr]) -> Optional[ast.expr]:
+    """`x` for `copy.deepcopy(x)` / `copy.copy(x)` (the copy holds what `x` held), else `arg`."""
+    while isinstance(arg, ast.Call) and len(arg.args) == 1 and facts.resolve(arg.func) in COPIES:
+        arg = arg.args[0]
+    return arg
+
+
+def _set_falsy_before(facts: ModuleFacts, at: ast.AST, name: str, attr: str) -> Optional[bool]:
+    """True: the def (or module) around `at` runs `name.attr = <falsy literal>` before it,
+    in the block holding it or one around it, and nothing in between stores `name.attr` or
+    rebinds `name` (a branch that might is in between too); False: something else stores
+    them last; None: nothing before it in its def does."""
+    node = facts.statement_of(at)
+    stop = facts.enclosing_function(at)
+    while node is not None and node is not stop:
+        parent = facts.parent(node)
+        if parent is None:
+            return None
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)) and any(_stores(n, name, attr) for n in walk(parent)):
+            return False  # (a store later in the loop reaches the next turn's call)
+        block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
+                      if isinstance(b, list) and node in b), None)
+        if block is not None:
+            for stmt in reversed(block[:block.index(node)]):
+                stores = [n for n in walk(stmt) if _stores(n, name, attr)]
+                if not stores:
+                    continue
+                return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _stores(stmt.targets[0], name, attr)
+                        and isinstance(stmt.targets[0], ast.Attribute) and isinstance(stmt.value, ast.Constant)
+                        and any(stmt.value.value is v or (type(stmt.value.value) is type(v) and stmt.value.value == v)
+                                for v in FALSY))
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return None
+        node = parent
+    return None
+
+
+def _stores(node: ast.AST, name: str, attr: str) -> bool:
+    """`node` stores `name.attr`, or binds `name` again."""
+    if isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, ast.Store):
+        return isinstance(node.value, ast.Name) and node.value.id == name
+    return isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
 
 
 def target_kind(facts: ModuleFacts, cc: CompileCall) -> Optional[str]:
