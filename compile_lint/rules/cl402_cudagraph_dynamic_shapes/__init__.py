@@ -51,7 +51,14 @@ class CudagraphDynamicShapes(Rule):
     `self` only `__init__` sets or a module-level name bound once (one value for the run: RWKV-v7's
     `time_mixing(i, self.n_head, ...)`, its 7 findings judged false in
     `bench/fresh_reads/`; the 8 fresh-read repositories with a CL402 finding 21 -> 14,
-    the 24 apps of `bench/apps/` unchanged: `bench/results.md`, session 72), and,
+    the 24 apps of `bench/apps/` unchanged: `bench/results.md`, session 72), a call
+    whose sizes come from a parameter of a def that compiles the callable itself, outside
+    any loop, into a local name (`model = torch.compile(model_, mode="max-autotune")`,
+    then `model(batch)` with `batch` sized from `args`: each call of the def records its
+    own graphs, for one value of the parameter: the 8 fresh-read repositories with a CL402 finding
+    and the 24 apps of `bench/apps/`, `check --select CL402` each whole, 16 -> 12, the 4 gone
+    LLM-from-scratch's benchmark loop (2) and flopping-for-flops' two complexity scripts, all
+    judged false; `bench/results.md`, session 73), and,
     except with `dynamic=False`, `torch._inductor.config.triton.cudagraph_skip_dynamic_graphs = True`
     (dynamic-shape graphs then run without CUDA graphs).
 
@@ -211,8 +218,20 @@ class CudagraphDynamicShapes(Rule):
             note="every call passes the size a value fixed for the run (an attribute of the "
                  "model: RWKV-v7's head count, judged false 7 times in bench/fresh_reads/)",
         ),
-    ]
+        Case(
+            """
+            import torch
 
+            def benchmark(model_, args):
+                batch = torch.randint(0, 100, (args.batch_size, args.context_length))
+                model = torch.compile(model_, mode="max-autotune")
+                for _ in range(args.trials):
+                    model(batch)
+            """,
+            note="compiled afresh in each call of the def whose parameter sets the size (LLM-from-scratch, "
+                 "bench/fresh_reads)",
+        ),
+    ]
     invalid = [
         Case(
             """
@@ -435,6 +454,30 @@ class CudagraphDynamicShapes(Rule):
             at=[(6, 12)],
             note="cross-file: a compiled value imported from another module, bound under a module-level `if`",
         ),
+        Case(
+            """
+            import torch
+
+            def benchmark(model_, args):
+                model = torch.compile(model_, mode="max-autotune")
+                for size in (256, 512):
+                    model(torch.randn(1, 3, size, size))
+                for n in args.batch_sizes:
+                    model(torch.randn(n, 3, 64, 64))
+            """,
+            at=[(7, 9), (9, 9)],
+            fixed="""
+            import torch
+
+            def benchmark(model_, args):
+                model = torch.compile(model_, mode="max-autotune-no-cudagraphs")
+                for size in (256, 512):
+                    model(torch.randn(1, 3, size, size))
+                for n in args.batch_sizes:
+                    model(torch.randn(n, 3, 64, 64))
+            """,
+            note="compiled in the def, but its loops vary the sizes",
+        ),
     ]
 
     def check(self, facts):
@@ -490,7 +533,7 @@ class CudagraphDynamicShapes(Rule):
                 emit(marked, cc, f"`{stmt_text(facts, marked, 40)}` makes an input of a CUDA-graph callable dynamic: "
                      "one graph per distinct size")
                 continue
-            reason = shapes.varying(call)
+            reason = shapes.varying(call, parameters=not _compiled_per_call(facts, cc, call))
             if reason is not None and not skipped(cc):
                 emit(call, cc, f"`{stmt_text(facts, call, 40)}` calls a CUDA-graph callable at varying shapes "
                      f"({reason}): one graph per distinct size")
@@ -532,6 +575,30 @@ class CudagraphDynamicShapes(Rule):
                 region=facts.region_of(func),
             ))
         yield from out
+
+
+def _compiled_per_call(facts, cc: CompileCall, call: ast.Call) -> bool:
+    """The callable `call` calls is compiled in the same def, outside any loop, and kept
+    in a local name: each call of the def records its own graphs, and the def's
+    parameters hold one value for them (`model = torch.compile(model_, mode="max-autotune")`
+    then `model(batch)` with `batch` sized from `args`: LLM-from-scratch's benchmark and
+    flopping-for-flops' `compute_complexity`, judged false in bench/fresh_reads)."""
+    func = facts.enclosing_function(call)
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or cc.path != facts.path \
+            or not isinstance(cc.node, ast.Call) or facts.enclosing_function(cc.node) is not func:
+        return False
+    if not isinstance(call.func, ast.Name):
+        return False
+    for anc in facts.ancestors(cc.node):
+        if anc is func:
+            break
+        if isinstance(anc, (ast.For, ast.AsyncFor, ast.While)):
+            return False
+    stmt = facts.parent(cc.node)
+    if not (isinstance(stmt, ast.Assign) and stmt.value is cc.node and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == call.func.id):
+        return False
+    return not any(isinstance(n, (ast.Global, ast.Nonlocal)) and call.func.id in n.names for n in ast.walk(func))
 
 
 def _calls_by_compile(facts, values) -> dict:

@@ -157,8 +157,10 @@ class VaryingShapes:
                         return node
         return None
 
-    def varying(self, call) -> Optional[str]:
-        """Why the inputs of `call` take several shapes, or None."""
+    def varying(self, call, parameters: bool = True) -> Optional[str]:
+        """Why the inputs of `call` take several shapes, or None. `parameters` False: the
+        parameters of the calling def hold one value for the callable called (it is
+        compiled afresh on each call of the def), only loops vary the shapes."""
         facts = self.facts
         func = facts.enclosing_function(call)
         sources: dict[str, str] = {}
@@ -176,7 +178,7 @@ class VaryingShapes:
                             sources[name.id] += "\u0000direct"
             elif isinstance(anc, ast.comprehension):
                 pass
-        if func is not None and not isinstance(func, ast.Lambda):
+        if func is not None and not isinstance(func, ast.Lambda) and parameters:
             for name in input_params(func):
                 sources.setdefault(name, f"parameter `{name}` of `{func.name}`" + ("\u0000direct" if size_like(name) else ""))
         if not sources:
