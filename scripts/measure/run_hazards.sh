@@ -9,7 +9,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 python=${PYTHON:-python}
 names=${*:-"orig_mod_checkpoint_keys hooks_after_compile graph_break_in_loop torchscript_deprecated
 weights_swapped_after_compile side_effects_replay export_train_mode compile_before_ddp cl513_fixture_hooks
-optimizer_float_lr_recompile inference_mode_recompile compiled_module_bool tensor_assert_compiled"}
+optimizer_float_lr_recompile inference_mode_recompile compiled_module_bool tensor_assert_compiled
+lazy_layer_first_call"}
 mkdir -p "$here/out"
 for name in $names; do
     start=$(date +%s)
